@@ -1,0 +1,76 @@
+# llmsurrogate: the two quick-start commands are `make demo` and `make test`.
+# Both work on a fresh clone of a new machine (Debian with python3, cargo and apt-get).
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV      ?= .venv
+PY        := $(VENV)/bin/python
+PIP       := $(PY) -m pip
+MATURIN   := $(VENV)/bin/maturin
+RLIB      := $(CURDIR)/.rlib
+DEMO_OUT  ?= demo-output
+R_DEBS    := r-base-core r-base-dev r-cran-reticulate r-cran-testthat r-cran-jsonlite
+SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+export HF_HUB_OFFLINE := 1
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: help demo test venv build build-test r-deps test-rust test-python test-r bench clean
+
+help:
+	@echo "make demo   set everything up and run the demo on the bundled real data"
+	@echo "make test   set everything up (R included) and run cargo, pytest and R tests"
+	@echo "make bench  run the benchmarks (results in benchmarks/results/)"
+
+$(PY):
+	python3 -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip "maturin>=1.7,<2"
+
+venv: $(PY)
+
+# Release build of the Rust core, installed editable into the venv with the runtime dependencies.
+build: venv
+	VIRTUAL_ENV=$(abspath $(VENV)) $(MATURIN) develop --release --quiet
+
+build-test: venv r-deps
+	VIRTUAL_ENV=$(abspath $(VENV)) $(MATURIN) develop --release --quiet --extras test
+
+demo: build
+	$(VENV)/bin/llmsurrogate demo --out $(DEMO_OUT)
+
+# R from Debian's packages (CRAN is not reachable); installed only when something is missing.
+r-deps:
+	@if command -v Rscript >/dev/null && Rscript -e 'for (p in c("reticulate","testthat","jsonlite")) if (!requireNamespace(p, quietly=TRUE)) quit(status=1)' >/dev/null 2>&1 \
+	   && [ -d "$$(R RHOME 2>/dev/null)/include" ]; then \
+	  echo "R: $$(R --version | head -1)"; \
+	else \
+	  echo "Installing R from Debian packages: $(R_DEBS)"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $(R_DEBS) >/dev/null; \
+	fi
+
+test: build-test test-rust test-python test-r
+
+test-rust:
+	cargo test --quiet
+
+# Strict mode: a skipped test fails unless it is marked gpu. Exit 5 (nothing collected) is a failure.
+test-python:
+	LLMSURROGATE_STRICT_TESTS=1 $(PY) -m pytest -q tests; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
+
+# The R package's own testthat suite, against the Python in the venv.
+test-r: r-deps
+	mkdir -p $(RLIB)
+	R CMD INSTALL --no-multiarch --library=$(RLIB) r-bridge/llmsurrogate >/dev/null
+	R_LIBS=$(RLIB) LLMSURROGATE_PYTHON=$(abspath $(PY)) RETICULATE_PYTHON=$(abspath $(PY)) \
+	  Rscript -e 'res <- as.data.frame(testthat::test_dir("r-bridge/llmsurrogate/tests/testthat", package = "llmsurrogate", load_package = "installed", reporter = "summary", stop_on_failure = TRUE)); \
+	    fail <- sum(res$$failed > 0 | res$$error); skip <- sum(res$$skipped > 0); \
+	    cat(sprintf("testthat: %d passed, %d failed, %d skipped\n", nrow(res) - fail - skip, fail, skip)); \
+	    if (fail > 0 || skip > 0) quit(status = 1)'
+
+bench: build
+	$(PY) benchmarks/bench_quantiles.py
+
+clean:
+	rm -rf $(VENV) $(RLIB) target $(DEMO_OUT) python/llmsurrogate/*.so

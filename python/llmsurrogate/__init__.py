@@ -1,0 +1,80 @@
+"""llmsurrogate: how much is an LLM worth as a stand-in for human data, and can you trust it?
+
+Capabilities (one module each, imported on first use so ``import llmsurrogate`` stays fast and
+needs none of torch, transformers, vllm, rpy2, dask or polars):
+
+* :mod:`llmsurrogate.quantiles` -- empirical upper/lower quantiles, plain and weighted (Rust core).
+* :mod:`llmsurrogate.datasets` -- bundled real data (44 subject pools, transfer-error matrices, ACS rows).
+* :mod:`llmsurrogate.results` -- the result objects every capability returns.
+* :mod:`llmsurrogate.rbridge` -- conversion for the R package and for rpy2.
+* :mod:`llmsurrogate.exceptions` -- the error hierarchy rooted at :class:`LLMSurrogateError`.
+
+Planned: ``ess`` (equivalent sample size), ``transfer`` (transfer performance), ``risk`` and ``llm``
+(LLM risk scores), ``lookahead`` (lookahead-bias tests).
+
+>>> import llmsurrogate
+>>> llmsurrogate.quantiles.upper_quantile([1.0, 2.0, 3.0], 0.5)
+2.0
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from . import _core
+from .exceptions import (
+    ColumnNotFoundError,
+    ComputationError,
+    ConvergenceError,
+    EmptyInputError,
+    InvalidArgumentError,
+    LLMSurrogateError,
+    LLMSurrogateWarning,
+    MissingDependencyError,
+    NonFiniteError,
+    ShapeError,
+)
+
+__version__: str = _core.__version__
+
+_SUBMODULES = {"quantiles", "datasets", "results", "rbridge", "demo", "cli"}
+
+__all__ = [
+    "__version__",
+    "num_threads",
+    "LLMSurrogateError",
+    "InvalidArgumentError",
+    "ShapeError",
+    "EmptyInputError",
+    "NonFiniteError",
+    "ColumnNotFoundError",
+    "MissingDependencyError",
+    "ComputationError",
+    "ConvergenceError",
+    "LLMSurrogateWarning",
+    *sorted(_SUBMODULES),
+]
+
+
+def num_threads(n_jobs: int | None = None) -> int:
+    """Threads the Rust kernels use for ``n_jobs`` (``None``: ``LLMSURROGATE_NUM_THREADS`` or all cores).
+
+    >>> num_threads(2)
+    2
+    """
+    from ._validation import check_n_jobs
+
+    return _core.resolve_threads(check_n_jobs(n_jobs))
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        module = importlib.import_module(f".{name}", __name__)
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'llmsurrogate' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _SUBMODULES)

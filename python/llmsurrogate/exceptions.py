@@ -1,0 +1,74 @@
+"""The exception hierarchy of llmsurrogate.
+
+Every error the package raises on purpose derives from :class:`LLMSurrogateError`. Each class also
+derives from the matching builtin, so ``except ValueError`` keeps working::
+
+    >>> from llmsurrogate import quantiles
+    >>> from llmsurrogate.exceptions import LLMSurrogateError
+    >>> try:
+    ...     quantiles.upper_quantile([1.0, float("nan")], 0.5)
+    ... except ValueError as err:
+    ...     isinstance(err, LLMSurrogateError)
+    True
+
+Errors raised inside the Rust core are mapped to these classes in one place
+(``rust/bindings/errors.rs`` looks a class up here by name).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "LLMSurrogateError",
+    "InvalidArgumentError",
+    "ShapeError",
+    "EmptyInputError",
+    "NonFiniteError",
+    "ColumnNotFoundError",
+    "MissingDependencyError",
+    "ComputationError",
+    "ConvergenceError",
+    "LLMSurrogateWarning",
+]
+
+
+class LLMSurrogateError(Exception):
+    """Base class of every llmsurrogate error."""
+
+
+class InvalidArgumentError(LLMSurrogateError, ValueError):
+    """An argument has the wrong type or lies outside its allowed range."""
+
+
+class ShapeError(InvalidArgumentError):
+    """Arrays that must be aligned have different lengths or shapes."""
+
+
+class EmptyInputError(InvalidArgumentError):
+    """An input that needs at least one element is empty."""
+
+
+class NonFiniteError(InvalidArgumentError):
+    """An input holds NaN (missing) or infinite values where only finite numbers make sense."""
+
+
+class ColumnNotFoundError(LLMSurrogateError, KeyError):
+    """A named column is not in the data frame."""
+
+    def __str__(self) -> str:  # KeyError would wrap the message in quotes
+        return str(self.args[0]) if self.args else ""
+
+
+class MissingDependencyError(LLMSurrogateError, ImportError):
+    """An optional dependency (torch, transformers, vllm, rpy2, dask, polars, ...) is not installed."""
+
+
+class ComputationError(LLMSurrogateError, RuntimeError):
+    """A computation could not be carried out (resources, numerical failure)."""
+
+
+class ConvergenceError(ComputationError):
+    """An iterative fit did not converge."""
+
+
+class LLMSurrogateWarning(UserWarning):
+    """Warnings issued by llmsurrogate."""

@@ -1,0 +1,265 @@
+"""Result objects shared by every capability.
+
+A result is an immutable dataclass deriving from :class:`Result`. It prints a summary, renders as
+HTML in notebooks, turns into tidy pandas frames, and survives a JSON round trip::
+
+    >>> import pandas as pd
+    >>> from llmsurrogate.results import TableResult
+    >>> res = TableResult(title="Example", table=pd.DataFrame({"x": [1.0, 2.0]}), meta={"seed": 0})
+    >>> TableResult.from_json(res.to_json()) == res
+    True
+    >>> print(res.summary().as_text().splitlines()[0])
+    Example
+
+Subclasses implement :meth:`Result.tidy` (one row per estimate) and may override
+:meth:`Result.summary` and :meth:`Result.plot`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import json
+import math
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .exceptions import InvalidArgumentError
+
+__all__ = ["Result", "Summary", "TableResult", "result_dataclass"]
+
+
+def result_dataclass(cls):
+    """Decorator for result classes: a frozen dataclass that keeps :class:`Result`'s ``__eq__``,
+    ``__repr__`` (the summary) and ``_repr_html_``."""
+    return dataclasses.dataclass(frozen=True, eq=False, repr=False)(cls)
+
+_REGISTRY: dict[str, type["Result"]] = {}
+
+
+class Summary:
+    """A printable summary: a title, key-value facts, captioned tables and notes.
+
+    ``str()`` and :meth:`as_text` give plain text, :meth:`as_html` an HTML fragment (also shown by
+    notebooks through ``_repr_html_``).
+    """
+
+    def __init__(self, title: str, facts: dict[str, Any] | None = None,
+                 tables: list[tuple[str, Any]] | None = None, notes: list[str] | None = None,
+                 float_format: str = "{:.4g}"):
+        self.title = title
+        self.facts = dict(facts or {})
+        self.tables = list(tables or [])
+        self.notes = list(notes or [])
+        self.float_format = float_format
+
+    def _fmt(self, v: Any) -> str:
+        if isinstance(v, float):
+            return self.float_format.format(v)
+        return str(v)
+
+    def as_text(self) -> str:
+        lines = [self.title, "=" * len(self.title)]
+        if self.facts:
+            width = max(len(k) for k in self.facts)
+            lines += [f"{k:<{width}} : {self._fmt(v)}" for k, v in self.facts.items()]
+        for caption, frame in self.tables:
+            lines += ["", caption] if caption else [""]
+            lines.append(frame.to_string(index=False, float_format=lambda x: self.float_format.format(x)))
+        if self.notes:
+            lines.append("")
+            lines += [f"Note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+    def as_html(self) -> str:
+        parts = [f"<h4>{html.escape(self.title)}</h4>"]
+        if self.facts:
+            rows = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{html.escape(self._fmt(v))}</td></tr>"
+                           for k, v in self.facts.items())
+            parts.append(f"<table>{rows}</table>")
+        for caption, frame in self.tables:
+            if caption:
+                parts.append(f"<p><b>{html.escape(caption)}</b></p>")
+            parts.append(frame.to_html(index=False, float_format=lambda x: self.float_format.format(x)))
+        parts += [f"<p><i>Note: {html.escape(n)}</i></p>" for n in self.notes]
+        return "\n".join(parts)
+
+    __str__ = as_text
+
+    def __repr__(self) -> str:
+        return self.as_text()
+
+    def _repr_html_(self) -> str:
+        return self.as_html()
+
+
+# --- JSON encoding of result fields ----------------------------------------------------------
+
+def _encode(value: Any) -> Any:
+    import pandas as pd
+
+    if isinstance(value, pd.DataFrame):
+        return {"__frame__": {
+            "columns": [str(c) for c in value.columns],
+            "dtypes": [str(t) for t in value.dtypes],
+            "data": {str(c): [_encode(v) for v in value[c].tolist()] for c in value.columns},
+        }}
+    if isinstance(value, np.ndarray):
+        return {"__array__": {"dtype": str(value.dtype), "shape": list(value.shape),
+                              "data": [_encode(v) for v in value.ravel().tolist()]}}
+    if isinstance(value, (np.floating, float)):
+        v = float(value)
+        return v if math.isfinite(v) else {"__float__": repr(v)}
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, dict):
+        return {str(k): _encode(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_encode(v) for v in value]
+    if value is None or isinstance(value, (str, int, bool)):
+        return value
+    if value is pd.NA or value is pd.NaT:
+        return None
+    raise InvalidArgumentError(f"cannot store a value of type {type(value).__name__} in a result's JSON")
+
+
+def _decode(value: Any) -> Any:
+    import pandas as pd
+
+    if isinstance(value, dict):
+        if "__frame__" in value:
+            spec = value["__frame__"]
+            frame = pd.DataFrame({c: [_decode(v) for v in spec["data"][c]] for c in spec["columns"]},
+                                 columns=spec["columns"])
+            for c, t in zip(spec["columns"], spec["dtypes"]):
+                try:
+                    frame[c] = frame[c].astype(t)
+                except (TypeError, ValueError):
+                    pass
+            return frame
+        if "__array__" in value:
+            spec = value["__array__"]
+            return np.array([_decode(v) for v in spec["data"]], dtype=spec["dtype"]).reshape(spec["shape"])
+        if "__float__" in value:
+            return float(value["__float__"])
+        return {k: _decode(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_decode(v) for v in value]
+    return value
+
+
+def _equal(a: Any, b: Any) -> bool:
+    import pandas as pd
+
+    if isinstance(a, pd.DataFrame) or isinstance(b, pd.DataFrame):
+        return isinstance(a, pd.DataFrame) and isinstance(b, pd.DataFrame) and a.equals(b) \
+            and list(a.columns) == list(b.columns)
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.array_equal(np.asarray(a), np.asarray(b), equal_nan=True)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return a == b
+
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class Result:
+    """Base class of all result objects (frozen dataclasses)."""
+
+    kind: ClassVar[str] = "Result"
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.kind = cls.__name__
+        _REGISTRY[cls.__name__] = cls
+
+    # -- what subclasses provide -----------------------------------------------------------------
+    def tidy(self):
+        """One row per estimate, broom-style, as a pandas DataFrame."""
+        raise NotImplementedError(f"{type(self).__name__} does not define tidy()")
+
+    def summary(self) -> Summary:
+        """A :class:`Summary` of the result (printable, HTML in notebooks)."""
+        return Summary(type(self).__name__, tables=[("", self.tidy())])
+
+    def plot(self, ax=None, **kwargs):
+        """Draw the result with matplotlib and return the Axes (subclasses that have a figure)."""
+        raise NotImplementedError(f"{type(self).__name__} has no plot")
+
+    # -- shared behaviour ---------------------------------------------------------------------------
+    def to_frame(self):
+        """The result as one pandas DataFrame (defaults to :meth:`tidy`)."""
+        return self.tidy()
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe dict holding every field, the class name and the package version."""
+        from . import __version__
+
+        fields = {f.name: _encode(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        return {"kind": self.kind, "llmsurrogate_version": __version__, "fields": fields}
+
+    @classmethod
+    def from_dict(cls, payload: dict[str, Any]) -> "Result":
+        """Rebuild a result from :meth:`to_dict` output (the class is looked up by its name)."""
+        if not isinstance(payload, dict) or "kind" not in payload or "fields" not in payload:
+            raise InvalidArgumentError("argument `payload` is not a saved llmsurrogate result (no 'kind'/'fields')")
+        target = _REGISTRY.get(payload["kind"])
+        if target is None:
+            raise InvalidArgumentError(f"unknown result kind {payload['kind']!r}; is the module that defines it imported?")
+        if cls is not Result and not issubclass(target, cls):
+            raise InvalidArgumentError(f"payload holds a {payload['kind']}, not a {cls.__name__}")
+        return target(**{k: _decode(v) for k, v in payload["fields"].items()})
+
+    def to_json(self, path: str | Path | None = None, *, indent: int | None = 2) -> str:
+        """JSON text of :meth:`to_dict`; also written to ``path`` when given."""
+        text = json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+        if path is not None:
+            Path(path).write_text(text)
+        return text
+
+    @classmethod
+    def from_json(cls, source: str | Path) -> "Result":
+        """Load a result from JSON text or from a file path."""
+        text = str(source)
+        if not text.lstrip().startswith("{"):
+            path = Path(source)
+            if not path.exists():
+                raise InvalidArgumentError(f"argument `source`: {path} is neither JSON text nor an existing file")
+            text = path.read_text()
+        return cls.from_dict(json.loads(text))
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(_equal(getattr(self, f.name), getattr(other, f.name)) for f in dataclasses.fields(self))
+
+    __hash__ = None  # results hold frames: not hashable
+
+    def __repr__(self) -> str:
+        return self.summary().as_text()
+
+    def _repr_html_(self) -> str:
+        return self.summary().as_html()
+
+
+@result_dataclass
+class TableResult(Result):
+    """A titled table with metadata and notes: the simplest result."""
+
+    title: str
+    table: Any  # pandas.DataFrame
+    meta: dict = dataclasses.field(default_factory=dict)
+    notes: tuple = ()
+
+    def tidy(self):
+        return self.table.copy()
+
+    def summary(self) -> Summary:
+        return Summary(self.title, facts=self.meta, tables=[("", self.table)], notes=list(self.notes))

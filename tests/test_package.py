@@ -1,0 +1,94 @@
+"""Packaging facts: a compiled core, a light import, lazy optional dependencies, true docstrings."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import importlib.machinery
+import json
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+import llmsurrogate
+
+ROOT = Path(__file__).resolve().parents[1]
+HEAVY = ["torch", "transformers", "vllm", "rpy2", "dask", "ray", "polars", "matplotlib", "pandas", "sklearn"]
+
+
+def test_core_is_a_compiled_extension():
+    from llmsurrogate import _core
+
+    assert Path(_core.__file__).suffix in importlib.machinery.EXTENSION_SUFFIXES or \
+        any(_core.__file__.endswith(s) for s in importlib.machinery.EXTENSION_SUFFIXES)
+    assert llmsurrogate.__version__ == _core.__version__
+
+
+def test_import_is_light_and_fast():
+    code = (
+        "import sys, time; t = time.perf_counter(); import llmsurrogate; dt = time.perf_counter() - t; "
+        "import json; print(json.dumps({'dt': dt, 'mods': sorted(sys.modules)}))"
+    )
+    best = None
+    for _ in range(3):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        info = json.loads(out.stdout)
+        best = info if best is None or info["dt"] < best["dt"] else best
+    loaded = {m.split(".")[0] for m in best["mods"]}
+    assert not loaded & set(HEAVY), f"import llmsurrogate pulled in {sorted(loaded & set(HEAVY))}"
+    assert best["dt"] < 0.5, f"import took {best['dt']:.3f} s"
+
+
+def test_submodules_load_lazily():
+    code = ("import sys, llmsurrogate; assert 'llmsurrogate.datasets' not in sys.modules; "
+            "llmsurrogate.datasets; assert 'llmsurrogate.datasets' in sys.modules; print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "ok", out.stderr
+    with pytest.raises(AttributeError):
+        llmsurrogate.no_such_thing
+
+
+def test_missing_optional_dependency_names_the_extra():
+    from llmsurrogate._optional import require
+    from llmsurrogate.exceptions import MissingDependencyError
+
+    with pytest.raises(MissingDependencyError, match=r"pip install 'llmsurrogate\[vllm\]'") as info:
+        require("vllm", purpose="GPU scoring")
+    assert isinstance(info.value, ImportError) and "GPU scoring" in str(info.value)
+
+
+MODULES = ["llmsurrogate", "llmsurrogate.quantiles", "llmsurrogate.datasets", "llmsurrogate.results",
+           "llmsurrogate.rbridge", "llmsurrogate.demo", "llmsurrogate.exceptions", "llmsurrogate._optional"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples_hold(name):
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0
+    assert result.attempted > 0, f"{name} has no docstring examples"
+
+
+@pytest.mark.slow
+def test_sdist_leaves_out_r_bridge_and_tests(tmp_path):
+    maturin = Path(sys.executable).parent / "maturin"
+    if not maturin.exists():
+        pytest.fail("maturin is not installed in this environment; run make test")
+    out = subprocess.run([str(maturin), "sdist", "--out", str(tmp_path)], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    (sdist,) = tmp_path.glob("*.tar.gz")
+    with tarfile.open(sdist) as tar:
+        names = [n.split("/", 1)[1] for n in tar.getnames() if "/" in n]
+    assert "Cargo.toml" in names and "pyproject.toml" in names
+    assert any(n.startswith("rust/") for n in names)
+    assert any(n.startswith("python/llmsurrogate/data/") for n in names)
+    assert not [n for n in names if n.startswith(("r-bridge/", "tests/", "benchmarks/", ".ci/"))]
+
+
+def test_wheel_size_is_reasonable():
+    data = ROOT / "python" / "llmsurrogate" / "data"
+    size = sum(p.stat().st_size for p in data.rglob("*") if p.is_file())
+    assert size < 3_000_000, f"bundled data is {size / 1e6:.1f} MB"
