@@ -92,3 +92,21 @@ def test_wheel_size_is_reasonable():
     data = ROOT / "python" / "llmsurrogate" / "data"
     size = sum(p.stat().st_size for p in data.rglob("*") if p.is_file())
     assert size < 3_000_000, f"bundled data is {size / 1e6:.1f} MB"
+
+
+@pytest.mark.slow
+def test_wheel_holds_compiled_core_and_data(tmp_path):
+    """`maturin build` (what `pip install .` runs) gives a wheel with the extension and the data."""
+    import zipfile
+
+    maturin = Path(sys.executable).parent / "maturin"
+    out = subprocess.run([str(maturin), "build", "--release", "--quiet", "--out", str(tmp_path)], cwd=ROOT,
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    (wheel,) = tmp_path.glob("*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert any(n.startswith("llmsurrogate/_core") and n.endswith(".so") for n in names)
+    assert "llmsurrogate/data/certainty_equivalents_44/index.csv" in names
+    assert "llmsurrogate/data/ATTRIBUTION.md" in names
+    assert not [n for n in names if n.startswith(("tests/", "r-bridge/"))]
+    assert wheel.stat().st_size < 5_000_000, f"wheel is {wheel.stat().st_size / 1e6:.1f} MB"

@@ -34,3 +34,12 @@ def test_call_returns_plain_values_only():
 def test_call_refuses_unlisted_functions():
     with pytest.raises(InvalidArgumentError, match="not callable from R"):
         rbridge.call("os.system", "true")
+
+
+def test_bad_frames_are_named():
+    with pytest.raises(InvalidArgumentError, match="`data` must be a pandas or polars DataFrame"):
+        rbridge.to_r_columns(42)
+    from llmsurrogate.exceptions import ShapeError
+
+    with pytest.raises(ShapeError, match="same length"):
+        rbridge.to_r_columns({"a": [1, 2], "b": [1]})

@@ -70,7 +70,13 @@ class IntervalTable(TableResult):
             axis.set_yticks(y, sub["model"])
             axis.set_title(metric)
             if metric == "raw transfer error":
+                from matplotlib.ticker import FuncFormatter, NullFormatter
+
                 axis.set_xscale("log")
+                lo, hi = sub["lower"].min(), sub["upper"].max()
+                axis.set_xticks([t for t in (1, 2, 3, 5, 10, 20, 30, 50, 100, 200) if lo * 0.8 <= t <= hi * 1.25])
+                axis.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: f"{x:g}"))
+                axis.xaxis.set_minor_formatter(NullFormatter())
             axis.grid(axis="x", alpha=0.3)
         fig.suptitle(self.title, fontsize=10)
         fig.tight_layout()
