@@ -11,7 +11,8 @@
 //! The forecast interval of the transfer paper is [Q̲_{1−τ}, Q̄_τ].
 //!
 //! Levels are compared with a tolerance of [`LEVEL_TOL`] on the probability scale, so that
-//! 0.5 · 1892 = 946.0000000000001 still selects rank 946 (R applies a similar fuzz).
+//! 0.5 · 1892 = 946.0000000000001 still selects rank 946 (R's type-1 fuzz is smaller and can pick
+//! the next rank at τ = k/N; numpy's `inverted_cdf` has none).
 //!
 //! Weighted quantiles take non-negative atom weights and an extra mass `inf_weight` that sits at +∞
 //! for the upper quantile and at −∞ for the lower one: the conservative place for the unobserved

@@ -43,3 +43,10 @@ def test_bad_frames_are_named():
 
     with pytest.raises(ShapeError, match="same length"):
         rbridge.to_r_columns({"a": [1, 2], "b": [1]})
+
+
+def test_large_integers_cross_as_doubles():
+    # reticulate 1.28 would turn 2**40 into 0L and 2**31 into NA
+    out = rbridge.to_plain({"small": np.int64(7), "big": np.int64(2**40), "edge": 2**31, "flag": np.bool_(True)})
+    assert out == {"small": 7, "big": float(2**40), "edge": float(2**31), "flag": True}
+    assert type(out["small"]) is int and type(out["big"]) is float and type(out["flag"]) is bool

@@ -10,7 +10,9 @@ and Section 4). For a distribution P,
 For N equally weighted values sorted as f_(1) ≤ … ≤ f_(N), ``Q̄_τ = f_(⌈τN⌉)`` (R's
 ``quantile(x, τ, type = 1)``) and ``Q̲_τ = f_(⌊τN⌋+1)``; they differ only where τN is a whole number.
 The ends are ``Q̄_0 = -∞`` and ``Q̲_1 = +∞``. Levels are compared with a tolerance of 1e-12 on the
-probability scale, so that 0.5 × 1892 = 946.0000000000001 still selects rank 946.
+probability scale, so that 0.5 × 1892 = 946.0000000000001 still selects rank 946. (R's own
+``quantile(type = 1)`` fuzz is smaller and sometimes picks the next rank at τ = k/N, e.g. N = 50,
+k = 14; numpy's ``inverted_cdf`` has none.)
 
 The weighted versions put weight ``weights[i]`` on ``values[i]`` and an extra mass ``inf_weight`` at
 +∞ (upper quantile) or -∞ (lower quantile), the conservative place for an unobserved target in

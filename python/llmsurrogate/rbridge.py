@@ -43,10 +43,12 @@ def _plain_scalar(v: Any) -> Any:
         return None
     if isinstance(v, (np.floating, float)):
         return None if math.isnan(float(v)) else float(v)
-    if isinstance(v, (np.integer,)):
-        return int(v)
-    if isinstance(v, (np.bool_,)):
+    if isinstance(v, (np.bool_, bool)):
         return bool(v)
+    if isinstance(v, (np.integer, int)):
+        # reticulate 1.28 turns ints outside R's 32-bit integer range into 0 or NA without an
+        # error: send those as doubles (exact up to 2**53).
+        return int(v) if -(2**31) < int(v) < 2**31 else float(v)
     try:
         import pandas as pd
 
@@ -143,4 +145,10 @@ def r_to_pandas(r_frame: Any):
 
     if not isinstance(out, pd.DataFrame):
         raise InvalidArgumentError(f"argument `r_frame` is not an R data.frame (converted to {type(out).__name__})")
+    # rpy2 3.5 leaves R's NA_character_ as its own sentinel object, which pandas does not treat as
+    # missing: make it a real missing value.
+    na_types = tuple(type(x) for x in (ro.NA_Character, ro.NA_Logical, ro.NA_Integer, ro.NA_Real))
+    for col in out.columns:
+        if out[col].dtype == object:
+            out[col] = out[col].map(lambda x: None if isinstance(x, na_types) else x)
     return out

@@ -1,0 +1,123 @@
+#' Certainty equivalents from 44 subject pools
+#'
+#' Lottery-level certainty equivalents, in long format, from the 44 subject pools of Andrews,
+#' Fudenberg, Lei, Liang and Wu (2025), Section 5.1. Each row is one subject's reported certainty
+#' equivalent `ce` for a two-outcome lottery that pays `z1` with probability `p1` and `z2`
+#' otherwise (`|z1| > |z2|`), prizes in PPP-normalised US dollars.
+#'
+#' Source: the paper's replication repository (chaofengwu/TransferPerf, MIT License).
+#'
+#' @param domains Integer vector of `domain_id` values (1 to 44, in the order of
+#'   `certainty_equivalent_domains()`) to load; `NULL` (default) loads all.
+#' @param extra_columns Keep study-specific columns (`lottery`, `country`, `female`, ...), `NA`
+#'   where a study lacks them.
+#' @return A data frame with columns `domain_id` (integer), `domain` (ordered factor with the 44
+#'   labels as levels), `subject` (the study's subject id, unique within a domain), `z1`, `z2`,
+#'   `p1` and `ce` (numeric); 121120 rows when all domains are loaded.
+#' @seealso [certainty_equivalent_domains()]
+#' @examples
+#' if (llmsurrogate_available()) {
+#'   ce <- load_certainty_equivalents(domains = 7)
+#'   head(ce)
+#' }
+#' @export
+load_certainty_equivalents <- function(domains = NULL, extra_columns = FALSE) {
+  if (!is.null(domains)) {
+    ids <- .check_numeric(domains, "domains")
+    if (any(ids != round(ids))) {
+      .abort("argument `domains` must hold whole numbers (domain ids 1 to 44)", sys.call())
+    }
+    domains <- as.integer(ids)
+    if (length(domains) > 1L) domains <- as.list(domains)
+  }
+  extra_columns <- .check_flag(extra_columns, "extra_columns")
+  out <- .call("datasets.load_certainty_equivalents", domains, extra_columns = extra_columns)
+  labels <- certainty_equivalent_domains()$label
+  out$domain <- factor(out$domain, levels = labels, ordered = TRUE)
+  out
+}
+
+#' The 44 subject pools of the certainty-equivalent data
+#'
+#' @return A data frame in the paper's Table 4 order with columns `domain_id` (1 to 44), `label`
+#'   (study, and country for l'Haridon and Vieider 2019), `country`, `gains_only` (1 if the study
+#'   used gains-only lotteries), `n_obs` and `original_file` (file name in the replication
+#'   repository).
+#' @examples
+#' if (llmsurrogate_available()) head(certainty_equivalent_domains())
+#' @export
+certainty_equivalent_domains <- function() {
+  .call("datasets.certainty_equivalent_domains")
+}
+
+#' Published 44 x 44 transfer-error matrices
+#'
+#' Entry `[i, j]` of `load_transfer_errors()` is the error of the model trained on subject pool
+#' `i` and evaluated on pool `j`; the diagonal holds in-sample errors and `NA` marks a missing
+#' cell. The pool order is the transferUQ package's (undocumented by its authors): it need not
+#' match [certainty_equivalent_domains()].
+#'
+#' Source: the R package transferUQ, data CertaintyEquivalents (MIT License, Lihua Lei).
+#'
+#' @param model Model name, one of `transfer_error_models()$model`, e.g. `"RF"` (random forest),
+#'   `"EU_iso"`, or a CPT variant named by its free parameters (`"abdg"`: alpha, beta, delta,
+#'   gamma).
+#' @param kind `"unnormalized"` (raw transfer error) or `"normalized"` (transfer shortfall: raw
+#'   error over the best in-sample error on the test pool across models).
+#' @return `load_transfer_errors()`: a numeric 44 x 44 matrix with dimnames `train` and `test`,
+#'   each the positions `"1"` to `"44"` (Python's 0-based labels plus one, so that names and
+#'   positions agree). `transfer_error_models()`: a data frame with one row per available matrix
+#'   and columns `kind` and `model`.
+#' @examples
+#' if (llmsurrogate_available()) {
+#'   rf <- load_transfer_errors("RF")
+#'   dim(rf)
+#'   summary(rf[row(rf) != col(rf)])
+#' }
+#' @export
+load_transfer_errors <- function(model, kind = "unnormalized") {
+  model <- .check_string(model, "model")
+  kind <- .check_string(kind, "kind")
+  frame <- .call("datasets.load_transfer_errors", model, kind = kind)
+  # The Python frame's index ("train", 0-based) arrives as a column; its columns are the 0-based
+  # test positions.
+  train <- if ("train" %in% names(frame)) frame$train else seq_len(nrow(frame)) - 1L
+  cols <- setdiff(names(frame), "train")
+  m <- matrix(as.numeric(unlist(frame[cols], use.names = FALSE)), nrow = nrow(frame),
+              ncol = length(cols))
+  dimnames(m) <- list(train = as.character(as.integer(train) + 1L),
+                      test = as.character(as.integer(cols) + 1L))
+  m
+}
+
+#' @rdname load_transfer_errors
+#' @export
+transfer_error_models <- function() {
+  .call("datasets.transfer_error_models")
+}
+
+#' ACS income rows and folktexts' golden prompt
+#'
+#' Ten real ACS 2018 PUMS rows for the ACSIncome task (folktexts' test fixture; US Census, public
+#' domain) and folktexts' expected multiple-choice prompt for the first row
+#' (socialfoundations/folktexts, MIT License).
+#'
+#' @return `load_acs_income_rows()`: a data frame with columns `AGEP` (age), `COW` (class of
+#'   worker), `SCHL` (education), `MAR` (marital status), `OCCP` (occupation code), `POBP` (place
+#'   of birth), `RELP` (relationship), `WKHP` (hours per week), `SEX`, `RAC1P` (race) and the
+#'   label `PINCP>50000` (0/1). `load_acs_golden_prompt()`: a single string.
+#' @examples
+#' if (llmsurrogate_available()) {
+#'   load_acs_income_rows()
+#'   cat(load_acs_golden_prompt())
+#' }
+#' @export
+load_acs_income_rows <- function() {
+  .call("datasets.load_acs_income_rows")
+}
+
+#' @rdname load_acs_income_rows
+#' @export
+load_acs_golden_prompt <- function() {
+  .call("datasets.load_acs_golden_prompt")
+}

@@ -1,0 +1,31 @@
+# Python handles, filled in by .onLoad() with delay-loaded modules: Python starts on first use,
+# not when the package is attached.
+.py <- NULL
+.rbridge <- NULL
+
+# The virtualenv install_llmsurrogate() creates; reticulate prefers it when no other Python has
+# been requested.
+.default_envname <- "r-llmsurrogate"
+
+.load_error <- function(e) {
+  reason <- sub("\\s+$", "", conditionMessage(e))
+  stop("cannot load the 'llmsurrogate' Python package: ", reason, "\n",
+       "Run install_llmsurrogate() (then restart R), or set LLMSURROGATE_PYTHON to a Python ",
+       "interpreter that has 'llmsurrogate' installed.", call. = FALSE)
+}
+
+.onLoad <- function(libname, pkgname) {
+  python <- Sys.getenv("LLMSURROGATE_PYTHON", unset = "")
+  if (nzchar(python)) {
+    Sys.setenv(RETICULATE_PYTHON = python)
+  } else if (utils::packageVersion("reticulate") >= "1.41" &&
+             !nzchar(Sys.getenv("RETICULATE_PYTHON", unset = "")) &&
+             !reticulate::virtualenv_exists(.default_envname)) {
+    # Newer reticulate can provision an ephemeral environment on demand.
+    py_require <- getExportedValue("reticulate", "py_require")
+    try(py_require("llmsurrogate"), silent = TRUE)
+  }
+  delay <- list(environment = .default_envname, on_error = .load_error)
+  .py <<- reticulate::import("llmsurrogate", delay_load = delay)
+  .rbridge <<- reticulate::import("llmsurrogate.rbridge", delay_load = list(on_error = .load_error))
+}
