@@ -64,10 +64,7 @@ test-r: r-deps
 	mkdir -p $(RLIB)
 	R CMD INSTALL --no-multiarch --library=$(RLIB) r-bridge/llmsurrogate >/dev/null
 	R_LIBS=$(RLIB) LLMSURROGATE_PYTHON=$(abspath $(PY)) RETICULATE_PYTHON=$(abspath $(PY)) \
-	  Rscript -e 'res <- as.data.frame(testthat::test_dir("r-bridge/llmsurrogate/tests/testthat", package = "llmsurrogate", load_package = "installed", reporter = "summary", stop_on_failure = TRUE)); \
-	    fail <- sum(res$$failed > 0 | res$$error); skip <- sum(res$$skipped > 0); \
-	    cat(sprintf("testthat: %d passed, %d failed, %d skipped\n", nrow(res) - fail - skip, fail, skip)); \
-	    if (fail > 0 || skip > 0) quit(status = 1)'
+	  Rscript scripts/run_r_tests.R
 
 bench: build
 	$(PY) benchmarks/bench_quantiles.py
