@@ -11,6 +11,8 @@ MATURIN   := $(VENV)/bin/maturin
 RLIB      := $(CURDIR)/.rlib
 DEMO_OUT  ?= demo-output
 R_DEBS    := r-base-core r-base-dev r-cran-reticulate r-cran-testthat r-cran-jsonlite
+# exits non-zero when an R package the tests need, or R's headers (for rpy2), are missing
+R_CHECK   := for (p in c("reticulate", "testthat", "jsonlite")) if (!requireNamespace(p, quietly = TRUE)) quit(status = 1); if (!file.exists(file.path(R.home("include"), "R.h"))) quit(status = 1)
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 export HF_HUB_OFFLINE := 1
@@ -41,8 +43,7 @@ demo: build
 
 # R from Debian's packages (CRAN is not reachable); installed only when something is missing.
 r-deps:
-	@if command -v Rscript >/dev/null && Rscript -e 'for (p in c("reticulate","testthat","jsonlite")) if (!requireNamespace(p, quietly=TRUE)) quit(status=1)' >/dev/null 2>&1 \
-	   && [ -d "$$(R RHOME 2>/dev/null)/include" ]; then \
+	@if command -v Rscript >/dev/null && Rscript -e '$(R_CHECK)' >/dev/null 2>&1; then \
 	  echo "R: $$(R --version | head -1)"; \
 	else \
 	  echo "Installing R from Debian packages: $(R_DEBS)"; \
