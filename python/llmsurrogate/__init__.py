@@ -22,39 +22,14 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from . import _core
-from .exceptions import (
-    ColumnNotFoundError,
-    ComputationError,
-    ConvergenceError,
-    EmptyInputError,
-    InvalidArgumentError,
-    LLMSurrogateError,
-    LLMSurrogateWarning,
-    MissingDependencyError,
-    NonFiniteError,
-    ShapeError,
-)
+from . import _core, exceptions
+from .exceptions import *  # noqa: F403  (the LLMSurrogateError hierarchy, listed in exceptions.__all__)
 
 __version__: str = _core.__version__
 
 _SUBMODULES = {"quantiles", "datasets", "results", "rbridge", "demo", "cli"}
 
-__all__ = [
-    "__version__",
-    "num_threads",
-    "LLMSurrogateError",
-    "InvalidArgumentError",
-    "ShapeError",
-    "EmptyInputError",
-    "NonFiniteError",
-    "ColumnNotFoundError",
-    "MissingDependencyError",
-    "ComputationError",
-    "ConvergenceError",
-    "LLMSurrogateWarning",
-    *sorted(_SUBMODULES),
-]
+__all__ = ["__version__", "num_threads", *exceptions.__all__, *sorted(_SUBMODULES)]
 
 
 def num_threads(n_jobs: int | None = None) -> int:

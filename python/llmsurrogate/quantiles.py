@@ -43,7 +43,7 @@ import numpy as np
 
 from . import _core
 from ._validation import as_float_array, as_levels, check_n_jobs, check_probability
-from .exceptions import InvalidArgumentError
+from .exceptions import ShapeError
 
 __all__ = [
     "upper_quantile",
@@ -127,8 +127,6 @@ def _weighted_inputs(values, weights):
     v = as_float_array(values, "values")
     w = as_float_array(weights, "weights")
     if v.shape != w.shape:
-        from .exceptions import ShapeError
-
         raise ShapeError(f"arguments `values` (length {v.size}) and `weights` (length {w.size}) must have the same length")
     return v, w
 

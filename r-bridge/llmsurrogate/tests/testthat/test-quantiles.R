@@ -120,3 +120,22 @@ test_that("errors raised in Python arrive as llmsurrogate_error with Python's me
   expect_error(weighted_upper_quantile(1:2, c(0, 0), 0.5), "all weights are zero")
   expect_error(weighted_upper_quantile(1:2, 1:2, 0.5, inf_weight = -1), "`inf_weight`")
 })
+
+test_that("the R functions return what the Python functions return", {
+  skip_if_no_llmsurrogate()
+  # Python called directly through reticulate (arrays turned into plain lists on the Python side)
+  q <- reticulate::import("llmsurrogate.quantiles", convert = FALSE)
+  py_numbers <- function(x) unlist(reticulate::py_to_r(x$tolist()))
+  set.seed(11)
+  x <- c(rnorm(200), rep(0.5, 20))
+  w <- rexp(length(x))
+  taus <- c(0, 0.05, 0.5, 0.91, 0.95, 1)
+  expect_identical(upper_quantile(x, taus), py_numbers(q$upper_quantile(x, as.list(taus))))
+  expect_identical(lower_quantile(x, taus), py_numbers(q$lower_quantile(x, as.list(taus))))
+  expect_identical(weighted_upper_quantile(x, w, taus, inf_weight = 0.7),
+                   py_numbers(q$weighted_upper_quantile(x, w, as.list(taus), inf_weight = 0.7)))
+  expect_identical(weighted_lower_quantile(x, w, taus, inf_weight = 0.7),
+                   py_numbers(q$weighted_lower_quantile(x, w, as.list(taus), inf_weight = 0.7)))
+  interval <- reticulate::py_to_r(q$quantile_interval(x, 0.95))
+  expect_identical(unname(quantile_interval(x, 0.95)), unlist(interval))
+})
