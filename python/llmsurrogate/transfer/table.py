@@ -1,0 +1,268 @@
+"""The transfer-error table: the canonical input of every transfer-performance computation.
+
+A table holds one error ``e_{T,d}`` per (unordered training set ``T`` of ``r`` domains, test domain
+``d ∉ T``) over ``n`` domains, so ``N = n · C(n-1, r)`` errors (spec ``transfer.md`` §1.4, §7). Using
+unordered training sets is equivalent to the paper's ordered tuples for every quantile, weighted
+quantile and LP, and needs fewer model fits.
+
+Three input conventions are accepted everywhere (those of the authors' R package transferUQ):
+
+* a square matrix ``E[train, test]`` for ``r = 1`` (numpy array or pandas DataFrame whose index and
+  columns are the domain labels), diagonal ignored;
+* a long frame with ``r`` training-domain columns, a test column and an error column;
+* an :class:`ErrorTable`.
+
+>>> import numpy as np
+>>> E = np.array([[np.nan, 1, 2], [3, np.nan, 4], [5, 6, np.nan]])
+>>> t = ErrorTable.from_matrix(E)
+>>> t.n, t.r, t.N, t.K
+(3, 1, 6, 2)
+>>> t.values.tolist(), t.test.tolist()
+([3.0, 5.0, 1.0, 6.0, 2.0, 4.0], [0, 0, 1, 1, 2, 2])
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .._validation import as_frame, require_columns
+from ..exceptions import InvalidArgumentError, NonFiniteError, ShapeError
+from ..results import Result, Summary, result_dataclass
+
+__all__ = ["ErrorTable"]
+
+
+def _labels(values: Sequence[Any]) -> list:
+    uniq = list(dict.fromkeys(values))
+    try:
+        return sorted(uniq)
+    except TypeError:
+        return sorted(uniq, key=str)
+
+
+@result_dataclass
+class ErrorTable(Result):
+    """Transfer errors of one procedure, one per (training set, test domain).
+
+    Attributes
+    ----------
+    values : ndarray (N,)
+        The errors, ordered by test domain, then by training set.
+    test : ndarray (N,) of int
+        Test-domain index (0..n-1) of each error.
+    train : ndarray (N, r) of int
+        Training-domain indices of each error, ascending within a row.
+    domains : list
+        The ``n`` domain labels; index ``i`` above refers to ``domains[i]``.
+    name : str
+        The procedure's name (e.g. ``"CPT"``), used in printed output.
+    metric : str
+        What the values measure (e.g. ``"raw transfer error"``).
+    """
+
+    values: np.ndarray
+    test: np.ndarray
+    train: np.ndarray
+    domains: list
+    name: str = ""
+    metric: str = "transfer error"
+
+    # ---- sizes -----------------------------------------------------------------------------------
+    @property
+    def n(self) -> int:
+        """Number of domains."""
+        return len(self.domains)
+
+    @property
+    def r(self) -> int:
+        """Number of training domains per error."""
+        return int(self.train.shape[1])
+
+    @property
+    def N(self) -> int:  # noqa: N802 - the paper's symbol
+        """Number of errors, ``n · C(n-1, r)``."""
+        return int(self.values.size)
+
+    @property
+    def K(self) -> int:  # noqa: N802 - the paper's symbol
+        """Errors per test domain, ``C(n-1, r)``."""
+        return self.N // self.n
+
+    # ---- constructors --------------------------------------------------------------------------------
+    @classmethod
+    def from_matrix(cls, matrix: Any, domains: Sequence | None = None, *, name: str = "",
+                    metric: str = "transfer error", arg: str = "err") -> "ErrorTable":
+        """An ``r = 1`` table from a square matrix ``E[train, test]`` (diagonal ignored).
+
+        A pandas DataFrame's index gives the domain labels (its columns must hold the same labels;
+        they are reordered to match).
+        """
+        import pandas as pd
+
+        if isinstance(matrix, pd.DataFrame):
+            if set(map(str, matrix.index)) != set(map(str, matrix.columns)) and \
+                    not (isinstance(matrix.index, pd.RangeIndex) and isinstance(matrix.columns, pd.RangeIndex)):
+                raise ShapeError(f"argument `{arg}`: the matrix's row labels (training domains) and column "
+                                 "labels (test domains) must be the same domains")
+            labels = list(matrix.index)
+            if not isinstance(matrix.columns, pd.RangeIndex):
+                matrix = matrix.loc[:, [c for lab in labels for c in matrix.columns if str(c) == str(lab)]]
+            arr = matrix.to_numpy(dtype=np.float64, na_value=np.nan)
+            domains = list(domains) if domains is not None else labels
+        else:
+            try:
+                arr = np.asarray(matrix, dtype=np.float64)
+            except (TypeError, ValueError) as err:
+                raise InvalidArgumentError(f"argument `{arg}` must be a numeric matrix; {err}") from err
+        if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
+            raise ShapeError(f"argument `{arg}` must be a square n x n matrix [train, test]; got shape {arr.shape}")
+        n = arr.shape[0]
+        if n < 2:
+            raise InvalidArgumentError(f"argument `{arg}`: need at least 2 domains (n > r = 1); got {n}")
+        domains = list(range(n)) if domains is None else list(domains)
+        if len(domains) != n:
+            raise ShapeError(f"argument `domains` has {len(domains)} labels for a {n} x {n} matrix")
+        test, train = np.nonzero(~np.eye(n, dtype=bool).T)  # column-major: grouped by test domain
+        values = arr[train, test]
+        bad = np.flatnonzero(~np.isfinite(values))
+        if bad.size:
+            i = bad[0]
+            what = "missing (NaN)" if np.isnan(values[i]) else f"not finite ({values[i]})"
+            raise NonFiniteError(f"argument `{arg}`: the error for train={domains[train[i]]!r}, "
+                                 f"test={domains[test[i]]!r} is {what}; every off-diagonal cell needs a finite error")
+        return cls(values=np.ascontiguousarray(values), test=test.astype(np.int64),
+                   train=train.astype(np.int64).reshape(-1, 1), domains=domains, name=name, metric=metric)
+
+    @classmethod
+    def from_long(cls, data: Any, *, error: str = "error", test: str = "test", train: Sequence[str] | None = None,
+                  name: str = "", metric: str = "transfer error", arg: str = "err") -> "ErrorTable":
+        """A table from a long frame: ``r`` training-domain columns, a test column, an error column.
+
+        ``train`` defaults to the columns whose names start with ``"train"``. Each unordered
+        training set must appear with each test domain outside it exactly once.
+        """
+        frame = as_frame(data, arg)
+        if train is None:
+            train = [c for c in frame.columns if str(c).startswith("train")]
+            if not train:
+                raise InvalidArgumentError(f"argument `{arg}`: no training-domain columns; name them "
+                                           "'train', 'train_1', ... or pass `train=[...]`")
+        train = list(train)
+        require_columns(frame, [*train, test, error], name=arg)
+        if len(frame) == 0:
+            raise InvalidArgumentError(f"argument `{arg}` has no rows")
+        raw_labels = frame[[*train, test]].to_numpy().ravel()
+        if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in raw_labels):
+            raise InvalidArgumentError(f"argument `{arg}`: the domain columns {[*train, test]} have missing values")
+        domains = _labels(raw_labels.tolist())
+        index = {d: i for i, d in enumerate(domains)}
+        tr = np.array([[index[v] for v in row] for row in frame[train].to_numpy().tolist()], dtype=np.int64)
+        te = np.array([index[v] for v in frame[test].tolist()], dtype=np.int64)
+        try:
+            values = frame[error].to_numpy(dtype=np.float64, na_value=np.nan)
+        except (TypeError, ValueError) as err:
+            raise InvalidArgumentError(f"argument `{arg}`: column {error!r} must hold numbers; {err}") from err
+        return cls._from_arrays(values, te, tr, domains, name=name, metric=metric, arg=arg)
+
+    @classmethod
+    def _from_arrays(cls, values, test, train, domains, *, name, metric, arg) -> "ErrorTable":
+        n, r = len(domains), train.shape[1]
+        if n <= r:
+            raise InvalidArgumentError(f"argument `{arg}`: need more domains than training domains (n > r); "
+                                       f"got n = {n}, r = {r}")
+        bad = np.flatnonzero(~np.isfinite(values))
+        if bad.size:
+            raise NonFiniteError(f"argument `{arg}`: error at row {bad[0]} is {values[bad[0]]}; "
+                                 "every (train, test) combination needs a finite error")
+        train = np.sort(train, axis=1)
+        if r > 1 and np.any(np.diff(train, axis=1) == 0):
+            row = int(np.flatnonzero(np.any(np.diff(train, axis=1) == 0, axis=1))[0])
+            raise InvalidArgumentError(f"argument `{arg}`: row {row} repeats a training domain")
+        clash = np.flatnonzero(np.any(train == test[:, None], axis=1))
+        if clash.size:
+            raise InvalidArgumentError(f"argument `{arg}`: row {clash[0]} has its test domain "
+                                       f"{domains[test[clash[0]]]!r} among its training domains")
+        keys = np.column_stack([test, train])
+        order = np.lexsort(keys[:, ::-1].T)
+        keys, values, test, train = keys[order], values[order], test[order], train[order]
+        dup = np.flatnonzero(np.all(keys[1:] == keys[:-1], axis=1))
+        if dup.size:
+            k = keys[dup[0]]
+            raise InvalidArgumentError(
+                f"argument `{arg}`: duplicate entry for train={[domains[i] for i in k[1:]]}, test={domains[k[0]]!r}; "
+                "keep one error per (training set, test domain)")
+        expected = n * math.comb(n - 1, r)
+        if values.size != expected:
+            counts = np.bincount(test, minlength=n)
+            short = int(np.argmin(counts))
+            raise ShapeError(
+                f"argument `{arg}`: {values.size} errors, but {n} domains with r = {r} need {expected} "
+                f"(each test domain with each of the C({n - 1}, {r}) training sets); test domain "
+                f"{domains[short]!r} has {counts[short]} of {math.comb(n - 1, r)}")
+        return cls(values=np.ascontiguousarray(values), test=np.ascontiguousarray(test),
+                   train=np.ascontiguousarray(train), domains=list(domains), name=name, metric=metric)
+
+    @classmethod
+    def coerce(cls, err: Any, *, arg: str = "err", name: str = "") -> "ErrorTable":
+        """Accept any of the three conventions (matrix, long frame, table)."""
+        import pandas as pd
+
+        if isinstance(err, ErrorTable):
+            return err
+        if isinstance(err, Mapping) or type(err).__module__.split(".")[0] == "polars":
+            err = as_frame(err, arg)
+        if isinstance(err, pd.DataFrame):
+            if "test" in err.columns and any(str(c).startswith("train") for c in err.columns):
+                error_col = "error" if "error" in err.columns else err.columns[-1]
+                return cls.from_long(err, error=error_col, name=name, arg=arg)
+            return cls.from_matrix(err, name=name, arg=arg)
+        if isinstance(err, np.ndarray) or isinstance(err, (list, tuple)):
+            return cls.from_matrix(err, name=name, arg=arg)
+        raise InvalidArgumentError(
+            f"argument `{arg}` must be a square error matrix [train, test], a long frame with columns "
+            f"train..., test, error, or an ErrorTable; got {type(err).__name__}")
+
+    # ---- comparisons between methods ----------------------------------------------------------
+    def same_design(self, other: "ErrorTable", *, arg: str = "err2") -> None:
+        """Raise unless ``other`` covers the same domains and (training set, test) pairs."""
+        if list(map(str, self.domains)) != list(map(str, other.domains)):
+            raise ShapeError(f"argument `{arg}` covers other domains than `err1`; both methods must be "
+                             "evaluated on the same domains")
+        if self.r != other.r or not (np.array_equal(self.test, other.test) and np.array_equal(self.train, other.train)):
+            raise ShapeError(f"argument `{arg}` has another (training set, test domain) structure than `err1`")
+
+    # ---- output -------------------------------------------------------------------------------
+    def to_matrix(self):
+        """The ``r = 1`` table as an ``n x n`` DataFrame ``[train, test]`` with NaN on the diagonal."""
+        import pandas as pd
+
+        if self.r != 1:
+            raise InvalidArgumentError(f"to_matrix() needs r = 1; this table has r = {self.r}")
+        m = np.full((self.n, self.n), np.nan)
+        m[self.train[:, 0], self.test] = self.values
+        return pd.DataFrame(m, index=pd.Index(self.domains, name="train"), columns=pd.Index(self.domains, name="test"))
+
+    def tidy(self):
+        """Long frame: ``train`` (or ``train_1..train_r``), ``test``, ``error``; domain labels."""
+        import pandas as pd
+
+        labels = np.asarray(self.domains, dtype=object)
+        cols = {"train": labels[self.train[:, 0]]} if self.r == 1 else \
+            {f"train_{k + 1}": labels[self.train[:, k]] for k in range(self.r)}
+        cols["test"] = labels[self.test]
+        cols["error"] = self.values
+        return pd.DataFrame(cols)
+
+    def summary(self) -> Summary:
+        q = np.quantile(self.values, [0, 0.05, 0.5, 0.95, 1])
+        import pandas as pd
+
+        dist = pd.DataFrame({"min": [q[0]], "p5": [q[1]], "median": [q[2]], "p95": [q[3]], "max": [q[4]]})
+        title = f"Transfer-error table{': ' + self.name if self.name else ''} ({self.metric})"
+        return Summary(title, facts={"domains (n)": self.n, "training domains (r)": self.r,
+                                     "errors (N)": self.N, "per test domain (K)": self.K},
+                       tables=[("distribution of the pooled errors", dist)])
