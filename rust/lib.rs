@@ -8,6 +8,8 @@ pub mod errors;
 pub mod numerics;
 pub mod parallel;
 pub mod quantiles;
+pub mod transfer;
+pub mod ustat;
 
 #[cfg(feature = "python")]
 mod bindings;

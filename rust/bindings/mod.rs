@@ -2,6 +2,7 @@
 
 mod errors;
 mod quantiles;
+mod transfer;
 
 use pyo3::prelude::*;
 
@@ -15,5 +16,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(quantiles::lower_quantiles, m)?)?;
     m.add_function(wrap_pyfunction!(quantiles::weighted_upper_quantiles, m)?)?;
     m.add_function(wrap_pyfunction!(quantiles::weighted_lower_quantiles, m)?)?;
+    m.add_class::<transfer::TransferTable>()?;
+    m.add_function(wrap_pyfunction!(transfer::everywhere_dominance, m)?)?;
+    m.add_function(wrap_pyfunction!(transfer::lp2_simplex, m)?)?;
+    m.add_function(wrap_pyfunction!(transfer::ustat_tail_bound, m)?)?;
+    m.add_function(wrap_pyfunction!(transfer::quantile_ci_ranks, m)?)?;
+    m.add_function(wrap_pyfunction!(transfer::ustat_mean_upper, m)?)?;
     Ok(())
 }

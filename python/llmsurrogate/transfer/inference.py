@@ -1,0 +1,722 @@
+"""Inference on a transfer-error table: forecast intervals, worst-case bounds, dominance, CIs.
+
+Andrews, Fudenberg, Lei, Liang & Wu, "The Transfer Performance of Economic Models" (2025), and
+``shared/specs/transfer.md`` §2–5 (algorithms A2–A10). Every function takes the error table in any
+of the three conventions of the authors' R package transferUQ (a square matrix ``[train, test]``
+with the diagonal ignored, a long frame ``train..., test, error``, or an :class:`ErrorTable`) and
+keeps transferUQ's names and signatures:
+
+========================================================  ======================================
+``forecast_interval(err, coverage, side, correction)``    ``(lower, upper)`` (Prop. 1)
+``qte_interval(err, coverage, side, betas, r)``           frame ``beta, lb, ub`` (Prop. Q.1)
+``ete_interval(err, coverage, side, bd, r)``              ``(lower, upper)`` (Prop. Q.2)
+``check_worstcase_dominance(err1, err2, taulist, Gamma)`` frame ``tau, res`` (Def. 7)
+``check_everywhere_dominance(err1, err2, taulist)``       frame ``tau, res`` (Def. 8)
+========================================================  ======================================
+
+``side`` is ``"two"``, ``"upper"`` (an upper bound: ``(-inf, a]``, transferUQ's ``"right"``) or
+``"lower"`` (a lower bound: ``[a, inf)``, transferUQ's ``"left"``); the package's names are accepted.
+``coverage`` is the package's *nominal* coverage c: a two-sided interval uses τ = (1 + c)/2, a
+one-sided one τ = c. ``correction=True`` inflates c by (n + 1)/(n − r) first so that Proposition 1
+guarantees c. Every function also accepts ``tau=`` to give the quantile level directly.
+
+Where the spec finds the package or the paper wrong, the default is the correct method and an
+argument reproduces the package:
+
+* U-statistic order: ``order=None`` uses k = r + 1 (Lemma Q.1); ``order="transferUQ"`` uses k = r.
+* Everywhere dominance: ``mode="exact"`` (default) scans every j; ``mode="paper"`` adds the
+  invalid pruning j ≥ τN of Appendix R.3 (reproduces Table 2); ``mode="transferUQ"`` reproduces the
+  package (pruning, ``>=`` for m(j), LP constraint Ψ₂ᵀv ≥ τ in count units, violation iff LP ≤ τ).
+* Worst-case dominance: ``mode="exact"`` checks every Γ in [1, Gamma] through the exact Γ
+  breakpoints of ē_τ(Γ); ``mode="transferUQ"`` checks Γ = Gamma only, at the package's index
+  J − 1 with a strict ``<``.
+
+All hot loops run in the Rust core (``rust/transfer.rs``, ``rust/ustat.rs``) on a table sorted once
+and cached on the :class:`ErrorTable`.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import _core
+from .._validation import check_choice, check_int, check_n_jobs, check_probability
+from ..exceptions import InvalidArgumentError, LLMSurrogateWarning, ShapeError
+from ..results import Result, Summary, result_dataclass
+from .table import ErrorTable
+
+__all__ = [
+    "forecast_interval", "weighted_forecast_interval", "forecast_intervals", "ForecastIntervals",
+    "worst_case_interval", "worst_case_curve", "worst_case_tau_curve", "WorstCaseCurve",
+    "check_worstcase_dominance", "critical_gamma", "check_everywhere_dominance",
+    "everywhere_dominance", "EverywhereDominance", "qte_interval", "ete_interval", "ustat_tail_bound",
+    "coverage_bound", "coverage_upper_bound", "tau_for_coverage", "weighted_coverage_diagnostic",
+    "robust_level", "lp2_simplex", "plot_quantile_ci",
+]
+
+_SIDES = {"two": "two", "upper": "upper", "lower": "lower", "right": "upper", "left": "lower"}
+DEFAULT_TAULIST = np.round(np.arange(0.5, 1.0 + 1e-9, 0.01), 10)
+DEFAULT_BETAS = np.round(np.arange(0.2, 0.8 + 1e-9, 0.01), 10)
+
+
+# ---- plumbing -------------------------------------------------------------------------------------
+
+def _table(err: Any, arg: str = "err") -> ErrorTable:
+    return ErrorTable.coerce(err, arg=arg)
+
+
+def _core_table(t: ErrorTable, negate: bool = False):
+    """The Rust-side sorted table, built once per ErrorTable (and once for the negated errors)."""
+    key = "_llms_core_neg" if negate else "_llms_core"
+    core = t.__dict__.get(key)
+    if core is None:
+        vals = -t.values if negate else t.values
+        core = _core.TransferTable(np.ascontiguousarray(vals, dtype=np.float64),
+                                   np.ascontiguousarray(t.test, dtype=np.int64), t.n)
+        object.__setattr__(t, key, core)
+    return core
+
+
+def _side(side: Any) -> str:
+    if isinstance(side, (list, tuple)) and side:  # R's c("two", "left", "right") default
+        side = side[0]
+    return _SIDES[check_choice(side, "side", list(_SIDES))]
+
+
+def _tau(coverage: Any, side: str, tau: Any, *, n: int | None = None, r: int | None = None,
+         correction: bool = False) -> float:
+    """τ from the package's coverage (or τ given directly), validated."""
+    if tau is not None:
+        if coverage is not None:
+            raise InvalidArgumentError("pass either `coverage` or `tau`, not both")
+        t = check_probability(tau, "tau", low=0.0, high=1.0, high_open=False)
+        if side == "two" and t <= 0.5:
+            raise InvalidArgumentError(
+                f"argument `tau`: a two-sided interval needs tau in (0.5, 1]; got {t} (at tau <= 0.5 the interval "
+                "[e_(N+1-k), e_(k)] is inverted and Proposition 1 guarantees nothing)")
+        return t
+    if coverage is None:
+        raise InvalidArgumentError("argument `coverage` is required (a number in (0, 1)), or pass `tau`")
+    c = check_probability(coverage, "coverage", low=0.0, high=1.0, high_open=False)
+    if correction:
+        c_adj = c * (n + 1) / (n - r)
+        if c_adj > 1:
+            warnings.warn(
+                f"coverage {c} cannot be guaranteed with n = {n} domains and r = {r}: the best possible guarantee "
+                f"is (n - r)/(n + 1) = {(n - r) / (n + 1):.4f}, reached by the [min, max] interval returned",
+                LLMSurrogateWarning, stacklevel=3)
+        c = min(c_adj, 1.0)
+    return (1 + c) / 2 if side == "two" else c
+
+
+def _clip_side(lo: float, hi: float, side: str) -> tuple[float, float]:
+    if side == "upper":
+        return (-math.inf, float(hi))
+    if side == "lower":
+        return (float(lo), math.inf)
+    return (float(lo), float(hi))
+
+
+def _check_r(t: ErrorTable, r: Any) -> None:
+    if r is not None and check_int(r, "r", minimum=1) != t.r:
+        raise InvalidArgumentError(f"argument `r` ({r}) does not match the table's {t.r} training domains per error")
+
+
+# ---- coverage helpers (Proposition 1, Claim 1, Corollary 1, Theorem 1, Theorem R.1) -------------------
+
+def coverage_bound(n: int, r: int, tau: float, side: str = "two", Gamma: float = 1.0) -> float:  # noqa: N803
+    """Guaranteed coverage of the level-τ interval: (2τ−1 or τ)(n−r)/(n+Γ²).
+
+    Γ = 1 is Proposition 1 (exchangeable domains); Γ > 1 is Corollary 1 (likelihood ratio in
+    [1/Γ, Γ], for the worst-case interval of :func:`worst_case_interval`).
+
+    >>> round(coverage_bound(44, 1, 0.95), 4)
+    0.86
+    """
+    n, r, side = check_int(n, "n", minimum=2), check_int(r, "r", minimum=1), _side(side)
+    if n <= r:
+        raise InvalidArgumentError(f"need n > r; got n = {n}, r = {r}")
+    tau = check_probability(tau, "tau", high_open=False)
+    g = float(Gamma)
+    if not g >= 1:
+        raise InvalidArgumentError(f"argument `Gamma` must be >= 1; got {Gamma}")
+    lead = (2 * tau - 1) if side == "two" else tau
+    return max(lead, 0.0) * (n - r) / (n + g * g)
+
+
+def coverage_upper_bound(n: int, r: int, tau: float, side: str = "two", conservative: bool = False) -> float:
+    """Claim 1: coverage is at most (2τ−1 or τ)(n−r)/(n+1) + (r+1)/(n+1) + (n−r)!/(n+1)! without ties.
+
+    ``conservative=True`` doubles the last (max-atom) term for two-sided intervals (spec §2.1, A17).
+    """
+    n, r, side = check_int(n, "n", minimum=2), check_int(r, "r", minimum=1), _side(side)
+    tau = check_probability(tau, "tau", high_open=False)
+    atom = math.exp(math.lgamma(n - r + 1) - math.lgamma(n + 2))
+    mult = 2 if (conservative and side == "two") else 1
+    lead = (2 * tau - 1) if side == "two" else tau
+    return min(1.0, lead * (n - r) / (n + 1) + (r + 1) / (n + 1) + mult * atom)
+
+
+def tau_for_coverage(n: int, r: int, coverage: float, side: str = "two") -> float:
+    """The level τ whose Proposition 1 guarantee is ``coverage`` (the package's correction).
+
+    Raises if the coverage exceeds the best possible guarantee (n−r)/(n+1).
+    """
+    n, r, side = check_int(n, "n", minimum=2), check_int(r, "r", minimum=1), _side(side)
+    c = check_probability(coverage, "coverage")
+    adj = c * (n + 1) / (n - r)
+    if adj > 1 + 1e-12:
+        raise InvalidArgumentError(f"coverage {c} cannot be guaranteed with n = {n}, r = {r}; the maximum is "
+                                   f"(n - r)/(n + 1) = {(n - r) / (n + 1):.4f}")
+    adj = min(adj, 1.0)
+    return (1 + adj) / 2 if side == "two" else adj
+
+
+def weighted_coverage_diagnostic(n: int, r: int, tau: float, weights: Any, w_target: float,
+                                 side: str = "two") -> float:
+    """Plug-in value of Theorem 1's bound, (2τ−1 or τ)(n−r)/n · Σw/(Σw + w_target).
+
+    A **diagnostic, not a guarantee**: the theorem takes an expectation over the unobserved target's
+    likelihood ratio; this plugs in a user-chosen ``w_target``.
+    """
+    w = np.asarray(weights, dtype=float)
+    side = _side(side)
+    lead = (2 * tau - 1) if side == "two" else tau
+    return max(lead, 0.0) * (n - r) / n * w.sum() / (w.sum() + float(w_target))
+
+
+def robust_level(tau: float, Gamma: float, n: int, r: int, side: str = "two", mode: str = "safe"):  # noqa: N803
+    """Theorem R.1: the inflated level τ' for the unweighted interval under the shift model 𝒫(Γ; r).
+
+    Returns ``(tau_prime, guarantee)`` with guarantee (2τ−1 or τ)(1 − (r+1)Γ/(n+1)). ``mode="safe"``
+    (default) uses 1 − τ' = (1−τ)(n+1−(r+1)Γ)/(Γ(n−r)), which keeps the renormalisation the paper's
+    proof drops (spec §3.4, A8); ``mode="paper"`` uses the printed τ' = 1 − (1−τ)/Γ. Note the Γ of this
+    model is not the Γ of 𝒲(Γ). Use the result with ``forecast_interval(err, tau=tau_prime)``.
+    """
+    side = _side(side)
+    mode = check_choice(mode, "mode", ["safe", "paper"])
+    tau = check_probability(tau, "tau", high_open=False)
+    g = float(Gamma)
+    if not g >= 1:
+        raise InvalidArgumentError(f"argument `Gamma` must be >= 1; got {Gamma}")
+    if (r + 1) * g >= n + 1:
+        raise InvalidArgumentError(f"Theorem R.1 needs (r + 1) Gamma < n + 1; got ({r} + 1) * {g} >= {n + 1}")
+    if mode == "paper":
+        tp = 1 - (1 - tau) / g
+    else:
+        tp = 1 - (1 - tau) * (n + 1 - (r + 1) * g) / (g * (n - r))
+    lead = (2 * tau - 1) if side == "two" else tau
+    return min(max(tp, 0.0), 1.0), lead * (1 - (r + 1) * g / (n + 1))
+
+
+# ---- forecast intervals ---------------------------------------------------------------------------
+
+def forecast_interval(err: Any, coverage: float | None = None, side: str = "two", correction: bool = False, *,
+                      tau: float | None = None) -> tuple[float, float]:
+    """Forecast interval for the transfer error to a new domain (Section 3, Proposition 1).
+
+    Pools the N errors and returns ``(lower, upper)`` = [e̲_τ, ē_τ] = [f_(N+1−k), f_(k)], k = ⌈τN⌉,
+    with τ = (1 + coverage)/2 two-sided and τ = coverage one-sided (``side="upper"`` gives
+    ``(-inf, ē_τ]``, ``side="lower"`` gives ``[e̲_τ, inf)``). Under exchangeable domains the interval
+    covers the realised error with probability at least (2τ−1)(n−r)/(n+1) (τ(n−r)/(n+1)
+    one-sided); ``correction=True`` raises τ so that this guarantee equals ``coverage``.
+
+    >>> import numpy as np
+    >>> E = np.array([[np.nan, 1, 2], [3, np.nan, 4], [5, 6, np.nan]])
+    >>> forecast_interval(E, tau=0.8)
+    (2.0, 5.0)
+    """
+    t = _table(err)
+    side = _side(side)
+    level = _tau(coverage, side, tau, n=t.n, r=t.r, correction=bool(correction))
+    lo, hi = _core_table(t).intervals(np.array([level]))
+    return _clip_side(lo[0], hi[0], side)
+
+
+def _weights(t: ErrorTable, weights: Any) -> np.ndarray:
+    if isinstance(weights, Mapping):
+        missing = [d for d in t.domains if d not in weights and str(d) not in weights]
+        if missing:
+            raise InvalidArgumentError(f"argument `weights` has no weight for domain(s) {missing[:5]}")
+        w = np.array([float(weights[d] if d in weights else weights[str(d)]) for d in t.domains])
+    else:
+        w = np.asarray(weights, dtype=np.float64).ravel()
+    if w.size != t.n:
+        raise ShapeError(f"argument `weights` needs one likelihood ratio per domain ({t.n}); got {w.size}")
+    if not np.all(np.isfinite(w)):
+        raise InvalidArgumentError("argument `weights` must be finite")
+    if np.any(w < 0):
+        raise InvalidArgumentError("argument `weights` must be >= 0 (likelihood ratios)")
+    if not np.any(w > 0):
+        raise InvalidArgumentError("argument `weights`: all weights are zero; at least one must be positive")
+    return np.ascontiguousarray(w)
+
+
+def weighted_forecast_interval(err: Any, weights: Any, coverage: float | None = None, side: str = "two", *,
+                               tau: float | None = None) -> tuple[float, float]:
+    """Forecast interval under a known likelihood ratio (Section 4.1, Theorem 1).
+
+    ``weights`` holds ω(S_d) for each domain (array in the table's domain order, or a mapping
+    domain → weight); each pooled error gets the weight of its **test** domain (eq. 7). Only ratios
+    matter. Zero weights are allowed (closed box); negative or all-zero weights are errors.
+    """
+    t = _table(err)
+    side = _side(side)
+    level = _tau(coverage, side, tau)
+    lo, hi = _core_table(t).weighted(_weights(t, weights), np.array([level]))
+    return _clip_side(lo[0], hi[0], side)
+
+
+@result_dataclass
+class ForecastIntervals(Result):
+    """Forecast intervals of several models (rows: model × coverage level × side)."""
+
+    table: Any
+    n: int
+    r: int
+
+    def tidy(self):
+        return self.table.copy()
+
+    def summary(self) -> Summary:
+        return Summary("Transfer-error forecast intervals", facts={"domains (n)": self.n, "training domains (r)": self.r},
+                       tables=[("intervals", self.table)],
+                       notes=["guaranteed = Proposition 1's lower bound on coverage under exchangeable domains"])
+
+    def plot(self, ax=None, side: str = "two", log: bool = True, **kwargs):
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6, 0.5 + 0.45 * self.table["model"].nunique()))
+        df = self.table[self.table["side"] == side]
+        models = list(dict.fromkeys(df["model"]))
+        levels = sorted(df["coverage"].unique())
+        colors = plt.cm.viridis(np.linspace(0.15, 0.85, max(len(levels), 1)))
+        for li, (lev, col) in enumerate(zip(levels, colors)):
+            sub = df[df["coverage"] == lev]
+            for i, m in enumerate(models):
+                row = sub[sub["model"] == m]
+                if row.empty:
+                    continue
+                y = i + (li - (len(levels) - 1) / 2) * 0.18
+                ax.plot([row["lower"].iloc[0], row["upper"].iloc[0]], [y, y], color=col, lw=3,
+                        label=f"{lev:.0%} nominal" if i == 0 else None, solid_capstyle="butt")
+        ax.set_yticks(range(len(models)), models)
+        if log and (df["lower"] > 0).all():
+            ax.set_xscale("log")
+        ax.set_xlabel("transfer error")
+        ax.legend(fontsize="small", loc="best")
+        ax.set_title("Forecast intervals for the transfer error to a new domain")
+        return ax
+
+
+def forecast_intervals(tables: Mapping[str, Any], coverage: Sequence[float] | float = (0.8, 0.9, 0.95),
+                       sides: Sequence[str] | str = ("two",), correction: bool = False) -> ForecastIntervals:
+    """:func:`forecast_interval` for several models, levels and sides, as a tidy result that plots."""
+    import pandas as pd
+
+    if not isinstance(tables, Mapping) or not tables:
+        raise InvalidArgumentError("argument `tables` must be a non-empty mapping model name -> error table")
+    covs = [coverage] if np.isscalar(coverage) else list(coverage)
+    sides = [sides] if isinstance(sides, str) else list(sides)
+    rows, first = [], None
+    for name, err in tables.items():
+        t = _table(err, arg=f"tables[{name!r}]")
+        first = first or t
+        for side in sides:
+            s = _side(side)
+            for c in covs:
+                level = _tau(c, s, None, n=t.n, r=t.r, correction=correction)
+                lo, hi = forecast_interval(t, c, s, correction)
+                rows.append({"model": str(name), "coverage": float(c), "side": s, "tau": level, "lower": lo,
+                             "upper": hi, "guaranteed": coverage_bound(t.n, t.r, level, s)})
+    return ForecastIntervals(table=pd.DataFrame(rows), n=first.n, r=first.r)
+
+
+# ---- worst case over bounded likelihood ratios (Corollary 1, Theorem R.2) ------------------------------
+
+def _gamma(Gamma: Any, name: str = "Gamma") -> float:  # noqa: N803
+    try:
+        g = float(Gamma)
+    except (TypeError, ValueError) as err:
+        raise InvalidArgumentError(f"argument `{name}` must be a number >= 1 (Inf allowed)") from err
+    if not g >= 1:
+        raise InvalidArgumentError(f"argument `{name}` must be >= 1 (Inf allowed); got {Gamma}")
+    return g
+
+
+def worst_case_interval(err: Any, coverage: float | None = None, Gamma: float = math.inf, side: str = "two", *,  # noqa: N803
+                        tau: float | None = None) -> tuple[float, float]:
+    """Worst-case forecast interval [e̲_τ(Γ), ē_τ(Γ)] over likelihood ratios in [1/Γ, Γ] (eq. 8).
+
+    Exact (Theorem R.2 closed form); coverage ≥ (2τ−1)(n−r)/(n+Γ²) by Corollary 1. Γ = 1 gives
+    :func:`forecast_interval`; Γ = ∞ gives the largest per-test-domain quantile.
+    """
+    t = _table(err)
+    side = _side(side)
+    g = _gamma(Gamma)
+    level = _tau(coverage, side, tau)
+    hi = _core_table(t).gamma_steps(level, g)
+    lo = _core_table(t, negate=True).gamma_steps(level, g)
+    up = _step(hi[0], hi[1], g)
+    low = -_step(lo[0], lo[1], g)
+    return _clip_side(low, up, side)
+
+
+def _step(gs: np.ndarray, vs: np.ndarray, gamma: float) -> float:
+    i = min(int(np.searchsorted(gs, gamma, side="left")), len(vs) - 1)
+    return float(vs[i])
+
+
+@result_dataclass
+class WorstCaseCurve(Result):
+    """ē_τ(Γ) and e̲_τ(Γ) as exact step functions of Γ, one block of rows per τ.
+
+    ``steps``: columns tau, bound ("upper"/"lower"), gamma_from, gamma_to, value: the bound equals
+    ``value`` for Γ in (gamma_from, gamma_to] (the first piece includes Γ = 1).
+    """
+
+    steps: Any
+    name: str = ""
+
+    def tidy(self):
+        return self.steps.copy()
+
+    def value(self, tau: float, Gamma: float, bound: str = "upper") -> float:  # noqa: N803
+        s = self.steps[(np.isclose(self.steps["tau"], tau)) & (self.steps["bound"] == bound)]
+        if s.empty:
+            raise InvalidArgumentError(f"tau {tau} is not in this curve")
+        return _step(s["gamma_to"].to_numpy(), s["value"].to_numpy(), _gamma(Gamma))
+
+    def summary(self) -> Summary:
+        return Summary(f"Worst-case transfer-error bounds over Gamma{': ' + self.name if self.name else ''}",
+                       tables=[("step functions (value on (gamma_from, gamma_to])", self.steps)],
+                       notes=["exact breakpoints (spec 3.3); coverage >= (2tau-1)(n-r)/(n+Gamma^2) (Corollary 1)"])
+
+    def plot(self, ax=None, gamma_max: float = 100.0, **kwargs):
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6, 4))
+        for (tau, bound), s in self.steps.groupby(["tau", "bound"], sort=True):
+            xs, ys = [1.0], []
+            for g0, g1, v in zip(s["gamma_from"], s["gamma_to"], s["value"]):
+                ys += [v, v]
+                xs += [min(g1, gamma_max)] * 2
+                if g1 >= gamma_max:
+                    break
+            xs = xs[:-1]
+            ax.plot(xs[: len(ys)], ys, drawstyle="default", ls="-" if bound == "upper" else "--",
+                    label=f"tau={tau:g} {bound}", **kwargs)
+        ax.set_xscale("log")
+        ax.set_xlabel("Gamma (bound on the likelihood ratio)")
+        ax.set_ylabel("worst-case quantile of the transfer error")
+        ax.legend(fontsize="small")
+        return ax
+
+
+def worst_case_curve(err: Any, tau: Sequence[float] | float = (0.5, 0.75, 0.9, 0.95), Gamma_max: float = math.inf,  # noqa: N803
+                     *, lower: bool = True, name: str = "") -> WorstCaseCurve:
+    """ē_τ(Γ) (and e̲_τ(Γ)) as exact step functions of Γ ∈ [1, Gamma_max] for each τ.
+
+    No Γ grid: the breakpoints Γ*_j are computed in closed form (spec §3.3).
+    """
+    import pandas as pd
+
+    t = _table(err)
+    g = _gamma(Gamma_max, "Gamma_max")
+    taus = np.atleast_1d(np.asarray(tau, dtype=float))
+    for x in taus:
+        check_probability(float(x), "tau", high_open=False)
+    rows = []
+    for bound, core, sign in [("upper", _core_table(t), 1.0)] + ([("lower", _core_table(t, True), -1.0)] if lower else []):
+        for x, (gs, vs) in zip(taus, core.gamma_steps_many(np.ascontiguousarray(taus), g)):
+            prev = 1.0
+            for g1, v in zip(gs, vs):
+                rows.append({"tau": float(x), "bound": bound, "gamma_from": prev, "gamma_to": float(g1),
+                             "value": sign * float(v)})
+                prev = float(g1)
+    return WorstCaseCurve(steps=pd.DataFrame(rows), name=name or t.name)
+
+
+def worst_case_tau_curve(err: Any, Gamma: float = math.inf):  # noqa: N803
+    """Corollary R.1: ē_τ(Γ) for all τ at once, as a frame ``prob, val`` (transferUQ's Gamma_curve).
+
+    ``prob[j] = Q_j(Γ)/K``; ē_τ(Γ) = val at the first row with prob ≥ τ.
+    """
+    import pandas as pd
+
+    t = _table(err)
+    core = _core_table(t)
+    return pd.DataFrame({"prob": core.worst_case_p(_gamma(Gamma)), "val": core.sorted_values()})
+
+
+def _same(err1: Any, err2: Any) -> tuple[ErrorTable, ErrorTable]:
+    t1, t2 = _table(err1, "err1"), _table(err2, "err2")
+    t1.same_design(t2, arg="err2")
+    return t1, t2
+
+
+def _taulist(taulist: Any) -> np.ndarray:
+    taus = np.atleast_1d(np.asarray(taulist, dtype=float))
+    if taus.size == 0:
+        raise InvalidArgumentError("argument `taulist` is empty")
+    bad = ~((taus > 0) & (taus <= 1))
+    if bad.any():
+        raise InvalidArgumentError(f"argument `taulist` must lie in (0, 1]; got {taus[bad][0]}")
+    return np.ascontiguousarray(taus)
+
+
+def _worstcase_exact(t1: ErrorTable, t2: ErrorTable, taus: np.ndarray, g: float):
+    """Per τ: (dominates on all of [1, g], largest Γ* up to which it dominates)."""
+    s1 = _core_table(t1).gamma_steps_many(taus, g)
+    s2 = _core_table(t2).gamma_steps_many(taus, g)
+    out = []
+    for (g1, v1), (g2, v2) in zip(s1, s2):
+        pts = np.unique(np.concatenate([g1, g2, [g]]))
+        pts = pts[pts <= g]
+        ok, crit = True, g
+        prev = 1.0
+        for p in pts:
+            if _step(g1, v1, p) > _step(g2, v2, p):
+                ok, crit = False, prev
+                # the failing piece is (prev, p]; at Γ = prev the previous piece (which passed) applies
+                if p == pts[0]:
+                    crit = 1.0 if _step(g1, v1, 1.0) <= _step(g2, v2, 1.0) else math.nan
+                break
+            prev = float(p)
+        out.append((ok, crit))
+    return out
+
+
+def check_worstcase_dominance(err1: Any, err2: Any, taulist: Any = DEFAULT_TAULIST, Gamma: float = math.inf,  # noqa: N803
+                              mode: str = "exact"):
+    """Does method 1 worst-case-upper-dominate method 2 (Definition 7)? Frame ``tau, res``.
+
+    ``mode="exact"`` (default): ē_{1,τ}(Γ) ≤ ē_{2,τ}(Γ) for **every** Γ in [1, Gamma], checked exactly
+    on the union of both step functions' breakpoints (Gamma = Inf: all Γ ≥ 1, the definition).
+    ``mode="transferUQ"``: the package's check at the single Γ = Gamma, at index max{j : p_j < τ}
+    (= J − 1, off by one against Corollary R.1) and strict ``<``; hard-coded there to r = 1.
+    """
+    import pandas as pd
+
+    t1, t2 = _same(err1, err2)
+    taus = _taulist(taulist)
+    g = _gamma(Gamma)
+    mode = check_choice(mode, "mode", ["exact", "transferUQ"])
+    if mode == "exact":
+        res = [ok for ok, _ in _worstcase_exact(t1, t2, taus, g)]
+    else:
+        res = []
+        c1, c2 = _core_table(t1), _core_table(t2)
+        p1, p2 = c1.worst_case_p(g), c2.worst_case_p(g)
+        f1, f2 = c1.sorted_values(), c2.sorted_values()
+        for x in taus:
+            i1, i2 = np.flatnonzero(p1 < x), np.flatnonzero(p2 < x)
+            res.append(bool(f1[i1[-1]] < f2[i2[-1]]) if i1.size and i2.size else False)
+    return pd.DataFrame({"tau": taus, "res": np.array(res, dtype=bool)})
+
+
+def critical_gamma(err1: Any, err2: Any, tau: Any) -> Any:
+    """Largest Γ* such that method 1 worst-case-dominates method 2 at τ for every Γ ∈ [1, Γ*].
+
+    Exact (from the breakpoints of both step functions). ``inf``: dominance for all Γ; ``nan``:
+    no dominance even at Γ = 1. Returns a float for scalar τ, an array otherwise.
+    """
+    t1, t2 = _same(err1, err2)
+    scalar = np.isscalar(tau)
+    taus = _taulist(tau)
+    out = np.array([c if not ok else math.inf for ok, c in _worstcase_exact(t1, t2, taus, math.inf)])
+    return float(out[0]) if scalar else out
+
+
+# ---- everywhere dominance (Definition 8, Appendix R.3) ----------------------------------------------
+
+@result_dataclass
+class EverywhereDominance(Result):
+    """Everywhere dominance per τ with witnesses of violations.
+
+    ``table``: tau, dominates, j, m, witness (domain labels and weights of the two-point weight
+    vector), upper1, upper2 (ē₁^w and ē₂^w at the witness, w = v + ε, recomputed independently).
+    """
+
+    table: Any
+    mode: str
+
+    def tidy(self):
+        return self.table.copy()
+
+    def summary(self) -> Summary:
+        return Summary(f"Everywhere dominance (mode={self.mode})", tables=[("per tau", self.table)],
+                       notes=["closed-simplex semantics (zero weights allowed), as in Appendix R.3",
+                              "mode='exact' has no pruning; 'paper'/'transferUQ' reproduce the invalid j >= tau N pruning"])
+
+
+def _verify_witness(t1: ErrorTable, t2: ErrorTable, j: int, support, tau: float):
+    """ē₁^w and ē₂^w at w = v nudged toward the largest-Ψ₂ domain (so that bᵀw > τ strictly, spec
+    T6(c)) plus 1e-12 on every domain; the first nudge δ ∈ {0, 1e-9, 1e-6, 1e-3} that verifies."""
+    test2 = _core_table(t2).sorted_test()
+    psi2 = np.bincount(test2[:j], minlength=t2.n)
+    v = np.zeros(t2.n)
+    for d, x in support:
+        v[d] += x
+    top = np.zeros(t2.n)
+    top[int(np.argmax(psi2))] = 1.0
+    u1 = u2 = math.nan
+    for delta in (0.0, 1e-9, 1e-6, 1e-3):
+        w = (1 - delta) * v + delta * top + 1e-12
+        u1 = float(_core_table(t1).weighted(w, np.array([tau]))[1][0])
+        u2 = float(_core_table(t2).weighted(w, np.array([tau]))[1][0])
+        if u1 > u2:
+            break
+    return u1, u2
+
+
+def everywhere_dominance(err1: Any, err2: Any, taulist: Any = DEFAULT_TAULIST, mode: str = "exact",
+                         verify: bool = True) -> EverywhereDominance:
+    """Everywhere dominance (Definition 8) per τ, with a verified witness for each violation.
+
+    For each violation the two-point LP solution v, nudged toward the domain with the largest Ψ₂ and
+    plus 1e-12 on every domain, gives weights w; ``upper1``
+    and ``upper2`` are the weighted upper quantiles ē^w of the two methods at w, computed directly
+    (Theorem 1 weighting); ``verified`` says whether upper1 > upper2 (closed-simplex cases at the
+    boundary can need ε → 0 and show ``False``).
+    """
+    import pandas as pd
+
+    t1, t2 = _same(err1, err2)
+    taus = _taulist(taulist)
+    mode = check_choice(mode, "mode", ["exact", "paper", "transferUQ"])
+    wit = _core.everywhere_dominance(_core_table(t1), _core_table(t2), taus, mode)
+    rows = []
+    for x, w in zip(taus, wit):
+        row = {"tau": float(x), "dominates": w is None, "j": None, "m": None, "witness": None,
+               "upper1": math.nan, "upper2": math.nan, "verified": None}
+        if w is not None:
+            j, m, support = w
+            row.update(j=j, m=m, witness={str(t1.domains[d]): float(v) for d, v in support})
+            if verify and support:
+                row["upper1"], row["upper2"] = _verify_witness(t1, t2, j, support, float(x))
+                row["verified"] = bool(row["upper1"] > row["upper2"])
+        rows.append(row)
+    return EverywhereDominance(table=pd.DataFrame(rows), mode=mode)
+
+
+def check_everywhere_dominance(err1: Any, err2: Any, taulist: Any = DEFAULT_TAULIST, mode: str = "exact"):
+    """Does method 1 everywhere-upper-dominate method 2 (Definition 8)? Frame ``tau, res``.
+
+    ``mode="exact"`` (default; correct): all j scanned. ``mode="paper"``: the paper's pruning j ≥ τN,
+    which spec §4.4 shows is invalid (it reproduces Table 2). ``mode="transferUQ"``: the package
+    0.1.0's behaviour. See :func:`everywhere_dominance` for witnesses.
+    """
+    import pandas as pd
+
+    t1, t2 = _same(err1, err2)
+    taus = _taulist(taulist)
+    mode = check_choice(mode, "mode", ["exact", "paper", "transferUQ"])
+    wit = _core.everywhere_dominance(_core_table(t1), _core_table(t2), taus, mode)
+    return pd.DataFrame({"tau": taus, "res": np.array([w is None for w in wit], dtype=bool)})
+
+
+def lp2_simplex(a: Any, b: Any, tau: float) -> tuple[float, dict[int, float]]:
+    """min aᵀv s.t. bᵀv ≥ τ, Σv = 1, v ≥ 0 in closed form (two-point support; +inf if infeasible)."""
+    obj, sup = _core.lp2_simplex(np.ascontiguousarray(a, dtype=float), np.ascontiguousarray(b, dtype=float), float(tau))
+    return obj, dict(sup)
+
+
+# ---- U-statistic confidence intervals (Appendix Q) --------------------------------------------------
+
+def ustat_tail_bound(x: float, y: float, n: int, k: int) -> dict[str, float]:
+    """Lemma Q.1: B_{n,k}(x; y) ≥ P(U ≤ x) and its parts (Hoeffding b1, Bentkus b2, Maurer b3)."""
+    b, b1, b2, b3 = _core.ustat_tail_bound(float(x), float(y), check_int(n, "n", minimum=1), check_int(k, "k", minimum=1))
+    return {"B": b, "hoeffding": b1, "bentkus": b2, "maurer": b3}
+
+
+def _order(t: ErrorTable, order: Any) -> int:
+    if order is None:
+        return t.r + 1
+    if isinstance(order, str):
+        check_choice(order, "order", ["transferUQ"])
+        return t.r
+    return check_int(order, "order", minimum=1)
+
+
+def _alpha(coverage: Any, side: str) -> float:
+    c = check_probability(coverage, "coverage")
+    return (1 - c) / 2 if side == "two" else 1 - c
+
+
+def qte_interval(err: Any, coverage: float, side: str = "two", betas: Any = DEFAULT_BETAS, r: Any = None,
+                 order: Any = None):
+    """Confidence intervals for quantiles q_β of the transfer-error distribution (Prop. Q.1).
+
+    Frame ``beta, lb, ub``. Uses the U-statistic bound of order k = r + 1 (``order="transferUQ"``
+    gives the package's k = r, anti-conservative) and the exact discrete rank rules of spec §5.3:
+    lb = f_(j_L), j_L = max{j : B((j−1)/N; β) ≤ α}; ub = f_(j_U), j_U = min{j : B(1−j/N; 1−β) ≤ α}
+    (±inf when no rank qualifies). Two-sided intervals use α = (1 − coverage)/2 per side.
+    """
+    import pandas as pd
+
+    t = _table(err)
+    _check_r(t, r)
+    side = _side(side)
+    k = _order(t, order)
+    alpha = _alpha(coverage, side)
+    b = np.atleast_1d(np.asarray(betas, dtype=float))
+    if b.size == 0 or np.any(~((b > 0) & (b < 1))):
+        raise InvalidArgumentError("argument `betas` must be quantile levels in (0, 1)")
+    jl, ju = _core.quantile_ci_ranks(t.N, t.n, k, np.ascontiguousarray(b), alpha)
+    f = _core_table(t).sorted_values()
+    ext = np.concatenate([[-np.inf], f, [np.inf]])
+    lb, ub = ext[np.asarray(jl)], ext[np.asarray(ju)]
+    if side == "upper":
+        lb = np.full_like(lb, -np.inf)
+    elif side == "lower":
+        ub = np.full_like(ub, np.inf)
+    return pd.DataFrame({"beta": b, "lb": lb, "ub": ub})
+
+
+def ete_interval(err: Any, coverage: float, side: str = "two", bd: float = 1.0, r: Any = None, order: Any = None):
+    """Confidence interval for the mean transfer error E[e] (Prop. Q.2); errors must lie in [0, bd].
+
+    Returns ``(lower, upper)`` (±inf on the open side of one-sided intervals). Order k = r + 1 by
+    default (``order="transferUQ"``: k = r).
+    """
+    t = _table(err)
+    _check_r(t, r)
+    side = _side(side)
+    k = _order(t, order)
+    bd = float(bd)
+    if not (np.isfinite(bd) and bd > 0):
+        raise InvalidArgumentError(f"argument `bd` must be a positive finite bound; got {bd}")
+    if t.values.min() < 0 or t.values.max() > bd:
+        raise InvalidArgumentError(f"ete_interval needs every error in [0, bd] = [0, {bd}]; the errors span "
+                                   f"[{t.values.min():.4g}, {t.values.max():.4g}] (set `bd`, or use e.g. 1/shortfall)")
+    alpha = _alpha(coverage, side)
+    u = float(np.mean(t.values / bd))
+    u = min(max(u, 0.0), 1.0)
+    hi = _core.ustat_mean_upper(u, t.n, k, alpha) if side in ("two", "upper") else math.inf
+    lo = 1 - _core.ustat_mean_upper(1 - u, t.n, k, alpha) if side in ("two", "lower") else -math.inf
+    return (lo * bd if np.isfinite(lo) else lo, hi * bd if np.isfinite(hi) else hi)
+
+
+def plot_quantile_ci(curves: Mapping[str, Any], ax=None, log: bool = False):
+    """Plot :func:`qte_interval` frames (beta, lb, ub) of several models as bands over β."""
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 4))
+    for name, df in curves.items():
+        line = ax.plot(df["beta"], (df["lb"] + df["ub"]) / 2, alpha=0)[0]
+        ax.fill_between(df["beta"], df["lb"], df["ub"], alpha=0.3, label=str(name), color=line.get_color())
+    if log:
+        ax.set_yscale("log")
+    ax.set_xlabel("beta (quantile of the transfer-error distribution)")
+    ax.set_ylabel("confidence interval")
+    ax.legend(fontsize="small")
+    return ax

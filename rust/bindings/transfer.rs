@@ -1,0 +1,141 @@
+//! Bindings for `crate::transfer` and `crate::ustat`. The Python layer
+//! (`llmsurrogate/transfer/inference.py`) validates and coerces inputs; these wrappers borrow the
+//! arrays, release the GIL and map errors.
+
+use super::errors::{run_detached, to_pyerr};
+use crate::transfer as k;
+use crate::ustat as u;
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
+use pyo3::prelude::*;
+use rayon::prelude::*;
+
+type Arr<'py> = Bound<'py, PyArray1<f64>>;
+
+/// A transfer-error table sorted once (values ascending, ties by input order), reused by every
+/// computation on it.
+#[pyclass(frozen, module = "llmsurrogate._core")]
+pub struct TransferTable {
+    inner: k::SortedTable,
+}
+
+#[pymethods]
+impl TransferTable {
+    #[new]
+    #[pyo3(signature = (values, test, n, n_jobs=None))]
+    fn new(py: Python<'_>, values: PyReadonlyArray1<'_, f64>, test: PyReadonlyArray1<'_, i64>, n: usize, n_jobs: Option<i64>) -> PyResult<Self> {
+        let (v, t) = (values.as_slice()?, test.as_slice()?);
+        let inner = run_detached(py, n_jobs, v.len(), || k::SortedTable::new(v, t, n))?;
+        Ok(Self { inner })
+    }
+
+    #[getter]
+    fn n(&self) -> usize {
+        self.inner.n
+    }
+
+    #[getter]
+    fn k(&self) -> usize {
+        self.inner.k
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.len()
+    }
+
+    /// Sorted errors f_(1..N).
+    fn sorted_values<'py>(&self, py: Python<'py>) -> Arr<'py> {
+        self.inner.values.clone().into_pyarray(py)
+    }
+
+    /// Test domain of each sorted error.
+    fn sorted_test<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        self.inner.test.iter().map(|&d| d as i64).collect::<Vec<_>>().into_pyarray(py)
+    }
+
+    /// (e̲_τ, ē_τ) for each τ (pooled, unweighted).
+    fn intervals<'py>(&self, py: Python<'py>, taus: PyReadonlyArray1<'py, f64>) -> PyResult<(Arr<'py>, Arr<'py>)> {
+        let t = taus.as_slice()?;
+        crate::errors::check::probability("tau", t).map_err(|e| to_pyerr(py, e))?;
+        let lo: Vec<f64> = t.iter().map(|&x| self.inner.lower(x)).collect();
+        let hi: Vec<f64> = t.iter().map(|&x| self.inner.upper(x)).collect();
+        Ok((lo.into_pyarray(py), hi.into_pyarray(py)))
+    }
+
+    /// Weighted (e̲^ω_τ, ē^ω_τ) with test-domain weights.
+    #[pyo3(signature = (weights, taus, n_jobs=None))]
+    fn weighted<'py>(&self, py: Python<'py>, weights: PyReadonlyArray1<'py, f64>, taus: PyReadonlyArray1<'py, f64>, n_jobs: Option<i64>) -> PyResult<(Arr<'py>, Arr<'py>)> {
+        let (w, t) = (weights.as_slice()?, taus.as_slice()?);
+        let (lo, hi) = run_detached(py, n_jobs, 0, || self.inner.weighted(w, t))?;
+        Ok((lo.into_pyarray(py), hi.into_pyarray(py)))
+    }
+
+    /// p_j = Q_j(Γ)/K, j = 1..N (Corollary R.1).
+    #[pyo3(signature = (gamma, n_jobs=None))]
+    fn worst_case_p<'py>(&self, py: Python<'py>, gamma: f64, n_jobs: Option<i64>) -> PyResult<Arr<'py>> {
+        Ok(run_detached(py, n_jobs, 0, || self.inner.worst_case_p(gamma))?.into_pyarray(py))
+    }
+
+    /// Exact step function Γ ↦ ē_τ(Γ) on [1, gamma_max]: (breakpoints, values).
+    #[pyo3(signature = (tau, gamma_max, n_jobs=None))]
+    fn gamma_steps<'py>(&self, py: Python<'py>, tau: f64, gamma_max: f64, n_jobs: Option<i64>) -> PyResult<(Arr<'py>, Arr<'py>)> {
+        let (g, v) = run_detached(py, n_jobs, 0, || self.inner.gamma_steps(tau, gamma_max))?;
+        Ok((g.into_pyarray(py), v.into_pyarray(py)))
+    }
+
+    /// Step functions for many τ at once (in parallel): list of (breakpoints, values).
+    #[pyo3(signature = (taus, gamma_max, n_jobs=None))]
+    fn gamma_steps_many<'py>(&self, py: Python<'py>, taus: PyReadonlyArray1<'py, f64>, gamma_max: f64, n_jobs: Option<i64>) -> PyResult<Vec<(Arr<'py>, Arr<'py>)>> {
+        let t = taus.as_slice()?;
+        let out = run_detached(py, n_jobs, usize::MAX, || {
+            t.par_iter().map(|&tau| self.inner.gamma_steps(tau, gamma_max)).collect::<Result<Vec<_>, _>>()
+        })?;
+        Ok(out.into_iter().map(|(g, v)| (g.into_pyarray(py), v.into_pyarray(py))).collect())
+    }
+}
+
+type WitnessOut = Option<(usize, usize, Vec<(usize, f64)>)>;
+
+/// Everywhere dominance of table 1 over table 2 at each τ: None (dominates) or a witness
+/// (j, m, support) per τ. `mode` is "exact", "paper" or "transferUQ".
+#[pyfunction]
+#[pyo3(signature = (t1, t2, taus, mode, n_jobs=None))]
+pub fn everywhere_dominance(py: Python<'_>, t1: &TransferTable, t2: &TransferTable, taus: PyReadonlyArray1<'_, f64>, mode: &str, n_jobs: Option<i64>) -> PyResult<Vec<WitnessOut>> {
+    let mode = match mode {
+        "exact" => k::EverywhereMode::Exact,
+        "paper" => k::EverywhereMode::Paper,
+        "transferUQ" => k::EverywhereMode::TransferUq,
+        other => return Err(to_pyerr(py, crate::errors::CoreError::invalid("mode", format!("must be 'exact', 'paper' or 'transferUQ'; got {other:?}")))),
+    };
+    let t = taus.as_slice()?;
+    let out = run_detached(py, n_jobs, usize::MAX, || k::everywhere_dominance(&t1.inner, &t2.inner, t, mode))?;
+    Ok(out.into_iter().map(|w| w.map(|w| (w.j, w.m, w.support))).collect())
+}
+
+/// Closed-form two-point LP (A7): (optimum, support).
+#[pyfunction]
+pub fn lp2_simplex(py: Python<'_>, a: PyReadonlyArray1<'_, f64>, b: PyReadonlyArray1<'_, f64>, tau: f64) -> PyResult<(f64, Vec<(usize, f64)>)> {
+    k::lp2_simplex(a.as_slice()?, b.as_slice()?, tau).map_err(|e| to_pyerr(py, e))
+}
+
+/// (B, b1, b2, b3) of Lemma Q.1.
+#[pyfunction]
+pub fn ustat_tail_bound(py: Python<'_>, x: f64, y: f64, n: usize, k: usize) -> PyResult<(f64, f64, f64, f64)> {
+    u::tail_bound_parts(x, y, n, k).map_err(|e| to_pyerr(py, e))
+}
+
+/// Quantile-CI ranks (j_L, j_U) for each β (parallel over β).
+#[pyfunction]
+#[pyo3(signature = (big_n, n, k, betas, alpha, n_jobs=None))]
+pub fn quantile_ci_ranks(py: Python<'_>, big_n: usize, n: usize, k: usize, betas: PyReadonlyArray1<'_, f64>, alpha: f64, n_jobs: Option<i64>) -> PyResult<(Vec<usize>, Vec<usize>)> {
+    let b = betas.as_slice()?;
+    let out = run_detached(py, n_jobs, usize::MAX, || {
+        b.par_iter().map(|&beta| u::quantile_ci_ranks(big_n, n, k, beta, alpha)).collect::<Result<Vec<_>, _>>()
+    })?;
+    Ok(out.into_iter().unzip())
+}
+
+/// Upper confidence bound μ̂⁺(α) for the mean of a [0, 1] U-statistic with value u.
+#[pyfunction]
+pub fn ustat_mean_upper(py: Python<'_>, u_value: f64, n: usize, k: usize, alpha: f64) -> PyResult<f64> {
+    u::mean_upper(u_value, n, k, alpha).map_err(|e| to_pyerr(py, e))
+}
