@@ -35,6 +35,9 @@ R_CALLABLE = {
     "datasets": {"load_certainty_equivalents", "certainty_equivalent_domains", "load_transfer_errors",
                  "transfer_error_models", "load_acs_income_rows", "load_acs_golden_prompt"},
     "demo": {"run_demo"},
+    "transfer": {"forecast_interval", "weighted_forecast_interval", "worst_case_interval", "qte_interval",
+                 "ete_interval", "check_worstcase_dominance", "check_everywhere_dominance", "critical_gamma",
+                 "coverage_bound"},
 }
 
 

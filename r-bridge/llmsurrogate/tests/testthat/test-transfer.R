@@ -1,0 +1,52 @@
+# Transfer inference from R: known answers (spec transfer.md 8.1), the paper's Table 5 and the
+# Appendix Q values, R vectors and data.frames out, and errors for bad input.
+
+E3 <- matrix(c(NA, 3, 5, 1, NA, 6, 2, 4, NA), 3)  # [train, test]: row 1 = (NA, 1, 2)
+
+test_that("forecast_interval() gives the known answers as an R vector", {
+  skip_if_no_llmsurrogate()
+  expect_identical(forecast_interval(E3, tau = 0.8), c(2, 5))
+  expect_identical(forecast_interval(E3, tau = 0.9), c(1, 6))
+  expect_identical(forecast_interval(E3, 0.6), c(2, 5))              # tau = 0.8
+  expect_identical(forecast_interval(E3, 0.8, "right"), c(-Inf, 5))  # (-Inf, e_0.8]
+  expect_identical(forecast_interval(E3, 0.8, "left"), c(2, Inf))
+  long <- data.frame(train = c(2, 3, 1, 3, 1, 2), test = c(1, 1, 2, 2, 3, 3), val = c(3, 5, 1, 6, 2, 4))
+  expect_identical(forecast_interval(long, tau = 0.8), c(2, 5))
+  expect_identical(weighted_forecast_interval(E3, c(1, 2, 1), tau = 0.76), c(1, 6))
+  expect_identical(worst_case_interval(E3, tau = 0.6, Gamma = 2), c(2, 5))
+})
+
+test_that("Table 5 and the Appendix Q intervals are reproduced", {
+  skip_if_no_llmsurrogate()
+  cpt <- as.matrix(load_transfer_errors("abdg"))
+  rf <- as.matrix(load_transfer_errors("RF"))
+  expect_equal(round(forecast_interval(cpt, 0.9), 2), c(2.46, 15.99))
+  expect_equal(round(forecast_interval(rf, 0.9), 2), c(2.71, 31.39))
+  q <- qte_interval(cpt, 0.8, betas = c(0.5, 0.6))
+  expect_s3_class(q, "data.frame")
+  expect_identical(names(q), c("beta", "lb", "ub"))
+  expect_equal(round(q$lb[1], 3), 3.246)
+  expect_equal(round(q$ub[1], 3), 4.973)
+  expect_equal(round(qte_interval(cpt, 0.8, betas = 0.5, order = "transferUQ")$ub, 3), 4.668)
+  inv <- 1 / as.matrix(load_transfer_errors("abdg", "normalized"))
+  expect_equal(round(ete_interval(inv, 0.8), 4), c(0.6360, 0.9595))
+  wc <- check_worstcase_dominance(cpt, rf)
+  expect_identical(names(wc), c("tau", "res"))
+  expect_true(all(wc$res))
+  ev <- check_everywhere_dominance(cpt, rf, c(0.9, 0.96))
+  expect_identical(ev$res, c(FALSE, FALSE))
+  expect_identical(check_everywhere_dominance(cpt, rf, c(0.9, 0.96), mode = "paper")$res, c(FALSE, TRUE))
+  expect_identical(critical_gamma(cpt, rf, c(0.5, 0.9)), c(Inf, Inf))
+})
+
+test_that("bad input is an llmsurrogate_error naming the problem", {
+  skip_if_no_llmsurrogate()
+  bad <- E3
+  bad[1, 2] <- NA
+  expect_error(forecast_interval(bad, 0.9), class = "llmsurrogate_error")
+  expect_error(forecast_interval(E3, 1.5), "coverage", class = "llmsurrogate_error")
+  expect_error(forecast_interval(E3, tau = 0.5), "0.5", class = "llmsurrogate_error")
+  expect_error(weighted_forecast_interval(E3, c(1, -1, 1), 0.9), "weights", class = "llmsurrogate_error")
+  expect_error(check_everywhere_dominance(E3, matrix(1, 4, 4)), class = "llmsurrogate_error")
+  expect_error(forecast_interval(matrix(1, 1, 1), 0.9), class = "llmsurrogate_error")
+})
