@@ -10,6 +10,7 @@ Examples::
     llmsurrogate demo --out demo-output
     llmsurrogate datasets
     llmsurrogate quantile --data errors.csv --column err --tau 0.95
+    llmsurrogate transfer intervals cpt.csv rf.csv --coverage 0.9 --compare
 """
 
 from __future__ import annotations
@@ -143,6 +144,83 @@ def quantile(data_path: Path, column: str, tau: tuple[float, ...], weights: str 
         upper = q.upper_quantile(frame[column], levels, n_jobs=n_jobs)
         lower = q.lower_quantile(frame[column], levels, n_jobs=n_jobs)
     click.echo(pd.DataFrame({"tau": levels, "lower": lower, "upper": upper}).to_string(index=False))
+
+
+@cli.group()
+def transfer():
+    """Transfer performance of a model across domains (Andrews, Fudenberg, Lei, Liang & Wu 2025)."""
+
+
+def _read_error_table(path: Path):
+    """An error table from CSV/Parquet: a long frame (train..., test, error columns) or a square
+    matrix [train, test] (first column the row labels when it is not numeric or is named train)."""
+    import pandas as pd
+
+    from .transfer import ErrorTable
+
+    frame = read_table(path)
+    name = path.stem
+    if "test" in frame.columns and any(str(c).startswith("train") for c in frame.columns):
+        return ErrorTable.coerce(frame, arg=f"--data {path.name}", name=name)
+    first = frame.columns[0]
+    if str(first) in {"train", "", "Unnamed: 0"} or not pd.api.types.is_numeric_dtype(frame[first]) \
+            or frame.shape[1] == frame.shape[0] + 1:
+        frame = frame.set_index(first)
+        frame.index = frame.index.map(str)
+        frame.columns = frame.columns.map(str)
+    return ErrorTable.from_matrix(frame, name=name, arg=f"--data {path.name}")
+
+
+@transfer.command("intervals")
+@click.argument("data", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--coverage", type=float, multiple=True, default=(0.8, 0.9, 0.95), show_default=True,
+              help="Nominal coverage (two-sided: tau = (1 + c)/2); repeat for several.")
+@click.option("--side", type=click.Choice(["two", "upper", "lower", "left", "right"]), multiple=True,
+              default=("two",), show_default=True, help="Interval side(s).")
+@click.option("--correction", is_flag=True, help="Inflate coverage by (n+1)/(n-r) so that Proposition 1 guarantees it.")
+@click.option("--gamma", "gamma", type=float, default=None,
+              help="Also give the worst-case interval over likelihood ratios in [1/Gamma, Gamma] (inf allowed).")
+@click.option("--compare", is_flag=True,
+              help="Also check worst-case and everywhere dominance of the first model over each other one.")
+@click.option("--tau", "taus", type=float, multiple=True, default=(0.5, 0.75, 0.9, 0.95), show_default=True,
+              help="Levels for --compare.")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the interval table to this CSV file.")
+@_handle_errors
+def transfer_intervals(data, coverage, side, correction, gamma, compare, taus, out_path):
+    """Forecast intervals from transfer-error tables (one CSV/Parquet file per model).
+
+    Each file is a square matrix [train, test] (diagonal ignored) or a long table with columns
+    train (or train_1..train_r), test and error. The model is named after the file.
+    """
+    import pandas as pd
+
+    from . import transfer as tr
+
+    tables = {p.stem: _read_error_table(p) for p in data}
+    res = tr.forecast_intervals(tables, coverage=list(coverage), sides=list(side), correction=correction)
+    table = res.tidy()
+    if gamma is not None:
+        wc = [tr.worst_case_interval(tables[row.model], Gamma=gamma, side=row.side, tau=row.tau)
+              for row in table.itertuples()]
+        table[f"lower_gamma_{gamma:g}"] = [w[0] for w in wc]
+        table[f"upper_gamma_{gamma:g}"] = [w[1] for w in wc]
+    first = next(iter(tables.values()))
+    click.echo(f"n = {first.n} domains, r = {first.r}; 'guaranteed' is Proposition 1's coverage bound")
+    click.echo(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    if out_path is not None:
+        table.to_csv(out_path, index=False)
+        click.echo(f"\nWrote {out_path}")
+    if compare and len(tables) > 1:
+        names = list(tables)
+        rows = []
+        for other in names[1:]:
+            wc = tr.check_worstcase_dominance(tables[names[0]], tables[other], list(taus))
+            ev = tr.check_everywhere_dominance(tables[names[0]], tables[other], list(taus))
+            for t, a, b in zip(wc.tau, wc.res, ev.res):
+                rows.append({"model": names[0], "over": other, "tau": t, "worst_case": bool(a), "everywhere": bool(b)})
+        click.echo(f"\nDoes {names[0]} dominate (smaller upper quantiles)?")
+        click.echo(pd.DataFrame(rows).to_string(index=False))
 
 
 def main(argv: list[str] | None = None) -> None:
