@@ -288,6 +288,37 @@ pub fn step_value(gs: &[f64], vs: &[f64], gamma: f64) -> f64 {
     vs[i]
 }
 
+/// Worst-case dominance at τ over Γ ∈ [1, gamma_max] (Definition 7), exactly: ē₁(Γ) ≤ ē₂(Γ) is
+/// checked at every breakpoint of both step functions (and at gamma_max). Returns (dominates,
+/// Γ*) with Γ* the largest Γ up to which dominance holds (gamma_max if it always does, NaN if it
+/// fails already at Γ = 1).
+pub fn worst_case_dominance(t1: &SortedTable, t2: &SortedTable, tau: f64, gamma_max: f64) -> CoreResult<(bool, f64)> {
+    if t1.n != t2.n || t1.k != t2.k {
+        return Err(CoreError::invalid("err2", "both tables must have the same domains and design"));
+    }
+    let (g1, v1) = t1.gamma_steps(tau, gamma_max)?;
+    let (g2, v2) = t2.gamma_steps(tau, gamma_max)?;
+    let (mut i1, mut i2) = (0usize, 0usize);
+    let mut prev = f64::NAN;
+    loop {
+        // next evaluation point: the smaller pending breakpoint, capped at gamma_max
+        let p = g1[i1].min(g2[i2]).min(gamma_max);
+        if v1[i1] > v2[i2] {
+            return Ok((false, prev));
+        }
+        if p >= gamma_max {
+            return Ok((true, gamma_max));
+        }
+        prev = p;
+        if g1[i1] <= p && i1 + 1 < g1.len() {
+            i1 += 1;
+        }
+        if g2[i2] <= p && i2 + 1 < g2.len() {
+            i2 += 1;
+        }
+    }
+}
+
 /// Everywhere-dominance variants (spec §4.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EverywhereMode {
@@ -520,6 +551,15 @@ mod tests {
         let p = t.worst_case_p(2.0).unwrap();
         assert!((p[3] * 2.0 - 10.0 / 9.0).abs() < 1e-12 && (p[4] * 2.0 - 4.0 / 3.0).abs() < 1e-12);
         assert_eq!(p[5], 1.0);
+    }
+
+    #[test]
+    fn worst_case_dominance_merges_step_functions() {
+        let t = t1_table();
+        let shifted = SortedTable::new(&[3.1, 5.1, 1.1, 6.1, 2.1, 4.1], &[0, 0, 1, 1, 2, 2], 3).unwrap();
+        assert_eq!(worst_case_dominance(&t, &shifted, 0.6, f64::INFINITY).unwrap(), (true, f64::INFINITY));
+        let (ok, crit) = worst_case_dominance(&shifted, &t, 0.6, f64::INFINITY).unwrap();
+        assert!(!ok && crit.is_nan());
     }
 
     #[test]

@@ -55,7 +55,7 @@ pub fn log_maurer(x: f64, y: f64, n: f64, k: f64) -> f64 {
         let v = (n * l / k) * (x - y / (1.0 + k * g_lambda(l)));
         if v.is_nan() { f64::INFINITY } else { v }
     };
-    let (lo, hi, steps) = (-20.0f64, 6.0f64, 400usize);
+    let (lo, hi, steps) = (-20.0f64, 6.0f64, 52usize);
     let h = (hi - lo) / steps as f64;
     let (mut best_i, mut best) = (0usize, f64::INFINITY);
     for i in 0..=steps {
@@ -70,7 +70,7 @@ pub fn log_maurer(x: f64, y: f64, n: f64, k: f64) -> f64 {
     let gr = (5.0f64.sqrt() - 1.0) / 2.0;
     let (mut c, mut d) = (b - gr * (b - a), a + gr * (b - a));
     let (mut fc, mut fd) = (f(c), f(d));
-    for _ in 0..100 {
+    for _ in 0..64 {
         if fc < fd {
             b = d;
             d = c;
@@ -104,6 +104,26 @@ pub fn tail_bound_parts(x: f64, y: f64, n: usize, k: usize) -> CoreResult<(f64, 
     Ok((b, b1, b2, b3))
 }
 
+/// Is B_{n,k}(x; y) ≤ level (or < level when `strict`)? Evaluates the cheap bounds first and
+/// Maurer's (an optimisation over λ) only when they do not decide.
+pub fn tail_bound_below(x: f64, y: f64, n: usize, k: usize, level: f64, strict: bool) -> CoreResult<bool> {
+    if k == 0 || k > n {
+        return Err(CoreError::invalid("k", format!("the U-statistic order must lie in 1..=n ({n}); got {k}")));
+    }
+    let ok = |b: f64| if strict { b < level } else { b <= level };
+    if x >= y {
+        return Ok(ok(1.0));
+    }
+    let m = (n / k) as u64;
+    if ok((-(m as f64) * kl_bernoulli(x, y)).exp()) {
+        return Ok(true);
+    }
+    if ok((1.0 + log_binom_cdf((m as f64 * x - 1e-12).ceil() as i64, m, y)).exp()) {
+        return Ok(true);
+    }
+    Ok(ok(log_maurer(x, y, n as f64, k as f64).exp()) || ok(1.0))
+}
+
 /// B_{n,k}(x; y).
 pub fn tail_bound(x: f64, y: f64, n: usize, k: usize) -> CoreResult<f64> {
     Ok(tail_bound_parts(x, y, n, k)?.0)
@@ -120,7 +140,7 @@ pub fn quantile_ci_ranks(big_n: usize, n: usize, k: usize, beta: f64, alpha: f64
     let (mut lo, mut hi) = (0usize, big_n); // invariant: pred(lo) true (lo = 0 virtual), answer in [lo, hi]
     while lo < hi {
         let mid = (lo + hi + 1) / 2;
-        if tail_bound((mid - 1) as f64 / nf, beta, n, k)? <= alpha {
+        if tail_bound_below((mid - 1) as f64 / nf, beta, n, k, alpha, false)? {
             lo = mid;
         } else {
             hi = mid - 1;
@@ -131,7 +151,7 @@ pub fn quantile_ci_ranks(big_n: usize, n: usize, k: usize, beta: f64, alpha: f64
     let (mut lo, mut hi) = (1usize, big_n + 1);
     while lo < hi {
         let mid = (lo + hi) / 2;
-        if tail_bound(1.0 - mid as f64 / nf, 1.0 - beta, n, k)? <= alpha {
+        if tail_bound_below((1.0 - mid as f64 / nf).max(0.0), 1.0 - beta, n, k, alpha, false)? {
             hi = mid;
         } else {
             lo = mid + 1;
@@ -145,13 +165,13 @@ pub fn mean_upper(u: f64, n: usize, k: usize, alpha: f64) -> CoreResult<f64> {
     if !(0.0..=1.0).contains(&u) {
         return Err(CoreError::invalid("err", format!("the scaled mean must lie in [0, 1]; got {u}")));
     }
-    if u >= 1.0 || tail_bound(u, 1.0, n, k)? >= alpha {
+    if u >= 1.0 || !tail_bound_below(u, 1.0, n, k, alpha, true)? {
         return Ok(1.0);
     }
     let (mut lo, mut hi) = (u, 1.0);
     for _ in 0..200 {
         let mid = 0.5 * (lo + hi);
-        if tail_bound(u, mid, n, k)? >= alpha {
+        if !tail_bound_below(u, mid, n, k, alpha, true)? {
             lo = mid;
         } else {
             hi = mid;
@@ -199,6 +219,17 @@ mod tests {
         }
         assert!(tail_bound(0.0, 0.3, 44, 2).unwrap() <= 0.7f64.powi(22) + 1e-15);
         assert!(tail_bound(0.3, 0.5, 44, 0).is_err());
+    }
+
+    #[test]
+    fn lazy_comparison_agrees_with_the_bound() {
+        for &(x, y, n, k) in &[(0.3, 0.5, 44usize, 2usize), (0.1, 0.4, 20, 1), (0.45, 0.5, 1000, 2), (0.6, 0.5, 44, 2)] {
+            let b = tail_bound(x, y, n, k).unwrap();
+            for level in [b * 0.999, b, b * 1.001] {
+                assert_eq!(tail_bound_below(x, y, n, k, level, false).unwrap(), b <= level);
+                assert_eq!(tail_bound_below(x, y, n, k, level, true).unwrap(), b < level);
+            }
+        }
     }
 
     #[test]

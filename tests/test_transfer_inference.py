@@ -435,3 +435,21 @@ def test_results_print_tidy_and_plot():
     ed = tr.everywhere_dominance(tabs["abdg"], tabs["RF"], [0.9])
     assert "Everywhere dominance" in repr(ed)
     assert type(fi).from_json(fi.to_json()) == fi
+
+
+def test_application_of_the_demo():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from llmsurrogate.transfer.application import run_transfer_application
+
+    res = run_transfer_application()
+    d = res.dominance
+    cr = d[(d.model == "CPT") & (d.other == "RF")]
+    assert cr.worst_case.all() and not cr.everywhere.any()
+    raw = cr[cr.metric == "raw transfer error"]
+    assert raw[raw.everywhere_paper].tau.min() == pytest.approx(0.96)
+    row = res.intervals.query("model == 'RF' and metric == 'raw transfer error' and coverage == 0.9").iloc[0]
+    assert (round(row.lower, 2), round(row.upper, 2)) == (2.71, 31.39)
+    assert "Transfer performance of EU, CPT" in repr(res)
+    res.plot()

@@ -101,7 +101,26 @@ def demo(out_dir: Path, tau: float, no_plot: bool):
         fig = result.plot()
         fig.savefig(out_dir / "transfer_forecast_intervals.png", dpi=130)
         written.append("transfer_forecast_intervals.png")
+    written += _demo_transfer_application(out_dir, plot=not no_plot)
     click.echo(f"\nWrote {', '.join(written)} to {out_dir}/")
+
+
+def _demo_transfer_application(out_dir: Path, plot: bool) -> list[str]:
+    """The demo's second part: forecast intervals and dominance for EU, CPT and RF (Table 2)."""
+    from .transfer.application import run_transfer_application
+
+    app = run_transfer_application()
+    summary = app.summary()
+    click.echo("\n" + summary.tables[1][0])
+    click.echo(summary.tables[1][1].to_string(index=False))
+    for note in summary.notes:
+        click.echo(f"Note: {note}")
+    app.dominance.to_csv(out_dir / "transfer_dominance.csv", index=False)
+    written = ["transfer_dominance.csv"]
+    if plot:
+        app.plot().savefig(out_dir / "transfer_application.png", dpi=130)
+        written.append("transfer_application.png")
+    return written
 
 
 @cli.command()

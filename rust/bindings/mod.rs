@@ -18,6 +18,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(quantiles::weighted_lower_quantiles, m)?)?;
     m.add_class::<transfer::TransferTable>()?;
     m.add_function(wrap_pyfunction!(transfer::everywhere_dominance, m)?)?;
+    m.add_function(wrap_pyfunction!(transfer::worst_case_dominance, m)?)?;
     m.add_function(wrap_pyfunction!(transfer::lp2_simplex, m)?)?;
     m.add_function(wrap_pyfunction!(transfer::ustat_tail_bound, m)?)?;
     m.add_function(wrap_pyfunction!(transfer::quantile_ci_ranks, m)?)?;

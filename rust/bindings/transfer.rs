@@ -93,6 +93,16 @@ impl TransferTable {
     }
 }
 
+/// Exact worst-case dominance per τ over Γ ∈ [1, gamma_max]: (dominates, Γ*) per τ.
+#[pyfunction]
+#[pyo3(signature = (t1, t2, taus, gamma_max, n_jobs=None))]
+pub fn worst_case_dominance(py: Python<'_>, t1: &TransferTable, t2: &TransferTable, taus: PyReadonlyArray1<'_, f64>, gamma_max: f64, n_jobs: Option<i64>) -> PyResult<Vec<(bool, f64)>> {
+    let t = taus.as_slice()?;
+    run_detached(py, n_jobs, usize::MAX, || {
+        t.par_iter().map(|&tau| k::worst_case_dominance(&t1.inner, &t2.inner, tau, gamma_max)).collect::<Result<Vec<_>, _>>()
+    })
+}
+
 type WitnessOut = Option<(usize, usize, Vec<(usize, f64)>)>;
 
 /// Everywhere dominance of table 1 over table 2 at each τ: None (dominates) or a witness

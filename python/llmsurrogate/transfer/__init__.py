@@ -14,6 +14,7 @@ from .inference import (
     WorstCaseCurve,
     check_everywhere_dominance,
     check_worstcase_dominance,
+    clear_rank_cache,
     coverage_bound,
     coverage_upper_bound,
     critical_gamma,
@@ -38,7 +39,7 @@ from .table import ErrorTable
 __all__ = [
     "ErrorTable",
     "EverywhereDominance", "ForecastIntervals", "WorstCaseCurve",
-    "check_everywhere_dominance", "check_worstcase_dominance", "coverage_bound", "coverage_upper_bound",
+    "check_everywhere_dominance", "check_worstcase_dominance", "clear_rank_cache", "coverage_bound", "coverage_upper_bound",
     "critical_gamma", "ete_interval", "everywhere_dominance", "forecast_interval", "forecast_intervals",
     "lp2_simplex", "plot_quantile_ci", "qte_interval", "robust_level", "tau_for_coverage", "ustat_tail_bound",
     "weighted_coverage_diagnostic", "weighted_forecast_interval", "worst_case_curve", "worst_case_interval",

@@ -56,7 +56,7 @@ __all__ = [
     "check_worstcase_dominance", "critical_gamma", "check_everywhere_dominance",
     "everywhere_dominance", "EverywhereDominance", "qte_interval", "ete_interval", "ustat_tail_bound",
     "coverage_bound", "coverage_upper_bound", "tau_for_coverage", "weighted_coverage_diagnostic",
-    "robust_level", "lp2_simplex", "plot_quantile_ci",
+    "robust_level", "lp2_simplex", "plot_quantile_ci", "clear_rank_cache",
 ]
 
 _SIDES = {"two": "two", "upper": "upper", "lower": "lower", "right": "upper", "left": "lower"}
@@ -473,25 +473,8 @@ def _taulist(taulist: Any) -> np.ndarray:
 
 
 def _worstcase_exact(t1: ErrorTable, t2: ErrorTable, taus: np.ndarray, g: float):
-    """Per τ: (dominates on all of [1, g], largest Γ* up to which it dominates)."""
-    s1 = _core_table(t1).gamma_steps_many(taus, g)
-    s2 = _core_table(t2).gamma_steps_many(taus, g)
-    out = []
-    for (g1, v1), (g2, v2) in zip(s1, s2):
-        pts = np.unique(np.concatenate([g1, g2, [g]]))
-        pts = pts[pts <= g]
-        ok, crit = True, g
-        prev = 1.0
-        for p in pts:
-            if _step(g1, v1, p) > _step(g2, v2, p):
-                ok, crit = False, prev
-                # the failing piece is (prev, p]; at Γ = prev the previous piece (which passed) applies
-                if p == pts[0]:
-                    crit = 1.0 if _step(g1, v1, 1.0) <= _step(g2, v2, 1.0) else math.nan
-                break
-            prev = float(p)
-        out.append((ok, crit))
-    return out
+    """Per τ: (dominates on all of [1, g], largest Γ* up to which it dominates; NaN: fails at Γ = 1)."""
+    return _core.worst_case_dominance(_core_table(t1), _core_table(t2), taus, g)
 
 
 def check_worstcase_dominance(err1: Any, err2: Any, taulist: Any = DEFAULT_TAULIST, Gamma: float = math.inf,  # noqa: N803
@@ -651,6 +634,27 @@ def _alpha(coverage: Any, side: str) -> float:
     return (1 - c) / 2 if side == "two" else 1 - c
 
 
+_RANK_CACHE: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _ci_ranks(N: int, n: int, k: int, betas: np.ndarray, alpha: float):  # noqa: N803
+    """(j_L, j_U) per β. They depend only on (N, n, k, β, α), not on the data (spec §5.3, A9), so
+    they are cached per configuration (at most 256 entries; :func:`clear_rank_cache` empties it)."""
+    key = (N, n, k, float(alpha), betas.tobytes())
+    hit = _RANK_CACHE.get(key)
+    if hit is None:
+        if len(_RANK_CACHE) >= 256:
+            _RANK_CACHE.clear()
+        hit = tuple(np.asarray(x) for x in _core.quantile_ci_ranks(N, n, k, betas, alpha))
+        _RANK_CACHE[key] = hit
+    return hit
+
+
+def clear_rank_cache() -> None:
+    """Empty the cache of quantile-CI ranks (used by benchmarks to time cold calls)."""
+    _RANK_CACHE.clear()
+
+
 def qte_interval(err: Any, coverage: float, side: str = "two", betas: Any = DEFAULT_BETAS, r: Any = None,
                  order: Any = None):
     """Confidence intervals for quantiles q_β of the transfer-error distribution (Prop. Q.1).
@@ -670,10 +674,10 @@ def qte_interval(err: Any, coverage: float, side: str = "two", betas: Any = DEFA
     b = np.atleast_1d(np.asarray(betas, dtype=float))
     if b.size == 0 or np.any(~((b > 0) & (b < 1))):
         raise InvalidArgumentError("argument `betas` must be quantile levels in (0, 1)")
-    jl, ju = _core.quantile_ci_ranks(t.N, t.n, k, np.ascontiguousarray(b), alpha)
+    jl, ju = _ci_ranks(t.N, t.n, k, np.ascontiguousarray(b), alpha)
     f = _core_table(t).sorted_values()
     ext = np.concatenate([[-np.inf], f, [np.inf]])
-    lb, ub = ext[np.asarray(jl)], ext[np.asarray(ju)]
+    lb, ub = ext[jl], ext[ju]
     if side == "upper":
         lb = np.full_like(lb, -np.inf)
     elif side == "lower":
