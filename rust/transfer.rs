@@ -510,6 +510,118 @@ fn everywhere_one(t1: &SortedTable, t2: &SortedTable, tau: f64, mode: Everywhere
     None
 }
 
+/// Is there w ∈ [1/Γ, Γ]^n with gᵀw ≥ 0 and hᵀw > 0? By Lagrangian duality this holds iff
+/// min_{μ ≥ 0} Σ_i max(c_i/Γ, Γ c_i) > 0 with c = h + μ g (convex piecewise linear in μ; the
+/// minimum sits at μ = 0 or a kink μ_i = −h_i/g_i), and gᵀw ≥ 0 is feasible (Σ max(g/Γ, Γg) ≥ 0).
+/// O(n²).
+fn box_violation(g: &[f64], h: &[f64], gamma: f64) -> bool {
+    let (lo, hi) = (1.0 / gamma, gamma);
+    let up = |c: f64| if c >= 0.0 { hi * c } else { lo * c };
+    if g.iter().map(|&x| up(x)).sum::<f64>() < 0.0 {
+        return false;
+    }
+    let phi = |mu: f64| g.iter().zip(h).map(|(&gi, &hi_)| up(hi_ + mu * gi)).sum::<f64>();
+    let mut best = phi(0.0);
+    for i in 0..g.len() {
+        if g[i] != 0.0 {
+            let mu = -h[i] / g[i];
+            if mu > 0.0 {
+                best = best.min(phi(mu));
+            }
+        }
+        if best <= 0.0 {
+            return false;
+        }
+    }
+    best > 0.0
+}
+
+/// Γ-bounded everywhere dominance (spec §4.3, an extension): does ē₁^w ≤ ē₂^w hold for every
+/// w ∈ [1/Γ, Γ]^n? Returns `None` if so, else the ranks (j, m(j)) of a violation.
+pub fn box_dominance_one(t1: &SortedTable, t2: &SortedTable, tau: f64, gamma: f64) -> Option<(usize, usize)> {
+    let (n, nn, kk) = (t1.n, t1.len(), t1.k as f64);
+    let need = (tau - LEVEL_TOL) * kk;
+    let mut c1 = vec![0u32; n];
+    let mut c2 = vec![0u32; n];
+    let mut max2 = 0u32;
+    let mut m1 = 0usize;
+    let (mut g, mut h) = (vec![0.0f64; n], vec![0.0f64; n]);
+    for j in 1..=nn {
+        let d2 = t2.test[j - 1] as usize;
+        c2[d2] += 1;
+        max2 = max2.max(c2[d2]);
+        let target = t2.values[j - 1];
+        while m1 < nn && t1.values[m1] <= target {
+            c1[t1.test[m1] as usize] += 1;
+            m1 += 1;
+        }
+        if m1 == nn {
+            return None;
+        }
+        if (max2 as f64) < need {
+            continue;
+        }
+        for i in 0..n {
+            g[i] = c2[i] as f64 - need;
+            h[i] = need - c1[i] as f64;
+        }
+        if box_violation(&g, &h, gamma) {
+            return Some((j, m1 + 1));
+        }
+    }
+    None
+}
+
+/// Γ-bounded everywhere dominance at each τ (parallel over τ).
+pub fn box_dominance(t1: &SortedTable, t2: &SortedTable, taus: &[f64], gamma: f64) -> CoreResult<Vec<bool>> {
+    if t1.n != t2.n || t1.k != t2.k {
+        return Err(CoreError::invalid("err2", "both tables must have the same domains and design"));
+    }
+    check_gamma(gamma)?;
+    for &t in taus {
+        check_tau_open(t)?;
+    }
+    Ok(taus.par_iter().map(|&tau| box_dominance_one(t1, t2, tau, gamma).is_none()).collect())
+}
+
+/// Critical Γ* of Γ-bounded everywhere dominance: the largest Γ ≤ gamma_max with dominance,
+/// by bisection on log Γ (dominance is monotone in Γ, the boxes being nested). NaN if it fails at
+/// Γ = 1, +∞ if it holds at gamma_max.
+pub fn critical_gamma_box(t1: &SortedTable, t2: &SortedTable, taus: &[f64], gamma_max: f64) -> CoreResult<Vec<f64>> {
+    if t1.n != t2.n || t1.k != t2.k {
+        return Err(CoreError::invalid("err2", "both tables must have the same domains and design"));
+    }
+    check_gamma(gamma_max)?;
+    for &t in taus {
+        check_tau_open(t)?;
+    }
+    Ok(taus
+        .par_iter()
+        .map(|&tau| {
+            let dom = |g: f64| box_dominance_one(t1, t2, tau, g).is_none();
+            if !dom(1.0) {
+                return f64::NAN;
+            }
+            if dom(gamma_max) {
+                return f64::INFINITY;
+            }
+            let (mut lo, mut hi) = (0.0f64, gamma_max.ln());
+            for _ in 0..60 {
+                let mid = 0.5 * (lo + hi);
+                if dom(mid.exp()) {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+                if hi - lo < 1e-10 {
+                    break;
+                }
+            }
+            lo.exp()
+        })
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -560,6 +672,19 @@ mod tests {
         assert_eq!(worst_case_dominance(&t, &shifted, 0.6, f64::INFINITY).unwrap(), (true, f64::INFINITY));
         let (ok, crit) = worst_case_dominance(&shifted, &t, 0.6, f64::INFINITY).unwrap();
         assert!(!ok && crit.is_nan());
+    }
+
+    #[test]
+    fn box_dominance_limits() {
+        let m2 = SortedTable::new(&[0.1, 0.2, 5.0, 6.0, 7.0, 8.0], &[0, 0, 1, 1, 2, 2], 3).unwrap();
+        let m1 = SortedTable::new(&[3.0, 4.0, 4.9, 5.9, 6.9, 7.9], &[0, 0, 1, 1, 2, 2], 3).unwrap();
+        // Γ = 1 is the plain comparison ē₁ ≤ ē₂ (7.9 ≤ 8 at τ = 0.9); a huge Γ finds the violation.
+        assert_eq!(box_dominance(&m1, &m2, &[0.9], 1.0).unwrap(), vec![true]);
+        assert_eq!(box_dominance(&m1, &m2, &[0.9], 1e6).unwrap(), vec![false]);
+        let g = critical_gamma_box(&m1, &m2, &[0.9], 1e6).unwrap()[0];
+        assert!(g > 1.0 && g.is_finite());
+        assert_eq!(box_dominance(&m1, &m2, &[0.9], g * 0.999).unwrap(), vec![true]);
+        assert_eq!(box_dominance(&m1, &m2, &[0.9], g * 1.001).unwrap(), vec![false]);
     }
 
     #[test]

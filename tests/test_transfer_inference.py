@@ -246,6 +246,8 @@ def test_worstcase_dominance_modes_and_critical_gamma():
     M1 = random_matrix(rng, 8)
     assert tr.check_worstcase_dominance(M1, M1 + 0.1).res.all()
     assert not tr.check_worstcase_dominance(M1 + 0.1, M1).res.any()
+    assert np.all(np.isinf(tr.critical_gamma(M1, M1 + 0.1, [0.6, 0.9], kind="worstcase")))
+    assert math.isnan(tr.critical_gamma(M1 + 0.1, M1, 0.9, kind="worstcase"))
     assert np.all(np.isinf(tr.critical_gamma(M1, M1 + 0.1, [0.6, 0.9])))
     assert math.isnan(tr.critical_gamma(M1 + 0.1, M1, 0.9))
     # transferUQ mode: index J - 1 of the Γ = Gamma curve with strict '<', from a pure-numpy
@@ -453,3 +455,60 @@ def test_application_of_the_demo():
     assert (round(row.lower, 2), round(row.upper, 2)) == (2.71, 31.39)
     assert "Transfer performance of EU, CPT" in repr(res)
     res.plot()
+
+
+# ---- Γ-bounded everywhere dominance (spec §4.3) and its critical Γ (R6) -------------------------------
+
+def _box_reference(M1, M2, tau, gamma):
+    """Spec §4.3 by brute force: every j, the Charnes–Cooper LP of the box solved by HiGHS."""
+    from scipy.optimize import linprog
+
+    t1, t2 = ErrorTable.from_matrix(M1), ErrorTable.from_matrix(M2)
+    o1, o2 = np.argsort(t1.values, kind="stable"), np.argsort(t2.values, kind="stable")
+    f1, d1, f2, d2 = t1.values[o1], t1.test[o1], t2.values[o2], t2.test[o2]
+    n, K, N = t1.n, t1.K, t1.N
+    for j in range(1, N + 1):
+        m1 = int(np.sum(f1 <= f2[j - 1]))
+        if m1 == N:
+            break
+        a = np.bincount(d1[:m1], minlength=n) / K
+        b = np.bincount(d2[:j], minlength=n) / K
+        # variables (y_1..y_n, t): min a.y  s.t. b.y >= tau, sum y = 1, y - t*Gamma <= 0, t/Gamma - y <= 0
+        A_ub = np.vstack([np.append(-b, 0.0), np.hstack([np.eye(n), -gamma * np.ones((n, 1))]),
+                          np.hstack([-np.eye(n), np.ones((n, 1)) / gamma])])
+        b_ub = np.concatenate([[-tau], np.zeros(2 * n)])
+        res = linprog(np.append(a, 0.0), A_ub=A_ub, b_ub=b_ub, A_eq=np.append(np.ones(n), 0.0)[None, :], b_eq=[1],
+                      bounds=[(0, None)] * (n + 1), method="highs")
+        if res.status == 0 and res.fun < tau - 1e-9:
+            return False
+    return True
+
+
+def test_box_dominance_matches_highs_and_limits():
+    rng = np.random.default_rng(9)
+    mismatches = 0
+    for _ in range(10):
+        n = int(rng.integers(3, 6))
+        M1, M2 = random_matrix(rng, n), random_matrix(rng, n) + rng.uniform(0, 1)
+        for gamma in (1.0, 1.5, 4.0):
+            got = tr.everywhere_dominance_box(M1, M2, [0.6, 0.85], Gamma=gamma).res.tolist()
+            mismatches += got != [_box_reference(M1, M2, tau, gamma) for tau in (0.6, 0.85)]
+        # Γ = 1 is the plain comparison of the upper ends; dominance shrinks as Γ grows
+        for tau in (0.6, 0.85):
+            plain = tr.forecast_interval(M1, tau=tau)[1] <= tr.forecast_interval(M2, tau=tau)[1]
+            assert tr.everywhere_dominance_box(M1, M2, [tau], Gamma=1).res[0] == plain
+            res = [tr.everywhere_dominance_box(M1, M2, [tau], Gamma=g).res[0] for g in (1, 1.2, 2, 10, 1e4)]
+            assert res == sorted(res, reverse=True)
+    assert mismatches == 0
+
+
+def test_critical_gamma_on_the_fixture():
+    cpt, rf = metrics("abdg"), metrics("RF")
+    want = [(1.537, 1.414), (9.08, 9.38), (10.07, 10.16)]
+    for c, r, w in zip(cpt, rf, want):
+        assert tr.critical_gamma(c, r, [0.9, 0.95]) == pytest.approx(w, abs=0.01)
+    assert tr.everywhere_dominance_box(cpt[0], rf[0], [0.99], Gamma=2).res[0]
+    assert not tr.everywhere_dominance_box(cpt[0], rf[0], [0.99], Gamma=3).res[0]
+    g = tr.critical_gamma(cpt[0], rf[0], 0.9)
+    assert tr.everywhere_dominance_box(cpt[0], rf[0], [0.9], Gamma=g * 0.999).res[0]
+    assert not tr.everywhere_dominance_box(cpt[0], rf[0], [0.9], Gamma=g * 1.001).res[0]

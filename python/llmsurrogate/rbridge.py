@@ -37,7 +37,7 @@ R_CALLABLE = {
     "demo": {"run_demo"},
     "transfer": {"forecast_interval", "weighted_forecast_interval", "worst_case_interval", "qte_interval",
                  "ete_interval", "check_worstcase_dominance", "check_everywhere_dominance", "critical_gamma",
-                 "coverage_bound"},
+                 "coverage_bound", "everywhere_dominance_box"},
 }
 
 

@@ -19,6 +19,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<transfer::TransferTable>()?;
     m.add_function(wrap_pyfunction!(transfer::everywhere_dominance, m)?)?;
     m.add_function(wrap_pyfunction!(transfer::worst_case_dominance, m)?)?;
+    m.add_function(wrap_pyfunction!(transfer::box_dominance, m)?)?;
+    m.add_function(wrap_pyfunction!(transfer::critical_gamma_box, m)?)?;
     m.add_function(wrap_pyfunction!(transfer::lp2_simplex, m)?)?;
     m.add_function(wrap_pyfunction!(transfer::ustat_tail_bound, m)?)?;
     m.add_function(wrap_pyfunction!(transfer::quantile_ci_ranks, m)?)?;

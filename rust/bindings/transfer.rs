@@ -103,6 +103,22 @@ pub fn worst_case_dominance(py: Python<'_>, t1: &TransferTable, t2: &TransferTab
     })
 }
 
+/// Γ-bounded everywhere dominance per τ.
+#[pyfunction]
+#[pyo3(signature = (t1, t2, taus, gamma, n_jobs=None))]
+pub fn box_dominance(py: Python<'_>, t1: &TransferTable, t2: &TransferTable, taus: PyReadonlyArray1<'_, f64>, gamma: f64, n_jobs: Option<i64>) -> PyResult<Vec<bool>> {
+    let t = taus.as_slice()?;
+    run_detached(py, n_jobs, usize::MAX, || k::box_dominance(&t1.inner, &t2.inner, t, gamma))
+}
+
+/// Critical Γ* of Γ-bounded everywhere dominance per τ.
+#[pyfunction]
+#[pyo3(signature = (t1, t2, taus, gamma_max, n_jobs=None))]
+pub fn critical_gamma_box(py: Python<'_>, t1: &TransferTable, t2: &TransferTable, taus: PyReadonlyArray1<'_, f64>, gamma_max: f64, n_jobs: Option<i64>) -> PyResult<Vec<f64>> {
+    let t = taus.as_slice()?;
+    run_detached(py, n_jobs, usize::MAX, || k::critical_gamma_box(&t1.inner, &t2.inner, t, gamma_max))
+}
+
 type WitnessOut = Option<(usize, usize, Vec<(usize, f64)>)>;
 
 /// Everywhere dominance of table 1 over table 2 at each τ: None (dominates) or a witness

@@ -54,7 +54,7 @@ __all__ = [
     "forecast_interval", "weighted_forecast_interval", "forecast_intervals", "ForecastIntervals",
     "worst_case_interval", "worst_case_curve", "worst_case_tau_curve", "WorstCaseCurve",
     "check_worstcase_dominance", "critical_gamma", "check_everywhere_dominance",
-    "everywhere_dominance", "EverywhereDominance", "qte_interval", "ete_interval", "ustat_tail_bound",
+    "everywhere_dominance", "EverywhereDominance", "everywhere_dominance_box", "qte_interval", "ete_interval", "ustat_tail_bound",
     "coverage_bound", "coverage_upper_bound", "tau_for_coverage", "weighted_coverage_diagnostic",
     "robust_level", "lp2_simplex", "plot_quantile_ci", "clear_rank_cache",
 ]
@@ -505,17 +505,36 @@ def check_worstcase_dominance(err1: Any, err2: Any, taulist: Any = DEFAULT_TAULI
     return pd.DataFrame({"tau": taus, "res": np.array(res, dtype=bool)})
 
 
-def critical_gamma(err1: Any, err2: Any, tau: Any) -> Any:
-    """Largest Γ* such that method 1 worst-case-dominates method 2 at τ for every Γ ∈ [1, Γ*].
+def critical_gamma(err1: Any, err2: Any, tau: Any, kind: str = "everywhere", Gamma_max: float = 1e6) -> Any:  # noqa: N803
+    """Largest Γ* up to which method 1 dominates method 2 at τ.
 
-    Exact (from the breakpoints of both step functions). ``inf``: dominance for all Γ; ``nan``:
-    no dominance even at Γ = 1. Returns a float for scalar τ, an array otherwise.
+    ``kind="everywhere"`` (default; spec §4.3): Γ-bounded everywhere dominance, ē₁^w ≤ ē₂^w for every
+    likelihood-ratio vector w ∈ [1/Γ, Γ]^n; exact LP check per Γ (closed-form dual of the box LP)
+    and bisection on log Γ (dominance is monotone in Γ). ``inf`` when it holds at ``Gamma_max``.
+    ``kind="worstcase"``: worst-case dominance (Definition 7) on [1, Γ*], exact from the Γ breakpoints
+    (``inf``: for all Γ). ``nan``: no dominance even at Γ = 1. A float for scalar τ, else an array.
     """
     t1, t2 = _same(err1, err2)
+    kind = check_choice(kind, "kind", ["everywhere", "worstcase"])
     scalar = np.isscalar(tau)
     taus = _taulist(tau)
-    out = np.array([c if not ok else math.inf for ok, c in _worstcase_exact(t1, t2, taus, math.inf)])
+    if kind == "everywhere":
+        out = np.asarray(_core.critical_gamma_box(_core_table(t1), _core_table(t2), taus, _gamma(Gamma_max, "Gamma_max")))
+    else:
+        out = np.array([c if not ok else math.inf for ok, c in _worstcase_exact(t1, t2, taus, math.inf)])
     return float(out[0]) if scalar else out
+
+
+def everywhere_dominance_box(err1: Any, err2: Any, taulist: Any = DEFAULT_TAULIST, Gamma: float = 2.0):  # noqa: N803
+    """Γ-bounded everywhere dominance (spec §4.3, an extension of Definition 8): does ē₁^w ≤ ē₂^w hold
+    for every likelihood-ratio vector w ∈ [1/Γ, Γ]^n? Frame ``tau, res``. Γ = 1 is the plain
+    comparison of :func:`forecast_interval` upper ends; Γ → ∞ approaches everywhere dominance."""
+    import pandas as pd
+
+    t1, t2 = _same(err1, err2)
+    taus = _taulist(taulist)
+    res = _core.box_dominance(_core_table(t1), _core_table(t2), taus, _gamma(Gamma))
+    return pd.DataFrame({"tau": taus, "res": np.array(res, dtype=bool)})
 
 
 # ---- everywhere dominance (Definition 8, Appendix R.3) ----------------------------------------------

@@ -31,9 +31,13 @@
 #' @param order U-statistic order: `NULL` (r + 1) or `"transferUQ"` (r).
 #' @param taulist Levels at which to compare two methods.
 #' @param mode See Details.
+#' @param kind `critical_gamma()`: `"everywhere"` (Gamma-bounded everywhere dominance, spec 4.3) or
+#'   `"worstcase"`.
+#' @param Gamma_max Largest Gamma searched by `critical_gamma()`.
 #' @return `forecast_interval()`, `weighted_forecast_interval()`, `worst_case_interval()` and
 #'   `ete_interval()`: a numeric vector `c(lower, upper)`. `qte_interval()`: a data.frame `beta, lb,
-#'   ub`. The `check_*` functions: a data.frame `tau, res`. `critical_gamma()`: a numeric vector.
+#'   ub`. The `check_*` functions: a data.frame `tau, res`. `critical_gamma()`: a numeric vector (the largest Gamma with dominance;
+#'   `Inf` if it always holds, `NA` if not even at Gamma = 1).
 #' @examples
 #' if (llmsurrogate_available()) {
 #'   E <- matrix(c(NA, 3, 5, 1, NA, 6, 2, 4, NA), 3)
@@ -151,9 +155,17 @@ check_everywhere_dominance <- function(err1, err2, taulist = seq(0.5, 1, 0.01), 
 
 #' @rdname transfer_inference
 #' @export
-critical_gamma <- function(err1, err2, tau) {
+critical_gamma <- function(err1, err2, tau, kind = "everywhere", Gamma_max = 1e6) {
   call <- sys.call()
   out <- .call("transfer.critical_gamma", .err_arg(err1, "err1", call), .err_arg(err2, "err2", call),
-               as.list(.check_numeric(tau, "tau")))
+               as.list(.check_numeric(tau, "tau")), .check_string(kind, "kind"), .check_scalar(Gamma_max, "Gamma_max"))
   .pair(out)
+}
+
+#' @rdname transfer_inference
+#' @export
+everywhere_dominance_box <- function(err1, err2, taulist = seq(0.5, 1, 0.01), Gamma = 2) {
+  call <- sys.call()
+  .call("transfer.everywhere_dominance_box", .err_arg(err1, "err1", call), .err_arg(err2, "err2", call),
+        as.list(.check_numeric(taulist, "taulist")), .check_scalar(Gamma, "Gamma"))
 }

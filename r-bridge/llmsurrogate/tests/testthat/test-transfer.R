@@ -36,7 +36,10 @@ test_that("Table 5 and the Appendix Q intervals are reproduced", {
   ev <- check_everywhere_dominance(cpt, rf, c(0.9, 0.96))
   expect_identical(ev$res, c(FALSE, FALSE))
   expect_identical(check_everywhere_dominance(cpt, rf, c(0.9, 0.96), mode = "paper")$res, c(FALSE, TRUE))
-  expect_identical(critical_gamma(cpt, rf, c(0.5, 0.9)), c(Inf, Inf))
+  expect_identical(critical_gamma(cpt, rf, c(0.5, 0.9), kind = "worstcase"), c(Inf, Inf))
+  expect_equal(round(critical_gamma(cpt, rf, c(0.9, 0.95)), 3), c(1.537, 1.414))
+  expect_identical(everywhere_dominance_box(cpt, rf, 0.99, Gamma = 2)$res, TRUE)
+  expect_identical(everywhere_dominance_box(cpt, rf, 0.99, Gamma = 3)$res, FALSE)
 })
 
 test_that("bad input is an llmsurrogate_error naming the problem", {
