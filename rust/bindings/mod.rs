@@ -1,6 +1,7 @@
 //! The `llmsurrogate._core` extension module: registration only.
 
 mod errors;
+mod ess;
 mod quantiles;
 
 use pyo3::prelude::*;
@@ -15,5 +16,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(quantiles::lower_quantiles, m)?)?;
     m.add_function(wrap_pyfunction!(quantiles::weighted_upper_quantiles, m)?)?;
     m.add_function(wrap_pyfunction!(quantiles::weighted_lower_quantiles, m)?)?;
+    m.add_function(wrap_pyfunction!(ess::ess_permutation, m)?)?;
+    m.add_function(wrap_pyfunction!(ess::ess_losses, m)?)?;
+    m.add_function(wrap_pyfunction!(ess::ess_variance_pieces, m)?)?;
+    m.add_function(wrap_pyfunction!(ess::ess_sequential_test, m)?)?;
+    m.add_class::<ess::BlockOutAccumulator>()?;
     Ok(())
 }
