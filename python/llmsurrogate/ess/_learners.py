@@ -142,7 +142,12 @@ class Learner:
             from sklearn.preprocessing import StandardScaler
 
             return make_pipeline(StandardScaler(), _logit(params.get("C", 1.0), random_state))
-        est = clone(self.estimator)
+        try:
+            est = clone(self.estimator)
+        except (TypeError, AttributeError, RuntimeError):
+            import copy
+
+            est = copy.deepcopy(self.estimator)
         if params:
             est.set_params(**params)
         try:
@@ -209,7 +214,11 @@ def resolve_learner(algorithm: Any, loss_name: str, options: dict | None) -> Lea
             f"(a scikit-learn estimator or pipeline); got {type(algorithm).__name__}")
     from sklearn.base import is_classifier
 
-    if is_classifier(algorithm):
+    try:
+        classifier = is_classifier(algorithm)
+    except (AttributeError, TypeError):
+        classifier = getattr(algorithm, "_estimator_type", None) == "classifier"
+    if classifier:
         output = "proba" if loss_name in ("brier", "log") else "label"
     else:
         output = "value"
