@@ -10,6 +10,7 @@ Examples::
     llmsurrogate demo --out demo-output
     llmsurrogate datasets
     llmsurrogate quantile --data errors.csv --column err --tau 0.95
+    llmsurrogate ess --data data.csv --outcome y --prediction llm --algorithm rf --out ess-output
 """
 
 from __future__ import annotations
@@ -143,6 +144,20 @@ def quantile(data_path: Path, column: str, tau: tuple[float, ...], weights: str 
         upper = q.upper_quantile(frame[column], levels, n_jobs=n_jobs)
         lower = q.lower_quantile(frame[column], levels, n_jobs=n_jobs)
     click.echo(pd.DataFrame({"tau": levels, "lower": lower, "upper": upper}).to_string(index=False))
+
+
+def _register_ess():
+    from .ess._cli import ess_command
+
+    cli.add_command(_handle_errors_command(ess_command), "ess")
+
+
+def _handle_errors_command(command):
+    command.callback = _handle_errors(command.callback)
+    return command
+
+
+_register_ess()
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -8,7 +8,8 @@ Hyperparameter grids lost in the paper's extraction are ours (spec §8.4):
 CV, scored by squared error or accuracy), ``C`` in {0.01, 0.1, 1, 10, 100} for the L1 logit
 (stratified CV), ``LassoCV`` with 5 folds (sklearn's default path of 100 alphas).
 
-Safeguards (spec §8.5): the number of (stratified) folds is min(default, N // 2) for regression and
+Safeguards (spec §8.5): with too few points for k-fold CV the lasso uses its most regularised
+member (intercept only, i.e. the block mean). The number of (stratified) folds is min(default, N // 2) for regression and
 min(3, smallest class count) for classification; with fewer than 2 folds the defaults are used. A
 block whose training outcomes are all equal (one class, or N = 1) predicts that value for
 everyone, which is what every built-in algorithm does on such data anyway.
@@ -79,7 +80,9 @@ class Learner:
                 folds = 0
             cv = KFold(folds, shuffle=True, random_state=seed) if folds >= 2 else None
         if cv is None:
-            return {}
+            # too few points for k-fold CV: the lasso falls back to its most regularised member
+            # (intercept only: the block mean); the others keep their defaults
+            return {"alpha": None} if self.name == "lasso" else {}
         if self.name == "lasso":
             from sklearn.linear_model import LassoCV
             from sklearn.pipeline import make_pipeline
@@ -171,6 +174,8 @@ class Learner:
             else:
                 label = 1.0 if ones > zeros else 0.0
             return np.full(m, label), False
+        if self.name == "lasso" and "alpha" in params and params["alpha"] is None:
+            return np.full(m, float(np.mean(ytr))), False
         if np.ptp(ytr) == 0 and (self.estimator is None or self.is_classifier):
             # one class / one value (N = 1 included): the majority-class rule of spec §8.5
             value = float(ytr[0])
