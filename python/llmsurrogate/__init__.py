@@ -8,8 +8,9 @@ needs none of torch, transformers, vllm, rpy2, dask or polars):
 * :mod:`llmsurrogate.results` -- the result objects every capability returns.
 * :mod:`llmsurrogate.rbridge` -- conversion for the R package and for rpy2.
 * :mod:`llmsurrogate.exceptions` -- the error hierarchy rooted at :class:`LLMSurrogateError`.
+* :mod:`llmsurrogate.ess` -- equivalent sample size of a fixed prediction rule (block-out CV, sequential CI).
 
-Planned: ``ess`` (equivalent sample size), ``transfer`` (transfer performance), ``risk`` and ``llm``
+Planned: ``transfer`` (transfer performance), ``risk`` and ``llm``
 (LLM risk scores), ``lookahead`` (lookahead-bias tests).
 
 >>> import llmsurrogate
@@ -27,7 +28,7 @@ from .exceptions import *  # noqa: F403  (the LLMSurrogateError hierarchy, liste
 
 __version__: str = _core.__version__
 
-_SUBMODULES = {"quantiles", "datasets", "results", "rbridge", "demo", "cli", "transfer"}
+_SUBMODULES = {"quantiles", "datasets", "results", "rbridge", "demo", "cli", "transfer", "ess"}
 
 __all__ = ["__version__", "num_threads", *exceptions.__all__, *sorted(_SUBMODULES)]
 

@@ -11,6 +11,7 @@ Examples::
     llmsurrogate datasets
     llmsurrogate quantile --data errors.csv --column err --tau 0.95
     llmsurrogate transfer intervals cpt.csv rf.csv --coverage 0.9 --compare
+    llmsurrogate ess --data data.csv --outcome y --prediction llm --algorithm rf --out ess-output
 """
 
 from __future__ import annotations
@@ -240,6 +241,18 @@ def transfer_intervals(data, coverage, side, correction, gamma, compare, taus, o
                 rows.append({"model": names[0], "over": other, "tau": t, "worst_case": bool(a), "everywhere": bool(b)})
         click.echo(f"\nDoes {names[0]} dominate (smaller upper quantiles)?")
         click.echo(pd.DataFrame(rows).to_string(index=False))
+def _register_ess():
+    from .ess._cli import ess_command
+
+    cli.add_command(_handle_errors_command(ess_command), "ess")
+
+
+def _handle_errors_command(command):
+    command.callback = _handle_errors(command.callback)
+    return command
+
+
+_register_ess()
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -38,6 +38,7 @@ R_CALLABLE = {
     "transfer": {"forecast_interval", "weighted_forecast_interval", "worst_case_interval", "qte_interval",
                  "ete_interval", "check_worstcase_dominance", "check_everywhere_dominance", "critical_gamma",
                  "coverage_bound", "everywhere_dominance_box"},
+    "ess": {"equivalent_sample_size", "error_curve", "cate_ess", "permutation"},
 }
 
 

@@ -1,6 +1,7 @@
 //! The `llmsurrogate._core` extension module: registration only.
 
 mod errors;
+mod ess;
 mod quantiles;
 mod transfer;
 
@@ -25,5 +26,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(transfer::ustat_tail_bound, m)?)?;
     m.add_function(wrap_pyfunction!(transfer::quantile_ci_ranks, m)?)?;
     m.add_function(wrap_pyfunction!(transfer::ustat_mean_upper, m)?)?;
+    m.add_function(wrap_pyfunction!(ess::ess_permutation, m)?)?;
+    m.add_function(wrap_pyfunction!(ess::ess_losses, m)?)?;
+    m.add_function(wrap_pyfunction!(ess::ess_variance_pieces, m)?)?;
+    m.add_function(wrap_pyfunction!(ess::ess_sequential_test, m)?)?;
+    m.add_class::<ess::BlockOutAccumulator>()?;
     Ok(())
 }

@@ -1,0 +1,419 @@
+"""Data preparation, the block loop (joblib over blocks, Rust accumulation) and the inference layer."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import numbers
+import warnings
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import _core
+from .._validation import as_frame, check_choice, check_n_jobs, check_probability, require_columns
+from ..exceptions import (
+    InvalidArgumentError,
+    LLMSurrogateWarning,
+    NonFiniteError,
+    ShapeError,
+)
+from ._learners import Learner, block_seed
+
+LOSSES = ("squared", "absolute", "zero_one", "brier", "log")
+REGIMES = ("hybrid", "fixed_N", "fixed_B")
+TUNINGS = ("per_n_subset", "per_block", "none")
+VARIANCES = ("difference", "sum")
+LOG_EPS = 1e-6
+HYBRID_MIN_BLOCKS = 40
+
+
+@dataclass
+class Prepared:
+    """Permuted arrays ready for block-out CV."""
+
+    X: np.ndarray
+    y: np.ndarray
+    llm_pred: np.ndarray | None
+    llm_loss: np.ndarray | None      # per-observation LLM losses (permuted order)
+    perm: np.ndarray | None
+    n: int
+    features: list[str]
+    loss_name: str                   # a name in LOSSES, or "custom"
+    rust_loss: str                   # loss kind handed to Rust
+    loss_fn: Callable | None
+    eps: float
+
+
+def _finite(arr: np.ndarray, name: str) -> None:
+    bad = np.flatnonzero(~np.isfinite(arr))
+    if bad.size:
+        raise NonFiniteError(f"argument `{name}` has a non-finite value ({arr[bad[0]]}) at row {bad[0]}; "
+                             "drop or impute missing values first")
+
+
+def _numeric(series, name: str) -> np.ndarray:
+    import pandas as pd
+
+    if isinstance(series, pd.Series) and series.dtype == bool:
+        series = series.astype(float)
+    try:
+        arr = np.asarray(pd.to_numeric(pd.Series(series), errors="raise"), dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise InvalidArgumentError(f"`{name}` must be numeric for this loss ({err}); code the labels as numbers") from err
+    return arr
+
+
+def default_grid(n: int) -> list[int]:
+    """1, 2, 5, 10, 20, 50, ... up to n // 2."""
+    out, base = [], 1
+    while True:
+        for m in (1, 2, 5):
+            v = m * base
+            if v > n // 2:
+                return out
+            out.append(v)
+        base *= 10
+
+
+def check_grid(grid: Any, n: int) -> list[int]:
+    if grid is None:
+        g = default_grid(n)
+        if not g:
+            raise InvalidArgumentError(f"n = {n} observations is too few for block-out CV (need at least 2)")
+        return g
+    if isinstance(grid, numbers.Real):
+        grid = [grid]
+    vals = []
+    for v in grid:
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not float(v).is_integer():
+            raise InvalidArgumentError(f"argument `grid` must hold whole numbers; got {v!r}")
+        vals.append(int(v))
+    if not vals:
+        raise InvalidArgumentError("argument `grid` is empty; pass training sizes such as [1, 2, 5, 10]")
+    low = [v for v in vals if v < 1]
+    if low:
+        raise InvalidArgumentError(f"argument `grid`: training sizes must be >= 1; got {low[0]}")
+    high = [v for v in vals if v > n // 2]
+    if high:
+        raise InvalidArgumentError(
+            f"argument `grid`: training size {high[0]} exceeds n/2 = {n // 2} (n = {n}); block-out CV needs at "
+            "least 2 blocks, so every N must be <= n/2")
+    return sorted(set(vals))
+
+
+def prepare(data: Any, outcome: str, prediction: Any, features: Any, loss: Any, seed: int | None,
+            exclude: tuple[str, ...] = (), eps: float = LOG_EPS, y_override: np.ndarray | None = None) -> Prepared:
+    """Validate the inputs and permute them once (spec §2.1 step 1)."""
+    import pandas as pd
+
+    frame = as_frame(data)
+    if not isinstance(outcome, str):
+        raise InvalidArgumentError("argument `outcome` must be a column name (a string)")
+    require_columns(frame, [outcome])
+    n = len(frame)
+    if n < 4:
+        raise InvalidArgumentError(f"`data` has {n} rows; block-out CV needs at least 4")
+    # loss
+    if callable(loss):
+        loss_name, rust_loss, loss_fn = "custom", "precomputed", loss
+    else:
+        loss_name = check_choice(loss, "loss", LOSSES)
+        rust_loss, loss_fn = loss_name, None
+    # outcome
+    raw_y = frame[outcome]
+    label_map = None
+    if y_override is not None:
+        y = np.asarray(y_override, dtype=np.float64)
+    elif loss_name == "zero_one" and not pd.api.types.is_numeric_dtype(raw_y) and raw_y.dtype != bool:
+        codes, uniques = pd.factorize(raw_y)
+        if (codes < 0).any():
+            raise NonFiniteError(f"outcome {outcome!r} has a missing value at row {int(np.flatnonzero(codes < 0)[0])}")
+        label_map = {v: float(i) for i, v in enumerate(uniques)}
+        y = codes.astype(np.float64)
+    else:
+        y = _numeric(raw_y, f"outcome {outcome!r}")
+    _finite(y, f"outcome ({outcome!r})")
+    if np.ptp(y) == 0:
+        raise InvalidArgumentError(f"outcome {outcome!r} is constant ({y[0]:g}); every rule predicts it perfectly "
+                                   "or not at all, and the ESS is not defined")
+    if loss_name in ("brier", "log") and not np.isin(y, (0.0, 1.0)).all():
+        raise InvalidArgumentError(f"loss {loss_name!r} needs a binary outcome coded 0/1; {outcome!r} has other values "
+                                   "(use loss='squared' for a numeric outcome)")
+    if loss_name == "zero_one":
+        distinct = np.unique(y)
+        if not np.all(distinct == np.round(distinct)) or distinct.size > max(20, int(0.5 * n)):
+            raise InvalidArgumentError(f"loss 'zero_one' needs class labels, but {outcome!r} looks continuous "
+                                       f"({distinct.size} distinct values); use loss='squared' or 'absolute'")
+    # prediction
+    pred_col = None
+    llm_pred = None
+    if prediction is not None:
+        if isinstance(prediction, str):
+            require_columns(frame, [prediction])
+            pred_col = prediction
+            raw_p = frame[prediction]
+        elif hasattr(prediction, "predict") and callable(prediction.predict):
+            raw_p = prediction.predict(frame)
+        else:
+            raw_p = prediction
+        if label_map is not None:
+            llm_pred = np.asarray([label_map.get(v, -1.0) for v in pd.Series(raw_p).tolist()], dtype=np.float64)
+        else:
+            try:
+                llm_pred = np.asarray(pd.to_numeric(pd.Series(np.asarray(raw_p).ravel() if not isinstance(raw_p, pd.Series) else raw_p), errors="raise"), dtype=np.float64)
+            except (TypeError, ValueError) as err:
+                raise InvalidArgumentError(f"argument `prediction` must be numeric ({err})") from err
+        if llm_pred.ndim != 1 or llm_pred.shape[0] != n:
+            raise ShapeError(f"argument `prediction` has {llm_pred.shape[0]} values but `data` has {n} rows; "
+                             "pass one prediction per row, in the same order")
+        _finite(llm_pred, "prediction")
+        if loss_name in ("brier", "log") and ((llm_pred < 0) | (llm_pred > 1)).any():
+            raise InvalidArgumentError(f"loss {loss_name!r} needs predicted probabilities in [0, 1]")
+        if loss_name == "log" and ((llm_pred == 0) | (llm_pred == 1)).any():
+            warnings.warn(f"hard 0/1 predictions under log loss are clipped to [{eps:g}, 1 - {eps:g}]",
+                          LLMSurrogateWarning, stacklevel=3)
+    # features
+    skip = {outcome, *exclude} | ({pred_col} if pred_col else set())
+    if features is None:
+        feats = [c for c in frame.columns if c not in skip]
+    else:
+        feats = [features] if isinstance(features, str) else list(features)
+        require_columns(frame, feats)
+        clash = [f for f in feats if f == outcome or f == pred_col]
+        if clash:
+            raise InvalidArgumentError(f"argument `features` must not contain the outcome or prediction column ({clash[0]!r})")
+    if not feats:
+        X = np.zeros((n, 0))
+        names: list[str] = []
+    else:
+        sub = frame[feats]
+        cat = [c for c in feats if not (pd.api.types.is_numeric_dtype(sub[c]) or sub[c].dtype == bool)]
+        if cat:
+            sub = pd.get_dummies(sub, columns=cat, drop_first=True, dtype=float)
+        try:
+            X = np.ascontiguousarray(sub.to_numpy(dtype=np.float64))
+        except (TypeError, ValueError) as err:
+            raise InvalidArgumentError(f"features must be numeric or categorical ({err})") from err
+        names = [str(c) for c in sub.columns]
+        bad = np.argwhere(~np.isfinite(X))
+        if bad.size:
+            r, c = bad[0]
+            raise NonFiniteError(f"feature {names[c]!r} has a non-finite value at row {r}; drop or impute first")
+    # permutation (one for every N)
+    if seed is None:
+        perm = None
+    else:
+        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) and not (isinstance(seed, float) and seed.is_integer()):
+            raise InvalidArgumentError(f"argument `seed` must be a non-negative integer or None; got {seed!r}")
+        if int(seed) < 0:
+            raise InvalidArgumentError(f"argument `seed` must be >= 0; got {seed}")
+        perm = _core.ess_permutation(n, int(seed))
+        X, y = X[perm], y[perm]
+        llm_pred = llm_pred[perm] if llm_pred is not None else None
+    X, y = np.ascontiguousarray(X), np.ascontiguousarray(y)
+    llm_loss = None
+    if llm_pred is not None:
+        llm_pred = np.ascontiguousarray(llm_pred)
+        llm_loss = loss_values(loss_name, loss_fn, llm_pred, y, eps)
+    return Prepared(X, y, llm_pred, llm_loss, perm, n, names, loss_name, rust_loss, loss_fn, eps)
+
+
+def loss_values(loss_name: str, loss_fn, pred: np.ndarray, y: np.ndarray, eps: float) -> np.ndarray:
+    if loss_fn is not None:
+        out = np.asarray(loss_fn(pred, y), dtype=np.float64)
+        if out.shape != y.shape:
+            raise ShapeError(f"the loss function returned shape {out.shape}; it must return one loss per observation {y.shape}")
+        _finite(out, "loss(prediction, outcome)")
+        return np.ascontiguousarray(out)
+    return _core.ess_losses(loss_name, np.ascontiguousarray(pred, dtype=np.float64), y, eps)
+
+
+def permutation_hash(perm: np.ndarray | None, n: int) -> str:
+    arr = np.arange(n, dtype=np.int64) if perm is None else np.asarray(perm, dtype=np.int64)
+    return hashlib.sha256(arr.tobytes()).hexdigest()[:16]
+
+
+# ------------------------------------------------------------------------------------------------
+# the block loop
+# ------------------------------------------------------------------------------------------------
+
+def _fit_block_rows(learner: Learner, X, y, N, n_used, b0, b1, params, seed, tuning, loss_fn):
+    """Predictions (or custom losses) of blocks b0..b1 on their complements: rows of length n_used - N."""
+    rows = np.empty((b1 - b0, n_used - N), dtype=np.float64)
+    shortcut = 0
+    for r, b in enumerate(range(b0, b1)):
+        lo, hi = b * N, (b + 1) * N
+        ytr = y[lo:hi]
+        if learner.name == "mean":
+            rows[r] = float(np.mean(ytr))
+        else:
+            Xte = np.concatenate([X[:lo], X[hi:n_used]]) if X.shape[1] else np.zeros((n_used - N, 0))
+            Xtr = X[lo:hi] if X.shape[1] else np.zeros((N, 0))
+            pred, const = learner.fit_predict(Xtr, ytr, Xte, params, block_seed(seed, N, b), tuning)
+            rows[r] = pred
+            shortcut += int(const)
+        if loss_fn is not None:
+            yte = np.concatenate([y[:lo], y[hi:n_used]])
+            rows[r] = loss_values("custom", loss_fn, rows[r], yte, 0.0)
+    return rows, shortcut
+
+
+def tune_for_n(prep: Prepared, learner: Learner, N: int, tuning: str, seed: int | None) -> dict:
+    if tuning != "per_n_subset" or learner.name in ("mean", "majority"):
+        return {}
+    rng = np.random.default_rng([0 if seed is None else int(seed), int(N), 0x7E])
+    idx = np.sort(rng.choice(prep.n, size=N, replace=False))
+    X, y = prep.X[idx], prep.y[idx]
+    if np.ptp(y) == 0:
+        return {"alpha": None} if learner.name == "lasso" else {}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return learner.tune(X, y, block_seed(seed, N, -1 & 0x7FFFFFFF))
+    except ValueError:
+        return {}
+
+
+def run_point(prep: Prepared, learner: Learner, N: int, tuning: str, seed: int | None, n_jobs: int | None,
+              with_llm: bool, progress: Callable[[int, int], None] | None = None) -> dict:
+    """Block-out CV at one training size: a dict of variance pieces (plain and difference)."""
+    from joblib import Parallel, delayed
+
+    params = tune_for_n(prep, learner, N, tuning, seed)
+    acc = _core.BlockOutAccumulator(prep.y, N, prep.rust_loss, prep.llm_loss if with_llm else None, prep.eps)
+    B, n_used = acc.blocks, acc.n_used
+    width = n_used - N
+    per_task = int(max(1, min(max(1, B // 16), (1 << 21) // max(width, 1))))
+    if learner.name == "mean":
+        per_task = int(max(1, (1 << 21) // max(width, 1)))
+    starts = list(range(0, B, per_task))
+    tasks = (delayed(_fit_block_rows)(learner, prep.X, prep.y, N, n_used, s, min(B, s + per_task), params,
+                                      seed, tuning, prep.loss_fn) for s in starts)
+    shortcut = 0
+    done = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", category=UserWarning)
+        try:
+            from sklearn.exceptions import ConvergenceWarning
+
+            warnings.simplefilter("ignore", category=ConvergenceWarning)
+        except ImportError:  # pragma: no cover
+            pass
+        par = Parallel(n_jobs=n_jobs, return_as="generator")
+        for s, (rows, nconst) in zip(starts, par(tasks)):
+            acc.add_blocks(s, rows, n_jobs)
+            shortcut += nconst
+            done += rows.shape[0]
+            if progress is not None:
+                progress(done, B)
+    out = acc.finalize()
+    point = {"n_train": int(N), "blocks": int(B), "n_used": int(n_used), "plain": dict(out["plain"]),
+             "params": {k: (None if v is None else v) for k, v in params.items()}, "constant_blocks": int(shortcut)}
+    if with_llm:
+        point["diff"] = dict(out["diff"])
+        point["llm_mean"] = float(out["llm_mean"])
+        point["llm_var"] = float(out["llm_var"])
+    return point
+
+
+# ------------------------------------------------------------------------------------------------
+# inference
+# ------------------------------------------------------------------------------------------------
+
+def z_quantile(p: float) -> float:
+    from scipy.special import ndtri
+
+    return float(ndtri(p))
+
+
+def uses_fixed_n(regime: str, blocks: int, min_blocks: int) -> bool:
+    if regime == "fixed_N":
+        if blocks < 3:
+            raise InvalidArgumentError(f"regime='fixed_N' needs at least 3 blocks; a grid point has {blocks}. "
+                                       "Use regime='hybrid' (switches to fixed-B) or 'fixed_B'")
+        return True
+    if regime == "fixed_B":
+        return False
+    return blocks >= max(3, min_blocks)
+
+
+def curve_table(points: list[dict], alpha: float, regime: str, min_blocks: int, loss_name: str):
+    import pandas as pd
+
+    z2 = z_quantile(1 - alpha / 2)
+    rows = []
+    for p in points:
+        pl = p["plain"]
+        n_used = pl["n_used"]
+        fixed_n = uses_fixed_n(regime, pl["blocks"], min_blocks)
+        se_n = math.sqrt(max(pl["sigma2_fixed_n"], 0.0) / n_used)
+        se_b = math.sqrt(max(pl["sigma2_fixed_b"], 0.0) / n_used)
+        fallback = fixed_n and pl["sigma2_fixed_n"] <= 0
+        se = (math.sqrt(max(pl["sigma2_bm"], 0.0) / n_used) if fallback else se_n) if fixed_n else se_b
+        row = {"n_train": p["n_train"], "n_blocks": pl["blocks"], "n_used": n_used, "error": pl["ecv"],
+               "se_fixed_n": se_n, "se_fixed_b": se_b, "se": se, "ci_low": pl["ecv"] - z2 * se,
+               "ci_high": pl["ecv"] + z2 * se, "regime": "fixed_N" if fixed_n else "fixed_B",
+               "v_train": pl["v_train"], "v_test": pl["v_test"], "cov_train_test": pl["cov"],
+               "sigma2_fixed_n": pl["sigma2_fixed_n"], "sigma2_fixed_b": pl["sigma2_fixed_b"],
+               "sigma2_bm": pl["sigma2_bm"], "variance_fallback": bool(fallback),
+               "constant_blocks": p.get("constant_blocks", 0)}
+        if loss_name == "squared":
+            rmse = math.sqrt(max(pl["ecv"], 0.0))
+            row["rmse"] = rmse
+            row["rmse_se"] = se / (2 * rmse) if rmse > 0 else float("nan")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def monotonicity_violations(table) -> list[list[int]]:
+    """Pairs (N_k, N_k') with k < k' whose two-sided CIs are disjoint with the larger N above (spec §6.6)."""
+    out = []
+    lo, hi, ns = table["ci_low"].to_numpy(), table["ci_high"].to_numpy(), table["n_train"].to_numpy()
+    for k in range(len(ns)):
+        for j in range(k + 1, len(ns)):
+            if lo[j] > hi[k]:
+                out.append([int(ns[k]), int(ns[j])])
+    return out
+
+
+def ess_inference(points: list[dict], alpha: float, regime: str, min_blocks: int, variance: str):
+    """Per-grid-point tests and Algorithm 3.1 (the decisions run in Rust)."""
+    import pandas as pd
+    from scipy.special import ndtr
+
+    zc = z_quantile(1 - alpha)
+    z2 = z_quantile(1 - alpha / 2)
+    if regime == "fixed_N":
+        for p in points:
+            uses_fixed_n(regime, p["diff"]["blocks"], min_blocks)
+    seq = _core.ess_sequential_test(
+        [{"n_train": p["n_train"], "plain": p["plain"], "diff": p["diff"], "llm_var": p["llm_var"]} for p in points],
+        zc, regime, int(max(3, min_blocks)), variance)
+    rows = []
+    for k, p in enumerate(points):
+        pl, df = p["plain"], p["diff"]
+        n_used = df["n_used"]
+        fixed_n = bool(seq["fixed_n"][k])
+        algo_s2 = pl["sigma2_fixed_n"] if fixed_n else pl["sigma2_fixed_b"]
+        if fixed_n and algo_s2 <= 0:
+            algo_s2 = pl["sigma2_bm"]
+        algo_se = math.sqrt(max(algo_s2, 0.0) / n_used)
+        z = float(seq["z"][k])
+        rows.append({
+            "n_train": p["n_train"], "n_blocks": df["blocks"], "n_used": n_used,
+            "algo_error": pl["ecv"], "algo_se": algo_se,
+            "algo_ci_low": pl["ecv"] - z2 * algo_se, "algo_ci_high": pl["ecv"] + z2 * algo_se,
+            "llm_error": p["llm_mean"], "diff": df["ecv"], "diff_se": float(seq["se"][k]), "z": z,
+            "p_value": float(ndtr(-z)) if math.isfinite(z) else 1.0,
+            "lower_diff": float(seq["lower"][k]), "reject": bool(seq["reject"][k]),
+            "regime": "fixed_N" if fixed_n else "fixed_B",
+            "v_train": df["v_train"], "v_test": df["v_test"], "cov_train_test": df["cov"],
+            "sigma2_diff_fixed_n": df["sigma2_fixed_n"], "sigma2_diff_fixed_b": df["sigma2_fixed_b"],
+            "sigma2_diff_bm": df["sigma2_bm"], "llm_var": p["llm_var"],
+            "degenerate": bool(seq["degenerate"][k]), "variance_fallback": bool(seq["fell_back_to_bm"][k]),
+            "constant_blocks": p.get("constant_blocks", 0),
+        })
+    table = pd.DataFrame(rows)
+    return table, seq

@@ -1,0 +1,231 @@
+"""Comparison learning algorithms for block-out CV: the paper's Appendix C models (lasso, L1 logit,
+random forest) with per-N tuning and the small-N safeguards of spec §8.5, plus any scikit-learn
+estimator or pipeline, and two native learners used by the validation designs (block mean,
+majority vote).
+
+Hyperparameter grids lost in the paper's extraction are ours (spec §8.4):
+``max_depth`` in {3, 5, 10, None} x ``min_samples_leaf`` in {1, 5, 20} for random forests (3-fold
+CV, scored by squared error or accuracy), ``C`` in {0.01, 0.1, 1, 10, 100} for the L1 logit
+(stratified CV), ``LassoCV`` with 5 folds (sklearn's default path of 100 alphas).
+
+Safeguards (spec §8.5): with too few points for k-fold CV the lasso uses its most regularised
+member (intercept only, i.e. the block mean). The number of (stratified) folds is min(default, N // 2) for regression and
+min(3, smallest class count) for classification; with fewer than 2 folds the defaults are used. A
+block whose training outcomes are all equal (one class, or N = 1) predicts that value for
+everyone, which is what every built-in algorithm does on such data anyway.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import InvalidArgumentError
+
+RF_GRID = {"max_depth": [3, 5, 10, None], "min_samples_leaf": [1, 5, 20]}
+LOGIT_C_GRID = [0.01, 0.1, 1.0, 10.0, 100.0]
+BUILTIN = ("lasso", "logit_l1", "rf", "mean", "majority")
+
+
+def block_seed(seed: int | None, n_train: int, b: int) -> int:
+    """Random state of the fit of block ``b`` at training size ``n_train`` (documented, stable)."""
+    ss = np.random.SeedSequence([0 if seed is None else int(seed), int(n_train), int(b), 0xE55])
+    return int(ss.generate_state(1)[0] & 0x7FFFFFFF)
+
+
+def _logit(C: float, random_state: int):
+    import inspect
+
+    from sklearn.linear_model import LogisticRegression
+
+    params = inspect.signature(LogisticRegression).parameters
+    if params["penalty"].default == "deprecated":  # scikit-learn >= 1.8
+        return LogisticRegression(C=C, l1_ratio=1.0, solver="saga", max_iter=2000, random_state=random_state)
+    return LogisticRegression(C=C, penalty="l1", solver="saga", max_iter=2000, random_state=random_state)
+
+
+@dataclass
+class Learner:
+    """A comparison algorithm: how to tune it at size N and how to fit a block.
+
+    ``output`` is "value" (regression), "label" (hard classes) or "proba" (P(y = 1)).
+    """
+
+    name: str
+    output: str
+    estimator: Any = None          # a scikit-learn estimator for custom algorithms
+    options: dict = field(default_factory=dict)
+
+    @property
+    def is_classifier(self) -> bool:
+        return self.output in ("label", "proba")
+
+    # -- tuning -------------------------------------------------------------------------------
+    def tune(self, X: np.ndarray, y: np.ndarray, seed: int) -> dict:
+        """Hyperparameters chosen by k-fold CV on (X, y) (a tuning subset or one block)."""
+        from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
+
+        n = len(y)
+        if self.name in ("mean", "majority"):
+            return {}
+        if self.is_classifier:
+            _, counts = np.unique(y, return_counts=True)
+            folds = min(3, int(counts.min())) if counts.size > 1 else 0
+            cv = StratifiedKFold(folds, shuffle=True, random_state=seed) if folds >= 2 else None
+        else:
+            folds = min(5 if self.name == "lasso" else 3, n // 2)
+            if np.ptp(y) == 0:
+                folds = 0
+            cv = KFold(folds, shuffle=True, random_state=seed) if folds >= 2 else None
+        if cv is None:
+            # too few points for k-fold CV: the lasso falls back to its most regularised member
+            # (intercept only: the block mean); the others keep their defaults
+            return {"alpha": None} if self.name == "lasso" else {}
+        if self.name == "lasso":
+            from sklearn.linear_model import LassoCV
+            from sklearn.pipeline import make_pipeline
+            from sklearn.preprocessing import StandardScaler
+
+            model = make_pipeline(StandardScaler(), LassoCV(cv=cv, random_state=seed, max_iter=5000))
+            model.fit(X, y)
+            return {"alpha": float(model[-1].alpha_)}
+        if self.name == "rf":
+            grid = self.options.get("param_grid", RF_GRID)
+            est = self._rf(random_state=seed)
+            scoring = "accuracy" if self.is_classifier else "neg_mean_squared_error"
+            if self.output == "proba":
+                scoring = "neg_brier_score" if len(np.unique(y)) == 2 else "neg_log_loss"
+            gs = GridSearchCV(est, grid, cv=cv, scoring=scoring, n_jobs=1, error_score="raise")
+            gs.fit(X, y)
+            return dict(gs.best_params_)
+        if self.name == "logit_l1":
+            from sklearn.pipeline import make_pipeline
+            from sklearn.preprocessing import StandardScaler
+
+            grid = {"logisticregression__C": self.options.get("C_grid", LOGIT_C_GRID)}
+            est = make_pipeline(StandardScaler(), _logit(1.0, seed))
+            scoring = "accuracy" if self.output == "label" else "neg_log_loss"
+            gs = GridSearchCV(est, grid, cv=cv, scoring=scoring, n_jobs=1)
+            gs.fit(X, y)
+            return {"C": float(gs.best_params_["logisticregression__C"])}
+        grid = self.options.get("param_grid")
+        if grid:
+            from sklearn.base import clone
+
+            gs = GridSearchCV(clone(self.estimator), grid, cv=cv, n_jobs=1)
+            gs.fit(X, y)
+            return dict(gs.best_params_)
+        return {}
+
+    # -- fitting --------------------------------------------------------------------------------
+    def _rf(self, random_state: int, **params):
+        from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+
+        cls = RandomForestClassifier if self.is_classifier else RandomForestRegressor
+        kw = {"n_estimators": int(self.options.get("n_estimators", 300)), "n_jobs": 1, "random_state": random_state}
+        kw.update(params)
+        return cls(**kw)
+
+    def make(self, params: dict, random_state: int):
+        """A fresh, unfitted estimator with ``params``."""
+        from sklearn.base import clone
+
+        if self.name == "rf":
+            return self._rf(random_state, **params)
+        if self.name == "lasso":
+            from sklearn.linear_model import Lasso
+            from sklearn.pipeline import make_pipeline
+            from sklearn.preprocessing import StandardScaler
+
+            return make_pipeline(StandardScaler(), Lasso(alpha=params.get("alpha", 1.0), max_iter=5000))
+        if self.name == "logit_l1":
+            from sklearn.pipeline import make_pipeline
+            from sklearn.preprocessing import StandardScaler
+
+            return make_pipeline(StandardScaler(), _logit(params.get("C", 1.0), random_state))
+        try:
+            est = clone(self.estimator)
+        except (TypeError, AttributeError, RuntimeError):
+            import copy
+
+            est = copy.deepcopy(self.estimator)
+        if params:
+            est.set_params(**params)
+        try:
+            if "random_state" in est.get_params(deep=False):
+                est.set_params(random_state=random_state)
+        except Exception:  # pragma: no cover - exotic estimators
+            pass
+        return est
+
+    def fit_predict(self, Xtr: np.ndarray, ytr: np.ndarray, Xte: np.ndarray, params: dict,
+                    random_state: int, tuning: str) -> tuple[np.ndarray, bool]:
+        """Predictions on ``Xte`` of the rule fitted to the block; second value: constant shortcut used."""
+        m = len(Xte)
+        if self.name == "mean":
+            return np.full(m, float(np.mean(ytr))), False
+        if self.name == "majority":
+            ones = float(np.sum(ytr == 1))
+            zeros = len(ytr) - ones
+            if ones == zeros:
+                label = float(np.random.default_rng(random_state).integers(0, 2))
+            else:
+                label = 1.0 if ones > zeros else 0.0
+            return np.full(m, label), False
+        if self.name == "lasso" and "alpha" in params and params["alpha"] is None:
+            return np.full(m, float(np.mean(ytr))), False
+        if np.ptp(ytr) == 0 and (self.estimator is None or self.is_classifier):
+            # one class / one value (N = 1 included): the majority-class rule of spec §8.5
+            value = float(ytr[0])
+            return np.full(m, value), True
+        if tuning == "per_block":
+            params = self.tune(Xtr, ytr, random_state)
+        est = self.make(params, random_state)
+        est.fit(Xtr, ytr)
+        if self.output == "proba":
+            proba = est.predict_proba(Xte)
+            classes = list(est.classes_)
+            if 1.0 in classes or 1 in classes:
+                return np.ascontiguousarray(proba[:, classes.index(1)], dtype=np.float64), False
+            return np.zeros(m), False
+        return np.ascontiguousarray(est.predict(Xte), dtype=np.float64), False
+
+
+def resolve_learner(algorithm: Any, loss_name: str, options: dict | None) -> Learner:
+    """The :class:`Learner` for ``algorithm`` (a name or a scikit-learn estimator) and the loss."""
+    options = dict(options or {})
+    if isinstance(algorithm, str):
+        if algorithm not in BUILTIN:
+            raise InvalidArgumentError(
+                f"argument `algorithm` must be one of {list(BUILTIN)} or a scikit-learn estimator; got {algorithm!r}")
+        if loss_name in ("zero_one",):
+            output = "label"
+        elif loss_name in ("brier", "log"):
+            output = "proba"
+        else:
+            output = "value"
+        if algorithm == "lasso" and output != "value":
+            raise InvalidArgumentError(f"algorithm 'lasso' is a regression; for loss {loss_name!r} use 'logit_l1' or 'rf'")
+        if algorithm == "logit_l1" and output == "value":
+            output = "proba" if loss_name in ("squared", "absolute") else "label"
+        if algorithm == "majority":
+            output = "label" if loss_name == "zero_one" else "value"
+        return Learner(algorithm, output, None, options)
+    if not (hasattr(algorithm, "fit") and hasattr(algorithm, "predict")):
+        raise InvalidArgumentError(
+            "argument `algorithm` must be a name ('lasso', 'logit_l1', 'rf') or an object with fit() and predict() "
+            f"(a scikit-learn estimator or pipeline); got {type(algorithm).__name__}")
+    from sklearn.base import is_classifier
+
+    try:
+        classifier = is_classifier(algorithm)
+    except (AttributeError, TypeError):
+        classifier = getattr(algorithm, "_estimator_type", None) == "classifier"
+    if classifier:
+        output = "proba" if loss_name in ("brier", "log") else "label"
+    else:
+        output = "value"
+    name = type(algorithm).__name__
+    return Learner(name, output, algorithm, options)

@@ -1,0 +1,201 @@
+"""Result objects of the ESS capability: :class:`ErrorCurve` and :class:`EssResult`."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..results import Result, Summary, result_dataclass
+
+
+class _SaveLoad:
+    def save(self, path: str | Path) -> Path:
+        """Write the result (with seed, grid, versions and permutation) as JSON; returns the path."""
+        path = Path(path)
+        self.to_json(path)  # type: ignore[attr-defined]
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path):
+        """Read a result written by :meth:`save`."""
+        return cls.from_json(Path(path))  # type: ignore[attr-defined]
+
+
+def _log_axis(ax, ns):
+    if len(ns) and max(ns) / max(min(ns), 1) >= 20:
+        ax.set_xscale("log")
+
+
+@result_dataclass
+class ErrorCurve(_SaveLoad, Result):
+    """Block-out CV error curve N -> e_N with pointwise CIs (spec §2, §4, §5)."""
+
+    title: str
+    table: Any
+    algorithm: str
+    loss: str
+    regime: str
+    alpha: float
+    n: int
+    seed: Any
+    grid: list
+    tuning: str
+    permutation_hash: str
+    permutation: Any
+    versions: dict
+    monotonicity_violations: list
+    notes: list
+
+    def tidy(self):
+        return self.table.copy()
+
+    def summary(self) -> Summary:
+        cols = ["n_train", "n_blocks", "error", "se", "ci_low", "ci_high", "regime"]
+        if "rmse" in self.table:
+            cols += ["rmse", "rmse_se"]
+        facts = {"observations (n)": self.n, "algorithm": self.algorithm, "loss": self.loss,
+                 "tuning": self.tuning, "regime": self.regime, "seed": str(self.seed),
+                 "CI level": f"{1 - self.alpha:.0%} two-sided"}
+        notes = list(self.notes)
+        if self.monotonicity_violations:
+            notes.append(f"monotonicity diagnostic: the curve rises significantly between N pairs {self.monotonicity_violations}")
+        return Summary(self.title, facts=facts, tables=[("error curve", self.table[cols])], notes=notes)
+
+    def plot(self, ax=None, scale: str = "error", **kwargs):
+        """Error curve with its CI band (``scale='rmse'`` for squared loss: delta-method band). Returns the Axes."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6.4, 4.2))
+        t = self.table
+        ns = t["n_train"].to_numpy()
+        if scale == "rmse" and "rmse" in t:
+            y, se = t["rmse"].to_numpy(), t["rmse_se"].to_numpy()
+        else:
+            y, se = t["error"].to_numpy(), t["se"].to_numpy()
+        z = _z(1 - self.alpha / 2)
+        ax.plot(ns, y, "o-", color="tab:blue", label=f"{self.algorithm} (block-out CV)")
+        ax.fill_between(ns, y - z * se, y + z * se, color="tab:blue", alpha=0.2, label=f"{1 - self.alpha:.0%} CI")
+        _log_axis(ax, ns)
+        ax.set_xlabel("training size N")
+        ax.set_ylabel("RMSE" if scale == "rmse" else f"{self.loss} loss")
+        ax.set_title(self.title, fontsize=9)
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3)
+        return ax
+
+
+def _z(p: float) -> float:
+    from scipy.special import ndtri
+
+    return float(ndtri(p))
+
+
+@result_dataclass
+class EssResult(_SaveLoad, Result):
+    """Equivalent sample size of a fixed prediction rule against an algorithm (spec §3, §4.7, §6).
+
+    ``lower_bound`` is the one-sided (1 - alpha) confidence bound Ñ*_α of Algorithm 3.1: the CI is
+    [lower_bound, ∞). When every grid null is rejected, ``status == "all_rejected"`` and the
+    conclusion is N* > max(grid) (lower_bound = max(grid) + 1 is still a valid bound, not a point
+    estimate). ``plugin`` is the plug-in estimate N̂* (a grid value, or ``inf`` when the estimated
+    curve never reaches the LLM error on the grid).
+    """
+
+    title: str
+    table: Any
+    lower_bound: int
+    plugin: float
+    llm_error: float
+    llm_se: float
+    status: str
+    stop_n_train: Any
+    no_llm_advantage_at_N1: bool
+    algorithm: str
+    loss: str
+    alpha: float
+    variance: str
+    regime: str
+    tuning: str
+    n: int
+    seed: Any
+    grid: list
+    permutation_hash: str
+    permutation: Any
+    versions: dict
+    monotonicity_violations: list
+    notes: list
+
+    @property
+    def ci(self) -> tuple[int, float]:
+        """The one-sided confidence interval [lower_bound, inf)."""
+        return (int(self.lower_bound), math.inf)
+
+    def tidy(self):
+        return self.table.copy()
+
+    def conclusion(self) -> str:
+        a = f"{1 - self.alpha:.0%}"
+        if self.status == "all_rejected":
+            return (f"The rule beats {self.algorithm} at every grid size up to N = {max(self.grid)}: "
+                    f"ESS > {max(self.grid)} ({a} one-sided CI [{self.lower_bound}, inf)).")
+        if self.lower_bound == 1:
+            return (f"No evidence that the rule beats {self.algorithm} trained on N = {self.grid[0]}: "
+                    f"trivial bound, CI [1, inf).")
+        return (f"The rule is worth at least {self.lower_bound} observations for {self.algorithm} "
+                f"({a} one-sided CI [{self.lower_bound}, inf)).")
+
+    def summary(self) -> Summary:
+        cols = ["n_train", "n_blocks", "algo_error", "algo_se", "llm_error", "diff", "diff_se", "z", "p_value",
+                "reject", "regime"]
+        plug = "> max grid" if math.isinf(self.plugin) else int(self.plugin)
+        facts = {"ESS lower bound": self.lower_bound, "CI": f"[{self.lower_bound}, inf)", "status": self.status,
+                 "plug-in ESS": plug, "LLM error (all n)": self.llm_error, "LLM error SE": self.llm_se,
+                 "algorithm": self.algorithm, "loss": self.loss, "tuning": self.tuning, "variance": self.variance,
+                 "regime": self.regime, "alpha (one-sided)": self.alpha, "observations (n)": self.n,
+                 "seed": str(self.seed)}
+        notes = [self.conclusion(), *self.notes]
+        if self.monotonicity_violations:
+            notes.append("monotonicity diagnostic fired (the error curve rises significantly between "
+                         f"N pairs {self.monotonicity_violations}); the sequential CI assumes a nonincreasing curve")
+        if bool(self.table["degenerate"].any()):
+            notes.append("some grid points had a zero difference-loss variance (identical predictions); not rejected")
+        return Summary(self.title, facts=facts, tables=[("sequential tests", self.table[cols])], notes=notes)
+
+    def plot(self, ax=None, scale: str = "error", **kwargs):
+        """The paper's figure: error curve with CI band, LLM error line with its band, the ESS bound marked."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6.4, 4.2))
+        t = self.table
+        ns = t["n_train"].to_numpy()
+        z = _z(1 - self.alpha / 2)
+        y, se = t["algo_error"].to_numpy(), t["algo_se"].to_numpy()
+        ly, lse = self.llm_error, self.llm_se
+        ylabel = f"{self.loss} loss"
+        if scale == "rmse" and self.loss == "squared":
+            se = se / (2 * np.sqrt(np.maximum(y, 1e-300)))
+            y = np.sqrt(y)
+            lse = lse / (2 * math.sqrt(max(ly, 1e-300)))
+            ly = math.sqrt(ly)
+            ylabel = "RMSE"
+        ax.plot(ns, y, "o-", color="tab:blue", ms=4, label=f"{self.algorithm}")
+        ax.fill_between(ns, y - z * se, y + z * se, color="tab:blue", alpha=0.2)
+        ax.axhline(ly, color="tab:red", lw=1.5, label="fixed rule (LLM)")
+        ax.axhspan(ly - z * lse, ly + z * lse, color="tab:red", alpha=0.12)
+        if self.status != "all_rejected" and self.lower_bound > 1 or self.status == "all_rejected":
+            ax.axvline(self.lower_bound, color="k", ls="--", lw=1,
+                       label=f"ESS lower bound {self.lower_bound}" + (" (ESS > grid)" if self.status == "all_rejected" else ""))
+        if math.isfinite(self.plugin):
+            ax.plot([self.plugin], [np.interp(self.plugin, ns, y)], "k*", ms=9, label=f"plug-in {int(self.plugin)}")
+        _log_axis(ax, ns)
+        ax.set_xlabel("training size N")
+        ax.set_ylabel(ylabel)
+        ax.set_title(self.title, fontsize=9)
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3)
+        return ax

@@ -1,0 +1,113 @@
+# ESS from R: an R reference implementation of block-out CV and the sequential test (spec
+# Appendix R, written here from scratch), and parity with the Python package called directly.
+
+ess_data <- function(n = 120) {
+  set.seed(42)
+  a <- rnorm(n)
+  data.frame(a = a, b = rnorm(n), y = a + rnorm(n), llm = 0.7 * a)
+}
+
+r_blockout <- function(y, llm_loss, N) {
+  B <- length(y) %/% N
+  n <- B * N
+  y <- y[seq_len(n)]
+  llm_loss <- llm_loss[seq_len(n)]
+  e_b <- numeric(B); de_b <- numeric(B); L <- numeric(n); D <- numeric(n)
+  for (b in seq_len(B)) {
+    own <- ((b - 1) * N + 1):(b * N)
+    l <- (y - mean(y[own]))^2
+    d <- l - llm_loss
+    l[own] <- 0; d[own] <- 0
+    e_b[b] <- sum(l) / (n - N); de_b[b] <- sum(d) / (n - N)
+    L <- L + l; D <- D + d
+  }
+  list(e_b = e_b, lbar = L / (B - 1), de_b = de_b, dlbar = D / (B - 1), B = B, n = n,
+       llm_mean = mean(llm_loss))
+}
+
+r_pieces <- function(e_b, lbar, N) {
+  B <- length(e_b)
+  S <- colMeans(matrix(lbar, nrow = N))
+  vtr <- stats::var(e_b); vte <- stats::var(lbar)
+  C <- sum((e_b - mean(e_b)) * (S - mean(S))) / (B - 1)
+  list(ecv = mean(e_b), v_train = vtr, v_test = vte, cov = C, s2N = N * vtr + vte + 2 * N * C)
+}
+
+test_that("ess() equals an R implementation of block-out CV and Algorithm 3.1", {
+  skip_if_no_llmsurrogate()
+  d <- ess_data()
+  grid <- c(2, 3, 5, 8)
+  res <- ess(d, "y", "llm", algorithm = "mean", grid = grid, seed = NULL, regime = "fixed_N")
+  expect_s3_class(res, c("llmsurrogate_ess", "llmsurrogate_result"))
+  tab <- as.data.frame(res)
+  llm_loss <- (d$llm - d$y)^2
+  z <- stats::qnorm(0.95)
+  prev <- 0; bound <- NA
+  for (k in seq_along(grid)) {
+    N <- grid[k]
+    r <- r_blockout(d$y, llm_loss, N)
+    p <- r_pieces(r$e_b, r$lbar, N)
+    dp <- r_pieces(r$de_b, r$dlbar, N)
+    expect_equal(tab$algo_error[k], p$ecv, tolerance = 1e-12)
+    expect_equal(tab$v_train[k], dp$v_train, tolerance = 1e-10)
+    expect_equal(tab$v_test[k], dp$v_test, tolerance = 1e-10)
+    expect_equal(tab$cov_train_test[k], dp$cov, tolerance = 1e-10)
+    expect_equal(tab$diff[k], p$ecv - r$llm_mean, tolerance = 1e-10)
+    se <- sqrt(dp$s2N / r$n)
+    expect_equal(tab$diff_se[k], se, tolerance = 1e-10)
+    expect_equal(tab$p_value[k], stats::pnorm(dp$ecv / se, lower.tail = FALSE), tolerance = 1e-10)
+    if (is.na(bound) && !(dp$ecv / se > z)) bound <- prev + 1
+    prev <- N
+  }
+  if (is.na(bound)) bound <- max(grid) + 1
+  expect_identical(as.integer(res$lower_bound), as.integer(bound))
+  expect_equal(res$llm_error, mean(llm_loss), tolerance = 1e-12)
+})
+
+test_that("ess() and error_curve() give the Python package's numbers", {
+  skip_if_no_llmsurrogate()
+  d <- ess_data(200)
+  res <- ess(d, "y", "llm", features = c("a", "b"), algorithm = "lasso", grid = c(1, 4, 20), seed = 7)
+  py <- reticulate::import("llmsurrogate.ess", convert = FALSE)
+  cols <- reticulate::r_to_py(lapply(as.list(d), as.list))
+  pres <- py$equivalent_sample_size(cols, "y", "llm", features = list("a", "b"), algorithm = "lasso",
+                                    grid = list(1L, 4L, 20L), seed = 7L)
+  ptab <- jsonlite::fromJSON(reticulate::py_to_r(pres$table$to_json(orient = "columns", double_precision = 15L)))
+  for (col in c("algo_error", "diff", "diff_se", "z", "llm_error")) {
+    expect_equal(res$table[[col]], as.numeric(unlist(ptab[[col]])), tolerance = 1e-12, info = col)
+  }
+  expect_identical(as.integer(res$lower_bound), as.integer(reticulate::py_to_r(pres$lower_bound)))
+  perm <- unlist(.call("ess.permutation", 10L, 7L))
+  expect_identical(sort(perm), 0:9)
+
+  curve <- error_curve(d, "y", algorithm = "mean", grid = c(2, 10), seed = 1)
+  expect_s3_class(curve, "llmsurrogate_error_curve")
+  expect_true(all(c("error", "se", "ci_low", "ci_high", "regime") %in% names(as.data.frame(curve))))
+})
+
+test_that("ess results print, summarise and plot", {
+  skip_if_no_llmsurrogate()
+  d <- ess_data()
+  res <- ess(d, "y", d$llm, algorithm = "mean", grid = c(1, 2, 5), seed = 3L)
+  out <- capture.output(print(res))
+  expect_match(out[1], "^ESS of the fixed rule")
+  expect_true(any(grepl("ESS lower bound", out)))
+  expect_s3_class(summary(res), "summary.llmsurrogate_result")
+  expect_identical(res$grid, c(1L, 2L, 5L))
+  expect_identical(res$ci[["upper"]], Inf)
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  expect_identical(plot(res), res)
+  expect_identical(plot(error_curve(d, "y", algorithm = "mean", grid = c(2, 5))), error_curve(d, "y", algorithm = "mean", grid = c(2, 5)))
+})
+
+test_that("ess() reports bad input as llmsurrogate errors", {
+  skip_if_no_llmsurrogate()
+  d <- ess_data()
+  expect_error(ess(d, "y", "llm", algorithm = "mean", grid = c(2, 100)), "exceeds n/2", class = "llmsurrogate_error")
+  expect_error(ess(d, "y", "nope", algorithm = "mean"), "nope", class = "llmsurrogate_error")
+  expect_error(ess(as.list(d), "y", "llm"), "data frame", class = "llmsurrogate_error")
+  expect_error(ess(d, "y", "llm", algorithm = "mean", grid = 2.5), "whole numbers", class = "llmsurrogate_error")
+  d$y[3] <- NA
+  expect_error(ess(d, "y", "llm", algorithm = "mean", grid = 2), "non-finite|missing", class = "llmsurrogate_error")
+})

@@ -1,0 +1,811 @@
+//! Equivalent sample size (ESS) of a fixed prediction rule: block-out cross-validation, its
+//! variance components and the sequential test (`shared/specs/ess.md`, Gao, Han & Liang 2026).
+//!
+//! * [`Permutation`]: the one documented PRNG permutation used by every binding (SplitMix64 +
+//!   Fisher–Yates with rejection sampling), so Python and R permute identically.
+//! * [`BlockOutAccumulator`]: streaming accumulation of the cross-fitted losses ℓ_{b,i}, i ∉ I_b,
+//!   into the block test errors ê_b and the observation-level sums Σ_{b≠b(i)} ℓ_{b,i}, for the
+//!   plain loss and (when LLM losses are given) the difference loss in the same pass. Memory is
+//!   O(n + B) whatever the number of blocks.
+//! * [`variance_pieces`]: V̂_train, V̂_test, Ĉ, σ̂²_N (4.5), σ̂²_B (B.2), σ̂²_BM (spec §4.5, App. R).
+//! * [`sequential_test`]: the one-sided z-tests of H_{0,N}: e_N ≤ e^LLM and Algorithm 3.1.
+//!
+//! Determinism: blocks must be added in order b = 0, 1, 2, …; sums run in a fixed order that does
+//! not depend on the thread count or on how the caller chunks the blocks. Observation sums are
+//! built from plain partial sums over groups of [`ROW_GROUP`] consecutive blocks (aligned on the
+//! absolute block index), folded into Neumaier-compensated running sums; block sums combine plain
+//! partial sums over fixed tiles of [`TILE`] observations with compensation.
+
+use crate::errors::{check, CoreError, CoreResult};
+use crate::numerics::CompensatedSum;
+use rayon::prelude::*;
+
+/// Observations per tile (the unit of parallel work and of the block-sum partials).
+pub const TILE: usize = 2048;
+/// Consecutive blocks whose losses are summed plainly before a compensated fold.
+pub const ROW_GROUP: usize = 16;
+
+// ------------------------------------------------------------------------------------------------
+// Permutation: SplitMix64 + Fisher–Yates
+// ------------------------------------------------------------------------------------------------
+
+/// SplitMix64 (Steele, Lea & Flood 2014; the generator used to seed xoshiro):
+/// `state += 0x9E3779B97F4A7C15; z = state; z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9;
+/// z = (z ^ (z >> 27)) * 0x94D049BB133111EB; return z ^ (z >> 31)` (all arithmetic mod 2^64).
+#[derive(Debug, Clone)]
+pub struct SplitMix64 {
+    state: u64,
+}
+
+impl SplitMix64 {
+    pub fn new(seed: u64) -> Self {
+        Self { state: seed }
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform integer in [0, m) without modulo bias: draw r until r >= (2^64 - m) mod m, return r mod m.
+    pub fn below(&mut self, m: u64) -> u64 {
+        let threshold = m.wrapping_neg() % m;
+        loop {
+            let r = self.next_u64();
+            if r >= threshold {
+                return r % m;
+            }
+        }
+    }
+}
+
+/// The permutation of 0..n for `seed`: start from the identity and, for i = n-1 down to 1, swap
+/// positions i and j = below(i + 1). Row k of the permuted data is row `perm[k]` of the original.
+pub fn permutation(n: usize, seed: u64) -> Vec<u64> {
+    let mut perm: Vec<u64> = (0..n as u64).collect();
+    let mut rng = SplitMix64::new(seed);
+    for i in (1..n).rev() {
+        let j = rng.below(i as u64 + 1) as usize;
+        perm.swap(i, j);
+    }
+    perm
+}
+
+// ------------------------------------------------------------------------------------------------
+// Losses
+// ------------------------------------------------------------------------------------------------
+
+/// Per-observation losses ℓ(ŷ, y).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum LossKind {
+    /// (ŷ − y)²
+    Squared,
+    /// |ŷ − y|
+    Absolute,
+    /// 1{ŷ ≠ y} (labels coded as numbers)
+    ZeroOne,
+    /// (p − y)², y ∈ {0, 1}
+    Brier,
+    /// −y log p − (1 − y) log(1 − p), p clipped to [eps, 1 − eps]
+    Log { eps: f64 },
+    /// The "prediction" is already the loss (custom losses computed by the caller).
+    Precomputed,
+}
+
+impl LossKind {
+    pub fn parse(name: &str, eps: f64) -> CoreResult<Self> {
+        Ok(match name {
+            "squared" => LossKind::Squared,
+            "absolute" => LossKind::Absolute,
+            "zero_one" => LossKind::ZeroOne,
+            "brier" => LossKind::Brier,
+            "log" => {
+                if !(eps > 0.0 && eps < 0.5) {
+                    return Err(CoreError::invalid("eps", format!("log-loss clipping must lie in (0, 0.5); got {eps}")));
+                }
+                LossKind::Log { eps }
+            }
+            "precomputed" => LossKind::Precomputed,
+            other => {
+                return Err(CoreError::invalid(
+                    "loss",
+                    format!("unknown loss {other:?}; use squared, absolute, zero_one, brier, log or precomputed"),
+                ))
+            }
+        })
+    }
+
+    #[inline(always)]
+    pub fn eval(self, pred: f64, y: f64) -> f64 {
+        match self {
+            LossKind::Squared | LossKind::Brier => {
+                let d = pred - y;
+                d * d
+            }
+            LossKind::Absolute => (pred - y).abs(),
+            LossKind::ZeroOne => {
+                if pred != y {
+                    1.0
+                } else {
+                    0.0
+                }
+            }
+            LossKind::Log { eps } => {
+                let p = pred.clamp(eps, 1.0 - eps);
+                -(y * p.ln() + (1.0 - y) * (1.0 - p).ln())
+            }
+            LossKind::Precomputed => pred,
+        }
+    }
+}
+
+/// Losses of one prediction vector against `y` (used for the LLM rule).
+pub fn losses(kind: LossKind, pred: &[f64], y: &[f64]) -> CoreResult<Vec<f64>> {
+    check::same_len("prediction", pred.len(), "y", y.len())?;
+    check::finite("prediction", pred)?;
+    Ok(pred.iter().zip(y).map(|(&p, &yy)| kind.eval(p, yy)).collect())
+}
+
+// ------------------------------------------------------------------------------------------------
+// Variance pieces (spec §4.5, Appendix R)
+// ------------------------------------------------------------------------------------------------
+
+/// Estimator pieces for one training size N (plain or difference loss).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Pieces {
+    pub blocks: usize,
+    pub n_used: usize,
+    pub ecv: f64,
+    pub v_train: f64,
+    pub v_test: f64,
+    pub cov: f64,
+    pub sigma2_fixed_n: f64,
+    pub sigma2_fixed_b: f64,
+    pub sigma2_bm: f64,
+}
+
+fn mean(v: &[f64]) -> f64 {
+    let mut s = CompensatedSum::new();
+    for &x in v {
+        s.add(x);
+    }
+    s.value() / v.len() as f64
+}
+
+fn sample_var(v: &[f64]) -> f64 {
+    let m = mean(v);
+    let mut s = CompensatedSum::new();
+    for &x in v {
+        s.add((x - m) * (x - m));
+    }
+    s.value() / (v.len() as f64 - 1.0)
+}
+
+/// V̂_train, V̂_test, Ĉ and the three variance estimators from the block test errors `e_b` (length
+/// B) and the observation-level out-of-block mean losses `lbar` (length n = B·N), two-pass.
+pub fn variance_pieces(e_b: &[f64], lbar: &[f64], n_block: usize) -> CoreResult<Pieces> {
+    let b = e_b.len();
+    if n_block == 0 {
+        return Err(CoreError::invalid("n_train", "training size must be >= 1"));
+    }
+    if b < 2 {
+        return Err(CoreError::invalid("e_b", format!("block-out CV needs at least 2 blocks; got {b}")));
+    }
+    check::same_len("lbar", lbar.len(), "B * N", b * n_block)?;
+    check::finite("e_b", e_b)?;
+    check::finite("lbar", lbar)?;
+    let nf = n_block as f64;
+    let ecv = mean(e_b);
+    let v_train = sample_var(e_b);
+    let v_test = sample_var(lbar);
+    let s_b: Vec<f64> = lbar.chunks(n_block).map(mean).collect();
+    let (mr, ms) = (ecv, mean(&s_b));
+    let mut c = CompensatedSum::new();
+    for (r, s) in e_b.iter().zip(&s_b) {
+        c.add((r - mr) * (s - ms));
+    }
+    let cov = c.value() / (b as f64 - 1.0);
+    let xi: Vec<f64> = e_b.iter().zip(&s_b).map(|(r, s)| r + s).collect();
+    Ok(Pieces {
+        blocks: b,
+        n_used: b * n_block,
+        ecv,
+        v_train,
+        v_test,
+        cov,
+        sigma2_fixed_n: nf * v_train + v_test + 2.0 * nf * cov,
+        sigma2_fixed_b: v_test,
+        sigma2_bm: nf * sample_var(&xi),
+    })
+}
+
+// ------------------------------------------------------------------------------------------------
+// Streaming block-out accumulator (spec §2.3, §11)
+// ------------------------------------------------------------------------------------------------
+
+#[derive(Debug, Clone)]
+struct ObsSums {
+    sum: Vec<f64>,
+    comp: Vec<f64>,
+    pending: Vec<f64>,
+}
+
+impl ObsSums {
+    fn new(n: usize) -> Self {
+        Self { sum: vec![0.0; n], comp: vec![0.0; n], pending: vec![0.0; n] }
+    }
+}
+
+#[inline(always)]
+fn neumaier(sum: &mut f64, comp: &mut f64, x: f64) {
+    let t = *sum + x;
+    if sum.abs() >= x.abs() {
+        *comp += (*sum - t) + x;
+    } else {
+        *comp += (x - t) + *sum;
+    }
+    *sum = t;
+}
+
+/// The finished accumulation for one training size.
+#[derive(Debug, Clone)]
+pub struct BlockOutResult {
+    pub n_block: usize,
+    pub blocks: usize,
+    pub n_used: usize,
+    /// Block test errors ê_b.
+    pub e_b: Vec<f64>,
+    /// L̄_i = Σ_{b≠b(i)} ℓ_{b,i} / (B − 1).
+    pub lbar: Vec<f64>,
+    pub plain: Pieces,
+    /// Difference-loss versions (ℓ − ℓ^LLM), when LLM losses were given.
+    pub diff_e_b: Option<Vec<f64>>,
+    pub diff_lbar: Option<Vec<f64>>,
+    pub diff: Option<Pieces>,
+    /// Mean and sample variance of the LLM losses over the retained n_used observations.
+    pub llm_mean: Option<f64>,
+    pub llm_var: Option<f64>,
+}
+
+/// Streaming accumulator for block-out CV at one training size N.
+#[derive(Debug, Clone)]
+pub struct BlockOutAccumulator {
+    y: Vec<f64>,
+    llm_loss: Option<Vec<f64>>,
+    kind: LossKind,
+    n_block: usize,
+    blocks: usize,
+    next_block: usize,
+    e_sum: Vec<f64>,
+    d_sum: Vec<f64>,
+    obs: ObsSums,
+    dobs: Option<ObsSums>,
+}
+
+impl BlockOutAccumulator {
+    /// `y` and `llm_loss` are the permuted data (full length; the remainder beyond B·N is dropped).
+    pub fn new(y: &[f64], n_block: usize, kind: LossKind, llm_loss: Option<&[f64]>) -> CoreResult<Self> {
+        check::finite("y", y)?;
+        if n_block == 0 {
+            return Err(CoreError::invalid("n_train", "training size N must be >= 1"));
+        }
+        let blocks = y.len() / n_block;
+        if blocks < 2 {
+            return Err(CoreError::invalid(
+                "n_train",
+                format!("N = {n_block} leaves {blocks} block(s) of n = {}; block-out CV needs N <= n/2", y.len()),
+            ));
+        }
+        let n = blocks * n_block;
+        if let Some(l) = llm_loss {
+            check::same_len("llm_loss", l.len(), "y", y.len())?;
+            check::finite("llm_loss", l)?;
+        }
+        Ok(Self {
+            y: y[..n].to_vec(),
+            llm_loss: llm_loss.map(|l| l[..n].to_vec()),
+            kind,
+            n_block,
+            blocks,
+            next_block: 0,
+            e_sum: vec![0.0; blocks],
+            d_sum: vec![0.0; blocks],
+            obs: ObsSums::new(n),
+            dobs: llm_loss.map(|_| ObsSums::new(n)),
+        })
+    }
+
+    pub fn blocks(&self) -> usize {
+        self.blocks
+    }
+    pub fn n_used(&self) -> usize {
+        self.y.len()
+    }
+    pub fn next_block(&self) -> usize {
+        self.next_block
+    }
+
+    /// Add the predictions of blocks `b0 .. b0 + rows` (row-major `preds`, `rows × width`). Each
+    /// row holds the fitted rule's predictions either for all n_used observations (`width = n`;
+    /// the block's own entries are ignored) or for the complement only (`width = n − N`, in
+    /// observation order). Blocks must come in order: `b0` must equal [`Self::next_block`].
+    pub fn add_blocks(&mut self, b0: usize, preds: &[f64], width: usize) -> CoreResult<()> {
+        let n = self.y.len();
+        let nb = self.n_block;
+        if b0 != self.next_block {
+            return Err(CoreError::invalid("b0", format!("blocks must be added in order; expected block {}, got {b0}", self.next_block)));
+        }
+        if width != n && width != n - nb {
+            return Err(CoreError::invalid(
+                "preds",
+                format!("each row must hold {n} (all retained rows) or {} (complement) predictions; got {width}", n - nb),
+            ));
+        }
+        if width == 0 || preds.len() % width != 0 {
+            return Err(CoreError::invalid("preds", "prediction buffer is not a whole number of rows"));
+        }
+        let rows = preds.len() / width;
+        if b0 + rows > self.blocks {
+            return Err(CoreError::invalid("preds", format!("{rows} rows from block {b0} exceed the {} blocks", self.blocks)));
+        }
+        if rows == 0 {
+            return Ok(());
+        }
+        // Validate finiteness where it is used (own-block entries of full rows are ignored).
+        for r in 0..rows {
+            let b = b0 + r;
+            let row = &preds[r * width..(r + 1) * width];
+            for (j, &p) in row.iter().enumerate() {
+                if !p.is_finite() {
+                    let i = if width == n { j } else if j < b * nb { j } else { j + nb };
+                    if width == n && i >= b * nb && i < (b + 1) * nb {
+                        continue;
+                    }
+                    return Err(CoreError::NonFinite { arg: format!("predictions of block {b}"), index: i, value: p });
+                }
+            }
+        }
+        let kind = self.kind;
+        let y = &self.y;
+        let llm = self.llm_loss.as_deref();
+        let n_tiles = n.div_ceil(TILE);
+        // Per (row, tile) plain partial sums for ê_b (plain, diff).
+        let mut partial = vec![0.0f64; rows * n_tiles];
+        let mut dpartial = vec![0.0f64; rows * n_tiles];
+        let blocks_total = self.blocks;
+        {
+            let obs = &mut self.obs;
+            let mut dobs = self.dobs.as_mut();
+            let dsum_tiles: Vec<(&mut [f64], &mut [f64], &mut [f64])> = match dobs.as_mut() {
+                Some(d) => d
+                    .sum
+                    .chunks_mut(TILE)
+                    .zip(d.comp.chunks_mut(TILE))
+                    .zip(d.pending.chunks_mut(TILE))
+                    .map(|((a, b), c)| (a, b, c))
+                    .collect(),
+                None => Vec::new(),
+            };
+            let mut dtiles: Vec<Option<(&mut [f64], &mut [f64], &mut [f64])>> =
+                dsum_tiles.into_iter().map(Some).collect();
+            if dtiles.is_empty() {
+                dtiles = (0..n_tiles).map(|_| None).collect();
+            }
+            let work: Vec<_> = obs
+                .sum
+                .chunks_mut(TILE)
+                .zip(obs.comp.chunks_mut(TILE))
+                .zip(obs.pending.chunks_mut(TILE))
+                .zip(dtiles)
+                .enumerate()
+                .collect();
+            let results: Vec<(usize, Vec<f64>, Vec<f64>)> = work
+                .into_par_iter()
+                .map(|(t, (((sum, comp), pend), dt))| {
+                    let start = t * TILE;
+                    let len = sum.len();
+                    let mut ep = vec![0.0f64; rows];
+                    let mut dp = vec![0.0f64; rows];
+                    let mut dt = dt;
+                    for r in 0..rows {
+                        let b = b0 + r;
+                        let own_lo = b * nb;
+                        let own_hi = own_lo + nb;
+                        let row = &preds[r * width..(r + 1) * width];
+                        let mut acc = 0.0f64;
+                        let mut dacc = 0.0f64;
+                        // two contiguous ranges of this tile outside the own block
+                        let ranges = [(start, (start + len).min(own_lo)), (start.max(own_hi), start + len)];
+                        for &(lo, hi) in &ranges {
+                            if lo >= hi {
+                                continue;
+                            }
+                            let off = if width == n || lo < own_lo { 0 } else { nb };
+                            let prow = &row[lo - off..hi - off];
+                            let ys = &y[lo..hi];
+                            let pd = &mut pend[lo - start..hi - start];
+                            match (&mut dt, llm) {
+                                (Some((_, _, dpend)), Some(ll)) => {
+                                    let lls = &ll[lo..hi];
+                                    let dpd = &mut dpend[lo - start..hi - start];
+                                    for k in 0..prow.len() {
+                                        let l = kind.eval(prow[k], ys[k]);
+                                        let d = l - lls[k];
+                                        pd[k] += l;
+                                        dpd[k] += d;
+                                        acc += l;
+                                        dacc += d;
+                                    }
+                                }
+                                _ => {
+                                    for k in 0..prow.len() {
+                                        let l = kind.eval(prow[k], ys[k]);
+                                        pd[k] += l;
+                                        acc += l;
+                                    }
+                                }
+                            }
+                        }
+                        ep[r] = acc;
+                        dp[r] = dacc;
+                        // fold pending sums at the end of each aligned group of blocks
+                        if (b + 1) % ROW_GROUP == 0 || b + 1 == blocks_total {
+                            for k in 0..len {
+                                neumaier(&mut sum[k], &mut comp[k], pend[k]);
+                                pend[k] = 0.0;
+                            }
+                            if let Some((dsum, dcomp, dpend)) = dt.as_mut() {
+                                for k in 0..len {
+                                    neumaier(&mut dsum[k], &mut dcomp[k], dpend[k]);
+                                    dpend[k] = 0.0;
+                                }
+                            }
+                        }
+                    }
+                    (t, ep, dp)
+                })
+                .collect();
+            for (t, ep, dp) in results {
+                for r in 0..rows {
+                    partial[r * n_tiles + t] = ep[r];
+                    dpartial[r * n_tiles + t] = dp[r];
+                }
+            }
+        }
+        for r in 0..rows {
+            let mut s = CompensatedSum::new();
+            let mut d = CompensatedSum::new();
+            for t in 0..n_tiles {
+                s.add(partial[r * n_tiles + t]);
+                d.add(dpartial[r * n_tiles + t]);
+            }
+            self.e_sum[b0 + r] = s.value();
+            self.d_sum[b0 + r] = d.value();
+        }
+        self.next_block += rows;
+        Ok(())
+    }
+
+    /// Finish: every block must have been added.
+    pub fn finalize(&self) -> CoreResult<BlockOutResult> {
+        if self.next_block != self.blocks {
+            return Err(CoreError::invalid(
+                "blocks",
+                format!("only {} of {} blocks were added before finalize", self.next_block, self.blocks),
+            ));
+        }
+        let n = self.y.len();
+        let nb = self.n_block;
+        let t = (n - nb) as f64;
+        let bm1 = (self.blocks - 1) as f64;
+        let e_b: Vec<f64> = self.e_sum.iter().map(|s| s / t).collect();
+        let lbar: Vec<f64> = (0..n).map(|i| (self.obs.sum[i] + self.obs.comp[i]) / bm1).collect();
+        let plain = variance_pieces(&e_b, &lbar, nb)?;
+        let (diff_e_b, diff_lbar, diff, llm_mean, llm_var) = match (&self.dobs, &self.llm_loss) {
+            (Some(d), Some(ll)) => {
+                let de: Vec<f64> = self.d_sum.iter().map(|s| s / t).collect();
+                let dl: Vec<f64> = (0..n).map(|i| (d.sum[i] + d.comp[i]) / bm1).collect();
+                let p = variance_pieces(&de, &dl, nb)?;
+                (Some(de), Some(dl), Some(p), Some(mean(ll)), Some(sample_var(ll)))
+            }
+            _ => (None, None, None, None, None),
+        };
+        Ok(BlockOutResult {
+            n_block: nb,
+            blocks: self.blocks,
+            n_used: n,
+            e_b,
+            lbar,
+            plain,
+            diff_e_b,
+            diff_lbar,
+            diff,
+            llm_mean,
+            llm_var,
+        })
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Sequential test (spec §4.7, §5.5, §6)
+// ------------------------------------------------------------------------------------------------
+
+/// Which asymptotic theory supplies the variance.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Regime {
+    FixedN,
+    FixedB,
+    Hybrid { min_blocks: usize },
+}
+
+impl Regime {
+    pub fn parse(name: &str, min_blocks: usize) -> CoreResult<Self> {
+        match name {
+            "fixed_N" | "fixed_n" => Ok(Regime::FixedN),
+            "fixed_B" | "fixed_b" => Ok(Regime::FixedB),
+            "hybrid" => Ok(Regime::Hybrid { min_blocks: min_blocks.max(3) }),
+            other => Err(CoreError::invalid("regime", format!("unknown regime {other:?}; use fixed_N, fixed_B or hybrid"))),
+        }
+    }
+
+    /// True when the fixed-N variance (4.5)/(4.6) is used for a grid point with `blocks` blocks.
+    pub fn uses_fixed_n(self, blocks: usize) -> CoreResult<bool> {
+        match self {
+            Regime::FixedN => {
+                if blocks < 3 {
+                    Err(CoreError::invalid(
+                        "regime",
+                        format!("fixed_N needs at least 3 blocks; a grid point has {blocks}. Use regime='hybrid' or 'fixed_B'"),
+                    ))
+                } else {
+                    Ok(true)
+                }
+            }
+            Regime::FixedB => Ok(false),
+            Regime::Hybrid { min_blocks } => Ok(blocks >= min_blocks),
+        }
+    }
+}
+
+/// Variance of the test statistic: the difference loss (4.6) or the conservative sum (4.7).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum VarianceKind {
+    Difference,
+    Sum,
+}
+
+/// One grid point's test.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TestRow {
+    pub fixed_n: bool,
+    pub variance: f64,
+    pub se: f64,
+    pub z: f64,
+    pub lower: f64,
+    pub reject: bool,
+    pub degenerate: bool,
+    pub fell_back_to_bm: bool,
+}
+
+/// Outcome of Algorithm 3.1.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SequentialResult {
+    pub rows: Vec<TestRow>,
+    /// Ñ*_α = N_{k−1} + 1 (N_0 = 0); N_K + 1 when every null is rejected.
+    pub lower_bound: u64,
+    /// Index of the first non-rejected grid point, or None when all are rejected.
+    pub stop_index: Option<usize>,
+}
+
+/// Inputs of one grid point for [`sequential_test`].
+#[derive(Debug, Clone, Copy)]
+pub struct GridPoint {
+    pub n_train: u64,
+    pub plain: Pieces,
+    pub diff: Pieces,
+    pub llm_var: f64,
+}
+
+/// One-sided tests of H_{0,N}: e_N ≤ e^LLM (reject iff T > z_crit, strictly) and the sequential
+/// lower confidence bound. `z_crit` is z_{1−α}. Grid values must be strictly increasing.
+pub fn sequential_test(points: &[GridPoint], z_crit: f64, regime: Regime, variance: VarianceKind) -> CoreResult<SequentialResult> {
+    if points.is_empty() {
+        return Err(CoreError::Empty { arg: "grid".into() });
+    }
+    if !z_crit.is_finite() {
+        return Err(CoreError::invalid("alpha", "critical value is not finite"));
+    }
+    for w in points.windows(2) {
+        if w[1].n_train <= w[0].n_train {
+            return Err(CoreError::invalid("grid", "grid values must be strictly increasing"));
+        }
+    }
+    let mut rows = Vec::with_capacity(points.len());
+    for p in points {
+        let fixed_n = regime.uses_fixed_n(p.diff.blocks)?;
+        let mut fell_back = false;
+        let mut s2 = match variance {
+            VarianceKind::Difference => {
+                if fixed_n {
+                    p.diff.sigma2_fixed_n
+                } else {
+                    p.diff.sigma2_fixed_b
+                }
+            }
+            VarianceKind::Sum => {
+                let plain = if fixed_n { p.plain.sigma2_fixed_n } else { p.plain.sigma2_fixed_b };
+                plain + p.llm_var
+            }
+        };
+        if fixed_n && s2 <= 0.0 {
+            s2 = match variance {
+                VarianceKind::Difference => p.diff.sigma2_bm,
+                VarianceKind::Sum => p.plain.sigma2_bm + p.llm_var,
+            };
+            fell_back = true;
+        }
+        let se = (s2.max(0.0) / p.diff.n_used as f64).sqrt();
+        let est = p.diff.ecv;
+        let row = if se > 0.0 && se.is_finite() {
+            let z = est / se;
+            TestRow { fixed_n, variance: s2, se, z, lower: est - z_crit * se, reject: z > z_crit, degenerate: false, fell_back_to_bm: fell_back }
+        } else {
+            TestRow { fixed_n, variance: s2, se: 0.0, z: f64::NAN, lower: est, reject: false, degenerate: true, fell_back_to_bm: fell_back }
+        };
+        rows.push(row);
+    }
+    let stop_index = rows.iter().position(|r| !r.reject);
+    let lower_bound = match stop_index {
+        Some(0) => 1,
+        Some(k) => points[k - 1].n_train + 1,
+        None => points[points.len() - 1].n_train + 1,
+    };
+    Ok(SequentialResult { rows, lower_bound, stop_index })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn brute(y: &[f64], preds: &[Vec<f64>], nb: usize, llm: Option<&[f64]>) -> (Vec<f64>, Vec<f64>) {
+        let b = y.len() / nb;
+        let n = b * nb;
+        let mut e = vec![0.0; b];
+        let mut l = vec![0.0; n];
+        for bb in 0..b {
+            for i in 0..n {
+                if i / nb == bb {
+                    continue;
+                }
+                let mut v = (preds[bb][i] - y[i]).powi(2);
+                if let Some(ll) = llm {
+                    v -= ll[i];
+                }
+                e[bb] += v;
+                l[i] += v;
+            }
+        }
+        (e.iter().map(|s| s / (n - nb) as f64).collect(), l.iter().map(|s| s / (b - 1) as f64).collect())
+    }
+
+    fn data(n: usize, seed: u64) -> Vec<f64> {
+        let mut r = SplitMix64::new(seed);
+        (0..n).map(|_| (r.next_u64() >> 11) as f64 / (1u64 << 53) as f64).collect()
+    }
+
+    #[test]
+    fn permutation_is_a_permutation_and_reproducible() {
+        let p = permutation(1000, 42);
+        let mut s = p.clone();
+        s.sort();
+        assert_eq!(s, (0..1000).collect::<Vec<u64>>());
+        assert_eq!(p, permutation(1000, 42));
+        assert_ne!(p, permutation(1000, 43));
+        // SplitMix64 reference values for seed 1234567 (from the published C code)
+        let mut r = SplitMix64::new(1234567);
+        assert_eq!(r.next_u64(), 6457827717110365317);
+        assert_eq!(r.next_u64(), 3203168211198807973);
+    }
+
+    #[test]
+    fn accumulator_matches_brute_force_with_remainder_and_chunking() {
+        let n = 61;
+        let nb = 4;
+        let y = data(n, 1);
+        let llm: Vec<f64> = data(n, 2);
+        let b = n / nb;
+        let preds: Vec<Vec<f64>> = (0..b).map(|k| data(n, 10 + k as u64)).collect();
+        let (e_ref, l_ref) = brute(&y, &preds, nb, None);
+        let (de_ref, dl_ref) = brute(&y, &preds, nb, Some(&llm));
+        for chunk in [1usize, 3, 7, 15] {
+            let mut acc = BlockOutAccumulator::new(&y, nb, LossKind::Squared, Some(&llm)).unwrap();
+            let mut b0 = 0;
+            while b0 < b {
+                let k = chunk.min(b - b0);
+                // complement-only rows for odd chunks, full rows otherwise
+                let full = chunk % 2 == 0;
+                let mut buf = Vec::new();
+                for r in 0..k {
+                    let bb = b0 + r;
+                    for i in 0..b * nb {
+                        if full || i / nb != bb {
+                            buf.push(preds[bb][i]);
+                        }
+                    }
+                }
+                let width = if full { b * nb } else { b * nb - nb };
+                acc.add_blocks(b0, &buf, width).unwrap();
+                b0 += k;
+            }
+            let res = acc.finalize().unwrap();
+            for k in 0..b {
+                assert!((res.e_b[k] - e_ref[k]).abs() < 1e-13);
+                assert!((res.diff_e_b.as_ref().unwrap()[k] - de_ref[k]).abs() < 1e-13);
+            }
+            for i in 0..b * nb {
+                assert!((res.lbar[i] - l_ref[i]).abs() < 1e-13);
+                assert!((res.diff_lbar.as_ref().unwrap()[i] - dl_ref[i]).abs() < 1e-13);
+            }
+            // identity I1
+            let m: f64 = res.lbar.iter().sum::<f64>() / (b * nb) as f64;
+            assert!((m - res.plain.ecv).abs() < 1e-13);
+        }
+    }
+
+    #[test]
+    fn out_of_order_blocks_and_short_finalize_are_errors() {
+        let y = data(20, 3);
+        let mut acc = BlockOutAccumulator::new(&y, 5, LossKind::Squared, None).unwrap();
+        assert!(acc.add_blocks(1, &vec![0.0; 20], 20).is_err());
+        assert!(acc.finalize().is_err());
+        assert!(BlockOutAccumulator::new(&y, 11, LossKind::Squared, None).is_err());
+        assert!(acc.add_blocks(0, &vec![0.0; 7], 7).is_err());
+    }
+
+    #[test]
+    fn sequential_logic() {
+        let mk = |n: u64, ecv: f64, s2: f64| GridPoint {
+            n_train: n,
+            plain: Pieces { blocks: 100, n_used: 100, ecv, sigma2_fixed_n: s2, sigma2_fixed_b: s2, sigma2_bm: s2, ..Default::default() },
+            diff: Pieces { blocks: 100, n_used: 100, ecv, sigma2_fixed_n: s2, sigma2_fixed_b: s2, sigma2_bm: s2, ..Default::default() },
+            llm_var: 0.0,
+        };
+        // se = 0.1, T = ecv / 0.1
+        let pts = vec![mk(1, 1.0, 1.0), mk(5, 0.5, 1.0), mk(10, 0.1, 1.0), mk(20, 1.0, 1.0)];
+        let r = sequential_test(&pts, 1.6448536269514722, Regime::FixedN, VarianceKind::Difference).unwrap();
+        assert_eq!(r.stop_index, Some(2));
+        assert_eq!(r.lower_bound, 6);
+        let r = sequential_test(&pts[..2], 1.6448536269514722, Regime::FixedN, VarianceKind::Difference).unwrap();
+        assert_eq!((r.stop_index, r.lower_bound), (None, 6));
+        let r = sequential_test(&pts[2..], 1.6448536269514722, Regime::FixedN, VarianceKind::Difference).unwrap();
+        assert_eq!((r.stop_index, r.lower_bound), (Some(0), 1));
+        // tie T == z is not a rejection
+        let r = sequential_test(&[mk(3, 0.2, 1.0)], 2.0, Regime::FixedN, VarianceKind::Difference).unwrap();
+        assert!(!r.rows[0].reject);
+        // degenerate variance: not rejected, flagged
+        let r = sequential_test(&[mk(3, 0.0, 0.0)], 1.6, Regime::FixedB, VarianceKind::Difference).unwrap();
+        assert!(r.rows[0].degenerate && !r.rows[0].reject);
+    }
+
+    #[test]
+    fn constant_learner_identities() {
+        // learner ignores data and predicts 0: losses y^2; V_train = s_m^2/(B-1)^2, C = -s_m^2/(B-1)
+        let n = 40;
+        let nb = 4;
+        let y = data(n, 9);
+        let b = n / nb;
+        let mut acc = BlockOutAccumulator::new(&y, nb, LossKind::Squared, None).unwrap();
+        acc.add_blocks(0, &vec![0.0; b * n], n).unwrap();
+        let r = acc.finalize().unwrap();
+        let l: Vec<f64> = y.iter().map(|v| v * v).collect();
+        let m: Vec<f64> = l.chunks(nb).map(mean).collect();
+        let sm2 = sample_var(&m);
+        assert!((r.plain.ecv - mean(&l)).abs() < 1e-14);
+        assert!((r.plain.v_train - sm2 / ((b - 1) as f64).powi(2)).abs() < 1e-14);
+        assert!((r.plain.cov + sm2 / (b - 1) as f64).abs() < 1e-14);
+        assert!((r.plain.v_test - sample_var(&l)).abs() < 1e-14);
+    }
+}

@@ -1,0 +1,209 @@
+"""ESS public API: built-in algorithms, scikit-learn estimators, results, save/load, backends, bad input."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from llmsurrogate import ess
+from llmsurrogate.exceptions import (
+    ColumnNotFoundError,
+    InvalidArgumentError,
+    NonFiniteError,
+    ShapeError,
+)
+
+ESS_COLUMNS = ["n_train", "n_blocks", "algo_error", "algo_se", "llm_error", "diff", "diff_se", "z", "p_value",
+               "reject", "regime", "v_train", "v_test", "cov_train_test"]
+CURVE_COLUMNS = ["n_train", "n_blocks", "error", "se_fixed_n", "se_fixed_b", "se", "ci_low", "ci_high", "regime"]
+
+
+def _reg_data(n=600, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    y = X[:, 0] - 0.5 * X[:, 1] + rng.normal(scale=0.7, size=n)
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    df["y"] = y
+    df["llm"] = 0.8 * X[:, 0]
+    return df
+
+
+def _clf_data(n=600, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    p = 1 / (1 + np.exp(-(1.5 * X[:, 0])))
+    y = (rng.random(n) < p).astype(float)
+    df = pd.DataFrame(X, columns=["a", "b"])
+    df["y"] = y
+    df["llm"] = (X[:, 0] > 0.2).astype(float)
+    df["llm_p"] = 1 / (1 + np.exp(-X[:, 0]))
+    return df
+
+
+def test_rf_and_lasso_regression_tables_and_results():
+    df = _reg_data()
+    res = ess.equivalent_sample_size(df, "y", "llm", algorithm="lasso", grid=[1, 2, 5, 20, 50], seed=0,
+                                     algorithm_options=None)
+    assert list(res.table.columns[: len(ESS_COLUMNS)]) == ESS_COLUMNS or set(ESS_COLUMNS) <= set(res.table.columns)
+    assert isinstance(res.lower_bound, int) and res.lower_bound >= 1
+    assert res.status in {"stopped", "all_rejected", "not_rejected_at_first_grid_point"}
+    assert res.llm_error == pytest.approx(float(np.mean((df["llm"] - df["y"]) ** 2)), rel=1e-12)
+    # N = 1: every algorithm predicts the single training y
+    row1 = res.table.iloc[0]
+    y = df["y"].to_numpy()[ess.permutation(len(df), 0)]
+    exp = np.mean([np.mean((np.delete(y, b) - y[b]) ** 2) for b in range(len(y))])
+    assert row1["algo_error"] == pytest.approx(exp, rel=1e-12)
+    res_rf = ess.equivalent_sample_size(df, "y", "llm", algorithm="rf", grid=[2, 20], seed=0,
+                                        algorithm_options={"n_estimators": 20})
+    assert res_rf.table["algo_error"].iloc[1] < res_rf.table["algo_error"].iloc[0]
+    curve = ess.error_curve(df, "y", features=["a", "b", "c"], algorithm="lasso", grid=[5, 50], seed=0)
+    assert set(CURVE_COLUMNS) <= set(curve.table.columns)
+    assert (curve.table["ci_low"] < curve.table["error"]).all()
+    assert "rmse" in curve.table
+    np.testing.assert_allclose(curve.table["rmse_se"], curve.table["se"] / (2 * np.sqrt(curve.table["error"])))
+
+
+def test_classification_logit_rf_brier_log_and_single_class_blocks():
+    df = _clf_data()
+    res = ess.equivalent_sample_size(df, "y", "llm", features=["a", "b"], algorithm="logit_l1", loss="zero_one",
+                                     grid=[1, 2, 4, 30], seed=0)
+    # tiny blocks are often single-class: the majority-class rule is used, never an error
+    assert res.table["constant_blocks"].iloc[0] == res.table["n_blocks"].iloc[0]
+    assert res.table["constant_blocks"].iloc[1] > 0
+    assert 0 < res.table["algo_error"].iloc[-1] < 0.5
+    resb = ess.equivalent_sample_size(df, "y", "llm_p", features=["a", "b"], algorithm="rf", loss="brier",
+                                      grid=[5, 50], seed=0, algorithm_options={"n_estimators": 10})
+    assert (resb.table["algo_error"] <= 1).all()
+    with pytest.warns(UserWarning, match="clipped"):
+        resl = ess.equivalent_sample_size(df, "y", "llm", features=["a", "b"], algorithm="logit_l1", loss="log",
+                                          grid=[50], seed=0)
+    assert resl.llm_error > 1  # hard 0/1 predictions under clipped log loss are very costly
+
+
+def test_sklearn_pipeline_predictor_object_and_custom_loss():
+    from sklearn.linear_model import Ridge
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    df = _reg_data()
+
+    class Rule:
+        def predict(self, frame):
+            return 0.8 * frame["a"].to_numpy()
+
+    pipe = make_pipeline(StandardScaler(), Ridge(alpha=1.0))
+    a = ess.equivalent_sample_size(df, "y", Rule(), features=["a", "b", "c"], algorithm=pipe, grid=[5, 20],
+                                   seed=4, tuning="none")
+    b = ess.equivalent_sample_size(df, "y", df["llm"].to_numpy(), features=["a", "b", "c"], algorithm=pipe,
+                                   grid=[5, 20], seed=4, tuning="none")
+    c = ess.equivalent_sample_size(df, "y", "llm", features=["a", "b", "c"], algorithm=pipe, grid=[5, 20],
+                                   seed=4, tuning="none")
+    pd.testing.assert_frame_equal(a.table, b.table)
+    pd.testing.assert_frame_equal(a.table, c.table)
+    custom = ess.equivalent_sample_size(df, "y", "llm", features=["a", "b", "c"], algorithm=pipe, grid=[5, 20],
+                                        seed=4, tuning="none", loss=lambda p, y: (p - y) ** 2)
+    np.testing.assert_allclose(custom.table["algo_error"], a.table["algo_error"], rtol=1e-12)
+    np.testing.assert_allclose(custom.table["diff_se"], a.table["diff_se"], rtol=1e-9)
+
+
+def test_seed_none_keeps_order_and_variance_sum_is_more_conservative():
+    df = _reg_data(400)
+    r0 = ess.equivalent_sample_size(df, "y", "llm", algorithm="mean", grid=[1, 4], seed=None)
+    # seed=None: blocks are the data's own consecutive rows
+    y = df["y"].to_numpy()
+    means = y[:400].reshape(100, 4).mean(axis=1)
+    e_b = [np.mean((np.delete(y, np.s_[4 * b:4 * b + 4]) - means[b]) ** 2) for b in range(100)]
+    assert r0.table["algo_error"].iloc[1] == pytest.approx(np.mean(e_b), rel=1e-12)
+    assert r0.permutation is None
+    rs = ess.equivalent_sample_size(df, "y", "llm", algorithm="mean", grid=[1, 4], seed=None, variance="sum")
+    assert (rs.table["diff_se"] >= r0.table["diff_se"]).all()
+
+
+def test_result_summary_tidy_plot_save_load(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    df = _reg_data(300)
+    res = ess.equivalent_sample_size(df, "y", "llm", algorithm="lasso", grid=[1, 5, 20], seed=9)
+    text = res.summary().as_text()
+    assert "ESS lower bound" in text and "sequential tests" in text
+    assert res.tidy().shape[0] == 3
+    ax = res.plot()
+    assert ax.get_xlabel() == "training size N"
+    assert any("fixed rule" in t.get_text() for t in ax.get_legend().get_texts())
+    path = res.save(tmp_path / "ess.json")
+    back = ess.EssResult.load(path)
+    assert back == res and back.seed == 9 and back.grid == [1, 5, 20]
+    assert back.versions["llmsurrogate"] and back.permutation_hash == res.permutation_hash
+    np.testing.assert_array_equal(back.permutation, ess.permutation(300, 9))
+    curve = ess.error_curve(df, "y", algorithm="mean", grid=[2, 10], seed=9)
+    assert ess.ErrorCurve.load(curve.save(tmp_path / "c.json")) == curve
+    curve.plot(scale="rmse")
+
+
+def test_thread_count_and_joblib_backends_give_identical_results():
+    df = _reg_data(500)
+    kw = dict(algorithm="rf", grid=[3, 25], seed=2, algorithm_options={"n_estimators": 10})
+    a = ess.equivalent_sample_size(df, "y", "llm", n_jobs=1, **kw)
+    b = ess.equivalent_sample_size(df, "y", "llm", n_jobs=2, **kw)
+    pd.testing.assert_frame_equal(a.table, b.table)
+
+
+@pytest.mark.slow
+def test_dask_backend_identical_to_default():
+    distributed = pytest.importorskip("distributed")
+    import joblib
+
+    df = _reg_data(400)
+    kw = dict(algorithm="lasso", grid=[4, 40], seed=2)
+    a = ess.equivalent_sample_size(df, "y", "llm", **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                      dashboard_address=None) as cluster, distributed.Client(cluster):
+            with joblib.parallel_config(backend="dask"):
+                b = ess.equivalent_sample_size(df, "y", "llm", **kw)
+    pd.testing.assert_frame_equal(a.table, b.table)
+    assert a.lower_bound == b.lower_bound
+
+
+# --- bad input ---------------------------------------------------------------------------------
+
+def test_bad_inputs():
+    df = _reg_data(100)
+    with pytest.raises(NonFiniteError, match="outcome"):
+        ess.equivalent_sample_size(df.assign(y=np.r_[np.nan, df["y"].iloc[1:]]), "y", "llm", algorithm="mean", grid=[2])
+    with pytest.raises(NonFiniteError, match="outcome"):
+        ess.error_curve(df.assign(y=np.r_[np.inf, df["y"].iloc[1:]]), "y", algorithm="mean", grid=[2])
+    with pytest.raises(NonFiniteError, match="prediction"):
+        ess.equivalent_sample_size(df.assign(llm=np.r_[df["llm"].iloc[:-1], np.inf]), "y", "llm", algorithm="mean", grid=[2])
+    with pytest.raises(ShapeError, match="99 values"):
+        ess.equivalent_sample_size(df, "y", df["llm"].to_numpy()[:99], algorithm="mean", grid=[2])
+    with pytest.raises(InvalidArgumentError, match="exceeds n/2"):
+        ess.equivalent_sample_size(df, "y", "llm", algorithm="mean", grid=[2, 51])
+    with pytest.raises(InvalidArgumentError, match=">= 1"):
+        ess.equivalent_sample_size(df, "y", "llm", algorithm="mean", grid=[0, 2])
+    with pytest.raises(InvalidArgumentError, match="constant"):
+        ess.equivalent_sample_size(df.assign(y=3.0), "y", "llm", algorithm="mean", grid=[2])
+    with pytest.raises(InvalidArgumentError, match="binary outcome"):
+        ess.equivalent_sample_size(df, "y", "llm", algorithm="rf", loss="brier", grid=[2])
+    with pytest.raises(InvalidArgumentError, match="looks continuous"):
+        ess.equivalent_sample_size(df, "y", "llm", algorithm="rf", loss="zero_one", grid=[2])
+    with pytest.raises(InvalidArgumentError, match="regression"):
+        ess.equivalent_sample_size(_clf_data(100), "y", "llm", algorithm="lasso", loss="zero_one", grid=[2])
+    with pytest.raises(InvalidArgumentError, match="3 blocks"):
+        ess.equivalent_sample_size(df, "y", "llm", algorithm="mean", grid=[2, 40], regime="fixed_N")
+    with pytest.raises(ColumnNotFoundError):
+        ess.equivalent_sample_size(df, "y", "llmx", algorithm="mean", grid=[2])
+    with pytest.raises(InvalidArgumentError, match="loss"):
+        ess.equivalent_sample_size(df, "y", "llm", algorithm="mean", grid=[2], loss="hinge")
+    with pytest.raises(InvalidArgumentError, match="algorithm"):
+        ess.equivalent_sample_size(df, "y", "llm", algorithm="xgb", grid=[2])
+    with pytest.raises(InvalidArgumentError, match="propensity"):
+        ess.cate_ess(df.assign(d=1.0), "y", "d", "llm", propensity=1.0, algorithm="mean", grid=[2])
+    with pytest.raises(NonFiniteError, match="feature"):
+        ess.equivalent_sample_size(df.assign(a=np.r_[np.nan, df["a"].iloc[1:]]), "y", "llm", algorithm="lasso", grid=[5])
