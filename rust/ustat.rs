@@ -139,7 +139,7 @@ pub fn quantile_ci_ranks(big_n: usize, n: usize, k: usize, beta: f64, alpha: f64
     // j_L: predicate B((j-1)/N; β) ≤ α is true on a prefix of 1..=N.
     let (mut lo, mut hi) = (0usize, big_n); // invariant: pred(lo) true (lo = 0 virtual), answer in [lo, hi]
     while lo < hi {
-        let mid = (lo + hi + 1) / 2;
+        let mid = (lo + hi).div_ceil(2);
         if tail_bound_below((mid - 1) as f64 / nf, beta, n, k, alpha, false)? {
             lo = mid;
         } else {
