@@ -5,6 +5,7 @@
 //! compiled only with the default `python` feature.
 
 pub mod errors;
+pub mod nls;
 pub mod numerics;
 pub mod parallel;
 pub mod quantiles;

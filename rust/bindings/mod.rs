@@ -1,6 +1,7 @@
 //! The `llmsurrogate._core` extension module: registration only.
 
 mod errors;
+mod nls;
 mod quantiles;
 
 use pyo3::prelude::*;
@@ -15,5 +16,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(quantiles::lower_quantiles, m)?)?;
     m.add_function(wrap_pyfunction!(quantiles::weighted_upper_quantiles, m)?)?;
     m.add_function(wrap_pyfunction!(quantiles::weighted_lower_quantiles, m)?)?;
+    m.add_function(wrap_pyfunction!(nls::nls_fit_subsets, m)?)?;
+    m.add_function(wrap_pyfunction!(nls::nls_predict, m)?)?;
     Ok(())
 }

@@ -4,8 +4,16 @@ Andrews, Fudenberg, Lei, Liang & Wu, "The Transfer Performance of Economic Model
 ``shared/specs/transfer.md``.
 
 * :class:`ErrorTable` -- the canonical transfer-error table (matrix, long frame or table in).
+* :func:`error_table`, :func:`error_tables` -- build tables by fitting a model on every training
+  set of ``r`` domains (raw error, deterioration, shortfall); :func:`in_sample_errors`.
+* :func:`within_domain_cv`, :func:`cv_ratio` -- within-domain k-fold CV errors (Table 1).
+* :class:`EU`, :class:`CPT` -- the application's economic models of certainty equivalents,
+  fitted by nonlinear least squares in the Rust core.
 """
 
+from .build import cv_ratio, error_table, error_tables, in_sample_errors, within_domain_cv
+from .models import CPT, EU
 from .table import ErrorTable
 
-__all__ = ["ErrorTable"]
+__all__ = ["ErrorTable", "EU", "CPT", "error_table", "error_tables", "in_sample_errors", "within_domain_cv",
+           "cv_ratio"]
