@@ -448,3 +448,56 @@ def test_r1_tables_match_published_matrices(certainty_equivalents, free):
     assert np.diag(rel_rmse).max() < 1e-5  # in-sample errors
     if free in ("EU_iso", "a", "d"):  # every parameter identified on every domain
         assert rel_rmse.max() < 1e-5
+
+
+# ---- command line -----------------------------------------------------------------------------------
+def run_cli(*args):
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    exe = shutil.which("llmsurrogate", path=str(Path(sys.executable).parent))
+    assert exe, "the llmsurrogate console script is not installed next to this Python"
+    return subprocess.run([exe, *args], capture_output=True, text=True, timeout=300)
+
+
+def test_cli_transfer_build(tmp_path):
+    data = synthetic(n=4, m=20)
+    data.to_csv(tmp_path / "d.csv", index=False)
+    data.to_parquet(tmp_path / "d.parquet")
+    out = run_cli("transfer", "build", "--data", str(tmp_path / "d.csv"), "--model", "cpt:abg", "--metric", "rmse",
+                  "--out", str(tmp_path / "t.csv"), "--n-jobs", "1")
+    assert out.returncode == 0, out.stderr
+    got = pd.read_csv(tmp_path / "t.csv")
+    ref = tr.error_table(data, tr.CPT("abg"), metric="rmse").tidy()
+    pd.testing.assert_frame_equal(got, ref, check_exact=False, rtol=1e-12)
+    out = run_cli("transfer", "build", "--data", str(tmp_path / "d.parquet"), "--model", "eu", "-r", "2",
+                  "--normalize", "deterioration", "--out", str(tmp_path / "t.parquet"))
+    assert out.returncode == 0, out.stderr
+    got = pd.read_parquet(tmp_path / "t.parquet")
+    ref = tr.error_table(data, tr.EU(), r=2, normalize="deterioration").tidy()
+    np.testing.assert_allclose(got["error"], ref["error"], rtol=1e-12)
+    out = run_cli("transfer", "build", "--data", str(tmp_path / "d.csv"), "--model", "eu", "--matrix",
+                  "--normalize", "shortfall", "--shortfall-model", "cpt:g", "--out", str(tmp_path / "m.csv"))
+    assert out.returncode == 0, out.stderr
+    mat = pd.read_csv(tmp_path / "m.csv", index_col=0)
+    ref = tr.error_table(data, tr.EU(), normalize="shortfall", shortfall_models=[tr.CPT("g")]).to_matrix()
+    np.testing.assert_allclose(mat.to_numpy(), ref.to_numpy(), rtol=1e-12)
+
+
+def test_cli_transfer_build_bad_input(tmp_path):
+    data = synthetic(n=3, m=10)
+    data.to_csv(tmp_path / "d.csv", index=False)
+    out = run_cli("transfer", "build", "--data", str(tmp_path / "d.csv"), "--model", "cpt:q", "--out",
+                  str(tmp_path / "t.csv"))
+    assert out.returncode == 1 and "distinct letters" in out.stderr and "Traceback" not in out.stderr
+    out = run_cli("transfer", "build", "--data", str(tmp_path / "d.csv"), "--model", "ols", "--out",
+                  str(tmp_path / "t.csv"))
+    assert out.returncode == 1 and "unknown model" in out.stderr
+    out = run_cli("transfer", "build", "--data", str(tmp_path / "d.csv"), "--model", "eu", "--domain", "pool",
+                  "--out", str(tmp_path / "t.csv"))
+    assert out.returncode == 1 and "pool" in out.stderr
+    out = run_cli("transfer", "build", "--data", str(tmp_path / "d.csv"), "--model", "eu", "--subsets", "many",
+                  "--out", str(tmp_path / "t.csv"))
+    assert out.returncode == 1 and "--subsets" in out.stderr

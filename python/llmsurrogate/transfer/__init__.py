@@ -11,9 +11,9 @@ Andrews, Fudenberg, Lei, Liang & Wu, "The Transfer Performance of Economic Model
   fitted by nonlinear least squares in the Rust core.
 """
 
-from .build import cv_ratio, error_table, error_tables, in_sample_errors, within_domain_cv
+from .build import cv_ratio, error_table, error_tables, in_sample_errors, make_model, within_domain_cv
 from .models import CPT, EU
 from .table import ErrorTable
 
 __all__ = ["ErrorTable", "EU", "CPT", "error_table", "error_tables", "in_sample_errors", "within_domain_cv",
-           "cv_ratio"]
+           "cv_ratio", "make_model"]

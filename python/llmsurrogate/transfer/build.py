@@ -42,7 +42,54 @@ from ..exceptions import (
 from .models import _NLSModel
 from .table import ErrorTable
 
-__all__ = ["error_table", "error_tables", "in_sample_errors", "within_domain_cv", "cv_ratio"]
+__all__ = ["error_table", "error_tables", "in_sample_errors", "within_domain_cv", "cv_ratio", "make_model",
+           "MODEL_NAMES"]
+
+MODEL_NAMES = ("eu", "eu-authors", "eu-cara", "cpt", "cpt:<free>", "rf", "kr")
+
+
+def make_model(name: str, random_state: int | None = 0):
+    """A model of the application by name (for the CLI and R).
+
+    ``"eu"`` (CRRA, the paper's formula), ``"eu-authors"`` (CRRA, the authors' code's zero-prize
+    convention), ``"eu-cara"`` (exponential utility), ``"cpt"`` (all of alpha, beta, delta, gamma
+    free) or ``"cpt:<letters>"`` (e.g. ``"cpt:g"``, ``"cpt:ab"``), ``"rf"``
+    (``RandomForestRegressor(random_state=random_state)``, scikit-learn defaults otherwise) and
+    ``"kr"`` (``KernelRidge(alpha=1, kernel="rbf", gamma=1/3)``, the paper's kernel ridge).
+
+    >>> make_model("cpt:dg")
+    CPT(free='dg', alpha=1.0, beta=1.0, delta=1.0, gamma=1.0, eps=1e-06, delta_max=1000000.0, starts=None, max_iter=500)
+    """
+    from .models import CPT, EU
+
+    if not isinstance(name, str):
+        raise InvalidArgumentError(f"argument `model` must be a model name such as 'cpt:g'; got {name!r}")
+    key = name.strip().lower()
+    if key == "eu":
+        return EU()
+    if key == "eu-authors":
+        return EU(zero_prize="authors")
+    if key == "eu-cara":
+        return EU(utility="cara")
+    if key == "cpt":
+        return CPT("abdg")
+    if key.startswith("cpt:"):
+        model = CPT(key[4:])
+        model._free_index()  # validates the letters
+        return model
+    if key == "rf":
+        from sklearn.ensemble import RandomForestRegressor
+
+        return RandomForestRegressor(random_state=random_state)
+    if key == "kr":
+        from sklearn.kernel_ridge import KernelRidge
+
+        return KernelRidge(alpha=1.0, kernel="rbf", gamma=1 / 3)
+    import difflib
+
+    hint = difflib.get_close_matches(key, ["eu", "eu-authors", "eu-cara", "cpt", "cpt:g", "rf", "kr"], n=1)
+    extra = f"; did you mean {hint[0]!r}?" if hint else ""
+    raise InvalidArgumentError(f"unknown model {name!r}; use one of {list(MODEL_NAMES)}{extra}")
 
 _FEATURES = ("z1", "z2", "p1")
 _METRICS = ("mse", "rmse")
