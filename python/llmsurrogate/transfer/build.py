@@ -200,6 +200,14 @@ def _model_key(model: Any) -> str:
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
+def _resolve(model: Any, random_state: Any = 0) -> Any:
+    """A model name (see :func:`make_model`) becomes the model; anything else passes through."""
+    if isinstance(model, str):
+        seed = random_state if isinstance(random_state, (int, np.integer)) or random_state is None else 0
+        return make_model(model, random_state=None if seed is None else int(seed))
+    return model
+
+
 def _check_model(model: Any) -> None:
     if isinstance(model, _NLSModel):
         return
@@ -388,13 +396,16 @@ def _subset_list(n: int, r: int, subsets: Any, random_state: Any) -> tuple[list[
     return sorted(seen), False
 
 
-def _normalise_models(models: Any) -> dict:
+def _normalise_models(models: Any, random_state: Any = 0) -> dict:
+    if isinstance(models, str):
+        models = [models]
     if isinstance(models, Mapping):
-        out = dict(models)
+        out = {str(k): _resolve(v, random_state) for k, v in models.items()}
     else:
         out = {}
         for i, m in enumerate(models):
-            out[getattr(m, "name", None) or f"model{i + 1}"] = m
+            key = m if isinstance(m, str) else (getattr(m, "name", None) or f"model{i + 1}")
+            out[key] = _resolve(m, random_state)
     if not out:
         raise InvalidArgumentError("argument `models` is empty; pass at least one model")
     for name, m in out.items():
@@ -486,7 +497,7 @@ def error_tables(samples: Any, models: Any, r: int = 1, metric: str = "mse", sub
     """
     kinds = [check_choice(k, "kinds", ["raw", *_NORMALIZE]) for k in kinds]
     r, metric, data = _common_args(samples, r, metric, n_jobs, domain, features, target)
-    models = _normalise_models(models)
+    models = _normalise_models(models, random_state)
     combos, complete, raw, ins = _build(data, models, r, metric, subsets, n_jobs, cache, progress, random_state,
                                         need_in_sample=any(k in _NORMALIZE for k in kinds))
     best = None
@@ -519,8 +530,9 @@ def error_table(samples: Any, model: Any, r: int = 1, metric: str = "mse", norma
     samples : DataFrame or mapping
         A frame with a ``domain`` column, the ``features`` and the ``target``; or a mapping
         ``domain label -> frame``. pandas, polars or mappings of columns.
-    model : EU, CPT, scikit-learn estimator, or any object with ``fit(X, y)`` and ``predict(X)``
-        Fitted afresh (cloned) for every training set.
+    model : EU, CPT, scikit-learn estimator, any object with ``fit(X, y)`` and ``predict(X)``, or a name
+        Fitted afresh (cloned) for every training set. Names as in :func:`make_model` (``"cpt:g"``,
+        ``"eu"``, ``"rf"``, ...).
     r : int
         Training domains per fit (``n > r``).
     metric : {"mse", "rmse"}
@@ -552,9 +564,11 @@ def error_table(samples: Any, model: Any, r: int = 1, metric: str = "mse", norma
     """
     if normalize is not None:
         check_choice(normalize, "normalize", list(_NORMALIZE))
+    label = model if isinstance(model, str) else None
+    model = _resolve(model, random_state)
     _check_model(model)
     r, metric, data = _common_args(samples, r, metric, n_jobs, domain, features, target)
-    name = name if name is not None else type(model).__name__
+    name = name if name is not None else (label or type(model).__name__)
     others = {}
     given = {}
     if shortfall_models is not None:
@@ -563,6 +577,8 @@ def error_table(samples: Any, model: Any, r: int = 1, metric: str = "mse", norma
         items = shortfall_models.items() if isinstance(shortfall_models, Mapping) else \
             ((f"model{i + 1}", m) for i, m in enumerate(shortfall_models))
         for key, m in items:
+            if isinstance(m, str):
+                key, m = m, _resolve(m, random_state)
             if hasattr(m, "fit") and hasattr(m, "predict"):
                 others[key] = m
             else:
@@ -595,6 +611,7 @@ def in_sample_errors(samples: Any, model: Any, metric: str = "mse", n_jobs: int 
     """Error of ``model`` fitted on each domain and evaluated on the same domain (a Series)."""
     import pandas as pd
 
+    model = _resolve(model)
     _check_model(model)
     _, metric, data = _common_args(samples, 1, metric, n_jobs, domain, features, target)
     single = _fit_subsets(model, data, [(d,) for d in range(data.n)], n_jobs, cache, False, "in-sample")
@@ -623,7 +640,7 @@ def within_domain_cv(samples: Any, models: Any, k: int = 10, metric: str = "mse"
 
     k = check_int(k, "k", minimum=2)
     _, metric, data = _common_args(samples, 1, metric, n_jobs, domain, features, target)
-    models = _normalise_models(models)
+    models = _normalise_models(models, random_state)
     small = [lab for lab, s in zip(data.labels, data.sizes) if s < k]
     if small:
         raise InvalidArgumentError(f"argument `k`: domain {small[0]!r} has fewer than k = {k} observations")
