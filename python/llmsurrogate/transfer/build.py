@@ -329,15 +329,26 @@ def _fit_subsets(model: Any, data: _Samples, subsets: list[tuple[int, ...]], n_j
             z1, z2, p = data.lottery_columns()
             threads = _threads(n_jobs)
             chunk = max(2 * threads, 8)
+            not_converged = []
             for start in range(0, len(todo), chunk):
                 idx = todo[start:start + chunk]
                 sub = np.array([subsets[i] for i in idx], dtype=np.int64)
                 res = model._fit_domains(z1, z2, p, data.y, data.offsets, sub, n_jobs=n_jobs)
+                not_converged.extend(subsets[idx[j]] for j in np.flatnonzero(~res["converged"]))
                 for j, i in enumerate(idx):
                     out[i] = res["mse"][j]
                     cache.put(subsets[i], out[i])
                 done += len(idx)
                 bar.update(done)
+            if not_converged:
+                import warnings
+
+                from ..exceptions import LLMSurrogateWarning
+
+                first = [data.labels[d] for d in not_converged[0]]
+                warnings.warn(f"{label}: {len(not_converged)} of {len(todo)} fits stopped without meeting a "
+                              f"convergence test (first: training set {first}); raise `max_iter` or check the "
+                              "data", LLMSurrogateWarning, stacklevel=3)
         else:
             from joblib import Parallel, delayed
 
