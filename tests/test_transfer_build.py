@@ -283,6 +283,38 @@ def test_table_bad_input():
         tr.error_table(data, tr.EU(), target="y")
 
 
+def test_domain_cv_tuning_equals_manual_selection():
+    """Example 10: with r = 2 the depth is chosen by holding out each training domain in turn."""
+    from sklearn.tree import DecisionTreeRegressor
+
+    data = synthetic(n=4, m=40)
+    base = DecisionTreeRegressor(random_state=0)
+    grid = {"max_depth": [1, 2, 4]}
+    tab = tr.error_table(data, tr.DomainCV(base, grid), r=2, n_jobs=1)
+    labels = sorted(data["domain"].unique())
+    X = {d: g[["z1", "z2", "p1"]].to_numpy() for d, g in data.groupby("domain")}
+    Y = {d: g["ce"].to_numpy() for d, g in data.groupby("domain")}
+    for T in itertools.combinations(range(4), 2):
+        a, b = (labels[i] for i in T)
+        scores = []
+        for depth in grid["max_depth"]:
+            e = 0.0
+            for fit_on, held in ((a, b), (b, a)):
+                m = DecisionTreeRegressor(random_state=0, max_depth=depth).fit(X[fit_on], Y[fit_on])
+                e += np.mean((m.predict(X[held]) - Y[held]) ** 2) / 2
+            scores.append(e)
+        depth = grid["max_depth"][int(np.argmin(scores))]
+        m = DecisionTreeRegressor(random_state=0, max_depth=depth).fit(np.vstack([X[a], X[b]]),
+                                                                         np.concatenate([Y[a], Y[b]]))
+        for d in set(range(4)) - set(T):
+            want = np.mean((m.predict(X[labels[d]]) - Y[labels[d]]) ** 2)
+            got = tab.values[(tab.test == d) & np.all(tab.train == np.array(T), axis=1)]
+            assert got == pytest.approx([want], rel=1e-12)
+    # r = 1: the estimator's own parameters (no tuning possible)
+    one = tr.error_table(data, tr.DomainCV(base, grid), n_jobs=1)
+    np.testing.assert_array_equal(one.values, tr.error_table(data, base, n_jobs=1).values)
+
+
 # ---- resumable builds, Dask -------------------------------------------------------------------------
 class CountingMean:
     """A user model (fit/predict only) that counts its fits: predicts the training mean."""

@@ -6,14 +6,15 @@ Andrews, Fudenberg, Lei, Liang & Wu, "The Transfer Performance of Economic Model
 * :class:`ErrorTable` -- the canonical transfer-error table (matrix, long frame or table in).
 * :func:`error_table`, :func:`error_tables` -- build tables by fitting a model on every training
   set of ``r`` domains (raw error, deterioration, shortfall); :func:`in_sample_errors`.
+* :class:`DomainCV` -- tune a black box by domain cross-validation within the training set (r >= 2).
 * :func:`within_domain_cv`, :func:`cv_ratio` -- within-domain k-fold CV errors (Table 1).
 * :class:`EU`, :class:`CPT` -- the application's economic models of certainty equivalents,
   fitted by nonlinear least squares in the Rust core.
 """
 
-from .build import cv_ratio, error_table, error_tables, in_sample_errors, make_model, within_domain_cv
+from .build import DomainCV, cv_ratio, error_table, error_tables, in_sample_errors, make_model, within_domain_cv
 from .models import CPT, EU
 from .table import ErrorTable
 
 __all__ = ["ErrorTable", "EU", "CPT", "error_table", "error_tables", "in_sample_errors", "within_domain_cv",
-           "cv_ratio", "make_model"]
+           "cv_ratio", "make_model", "DomainCV"]
