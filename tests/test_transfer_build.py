@@ -359,8 +359,8 @@ def test_interrupted_build_resumes_without_refitting(tmp_path):
 
 
 def test_interrupted_parametric_build_resumes(tmp_path):
-    data = synthetic(n=5, m=30)
-    ref = tr.error_table(data, tr.CPT("g"), r=1)
+    data = synthetic(n=10, m=15)
+    ref = tr.error_table(data, tr.CPT("g"), r=3)  # 120 training sets: batches of 64 and 56
     calls = []
 
     def stop(done, total):
@@ -369,15 +369,15 @@ def test_interrupted_parametric_build_resumes(tmp_path):
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        tr.error_table(data, tr.CPT("g"), cache=tmp_path, progress=stop, n_jobs=1)
+        tr.error_table(data, tr.CPT("g"), r=3, cache=tmp_path, progress=stop, n_jobs=1)
     files = list(next(tmp_path.iterdir()).iterdir())
-    assert 0 < len(files) <= 5
+    assert 0 < len(files) < 120
     seen = []
-    again = tr.error_table(data, tr.CPT("g"), cache=tmp_path, progress=lambda d, t: seen.append(d), n_jobs=1)
-    assert seen[0] == len(files)
+    again = tr.error_table(data, tr.CPT("g"), r=3, cache=tmp_path, progress=lambda d, t: seen.append(d), n_jobs=1)
+    assert seen[0] == len(files) and seen[-1] == 120
     np.testing.assert_array_equal(again.values, ref.values)
     # another model specification does not reuse these results
-    other = tr.error_table(data, tr.CPT("g", alpha=0.9), cache=tmp_path)
+    other = tr.error_table(data, tr.CPT("g", alpha=0.9), r=3, cache=tmp_path)
     assert not np.allclose(other.values, ref.values)
 
 

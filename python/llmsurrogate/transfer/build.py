@@ -396,8 +396,10 @@ def _fit_subsets(model: Any, data: _Samples, subsets: list[tuple[int, ...]], n_j
             return out
         if isinstance(model, _NLSModel):
             z1, z2, p = data.lottery_columns()
-            threads = _threads(n_jobs)
-            chunk = max(2 * threads, 8)
+            # each call groups the data by lottery once (a sort of all rows): batches of >= 64
+            # training sets keep that cost small; about 100 batches give progress and resume points
+            _threads(n_jobs)
+            chunk = max(64, len(todo) // 100)
             not_converged = []
             for start in range(0, len(todo), chunk):
                 idx = todo[start:start + chunk]
