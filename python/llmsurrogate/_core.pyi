@@ -2,6 +2,7 @@
 
 import numpy as np
 import numpy.typing as npt
+from typing import Any
 
 __version__: str
 THREADS_ENV: str
@@ -50,3 +51,17 @@ class BlockOutAccumulator:
     def __init__(self, y: npt.NDArray[np.float64], n_train: int, loss: str = "squared", llm_loss: npt.NDArray[np.float64] | None = None, eps: float = 1e-6) -> None: ...
     def add_blocks(self, b0: int, preds: npt.NDArray[np.float64], n_jobs: int | None = None) -> None: ...
     def finalize(self) -> dict: ...
+def nls_fit_subsets(
+    family: str, theta: npt.NDArray[np.float64], free: npt.NDArray[np.int64], lower: npt.NDArray[np.float64],
+    upper: npt.NDArray[np.float64], starts: npt.NDArray[np.float64], z1: npt.NDArray[np.float64], z2: npt.NDArray[np.float64],
+    p: npt.NDArray[np.float64], y: npt.NDArray[np.float64], offsets: npt.NDArray[np.int64], subsets: npt.NDArray[np.int64],
+    max_iter: int = 500, ftol: float = 1e-15, xtol: float = 1e-12, gtol: float = 1e-12,
+    n_jobs: int | None = None,
+) -> dict[str, Any]:
+    """Fit an EU/CPT model by bounded Levenberg-Marquardt on each training subset of domains
+    (rows ``offsets[d]:offsets[d+1]`` are domain ``d``; ``subsets`` is (S, r)); returns theta (S, P),
+    train_mse (S,), mse (S, n) on every domain, converged (S,), iterations (S,), status (list)."""
+
+def nls_predict(family: str, theta: npt.NDArray[np.float64], z1: npt.NDArray[np.float64], z2: npt.NDArray[np.float64],
+                p: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Certainty equivalents under the full parameter vector ``theta`` of ``family``."""

@@ -255,6 +255,65 @@ def _handle_errors_command(command):
 _register_ess()
 
 
+
+
+@transfer.command("build")
+@click.option("--data", "data_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True,
+              help="CSV or Parquet file: one row per observation, with a domain column.")
+@click.option("--model", "model_name", required=True,
+              help="eu, eu-authors, eu-cara, cpt, cpt:<letters of alpha/beta/delta/gamma free, e.g. g, ab, dg>, rf or kr.")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="Output table (.csv or .parquet): train (or train_1..train_r), test, error.")
+@click.option("-r", "--r", "r", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Training domains per fit.")
+@click.option("--metric", type=click.Choice(["mse", "rmse"]), default="mse", show_default=True)
+@click.option("--normalize", type=click.Choice(["deterioration", "shortfall"]), default=None,
+              help="Divide by the in-sample error on the test domain (default: raw transfer error).")
+@click.option("--shortfall-model", multiple=True, help="Other models of the shortfall's model set (repeatable).")
+@click.option("--subsets", default="all", show_default=True, help="'all' training sets, or how many to sample.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed for sampled training sets and for rf.")
+@click.option("--domain", default="domain", show_default=True, help="Domain column.")
+@click.option("--features", default="z1,z2,p1", show_default=True, help="Comma-separated feature columns.")
+@click.option("--target", default="ce", show_default=True, help="Outcome column.")
+@click.option("--matrix", is_flag=True, help="Write the r = 1 table as an n x n matrix [train, test] instead.")
+@click.option("--cache", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder for finished fits; an interrupted build resumes from it.")
+@click.option("--n-jobs", type=int, default=None, help="Threads or joblib workers (default: all cores).")
+@_handle_errors
+def transfer_build(data_path, model_name, out_path, r, metric, normalize, shortfall_model, subsets, seed, domain,
+                   features, target, matrix, cache, n_jobs):
+    """Fit a model on every training set of r domains and write its transfer-error table."""
+    from .exceptions import InvalidArgumentError
+    from .transfer import error_table, make_model
+
+    frame = read_table(data_path)
+    model = make_model(model_name, random_state=seed)
+    others = [make_model(m, random_state=seed) for m in shortfall_model] or None
+    n_sub: int | str = subsets
+    if subsets != "all":
+        try:
+            n_sub = int(subsets)
+        except ValueError as err:
+            raise InvalidArgumentError(f"--subsets must be 'all' or a positive integer; got {subsets!r}") from err
+    table = error_table(frame, model, r=r, metric=metric, normalize=normalize, subsets=n_sub, n_jobs=n_jobs,
+                        shortfall_models=others, domain=domain, features=[f.strip() for f in features.split(",")],
+                        target=target, cache=cache, progress=True, random_state=seed, name=model_name)
+    import pandas as pd
+
+    if isinstance(table, pd.DataFrame):
+        out = table
+    elif matrix:
+        out = table.to_matrix().reset_index()
+    else:
+        out = table.tidy()
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    if out_path.suffix.lower() in {".parquet", ".pq"}:
+        out.to_parquet(out_path, index=False)
+    else:
+        out.to_csv(out_path, index=False)
+    click.echo(f"wrote {len(out)} rows to {out_path}")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``llmsurrogate`` console script."""
     cli.main(args=argv, prog_name="llmsurrogate")

@@ -37,7 +37,7 @@ R_CALLABLE = {
     "demo": {"run_demo"},
     "transfer": {"forecast_interval", "weighted_forecast_interval", "worst_case_interval", "qte_interval",
                  "ete_interval", "check_worstcase_dominance", "check_everywhere_dominance", "critical_gamma",
-                 "coverage_bound", "everywhere_dominance_box"},
+                 "coverage_bound", "everywhere_dominance_box", "error_table", "within_domain_cv"},
     "ess": {"equivalent_sample_size", "error_curve", "cate_ess", "permutation"},
 }
 

@@ -2,6 +2,7 @@
 
 mod errors;
 mod ess;
+mod nls;
 mod quantiles;
 mod transfer;
 
@@ -31,5 +32,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ess::ess_variance_pieces, m)?)?;
     m.add_function(wrap_pyfunction!(ess::ess_sequential_test, m)?)?;
     m.add_class::<ess::BlockOutAccumulator>()?;
+    m.add_function(wrap_pyfunction!(nls::nls_fit_subsets, m)?)?;
+    m.add_function(wrap_pyfunction!(nls::nls_predict, m)?)?;
     Ok(())
 }
