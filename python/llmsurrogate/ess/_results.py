@@ -101,8 +101,8 @@ class EssResult(_SaveLoad, Result):
     ``lower_bound`` is the one-sided (1 - alpha) confidence bound Ñ*_α of Algorithm 3.1: the CI is
     [lower_bound, ∞). When every grid null is rejected, ``status == "all_rejected"`` and the
     conclusion is N* > max(grid) (lower_bound = max(grid) + 1 is still a valid bound, not a point
-    estimate). ``plugin`` is the plug-in estimate N̂* (a grid value, or ``inf`` when the estimated
-    curve never reaches the LLM error on the grid).
+    estimate). ``plugin`` is the plug-in estimate N̂*: the first grid N whose block-out estimate of
+    e_N - e_LLM (on the retained B*N rows) is <= 0, or ``inf`` when there is none on the grid.
     """
 
     title: str
