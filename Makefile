@@ -70,6 +70,7 @@ test-r: r-deps
 bench: build
 	$(PY) benchmarks/bench_quantiles.py
 	$(PY) benchmarks/bench_transfer.py
+	$(PY) benchmarks/bench_ess.py
 
 clean:
 	rm -rf $(VENV) $(RLIB) target $(DEMO_OUT) python/llmsurrogate/*.so

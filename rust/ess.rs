@@ -13,7 +13,7 @@
 //! Determinism: blocks must be added in order b = 0, 1, 2, …; sums run in a fixed order that does
 //! not depend on the thread count or on how the caller chunks the blocks. Observation sums are
 //! built from plain partial sums over groups of [`ROW_GROUP`] consecutive blocks (aligned on the
-//! absolute block index), folded into Neumaier-compensated running sums; block sums combine plain
+//! absolute block index), folded into running sums with TwoSum error compensation; block sums combine plain
 //! partial sums over fixed tiles of [`TILE`] observations with compensation.
 
 use crate::errors::{check, CoreError, CoreResult};
@@ -23,7 +23,7 @@ use rayon::prelude::*;
 /// Observations per tile (the unit of parallel work and of the block-sum partials).
 pub const TILE: usize = 2048;
 /// Consecutive blocks whose losses are summed plainly before a compensated fold.
-pub const ROW_GROUP: usize = 16;
+pub const ROW_GROUP: usize = 32;
 
 // ------------------------------------------------------------------------------------------------
 // Permutation: SplitMix64 + Fisher–Yates
@@ -239,15 +239,129 @@ impl ObsSums {
     }
 }
 
+/// Fold the pending plain partial sums into the running sums with Knuth's branch-free TwoSum
+/// (the rounding error of every addition goes to `comp`), then clear them.
 #[inline(always)]
-fn neumaier(sum: &mut f64, comp: &mut f64, x: f64) {
-    let t = *sum + x;
-    if sum.abs() >= x.abs() {
-        *comp += (*sum - t) + x;
-    } else {
-        *comp += (x - t) + *sum;
+fn fold_generic(sum: &mut [f64], comp: &mut [f64], pend: &mut [f64]) {
+    for ((s, c), p) in sum.iter_mut().zip(comp.iter_mut()).zip(pend.iter_mut()) {
+        let a = *s;
+        let b = *p;
+        let t = a + b;
+        let bp = t - a;
+        *c += (a - (t - bp)) + (b - bp);
+        *s = t;
+        *p = 0.0;
     }
-    *sum = t;
+}
+
+fn fold(sum: &mut [f64], comp: &mut [f64], pend: &mut [f64]) {
+    fold_generic(sum, comp, pend)
+}
+
+/// Losses of one contiguous run added to the pending sums; returns their sum (4 fixed lanes).
+#[inline(always)]
+fn run_plain<F: Fn(f64, f64) -> f64>(f: F, p: &[f64], y: &[f64], pend: &mut [f64]) -> f64 {
+    let m = p.len().min(y.len()).min(pend.len());
+    let (p, y, pend) = (&p[..m], &y[..m], &mut pend[..m]);
+    let mut lanes = [0.0f64; 4];
+    let mut pc = p.chunks_exact(4);
+    let mut yc = y.chunks_exact(4);
+    let mut dc = pend.chunks_exact_mut(4);
+    for ((pp, yy), dd) in (&mut pc).zip(&mut yc).zip(&mut dc) {
+        let l = [f(pp[0], yy[0]), f(pp[1], yy[1]), f(pp[2], yy[2]), f(pp[3], yy[3])];
+        for j in 0..4 {
+            dd[j] += l[j];
+            lanes[j] += l[j];
+        }
+    }
+    let mut tail = 0.0;
+    for ((&pp, &yy), dd) in pc.remainder().iter().zip(yc.remainder()).zip(dc.into_remainder()) {
+        let l = f(pp, yy);
+        *dd += l;
+        tail += l;
+    }
+    (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]) + tail
+}
+
+/// As [`run_plain`] for the plain and the difference loss together.
+#[inline(always)]
+fn run_diff<F: Fn(f64, f64) -> f64>(f: F, p: &[f64], y: &[f64], ll: &[f64], pend: &mut [f64], dpend: &mut [f64]) -> (f64, f64) {
+    let m = p.len().min(y.len()).min(ll.len()).min(pend.len()).min(dpend.len());
+    let (p, y, ll, pend, dpend) = (&p[..m], &y[..m], &ll[..m], &mut pend[..m], &mut dpend[..m]);
+    let mut lanes = [0.0f64; 4];
+    let mut dlanes = [0.0f64; 4];
+    let mut pc = p.chunks_exact(4);
+    let mut yc = y.chunks_exact(4);
+    let mut lc = ll.chunks_exact(4);
+    let mut ac = pend.chunks_exact_mut(4);
+    let mut bc = dpend.chunks_exact_mut(4);
+    for ((((pp, yy), lq), aa), bb) in (&mut pc).zip(&mut yc).zip(&mut lc).zip(&mut ac).zip(&mut bc) {
+        let l = [f(pp[0], yy[0]), f(pp[1], yy[1]), f(pp[2], yy[2]), f(pp[3], yy[3])];
+        for j in 0..4 {
+            let d = l[j] - lq[j];
+            aa[j] += l[j];
+            bb[j] += d;
+            lanes[j] += l[j];
+            dlanes[j] += d;
+        }
+    }
+    let (mut tail, mut dtail) = (0.0, 0.0);
+    for ((((&pp, &yy), &lq), aa), bb) in pc.remainder().iter().zip(yc.remainder()).zip(lc.remainder())
+        .zip(ac.into_remainder()).zip(bc.into_remainder())
+    {
+        let l = f(pp, yy);
+        let d = l - lq;
+        *aa += l;
+        *bb += d;
+        tail += l;
+        dtail += d;
+    }
+    ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3]) + tail, (dlanes[0] + dlanes[1]) + (dlanes[2] + dlanes[3]) + dtail)
+}
+
+macro_rules! with_loss {
+    ($kind:expr, $f:ident => $body:expr) => {
+        match $kind {
+            LossKind::Squared | LossKind::Brier => {
+                let $f = |p: f64, y: f64| (p - y) * (p - y);
+                $body
+            }
+            LossKind::Absolute => {
+                let $f = |p: f64, y: f64| (p - y).abs();
+                $body
+            }
+            LossKind::ZeroOne => {
+                let $f = |p: f64, y: f64| if p != y { 1.0 } else { 0.0 };
+                $body
+            }
+            LossKind::Log { eps } => {
+                let $f = move |p: f64, y: f64| LossKind::Log { eps }.eval(p, y);
+                $body
+            }
+            LossKind::Precomputed => {
+                let $f = |p: f64, _y: f64| p;
+                $body
+            }
+        }
+    };
+}
+
+#[inline(always)]
+fn plain_generic(kind: LossKind, p: &[f64], y: &[f64], pend: &mut [f64]) -> f64 {
+    with_loss!(kind, f => run_plain(f, p, y, pend))
+}
+
+#[inline(always)]
+fn diff_generic(kind: LossKind, p: &[f64], y: &[f64], ll: &[f64], pend: &mut [f64], dpend: &mut [f64]) -> (f64, f64) {
+    with_loss!(kind, f => run_diff(f, p, y, ll, pend, dpend))
+}
+
+fn dispatch_plain(kind: LossKind, p: &[f64], y: &[f64], pend: &mut [f64]) -> f64 {
+    plain_generic(kind, p, y, pend)
+}
+
+fn dispatch_diff(kind: LossKind, p: &[f64], y: &[f64], ll: &[f64], pend: &mut [f64], dpend: &mut [f64]) -> (f64, f64) {
+    diff_generic(kind, p, y, ll, pend, dpend)
 }
 
 /// The finished accumulation for one training size.
@@ -283,6 +397,7 @@ pub struct BlockOutAccumulator {
     d_sum: Vec<f64>,
     obs: ObsSums,
     dobs: Option<ObsSums>,
+    poisoned: bool,
 }
 
 impl BlockOutAccumulator {
@@ -315,6 +430,7 @@ impl BlockOutAccumulator {
             d_sum: vec![0.0; blocks],
             obs: ObsSums::new(n),
             dobs: llm_loss.map(|_| ObsSums::new(n)),
+            poisoned: false,
         })
     }
 
@@ -335,6 +451,9 @@ impl BlockOutAccumulator {
     pub fn add_blocks(&mut self, b0: usize, preds: &[f64], width: usize) -> CoreResult<()> {
         let n = self.y.len();
         let nb = self.n_block;
+        if self.poisoned {
+            return Err(CoreError::invalid("preds", "an earlier chunk held non-finite values; start a new accumulator"));
+        }
         if b0 != self.next_block {
             return Err(CoreError::invalid("b0", format!("blocks must be added in order; expected block {}, got {b0}", self.next_block)));
         }
@@ -354,7 +473,19 @@ impl BlockOutAccumulator {
         if rows == 0 {
             return Ok(());
         }
-        // Validate finiteness where it is used (own-block entries of full rows are ignored).
+        // Validate finiteness where it is used (own-block entries of full rows are ignored). For
+        // squared, absolute and Brier losses a non-finite prediction makes the block sum
+        // non-finite, so the scan runs only then (below); other losses are scanned up front.
+        let prescan = matches!(self.kind, LossKind::ZeroOne | LossKind::Log { .. } | LossKind::Precomputed);
+        if prescan {
+            self.scan_finite(b0, preds, width, rows)?;
+        }
+        self.add_blocks_unchecked(b0, preds, width, rows, !prescan)
+    }
+
+    fn scan_finite(&self, b0: usize, preds: &[f64], width: usize, rows: usize) -> CoreResult<()> {
+        let n = self.y.len();
+        let nb = self.n_block;
         for r in 0..rows {
             let b = b0 + r;
             let row = &preds[r * width..(r + 1) * width];
@@ -368,6 +499,12 @@ impl BlockOutAccumulator {
                 }
             }
         }
+        Ok(())
+    }
+
+    fn add_blocks_unchecked(&mut self, b0: usize, preds: &[f64], width: usize, rows: usize, check_after: bool) -> CoreResult<()> {
+        let n = self.y.len();
+        let nb = self.n_block;
         let kind = self.kind;
         let y = &self.y;
         let llm = self.llm_loss.as_deref();
@@ -429,23 +566,13 @@ impl BlockOutAccumulator {
                             let pd = &mut pend[lo - start..hi - start];
                             match (&mut dt, llm) {
                                 (Some((_, _, dpend)), Some(ll)) => {
-                                    let lls = &ll[lo..hi];
                                     let dpd = &mut dpend[lo - start..hi - start];
-                                    for k in 0..prow.len() {
-                                        let l = kind.eval(prow[k], ys[k]);
-                                        let d = l - lls[k];
-                                        pd[k] += l;
-                                        dpd[k] += d;
-                                        acc += l;
-                                        dacc += d;
-                                    }
+                                    let (a, d) = dispatch_diff(kind, prow, ys, &ll[lo..hi], pd, dpd);
+                                    acc += a;
+                                    dacc += d;
                                 }
                                 _ => {
-                                    for k in 0..prow.len() {
-                                        let l = kind.eval(prow[k], ys[k]);
-                                        pd[k] += l;
-                                        acc += l;
-                                    }
+                                    acc += dispatch_plain(kind, prow, ys, pd);
                                 }
                             }
                         }
@@ -453,15 +580,9 @@ impl BlockOutAccumulator {
                         dp[r] = dacc;
                         // fold pending sums at the end of each aligned group of blocks
                         if (b + 1) % ROW_GROUP == 0 || b + 1 == blocks_total {
-                            for k in 0..len {
-                                neumaier(&mut sum[k], &mut comp[k], pend[k]);
-                                pend[k] = 0.0;
-                            }
+                            fold(sum, comp, pend);
                             if let Some((dsum, dcomp, dpend)) = dt.as_mut() {
-                                for k in 0..len {
-                                    neumaier(&mut dsum[k], &mut dcomp[k], dpend[k]);
-                                    dpend[k] = 0.0;
-                                }
+                                fold(dsum, dcomp, dpend);
                             }
                         }
                     }
@@ -474,6 +595,12 @@ impl BlockOutAccumulator {
                     dpartial[r * n_tiles + t] = dp[r];
                 }
             }
+        }
+        if check_after && partial.iter().chain(dpartial.iter()).any(|v| !v.is_finite()) {
+            // the running sums now hold non-finite values: the accumulator cannot be used again
+            self.poisoned = true;
+            self.scan_finite(b0, preds, width, rows)?;
+            return Err(CoreError::invalid("preds", "a loss overflowed to infinity; rescale the outcome and predictions"));
         }
         for r in 0..rows {
             let mut s = CompensatedSum::new();
@@ -491,6 +618,9 @@ impl BlockOutAccumulator {
 
     /// Finish: every block must have been added.
     pub fn finalize(&self) -> CoreResult<BlockOutResult> {
+        if self.poisoned {
+            return Err(CoreError::invalid("preds", "an earlier chunk held non-finite values; start a new accumulator"));
+        }
         if self.next_block != self.blocks {
             return Err(CoreError::invalid(
                 "blocks",

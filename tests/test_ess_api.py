@@ -207,3 +207,41 @@ def test_bad_inputs():
         ess.cate_ess(df.assign(d=1.0), "y", "d", "llm", propensity=1.0, algorithm="mean", grid=[2])
     with pytest.raises(NonFiniteError, match="feature"):
         ess.equivalent_sample_size(df.assign(a=np.r_[np.nan, df["a"].iloc[1:]]), "y", "llm", algorithm="lasso", grid=[5])
+
+
+class _WorseWithN:
+    """A deliberately bad learner: the block mean plus a bias that grows with the block size."""
+
+    def get_params(self, deep=True):
+        return {}
+
+    def set_params(self, **kw):
+        return self
+
+    def fit(self, X, y):
+        self.value_ = float(np.mean(y)) + len(y) / 10.0
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.value_)
+
+
+def test_monotonicity_diagnostic_fires_on_a_rising_curve():
+    df = _reg_data(2000)
+    res = ess.equivalent_sample_size(df, "y", "llm", algorithm=_WorseWithN(), grid=[1, 5, 20], seed=0,
+                                     tuning="none")
+    assert [1, 20] in res.monotonicity_violations and [5, 20] in res.monotonicity_violations
+    assert "monotonicity diagnostic fired" in res.summary().as_text()
+    curve = ess.error_curve(df, "y", algorithm="mean", grid=[1, 5, 20], seed=0)
+    assert curve.monotonicity_violations == []
+
+
+def test_regimes_choose_the_documented_variance():
+    df = _reg_data(400)
+    kw = dict(algorithm="mean", grid=[2, 20], seed=1)
+    hyb = ess.error_curve(df, "y", **kw).table
+    assert list(hyb["regime"]) == ["fixed_N", "fixed_B"]          # B = 200 >= 40, B = 20 < 40
+    np.testing.assert_allclose(hyb["se"], [hyb["se_fixed_n"][0], hyb["se_fixed_b"][1]])
+    fb = ess.error_curve(df, "y", regime="fixed_B", **kw).table
+    np.testing.assert_allclose(fb["se"], fb["se_fixed_b"])
+    np.testing.assert_allclose(hyb["se_fixed_n"], np.sqrt(hyb["sigma2_fixed_n"] / hyb["n_used"]))

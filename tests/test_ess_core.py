@@ -174,5 +174,12 @@ def test_accumulator_input_errors():
     bad[0, 3] = np.nan
     with pytest.raises(InvalidArgumentError, match="non-finite"):
         acc.add_blocks(0, bad)
-    with pytest.raises(InvalidArgumentError, match="blocks were added"):
+    with pytest.raises(InvalidArgumentError, match="new accumulator"):
         acc.finalize()
+    fresh = _core.BlockOutAccumulator(y, 2)
+    with pytest.raises(InvalidArgumentError, match="blocks were added"):
+        fresh.finalize()
+    z1 = _core.BlockOutAccumulator(y, 2, "zero_one")
+    bad[0, 3] = np.inf
+    with pytest.raises(InvalidArgumentError, match="non-finite"):
+        z1.add_blocks(0, bad)

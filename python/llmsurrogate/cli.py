@@ -82,9 +82,12 @@ def cli():
 @click.option("--tau", type=click.FloatRange(0.5, 1.0, min_open=True), default=0.95, show_default=True,
               help="Quantile level of the forecast interval.")
 @click.option("--no-plot", is_flag=True, help="Skip the figure.")
+@click.option("--ess/--no-ess", "with_ess", default=True, show_default=True,
+              help="Also run the equivalent-sample-size demo (textbook CPT vs RF and lasso, ~30 s).")
 @_handle_errors
-def demo(out_dir: Path, tau: float, no_plot: bool):
-    """Transfer forecast intervals on the bundled 44-subject-pool data (paper Table 5)."""
+def demo(out_dir: Path, tau: float, no_plot: bool, with_ess: bool):
+    """Transfer forecast intervals on the bundled 44-subject-pool data (paper Table 5), and the ESS
+    of a textbook CPT rule on one subject pool."""
     from .demo import TABLE5_MODELS, run_demo
 
     with _progress() as progress:
@@ -103,6 +106,15 @@ def demo(out_dir: Path, tau: float, no_plot: bool):
         fig.savefig(out_dir / "transfer_forecast_intervals.png", dpi=130)
         written.append("transfer_forecast_intervals.png")
     written += _demo_transfer_application(out_dir, plot=not no_plot)
+    if with_ess:
+        from .ess.demo import write_ess_demo
+
+        with _progress() as progress:
+            task = progress.add_task("ESS demo (random forest, lasso)", total=2)
+            files, ess_res = write_ess_demo(out_dir, plot=not no_plot, progress=lambda _a: progress.advance(task))
+        click.echo("\nEquivalent sample size of a textbook CPT rule (Tversky-Kahneman 1992, not fitted)")
+        click.echo(ess_res["table"].to_string(index=False))
+        written += files
     click.echo(f"\nWrote {', '.join(written)} to {out_dir}/")
 
 

@@ -242,6 +242,7 @@ def cate_ess(data, outcome: str, treatment: str, prediction, propensity=None, fe
 
     frame = as_frame(data)
     require_columns(frame, [outcome, treatment])
+    prop_col = propensity if isinstance(propensity, str) else None
     if propensity is None:
         d = np.asarray(frame[treatment], dtype=float)
         propensity = float(np.mean(d))
@@ -249,9 +250,9 @@ def cate_ess(data, outcome: str, treatment: str, prediction, propensity=None, fe
         require_columns(frame, [propensity])
         propensity = frame[propensity].to_numpy(dtype=float)
     ystar = transformed_outcome(frame[outcome], frame[treatment], propensity)
-    exclude = (treatment,) + ((kwargs.pop("_propensity_col"),) if "_propensity_col" in kwargs else ())
+    exclude = (treatment,) + ((prop_col,) if prop_col else ())
     if features is None:
-        skip = {outcome, treatment} | ({prediction} if isinstance(prediction, str) else set())
+        skip = {outcome, treatment} | ({prediction} if isinstance(prediction, str) else set()) | set(exclude)
         features = [c for c in frame.columns if c not in skip]
     res = equivalent_sample_size(frame, outcome, prediction, features=features, algorithm=algorithm, grid=grid,
                                  loss="squared", alpha=alpha, variance=variance, regime=regime, tuning=tuning,

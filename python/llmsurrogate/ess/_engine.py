@@ -241,6 +241,19 @@ def permutation_hash(perm: np.ndarray | None, n: int) -> str:
 
 def _fit_block_rows(learner: Learner, X, y, N, n_used, b0, b1, params, seed, tuning, loss_fn):
     """Predictions (or custom losses) of blocks b0..b1 on their complements: rows of length n_used - N."""
+    with warnings.catch_warnings():
+        # runs in joblib workers too, where the caller's filters do not apply
+        warnings.simplefilter("ignore", category=UserWarning)
+        try:
+            from sklearn.exceptions import ConvergenceWarning
+
+            warnings.simplefilter("ignore", category=ConvergenceWarning)
+        except ImportError:  # pragma: no cover
+            pass
+        return _fit_block_rows_inner(learner, X, y, N, n_used, b0, b1, params, seed, tuning, loss_fn)
+
+
+def _fit_block_rows_inner(learner, X, y, N, n_used, b0, b1, params, seed, tuning, loss_fn):
     rows = np.empty((b1 - b0, n_used - N), dtype=np.float64)
     shortcut = 0
     for r, b in enumerate(range(b0, b1)):
@@ -277,7 +290,7 @@ def tune_for_n(prep: Prepared, learner: Learner, N: int, tuning: str, seed: int 
 
 
 def run_point(prep: Prepared, learner: Learner, N: int, tuning: str, seed: int | None, n_jobs: int | None,
-              with_llm: bool, progress: Callable[[int, int], None] | None = None) -> dict:
+              with_llm: bool, progress: Callable[[int, int], None] | None = None, prefer: str | None = None) -> dict:
     """Block-out CV at one training size: a dict of variance pieces (plain and difference)."""
     from joblib import Parallel, delayed
 
@@ -301,7 +314,7 @@ def run_point(prep: Prepared, learner: Learner, N: int, tuning: str, seed: int |
             warnings.simplefilter("ignore", category=ConvergenceWarning)
         except ImportError:  # pragma: no cover
             pass
-        par = Parallel(n_jobs=n_jobs, return_as="generator")
+        par = Parallel(n_jobs=n_jobs, return_as="generator", prefer=prefer)
         for s, (rows, nconst) in zip(starts, par(tasks)):
             acc.add_blocks(s, rows, n_jobs)
             shortcut += nconst

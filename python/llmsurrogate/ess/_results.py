@@ -101,8 +101,8 @@ class EssResult(_SaveLoad, Result):
     ``lower_bound`` is the one-sided (1 - alpha) confidence bound Ñ*_α of Algorithm 3.1: the CI is
     [lower_bound, ∞). When every grid null is rejected, ``status == "all_rejected"`` and the
     conclusion is N* > max(grid) (lower_bound = max(grid) + 1 is still a valid bound, not a point
-    estimate). ``plugin`` is the plug-in estimate N̂* (a grid value, or ``inf`` when the estimated
-    curve never reaches the LLM error on the grid).
+    estimate). ``plugin`` is the plug-in estimate N̂*: the first grid N whose block-out estimate of
+    e_N - e_LLM (on the retained B*N rows) is <= 0, or ``inf`` when there is none on the grid.
     """
 
     title: str
@@ -165,8 +165,10 @@ class EssResult(_SaveLoad, Result):
             notes.append("some grid points had a zero difference-loss variance (identical predictions); not rejected")
         return Summary(self.title, facts=facts, tables=[("sequential tests", self.table[cols])], notes=notes)
 
-    def plot(self, ax=None, scale: str = "error", **kwargs):
-        """The paper's figure: error curve with CI band, LLM error line with its band, the ESS bound marked."""
+    def plot(self, ax=None, scale: str = "error", rule_label: str = "fixed rule (LLM)", **kwargs):
+        """The paper's figure: error curve with CI band, LLM error line with its band, the ESS bound marked.
+
+        ``scale="rmse"`` (squared loss) shows RMSEs with delta-method bands. Returns the Axes."""
         import matplotlib.pyplot as plt
 
         if ax is None:
@@ -185,7 +187,7 @@ class EssResult(_SaveLoad, Result):
             ylabel = "RMSE"
         ax.plot(ns, y, "o-", color="tab:blue", ms=4, label=f"{self.algorithm}")
         ax.fill_between(ns, y - z * se, y + z * se, color="tab:blue", alpha=0.2)
-        ax.axhline(ly, color="tab:red", lw=1.5, label="fixed rule (LLM)")
+        ax.axhline(ly, color="tab:red", lw=1.5, label=rule_label)
         ax.axhspan(ly - z * lse, ly + z * lse, color="tab:red", alpha=0.12)
         if self.status != "all_rejected" and self.lower_bound > 1 or self.status == "all_rejected":
             ax.axvline(self.lower_bound, color="k", ls="--", lw=1,
