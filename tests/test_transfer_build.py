@@ -245,6 +245,11 @@ def test_mapping_input_and_domain_order():
     assert t1.domains == ["D2", "D1", "D0"]
     t2 = tr.error_table(data, tr.EU())
     pd.testing.assert_frame_equal(t1.to_matrix().loc[t2.domains, t2.domains], t2.to_matrix())
+    pl = pytest.importorskip("polars")
+    t3 = tr.error_table(pl.from_pandas(data), tr.EU())
+    np.testing.assert_array_equal(t3.values, t2.values)
+    t4 = tr.error_table({c: data[c].tolist() for c in data.columns}, "eu")  # columns mapping (what R sends)
+    np.testing.assert_array_equal(t4.values, t2.values)
 
 
 def test_table_bad_input():
@@ -617,3 +622,12 @@ def test_cli_build_killed_mid_run_resumes(tmp_path):
     out = subprocess.run(args, capture_output=True, text=True, timeout=300, env=clean_env())
     assert out.returncode == 0, out.stderr
     pd.testing.assert_frame_equal(resumed, pd.read_csv(tmp_path / "t.csv"))
+
+
+@pytest.mark.parametrize("name", ["llmsurrogate.transfer.models", "llmsurrogate.transfer.build"])
+def test_docstring_examples_hold(name):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0 and result.attempted > 0
