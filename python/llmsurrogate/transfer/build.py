@@ -172,7 +172,7 @@ class _Samples:
         if not features:
             raise InvalidArgumentError("argument `features` must name at least one column")
         if isinstance(samples, Mapping) and samples and all(
-                not isinstance(v, (list, tuple, np.ndarray, pd.Series)) for v in samples.values()):
+                hasattr(v, "columns") or isinstance(v, Mapping) for v in samples.values()):
             labels = list(samples.keys())
             frames = []
             for lab in labels:
