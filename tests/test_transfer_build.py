@@ -320,6 +320,23 @@ def test_domain_cv_tuning_equals_manual_selection():
     np.testing.assert_array_equal(one.values, tr.error_table(data, base, n_jobs=1).values)
 
 
+def test_model_names():
+    from sklearn.ensemble import RandomForestRegressor
+    from sklearn.kernel_ridge import KernelRidge
+
+    kr = tr.make_model("kr")
+    assert isinstance(kr, KernelRidge) and (kr.alpha, kr.kernel, kr.gamma) == (1.0, "rbf", 1 / 3)
+    rf = tr.make_model("rf", random_state=3)
+    assert isinstance(rf, RandomForestRegressor) and rf.random_state == 3 and rf.max_depth is None
+    assert tr.make_model("cpt").free == "abdg" and tr.make_model("CPT:dg").free == "dg"
+    assert tr.make_model("eu-cara")._family == "eu_cara" and tr.make_model("eu-authors")._family == "eu_crra_authors"
+    with pytest.raises(InvalidArgumentError, match="did you mean 'rf'"):
+        tr.make_model("rff")
+    data = synthetic(n=3, m=15)
+    ref = tr.error_table(data, KernelRidge(alpha=1.0, kernel="rbf", gamma=1 / 3), n_jobs=1)
+    np.testing.assert_array_equal(tr.error_table(data, "kr", n_jobs=1).values, ref.values)
+
+
 # ---- resumable builds, Dask -------------------------------------------------------------------------
 class CountingMean:
     """A user model (fit/predict only) that counts its fits: predicts the training mean."""
