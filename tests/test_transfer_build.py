@@ -245,6 +245,11 @@ def test_mapping_input_and_domain_order():
     assert t1.domains == ["D2", "D1", "D0"]
     t2 = tr.error_table(data, tr.EU())
     pd.testing.assert_frame_equal(t1.to_matrix().loc[t2.domains, t2.domains], t2.to_matrix())
+    pl = pytest.importorskip("polars")
+    t3 = tr.error_table(pl.from_pandas(data), tr.EU())
+    np.testing.assert_array_equal(t3.values, t2.values)
+    t4 = tr.error_table({c: data[c].tolist() for c in data.columns}, "eu")  # columns mapping (what R sends)
+    np.testing.assert_array_equal(t4.values, t2.values)
 
 
 def test_table_bad_input():
@@ -313,6 +318,23 @@ def test_domain_cv_tuning_equals_manual_selection():
     # r = 1: the estimator's own parameters (no tuning possible)
     one = tr.error_table(data, tr.DomainCV(base, grid), n_jobs=1)
     np.testing.assert_array_equal(one.values, tr.error_table(data, base, n_jobs=1).values)
+
+
+def test_model_names():
+    from sklearn.ensemble import RandomForestRegressor
+    from sklearn.kernel_ridge import KernelRidge
+
+    kr = tr.make_model("kr")
+    assert isinstance(kr, KernelRidge) and (kr.alpha, kr.kernel, kr.gamma) == (1.0, "rbf", 1 / 3)
+    rf = tr.make_model("rf", random_state=3)
+    assert isinstance(rf, RandomForestRegressor) and rf.random_state == 3 and rf.max_depth is None
+    assert tr.make_model("cpt").free == "abdg" and tr.make_model("CPT:dg").free == "dg"
+    assert tr.make_model("eu-cara")._family == "eu_cara" and tr.make_model("eu-authors")._family == "eu_crra_authors"
+    with pytest.raises(InvalidArgumentError, match="did you mean 'rf'"):
+        tr.make_model("rff")
+    data = synthetic(n=3, m=15)
+    ref = tr.error_table(data, KernelRidge(alpha=1.0, kernel="rbf", gamma=1 / 3), n_jobs=1)
+    np.testing.assert_array_equal(tr.error_table(data, "kr", n_jobs=1).values, ref.values)
 
 
 # ---- resumable builds, Dask -------------------------------------------------------------------------
@@ -617,3 +639,12 @@ def test_cli_build_killed_mid_run_resumes(tmp_path):
     out = subprocess.run(args, capture_output=True, text=True, timeout=300, env=clean_env())
     assert out.returncode == 0, out.stderr
     pd.testing.assert_frame_equal(resumed, pd.read_csv(tmp_path / "t.csv"))
+
+
+@pytest.mark.parametrize("name", ["llmsurrogate.transfer.models", "llmsurrogate.transfer.build"])
+def test_docstring_examples_hold(name):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0 and result.attempted > 0

@@ -39,7 +39,7 @@ from ..exceptions import (
     NonFiniteError,
     ShapeError,
 )
-from .models import _NLSModel
+from .models import CPT, _NLSModel  # noqa: F401 - CPT for the docstring example
 from .table import ErrorTable
 
 __all__ = ["error_table", "error_tables", "in_sample_errors", "within_domain_cv", "cv_ratio", "make_model",
@@ -172,7 +172,7 @@ class _Samples:
         if not features:
             raise InvalidArgumentError("argument `features` must name at least one column")
         if isinstance(samples, Mapping) and samples and all(
-                not isinstance(v, (list, tuple, np.ndarray, pd.Series)) for v in samples.values()):
+                hasattr(v, "columns") or isinstance(v, Mapping) for v in samples.values()):
             labels = list(samples.keys())
             frames = []
             for lab in labels:
@@ -643,6 +643,14 @@ def error_table(samples: Any, model: Any, r: int = 1, metric: str = "mse", norma
     Returns
     -------
     ErrorTable (or a long DataFrame for a sample of training sets).
+
+    Examples
+    --------
+    >>> from llmsurrogate import datasets
+    >>> ce = datasets.load_certainty_equivalents(domains=[3, 10, 12])
+    >>> t = error_table(ce, CPT("g"), metric="rmse")
+    >>> t.n, t.N, round(float(t.values.max()), 3)
+    (3, 6, 16174.577)
     """
     if normalize is not None:
         check_choice(normalize, "normalize", list(_NORMALIZE))
