@@ -1,0 +1,252 @@
+"""Answer-option probabilities and numeric decoding through a backend and the cache (spec §1.5-§1.7).
+
+* :func:`option_probabilities` -- one forward pass per prompt; for every answer key the mass of
+  all its single-token spellings, renormalised over the keys, plus the raw answer mass.
+* :func:`numeric_expectations` -- verbalized probability from the digit distribution after
+  ``Answer (between 0 and 1): 0.``: expected value (default) or folktexts' two greedy digits.
+* :class:`LLMPredictor` -- a fixed prediction rule ``predict(frame) -> ndarray`` for ESS.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import InvalidArgumentError
+from .base import check_prompts
+from .cache import as_cache, cached_batches
+from .tasks import TEMPLATE_VERSION, MultipleChoiceQuestion, Task
+
+__all__ = ["option_probabilities", "numeric_expectations", "mc_risk", "numeric_risk", "LLMPredictor",
+           "SPELLING_MODES"]
+
+log = logging.getLogger("llmsurrogate.llm")
+
+SPELLING_MODES = ("sum", "best_prefix")
+
+
+def _identity(backend) -> tuple[str, str]:
+    ident = dict(getattr(backend, "identity", {}) or {})
+    name = str(ident.pop("backend", type(backend).__name__))
+    return name, repr(sorted(ident.items()))
+
+
+def next_token_logprobs_cached(backend, prompts: Sequence[str], token_ids: Sequence[int], *, cache=None,
+                               batch_size: int = 16, progress=None) -> np.ndarray:
+    """``backend.next_token_logprobs`` with every prompt's result stored in ``cache``."""
+    prompts = check_prompts(prompts)
+    ids = [int(i) for i in token_ids]
+    name, model = _identity(backend)
+    keys = as_cache(cache).keys(backend=name, model=model, prompts=prompts, template=TEMPLATE_VERSION,
+                                params={"kind": "next_token_logprobs", "ids": ids})
+
+    def compute(idx):
+        return list(backend.next_token_logprobs([prompts[i] for i in idx], ids))
+
+    rows = cached_batches(cache, keys, compute, batch_size=batch_size, kind="next_token", progress=progress)
+    return np.stack(rows).astype(np.float32) if rows else np.zeros((0, len(ids)), np.float32)
+
+
+def _answer_ids(backend, keys: Sequence[str]):
+    spell = backend.answer_tokens(list(keys))
+    owner: dict[int, str] = {}
+    for k in keys:
+        if not spell.get(k):
+            raise InvalidArgumentError(f"answer key {k!r} has no single-token spelling in the model's vocabulary")
+        for _, tid in spell[k]:
+            if tid in owner and owner[tid] != k:
+                raise InvalidArgumentError(
+                    f"answer keys {owner[tid]!r} and {k!r} share token id {tid}: the options cannot be told apart")
+            owner[tid] = k
+    return spell
+
+
+def option_probabilities(backend, prompts: Sequence[str], keys: Sequence[str], *, cache=None,
+                         batch_size: int = 16, spelling: str = "sum", progress=None):
+    """Probabilities of the answer keys after each prompt, renormalised over the keys.
+
+    ``spelling="sum"`` adds the mass of every single-token spelling of a key (``"A"``, ``" A"``,
+    ``"▁A"``); ``"best_prefix"`` reproduces folktexts: per prefix variant the total mass over
+    keys, and only the variant with the largest total is used. Rows with zero answer mass get
+    uniform probabilities (1/K).
+
+    Returns ``(probs (n, K) float64, answer_mass (n,) float64)``; ``answer_mass`` is the total
+    next-token probability on the keys' spellings before renormalisation.
+    """
+    if spelling not in SPELLING_MODES:
+        raise InvalidArgumentError(f"argument `spelling` must be one of {SPELLING_MODES}; got {spelling!r}")
+    spell = _answer_ids(backend, keys)
+    ids = sorted({tid for k in keys for _, tid in spell[k]})
+    col = {tid: j for j, tid in enumerate(ids)}
+    lp = next_token_logprobs_cached(backend, prompts, ids, cache=cache, batch_size=batch_size, progress=progress)
+    p = np.exp(lp.astype(np.float64))
+    n, K = len(prompts), len(keys)
+    if spelling == "sum":
+        mass = np.zeros((n, K))
+        for j, k in enumerate(keys):
+            for _, tid in spell[k]:
+                mass[:, j] += p[:, col[tid]]
+    else:
+        prefixes = sorted({s[: len(s) - len(k)] for k in keys for s, _ in spell[k]})
+        per = np.zeros((len(prefixes), n, K))
+        for a, pre in enumerate(prefixes):
+            for j, k in enumerate(keys):
+                for s, tid in spell[k]:
+                    if s == pre + k:
+                        per[a, :, j] += p[:, col[tid]]
+        best = np.argmax(per.sum(axis=2), axis=0)
+        mass = per[best, np.arange(n)]
+    total = mass.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        probs = np.where(total[:, None] > 0, mass / total[:, None], 1.0 / K)
+    low = np.flatnonzero(total < 0.1)
+    if low.size:
+        log.warning("%d of %d prompts put less than 10%% of the next-token mass on the answer keys", low.size, n)
+    return probs, total
+
+
+def numeric_expectations(backend, prompts: Sequence[str], *, cache=None, batch_size: int = 16,
+                         decoding: str = "expected", progress=None):
+    """Verbalized probability after a ``... 0.`` prefill from the digit-token distribution.
+
+    ``decoding="expected"``: r = Σ_t P(t)·(val(t) + [t is one digit]·Σ_d P(d|t)·d/100), with
+    val(t) = int(t)/10^len(t), both distributions restricted to digit tokens and renormalised
+    (continuous scores, no ties). ``decoding="argmax"``: folktexts' two greedy digit passes,
+    r = float("0." + d1 + d2). Returns ``(scores, digit_mass)`` where ``digit_mass`` is the
+    first-pass probability on digit tokens.
+    """
+    if decoding not in ("expected", "argmax"):
+        raise InvalidArgumentError(f"argument `decoding` must be 'expected' or 'argmax'; got {decoding!r}")
+    prompts = check_prompts(prompts)
+    digits = backend.digit_tokens()
+    if not digits:
+        raise InvalidArgumentError("the model's vocabulary has no digit tokens; numeric prompting is impossible")
+    texts = [t for t, _ in digits]
+    ids = [i for _, i in digits]
+    lp1 = next_token_logprobs_cached(backend, prompts, ids, cache=cache, batch_size=batch_size, progress=progress)
+    p1 = np.exp(lp1.astype(np.float64))
+    mass = p1.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        q1 = np.where(mass[:, None] > 0, p1 / mass[:, None], 1.0 / len(ids))
+    vals = np.array([int(t) / 10 ** len(t) for t in texts])
+    single = np.array([len(t) == 1 for t in texts])
+    n = len(prompts)
+    if decoding == "argmax":
+        first = np.argmax(q1, axis=1)
+        second_prompts = [prompts[i] + texts[first[i]] for i in range(n)]
+        lp2 = next_token_logprobs_cached(backend, second_prompts, ids, cache=cache, batch_size=batch_size)
+        second = np.argmax(lp2, axis=1)
+        scores = np.array([float("0." + texts[first[i]] + texts[second[i]]) for i in range(n)])
+        return scores, mass
+    # expected value: second pass for every single-digit first token with positive probability
+    sec_prompts, owners = [], []
+    for i in range(n):
+        for j in np.flatnonzero(single & (q1[i] > 0)):
+            sec_prompts.append(prompts[i] + texts[j])
+            owners.append((i, j))
+    scores = (q1 * vals).sum(axis=1)
+    if sec_prompts:
+        lp2 = next_token_logprobs_cached(backend, sec_prompts, ids, cache=cache, batch_size=batch_size)
+        p2 = np.exp(lp2.astype(np.float64))
+        m2 = p2.sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            q2 = np.where(m2[:, None] > 0, p2 / m2[:, None], 1.0 / len(ids))
+        tail = (q2 * vals).sum(axis=1) / 10.0
+        for (i, j), t in zip(owners, tail):
+            scores[i] += q1[i, j] * t
+    return np.clip(scores, 0.0, 1.0), mass
+
+
+def _positive_weights(question: MultipleChoiceQuestion) -> np.ndarray:
+    v = np.asarray(question.values, dtype=np.float64)
+    if len(v) == 2:
+        w = np.zeros(2)
+        w[int(np.argmax(v))] = 1.0
+        return w
+    return v
+
+
+def mc_risk(backend, task: Task, rows: Sequence[dict], *, cache=None, batch_size: int = 16,
+            correct_order_bias: bool = True, spelling: str = "sum", prompt_fn: Callable | None = None,
+            progress=None):
+    """Multiple-choice risk scores (averaged over all K! option orders when ``correct_order_bias``).
+
+    Binary: r = probability of the option with the larger numeric value; K > 2: r = Σ_k q_k v_k.
+    Returns ``(scores, answer_mass, per_order_scores (n, n_orders))``.
+    """
+    from .prompts import multiple_choice_prompt
+
+    if task.question is None:
+        raise InvalidArgumentError(f"task {task.name!r} has no multiple-choice question")
+    questions = task.question.permutations() if correct_order_bias else [task.question]
+    render = prompt_fn or (lambda row, q: multiple_choice_prompt(task, row, q))
+    prompts = [render(row, q) for q in questions for row in rows]
+    n = len(rows)
+    probs, mass = option_probabilities(backend, prompts, task.question.keys, cache=cache, batch_size=batch_size,
+                                       spelling=spelling, progress=progress)
+    per = np.empty((n, len(questions)))
+    for a, q in enumerate(questions):
+        per[:, a] = np.clip(probs[a * n:(a + 1) * n] @ _positive_weights(q), 0.0, None)
+    masses = mass.reshape(len(questions), n).mean(axis=0)
+    return per.mean(axis=1), masses, per
+
+
+def numeric_risk(backend, task: Task, rows: Sequence[dict], *, cache=None, batch_size: int = 16,
+                 decoding: str = "expected", progress=None):
+    from .prompts import numeric_prompt
+
+    prompts = [numeric_prompt(task, row) for row in rows]
+    return numeric_expectations(backend, prompts, cache=cache, batch_size=batch_size, decoding=decoding,
+                                progress=progress)
+
+
+class LLMPredictor:
+    """An LLM as a fixed prediction rule: ``predict(frame)`` returns its risk scores.
+
+    Predictions come from (and go to) the cache, so refitting anything downstream (ESS error
+    curves, cross-validation) never queries the model twice for a prompt.
+
+    >>> from llmsurrogate import datasets
+    >>> from llmsurrogate.llm import CallableBackend, acs_income_task
+    >>> import math
+    >>> def oracle(prompt):  # P(above $50k) = 0.2 for women, 0.7 for men, whatever the option order
+    ...     p = 0.2 if "Female" in prompt else 0.7
+    ...     above = "A" if "A. Above" in prompt else "B"
+    ...     below = "B" if above == "A" else "A"
+    ...     return {" " + above: math.log(p), " " + below: math.log(1 - p)}
+    >>> pred = LLMPredictor(CallableBackend(oracle), acs_income_task())
+    >>> pred.predict(datasets.load_acs_income_rows()).round(3)[:3]
+    array([0.2, 0.7, 0.7])
+    """
+
+    def __init__(self, backend, task: Task, *, method: str = "multiple_choice", cache=None, batch_size: int = 16,
+                 correct_order_bias: bool = True):
+        from .._validation import check_choice
+
+        self.backend = backend
+        self.task = task
+        self.method = check_choice(method, "method", ["multiple_choice", "numeric", "numeric_argmax"])
+        self.cache = as_cache(cache)
+        self.batch_size = batch_size
+        self.correct_order_bias = correct_order_bias
+
+    def predict(self, frame: Any) -> np.ndarray:
+        from .prompts import rows_of
+
+        rows = rows_of(frame, self.task)
+        if self.method == "multiple_choice":
+            scores, _, _ = mc_risk(self.backend, self.task, rows, cache=self.cache, batch_size=self.batch_size,
+                                   correct_order_bias=self.correct_order_bias)
+        else:
+            decoding = "argmax" if self.method == "numeric_argmax" else "expected"
+            scores, _ = numeric_risk(self.backend, self.task, rows, cache=self.cache, batch_size=self.batch_size,
+                                     decoding=decoding)
+        return np.asarray(scores, dtype=np.float64)
+
+    __call__ = predict
+
+    def __repr__(self) -> str:
+        return f"LLMPredictor({self.backend.identity}, task={self.task.name!r}, method={self.method!r})"
