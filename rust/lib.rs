@@ -8,6 +8,7 @@ pub mod errors;
 pub mod numerics;
 pub mod parallel;
 pub mod quantiles;
+pub mod risk;
 
 #[cfg(feature = "python")]
 mod bindings;

@@ -2,6 +2,7 @@
 
 mod errors;
 mod quantiles;
+mod risk;
 
 use pyo3::prelude::*;
 
@@ -15,5 +16,12 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(quantiles::lower_quantiles, m)?)?;
     m.add_function(wrap_pyfunction!(quantiles::weighted_upper_quantiles, m)?)?;
     m.add_function(wrap_pyfunction!(quantiles::weighted_lower_quantiles, m)?)?;
+    m.add("RISK_BOOT_METRICS", crate::risk::BOOT_METRICS.to_vec())?;
+    m.add_function(wrap_pyfunction!(risk::risk_roc_auc, m)?)?;
+    m.add_function(wrap_pyfunction!(risk::risk_bin_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(risk::risk_ece_equal_width, m)?)?;
+    m.add_function(wrap_pyfunction!(risk::risk_point_metrics, m)?)?;
+    m.add_function(wrap_pyfunction!(risk::risk_bootstrap, m)?)?;
+    m.add_function(wrap_pyfunction!(risk::risk_bootstrap_indices, m)?)?;
     Ok(())
 }
