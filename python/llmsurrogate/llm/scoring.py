@@ -50,6 +50,36 @@ def next_token_logprobs_cached(backend, prompts: Sequence[str], token_ids: Seque
     return np.stack(rows).astype(np.float32) if rows else np.zeros((0, len(ids)), np.float32)
 
 
+def after_token_logprobs_cached(backend, prompts: Sequence[str], after_ids: Sequence[int],
+                                token_ids: Sequence[int], *, cache=None, batch_size: int = 16,
+                                texts: Sequence[str] | None = None) -> np.ndarray:
+    """Next-token log-probs after each prompt extended by one token, for every token in
+    ``after_ids``: array (n, len(after_ids), len(token_ids)). Uses the backend's
+    ``next_token_logprobs_after`` (one prompt pass + KV-cache reuse) when it has one, else
+    appends the tokens' ``texts`` to the prompt strings."""
+    prompts = check_prompts(prompts)
+    after = [int(a) for a in after_ids]
+    ids = [int(i) for i in token_ids]
+    name, model = _identity(backend)
+    keys = as_cache(cache).keys(backend=name, model=model, prompts=prompts, template=TEMPLATE_VERSION,
+                                params={"kind": "after_token_logprobs", "after": after, "ids": ids})
+    fast = getattr(backend, "next_token_logprobs_after", None)
+
+    def compute(idx):
+        batch = [prompts[i] for i in idx]
+        if fast is not None:
+            arr = fast(batch, after, ids)
+        else:
+            if texts is None:
+                raise InvalidArgumentError("this backend needs the texts of the appended tokens")
+            ext = [p + t for p in batch for t in texts]
+            arr = backend.next_token_logprobs(ext, ids).reshape(len(batch), len(after), len(ids))
+        return [a.reshape(-1) for a in np.asarray(arr, dtype=np.float32)]
+
+    rows = cached_batches(cache, keys, compute, batch_size=max(1, batch_size // 2), kind="after_token")
+    return np.stack(rows).reshape(len(prompts), len(after), len(ids))
+
+
 def _answer_ids(backend, keys: Sequence[str]):
     spell = backend.answer_tokens(list(keys))
     owner: dict[int, str] = {}
@@ -141,22 +171,18 @@ def numeric_expectations(backend, prompts: Sequence[str], *, cache=None, batch_s
         second = np.argmax(lp2, axis=1)
         scores = np.array([float("0." + texts[first[i]] + texts[second[i]]) for i in range(n)])
         return scores, mass
-    # expected value: second pass for every single-digit first token with positive probability
-    sec_prompts, owners = [], []
-    for i in range(n):
-        for j in np.flatnonzero(single & (q1[i] > 0)):
-            sec_prompts.append(prompts[i] + texts[j])
-            owners.append((i, j))
+    # expected value: second pass after every single-digit first token (by token id)
+    singles = [j for j in range(len(texts)) if single[j]]
     scores = (q1 * vals).sum(axis=1)
-    if sec_prompts:
-        lp2 = next_token_logprobs_cached(backend, sec_prompts, ids, cache=cache, batch_size=batch_size)
-        p2 = np.exp(lp2.astype(np.float64))
-        m2 = p2.sum(axis=1)
+    if singles:
+        lp2 = after_token_logprobs_cached(backend, prompts, [ids[j] for j in singles], ids, cache=cache,
+                                          batch_size=batch_size, texts=[texts[j] for j in singles])
+        p2 = np.exp(lp2.astype(np.float64))  # (n, S, m)
+        m2 = p2.sum(axis=2, keepdims=True)
         with np.errstate(invalid="ignore", divide="ignore"):
-            q2 = np.where(m2[:, None] > 0, p2 / m2[:, None], 1.0 / len(ids))
-        tail = (q2 * vals).sum(axis=1) / 10.0
-        for (i, j), t in zip(owners, tail):
-            scores[i] += q1[i, j] * t
+            q2 = np.where(m2 > 0, p2 / m2, 1.0 / len(ids))
+        tail = (q2 * vals).sum(axis=2) / 10.0  # (n, S)
+        scores += (q1[:, singles] * tail).sum(axis=1)
     return np.clip(scores, 0.0, 1.0), mass
 
 
