@@ -35,6 +35,7 @@ R_CALLABLE = {
     "datasets": {"load_certainty_equivalents", "certainty_equivalent_domains", "load_transfer_errors",
                  "transfer_error_models", "load_acs_income_rows", "load_acs_golden_prompt"},
     "demo": {"run_demo"},
+    "risk": {"score_table", "evaluate_table"},
 }
 
 

@@ -42,7 +42,7 @@ __all__ = [
     "risk_scores", "RiskScores", "evaluate", "RiskEvaluation", "threshold_metrics", "ece", "ece_quantile",
     "brier_decomposition", "log_loss", "roc_auc", "confidence_bias", "signed_calibration_error",
     "calibration_curve", "group_metrics", "best_threshold", "fit_recalibrator", "recalibrate",
-    "plot_calibration", "plot_score_histogram", "BOOT_METRICS",
+    "plot_calibration", "plot_score_histogram", "BOOT_METRICS", "score_table", "evaluate_table",
 ]
 
 log = logging.getLogger("llmsurrogate.risk")
@@ -574,3 +574,37 @@ def risk_scores(data, task, backend, method: str = "multiple_choice", *, cache=N
             "backend": dict(getattr(backend, "identity", {})), "correct_order_bias": bool(correct_order_bias),
             "cache_hits": cache.hits - h0, "cache_misses": cache.misses - m0}
     return RiskScores(table=table, meta=meta)
+
+
+# --- plain-table entry points (the R package calls these) ------------------------------------
+
+def score_table(data, task: str, model: str, backend: str = "transformers", method: str = "multiple_choice",
+                cache=None, batch_size: int = 16, correct_order_bias: bool = True, device: str | None = None):
+    """:func:`risk_scores` from names: ``task`` is a TOML file or a built-in task name, ``model`` a
+    local model folder. Returns the scores table (DataFrame)."""
+    from pathlib import Path
+
+    from .llm.tasks import Task, task_from_dict
+
+    check_choice(backend, "backend", ["transformers", "vllm"])
+    t = Task.from_toml(task) if Path(str(task)).suffix.lower() == ".toml" else task_from_dict({"preset": task})
+    if backend == "transformers":
+        from .llm.hf import TransformersBackend
+
+        be = TransformersBackend(model, device=device, batch_size=check_int(batch_size, "batch_size", minimum=1))
+    else:
+        from .llm.vllm import VLLMBackend
+
+        be = VLLMBackend(model)
+    return risk_scores(data, t, be, method, cache=cache, batch_size=int(batch_size),
+                       correct_order_bias=correct_order_bias).table
+
+
+def evaluate_table(y, scores, groups=None, threshold: float = 0.5, bins: int = 10, n_boot: int = 200,
+                   seed: int = 42):
+    """:func:`evaluate` as plain tables: ``{"metrics": DataFrame, "groups": DataFrame,
+    "group_summary": dict, "calibration": DataFrame}``."""
+    ev = evaluate(y, scores, groups, threshold=threshold, bins=check_int(bins, "bins", minimum=1),
+                  n_boot=n_boot, seed=check_int(seed, "seed", minimum=0))
+    return {"metrics": ev.metrics, "groups": ev.groups, "group_summary": ev.group_summary,
+            "calibration": ev.calibration}
