@@ -25,7 +25,7 @@ from .._optional import require
 from ..exceptions import InvalidArgumentError
 from .base import RaggedLogprobs, check_prompts
 
-__all__ = ["TransformersBackend", "weights_fingerprint"]
+__all__ = ["TransformersBackend", "TokenizerMixin", "weights_fingerprint", "check_model_dir"]
 
 
 def weights_fingerprint(path: Path, full_hash_limit: int = 2 * 1024**3) -> str:
@@ -48,62 +48,25 @@ def weights_fingerprint(path: Path, full_hash_limit: int = 2 * 1024**3) -> str:
     return ("sha256:" if total <= full_hash_limit else "stat:") + h.hexdigest()[:24]
 
 
-class TransformersBackend:
-    """Score prompts with a local transformers causal LM.
+def check_model_dir(model_path) -> Path:
+    """The resolved path of a local model folder, or an error that says what is missing."""
+    path = Path(model_path).expanduser()
+    if not path.is_dir() or not (path / "config.json").exists():
+        raise InvalidArgumentError(
+            f"model path {str(model_path)!r} is not a local model folder (no config.json there); "
+            "llmsurrogate loads local folders only -- save the model with save_pretrained first")
+    return path.resolve()
 
-    Parameters
-    ----------
-    model_path : str or Path
-        A folder holding ``config.json``, the weights and the tokenizer (``save_pretrained``).
-    device : "cpu", "cuda", "cuda:1", ... (default: cuda if available, else cpu).
-    dtype : "float32" (default), "bfloat16" or "float16" for the weights; log-softmax is always
-        computed in float32.
-    batch_size : prompts per forward pass.
-    padding_side : "right" or "left".
-    truncation : "error" (default: a prompt longer than the context raises) or "left" (keep the tail).
-    """
 
-    def __init__(self, model_path, *, device: str | None = None, dtype: str = "float32", batch_size: int = 16,
-                 padding_side: str = "right", truncation: str = "error", trust_remote_code: bool = False,
-                 revision: str | None = None):
-        torch = require("torch", purpose="TransformersBackend")
-        transformers = require("transformers", purpose="TransformersBackend")
-        from .._validation import check_choice, check_int
+class TokenizerMixin:
+    """Answer-key spellings, digit tokens and prompt encoding from a transformers tokenizer
+    (needs ``self.tokenizer``, ``self.vocab_size``, ``self.context``, ``self.truncation``)."""
 
-        path = Path(model_path).expanduser()
-        if not path.is_dir() or not (path / "config.json").exists():
-            raise InvalidArgumentError(
-                f"model path {str(model_path)!r} is not a local model folder (no config.json there); "
-                "TransformersBackend loads local folders only -- save the model with save_pretrained first")
-        self.path = path.resolve()
-        self.padding_side = check_choice(padding_side, "padding_side", ["right", "left"])
-        self.truncation = check_choice(truncation, "truncation", ["error", "left"])
-        self.batch_size = check_int(batch_size, "batch_size", minimum=1)
-        check_choice(dtype, "dtype", ["float32", "bfloat16", "float16"])
-        if device is None:
-            device = "cuda" if torch.cuda.is_available() else "cpu"
-        self.device = torch.device(device)
-        transformers.utils.logging.disable_progress_bar()
-        transformers.utils.logging.set_verbosity_error()
-        self.tokenizer = transformers.AutoTokenizer.from_pretrained(self.path, local_files_only=True,
-                                                                    trust_remote_code=trust_remote_code)
-        if self.tokenizer.pad_token_id is None:
-            self.tokenizer.pad_token = self.tokenizer.eos_token
-        self.model = transformers.AutoModelForCausalLM.from_pretrained(
-            self.path, local_files_only=True, dtype=getattr(torch, dtype), trust_remote_code=trust_remote_code)
-        self.model.to(self.device).eval()
-        cfg = self.model.config
-        text_cfg = cfg.get_text_config() if hasattr(cfg, "get_text_config") else cfg
-        self.vocab_size = int(text_cfg.vocab_size)
-        self.context = int(getattr(text_cfg, "max_position_embeddings", None) or getattr(text_cfg, "n_positions", 0)
-                           or 10**9)
-        self._torch = torch
-        self._digits: list[tuple[str, int]] | None = None
-        self.identity = {"backend": "transformers", "model": str(self.path),
-                         "weights": revision or weights_fingerprint(self.path), "dtype": dtype}
-
-    def __repr__(self) -> str:
-        return f"TransformersBackend({str(self.path)!r}, device={str(self.device)!r})"
+    tokenizer: object
+    vocab_size: int
+    context: int
+    truncation: str
+    _digits: list | None = None
 
     # --- tokens ----------------------------------------------------------------------------------
 
@@ -168,6 +131,60 @@ class TransformersBackend:
                 ids = ids[-self.context:]
             out.append(list(ids))
         return out
+
+
+
+class TransformersBackend(TokenizerMixin):
+    """Score prompts with a local transformers causal LM.
+
+    Parameters
+    ----------
+    model_path : str or Path
+        A folder holding ``config.json``, the weights and the tokenizer (``save_pretrained``).
+    device : "cpu", "cuda", "cuda:1", ... (default: cuda if available, else cpu).
+    dtype : "float32" (default), "bfloat16" or "float16" for the weights; log-softmax is always
+        computed in float32.
+    batch_size : prompts per forward pass.
+    padding_side : "right" or "left".
+    truncation : "error" (default: a prompt longer than the context raises) or "left" (keep the tail).
+    """
+
+    def __init__(self, model_path, *, device: str | None = None, dtype: str = "float32", batch_size: int = 16,
+                 padding_side: str = "right", truncation: str = "error", trust_remote_code: bool = False,
+                 revision: str | None = None):
+        torch = require("torch", purpose="TransformersBackend")
+        transformers = require("transformers", purpose="TransformersBackend")
+        from .._validation import check_choice, check_int
+
+        self.path = check_model_dir(model_path)
+        self.padding_side = check_choice(padding_side, "padding_side", ["right", "left"])
+        self.truncation = check_choice(truncation, "truncation", ["error", "left"])
+        self.batch_size = check_int(batch_size, "batch_size", minimum=1)
+        check_choice(dtype, "dtype", ["float32", "bfloat16", "float16"])
+        if device is None:
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.device = torch.device(device)
+        transformers.utils.logging.disable_progress_bar()
+        transformers.utils.logging.set_verbosity_error()
+        self.tokenizer = transformers.AutoTokenizer.from_pretrained(self.path, local_files_only=True,
+                                                                    trust_remote_code=trust_remote_code)
+        if self.tokenizer.pad_token_id is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        self.model = transformers.AutoModelForCausalLM.from_pretrained(
+            self.path, local_files_only=True, dtype=getattr(torch, dtype), trust_remote_code=trust_remote_code)
+        self.model.to(self.device).eval()
+        cfg = self.model.config
+        text_cfg = cfg.get_text_config() if hasattr(cfg, "get_text_config") else cfg
+        self.vocab_size = int(text_cfg.vocab_size)
+        self.context = int(getattr(text_cfg, "max_position_embeddings", None) or getattr(text_cfg, "n_positions", 0)
+                           or 10**9)
+        self._torch = torch
+        self._digits: list[tuple[str, int]] | None = None
+        self.identity = {"backend": "transformers", "model": str(self.path),
+                         "weights": revision or weights_fingerprint(self.path), "dtype": dtype}
+
+    def __repr__(self) -> str:
+        return f"TransformersBackend({str(self.path)!r}, device={str(self.device)!r})"
 
     def _batches(self, lengths: list[int], batch_size: int | None = None):
         order = np.argsort(np.asarray(lengths), kind="stable")
