@@ -85,6 +85,19 @@ def test_batched_equals_unbatched_and_left_equals_right_padding(models, backends
     np.testing.assert_allclose(full[0], ref.numpy()[ids], atol=2e-5)
 
 
+@pytest.mark.parametrize("arch", ["gpt2", "llama"])
+def test_shared_prefix_path_equals_plain_path(models, arch):
+    rows = ROWS.to_dict("records")
+    prompts = [multiple_choice_prompt(TASK, r, q) for q in TASK.question.permutations() for r in rows]
+    prompts += ["Answer:", "A", "The age is: 40 years old.\nAnswer:"]  # singletons, a one-token prompt
+    ids = list(range(0, 300, 7))
+    shared = TransformersBackend(models[arch], device="cpu", batch_size=5)
+    plain = TransformersBackend(models[arch], device="cpu", share_prefix=False)
+    assert len(shared._prefix_groups(shared._encode(prompts))) < len(prompts)
+    np.testing.assert_allclose(shared.next_token_logprobs(prompts, ids), plain.next_token_logprobs(prompts, ids),
+                               atol=2e-5)
+
+
 def test_answer_probabilities_equal_hand_computation(backends, tmp_path):
     b = backends["gpt2"]
     spell = b.answer_tokens(["A", "B"])

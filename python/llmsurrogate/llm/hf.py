@@ -147,11 +147,15 @@ class TransformersBackend(TokenizerMixin):
     batch_size : prompts per forward pass.
     padding_side : "right" or "left".
     truncation : "error" (default: a prompt longer than the context raises) or "left" (keep the tail).
+    share_prefix : run a token prefix shared by several prompts once and continue each prompt
+        from its KV cache (the answer orders of one row share everything up to the options, so
+        multiple-choice scoring with order-bias correction does ~half the work). Results equal
+        the plain path (tested).
     """
 
     def __init__(self, model_path, *, device: str | None = None, dtype: str = "float32", batch_size: int = 16,
                  padding_side: str = "right", truncation: str = "error", trust_remote_code: bool = False,
-                 revision: str | None = None):
+                 revision: str | None = None, share_prefix: bool = True):
         torch = require("torch", purpose="TransformersBackend")
         transformers = require("transformers", purpose="TransformersBackend")
         from .._validation import check_choice, check_int
@@ -160,6 +164,7 @@ class TransformersBackend(TokenizerMixin):
         self.padding_side = check_choice(padding_side, "padding_side", ["right", "left"])
         self.truncation = check_choice(truncation, "truncation", ["error", "left"])
         self.batch_size = check_int(batch_size, "batch_size", minimum=1)
+        self.share_prefix = bool(share_prefix)
         check_choice(dtype, "dtype", ["float32", "bfloat16", "float16"])
         if device is None:
             device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -221,8 +226,10 @@ class TransformersBackend(TokenizerMixin):
         if tid.size and (tid.min() < 0 or tid.max() >= self.vocab_size):
             raise InvalidArgumentError(f"token ids must lie in [0, {self.vocab_size}) (the logits dimension)")
         seqs = self._encode(prompts)
-        out = np.empty((len(seqs), tid.size), dtype=np.float32)
         gather = torch.as_tensor(tid, device=self.device)
+        if self.share_prefix and len(seqs) > 1:
+            return self._next_token_shared(seqs, gather)
+        out = np.empty((len(seqs), tid.size), dtype=np.float32)
         for idx in self._batches([len(s) for s in seqs]):
             batch = [seqs[i] for i in idx]
             logits, offs = self._forward(batch)
@@ -230,6 +237,82 @@ class TransformersBackend(TokenizerMixin):
             rows = logits[torch.arange(len(batch), device=self.device), last, : self.vocab_size].float()
             lp = torch.log_softmax(rows, dim=-1)[:, gather]
             out[idx] = lp.cpu().numpy()
+        return out
+
+    @staticmethod
+    def _prefix_groups(seqs: list[list[int]], min_share: float = 0.5, max_group: int = 24):
+        """Groups of prompts sharing a token prefix: [(members, prefix_len)], prefix_len >= 1 and
+        shorter than every member (each member keeps at least one suffix token)."""
+        order = sorted(range(len(seqs)), key=lambda i: seqs[i])
+        groups, cur, plen = [], [order[0]], len(seqs[order[0]]) - 1
+        for i in order[1:]:
+            a, b = seqs[cur[0]], seqs[i]
+            lcp = 0
+            m = min(len(a), len(b))
+            while lcp < m and a[lcp] == b[lcp]:
+                lcp += 1
+            new = min(plen, lcp, len(b) - 1)
+            if len(cur) < max_group and new >= 1 and new >= min_share * len(b):
+                cur.append(i)
+                plen = new
+            else:
+                groups.append((cur, plen))
+                cur, plen = [i], len(b) - 1
+        groups.append((cur, plen))
+        return groups
+
+    def _next_token_shared(self, seqs, gather) -> np.ndarray:
+        torch = self._torch
+        out = np.empty((len(seqs), len(gather)), dtype=np.float32)
+        groups = self._prefix_groups(seqs)
+        plain = [g for g in groups if g[1] < 1]
+        shared = [g for g in groups if g[1] >= 1]
+        if plain:
+            for i in (i for g, _ in plain for i in g):  # one-token prompts: nothing to share
+                logits, _ = self._forward([seqs[i]])
+                out[i] = torch.log_softmax(logits[0, len(seqs[i]) - 1, : self.vocab_size].float(), -1)[gather].cpu().numpy()
+        pad = self.tokenizer.pad_token_id
+        # batches of groups with similar prefix lengths; about batch_size prompts per batch
+        shared.sort(key=lambda g: g[1])
+        start = 0
+        while start < len(shared):
+            batch, n_members = [], 0
+            while start < len(shared) and (not batch or n_members + len(shared[start][0]) <= self.batch_size):
+                batch.append(shared[start])
+                n_members += len(shared[start][0])
+                start += 1
+            G = len(batch)
+            pmax = max(p for _, p in batch)
+            ids = torch.full((G, pmax), pad, dtype=torch.long)
+            mask = torch.zeros((G, pmax), dtype=torch.long)
+            for g, (members, p) in enumerate(batch):
+                ids[g, pmax - p:] = torch.tensor(seqs[members[0]][:p])
+                mask[g, pmax - p:] = 1
+            ids, mask = ids.to(self.device), mask.to(self.device)
+            pos = (mask.cumsum(-1) - 1).clamp(min=0)
+            owner = [g for g, (members, _) in enumerate(batch) for _ in members]
+            who = [i for members, _ in batch for i in members]
+            sufs = [seqs[i][batch[g][1]:] for g, i in zip(owner, who)]
+            smax = max(len(x) for x in sufs)
+            sid = torch.full((len(who), smax), pad, dtype=torch.long)
+            smask = torch.zeros((len(who), smax), dtype=torch.long)
+            for j, x in enumerate(sufs):
+                sid[j, : len(x)] = torch.tensor(x)
+                smask[j, : len(x)] = 1
+            sid, smask = sid.to(self.device), smask.to(self.device)
+            own = torch.tensor(owner, device=self.device)
+            with torch.inference_mode():
+                first = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True)
+                past = first.past_key_values
+                past.reorder_cache(own)
+                plens = mask.sum(-1)[own]
+                pos2 = plens[:, None] + torch.arange(smax, device=self.device)[None, :]
+                mask2 = torch.cat([mask[own], smask], dim=1)
+                logits = self.model(input_ids=sid, attention_mask=mask2, position_ids=pos2, past_key_values=past,
+                                    use_cache=False).logits
+            last = torch.tensor([len(x) - 1 for x in sufs], device=self.device)
+            rows = logits[torch.arange(len(who), device=self.device), last, : self.vocab_size].float()
+            out[who] = torch.log_softmax(rows, dim=-1)[:, gather].cpu().numpy()
         return out
 
     def next_token_logprobs_after(self, prompts: Sequence[str], after_ids: Sequence[int],
