@@ -36,7 +36,8 @@ WORKER = textwrap.dedent('''
 
     backend = CallableBackend(fn, name="oracle")
     prompts = [f"prompt number {i}" for i in range(n)]
-    probs, mass = option_probabilities(backend, prompts, ["A", "B"], cache=Cache(cache_dir), batch_size=4)
+    probs, mass = option_probabilities(backend, prompts, ["A", "B"], cache=Cache(cache_dir), batch_size=4,
+                                       commit_every=4)
     with open(out_path, "w") as fh:
         json.dump(probs[:, 1].tolist(), fh)
 ''')

@@ -68,15 +68,17 @@ def test_prompt_logprobs_equal_token_by_token_forward(backends, arch):
 
 @pytest.mark.parametrize("arch", ["gpt2", "llama"])
 def test_batched_equals_unbatched_and_left_equals_right_padding(models, backends, arch):
-    b = backends[arch]
+    b = backends[arch]  # defaults: left padding, last-position logits only, shared prefixes
     ids = list(range(0, 300, 7))
     full = b.next_token_logprobs(PROMPTS, ids)
     one = np.concatenate([b.next_token_logprobs([p], ids) for p in PROMPTS])
     np.testing.assert_allclose(full, one, atol=2e-5)
-    left = TransformersBackend(models[arch], device="cpu", padding_side="left", batch_size=4)
+    right = TransformersBackend(models[arch], device="cpu", padding_side="right", batch_size=4, share_prefix=False)
+    left = TransformersBackend(models[arch], device="cpu", padding_side="left", batch_size=4, share_prefix=False)
+    np.testing.assert_allclose(right.next_token_logprobs(PROMPTS, ids), full, atol=2e-5)
     np.testing.assert_allclose(left.next_token_logprobs(PROMPTS, ids), full, atol=2e-5)
     rl = left.prompt_logprobs(PROMPTS)
-    rr = b.prompt_logprobs(PROMPTS)
+    rr = right.prompt_logprobs(PROMPTS)
     np.testing.assert_allclose(rl.values, rr.values, atol=2e-5, equal_nan=True)
     # and the next-token log-probs equal a direct unpadded forward pass
     enc = b.tokenizer(PROMPTS[0])["input_ids"]

@@ -145,7 +145,8 @@ class TransformersBackend(TokenizerMixin):
     dtype : "float32" (default), "bfloat16" or "float16" for the weights; log-softmax is always
         computed in float32.
     batch_size : prompts per forward pass.
-    padding_side : "right" or "left".
+    padding_side : "left" (default: the last prompt token sits in the last column, so only its
+        logits are computed -- ``logits_to_keep=1``) or "right" (logits at every position).
     truncation : "error" (default: a prompt longer than the context raises) or "left" (keep the tail).
     share_prefix : run a token prefix shared by several prompts once and continue each prompt
         from its KV cache (the answer orders of one row share everything up to the options, so
@@ -154,7 +155,7 @@ class TransformersBackend(TokenizerMixin):
     """
 
     def __init__(self, model_path, *, device: str | None = None, dtype: str = "float32", batch_size: int = 16,
-                 padding_side: str = "right", truncation: str = "error", trust_remote_code: bool = False,
+                 padding_side: str = "left", truncation: str = "error", trust_remote_code: bool = False,
                  revision: str | None = None, share_prefix: bool = True):
         torch = require("torch", purpose="TransformersBackend")
         transformers = require("transformers", purpose="TransformersBackend")
@@ -197,7 +198,7 @@ class TransformersBackend(TokenizerMixin):
         for s in range(0, len(order), bs):
             yield order[s: s + bs]
 
-    def _forward(self, seqs: list[list[int]]):
+    def _forward(self, seqs: list[list[int]], last_only: bool = False):
         """Logits for a padded batch; returns (logits float32 on device, lengths, left offsets)."""
         torch = self._torch
         width = max(len(s) for s in seqs)
@@ -213,7 +214,10 @@ class TransformersBackend(TokenizerMixin):
         ids, mask = ids.to(self.device), mask.to(self.device)
         pos = (mask.cumsum(-1) - 1).clamp(min=0)
         with torch.inference_mode():
-            logits = self.model(input_ids=ids, attention_mask=mask, position_ids=pos).logits
+            keep = {"logits_to_keep": 1} if last_only and self.padding_side == "left" else {}
+            logits = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, **keep).logits
+        if keep:  # only the last column was computed: every prompt's last token is at index 0
+            return logits, [1 - len(s) for s in seqs]
         return logits, offs
 
     # --- scoring ---------------------------------------------------------------------------------
@@ -232,7 +236,7 @@ class TransformersBackend(TokenizerMixin):
         out = np.empty((len(seqs), tid.size), dtype=np.float32)
         for idx in self._batches([len(s) for s in seqs]):
             batch = [seqs[i] for i in idx]
-            logits, offs = self._forward(batch)
+            logits, offs = self._forward(batch, last_only=True)
             last = torch.tensor([o + len(s) - 1 for o, s in zip(offs, batch)], device=self.device)
             rows = logits[torch.arange(len(batch), device=self.device), last, : self.vocab_size].float()
             lp = torch.log_softmax(rows, dim=-1)[:, gather]
@@ -296,9 +300,9 @@ class TransformersBackend(TokenizerMixin):
             smax = max(len(x) for x in sufs)
             sid = torch.full((len(who), smax), pad, dtype=torch.long)
             smask = torch.zeros((len(who), smax), dtype=torch.long)
-            for j, x in enumerate(sufs):
-                sid[j, : len(x)] = torch.tensor(x)
-                smask[j, : len(x)] = 1
+            for j, x in enumerate(sufs):  # left-padded: every suffix ends in the last column
+                sid[j, smax - len(x):] = torch.tensor(x)
+                smask[j, smax - len(x):] = 1
             sid, smask = sid.to(self.device), smask.to(self.device)
             own = torch.tensor(owner, device=self.device)
             with torch.inference_mode():
@@ -306,12 +310,11 @@ class TransformersBackend(TokenizerMixin):
                 past = first.past_key_values
                 past.reorder_cache(own)
                 plens = mask.sum(-1)[own]
-                pos2 = plens[:, None] + torch.arange(smax, device=self.device)[None, :]
+                pos2 = (plens[:, None] + smask.cumsum(-1) - 1).clamp(min=0)
                 mask2 = torch.cat([mask[own], smask], dim=1)
                 logits = self.model(input_ids=sid, attention_mask=mask2, position_ids=pos2, past_key_values=past,
-                                    use_cache=False).logits
-            last = torch.tensor([len(x) - 1 for x in sufs], device=self.device)
-            rows = logits[torch.arange(len(who), device=self.device), last, : self.vocab_size].float()
+                                    use_cache=False, logits_to_keep=1).logits
+            rows = logits[:, -1, : self.vocab_size].float()
             out[who] = torch.log_softmax(rows, dim=-1)[:, gather].cpu().numpy()
         return out
 

@@ -27,6 +27,10 @@ log = logging.getLogger("llmsurrogate.llm")
 
 SPELLING_MODES = ("sum", "best_prefix")
 
+#: Prompts per backend call and cache transaction: the backend sorts and batches within a chunk
+#: (length buckets, shared prefixes); a run killed mid-chunk redoes at most that chunk.
+COMMIT_EVERY = 256
+
 
 def _identity(backend) -> tuple[str, str]:
     ident = dict(getattr(backend, "identity", {}) or {})
@@ -35,7 +39,7 @@ def _identity(backend) -> tuple[str, str]:
 
 
 def next_token_logprobs_cached(backend, prompts: Sequence[str], token_ids: Sequence[int], *, cache=None,
-                               batch_size: int = 16, progress=None) -> np.ndarray:
+                               batch_size: int = 16, progress=None, commit_every: int = COMMIT_EVERY) -> np.ndarray:
     """``backend.next_token_logprobs`` with every prompt's result stored in ``cache``."""
     prompts = check_prompts(prompts)
     ids = [int(i) for i in token_ids]
@@ -46,7 +50,8 @@ def next_token_logprobs_cached(backend, prompts: Sequence[str], token_ids: Seque
     def compute(idx):
         return list(backend.next_token_logprobs([prompts[i] for i in idx], ids))
 
-    rows = cached_batches(cache, keys, compute, batch_size=batch_size, kind="next_token", progress=progress)
+    rows = cached_batches(cache, keys, compute, batch_size=max(batch_size, commit_every), kind="next_token",
+                          progress=progress)
     return np.stack(rows).astype(np.float32) if rows else np.zeros((0, len(ids)), np.float32)
 
 
@@ -95,7 +100,8 @@ def _answer_ids(backend, keys: Sequence[str]):
 
 
 def option_probabilities(backend, prompts: Sequence[str], keys: Sequence[str], *, cache=None,
-                         batch_size: int = 16, spelling: str = "sum", progress=None):
+                         batch_size: int = 16, spelling: str = "sum", progress=None,
+                         commit_every: int = COMMIT_EVERY):
     """Probabilities of the answer keys after each prompt, renormalised over the keys.
 
     ``spelling="sum"`` adds the mass of every single-token spelling of a key (``"A"``, ``" A"``,
@@ -111,7 +117,8 @@ def option_probabilities(backend, prompts: Sequence[str], keys: Sequence[str], *
     spell = _answer_ids(backend, keys)
     ids = sorted({tid for k in keys for _, tid in spell[k]})
     col = {tid: j for j, tid in enumerate(ids)}
-    lp = next_token_logprobs_cached(backend, prompts, ids, cache=cache, batch_size=batch_size, progress=progress)
+    lp = next_token_logprobs_cached(backend, prompts, ids, cache=cache, batch_size=batch_size, progress=progress,
+                                    commit_every=commit_every)
     p = np.exp(lp.astype(np.float64))
     n, K = len(prompts), len(keys)
     if spelling == "sum":
@@ -197,7 +204,7 @@ def _positive_weights(question: MultipleChoiceQuestion) -> np.ndarray:
 
 def mc_risk(backend, task: Task, rows: Sequence[dict], *, cache=None, batch_size: int = 16,
             correct_order_bias: bool = True, spelling: str = "sum", prompt_fn: Callable | None = None,
-            progress=None):
+            progress=None, commit_every: int = COMMIT_EVERY):
     """Multiple-choice risk scores (averaged over all K! option orders when ``correct_order_bias``).
 
     Binary: r = probability of the option with the larger numeric value; K > 2: r = Σ_k q_k v_k.
@@ -209,14 +216,15 @@ def mc_risk(backend, task: Task, rows: Sequence[dict], *, cache=None, batch_size
         raise InvalidArgumentError(f"task {task.name!r} has no multiple-choice question")
     questions = task.question.permutations() if correct_order_bias else [task.question]
     render = prompt_fn or (lambda row, q: multiple_choice_prompt(task, row, q))
-    prompts = [render(row, q) for q in questions for row in rows]
-    n = len(rows)
+    # row-major: the answer orders of one row are neighbours (they share a long prefix)
+    prompts = [render(row, q) for row in rows for q in questions]
+    n, k = len(rows), len(questions)
     probs, mass = option_probabilities(backend, prompts, task.question.keys, cache=cache, batch_size=batch_size,
-                                       spelling=spelling, progress=progress)
-    per = np.empty((n, len(questions)))
+                                       spelling=spelling, progress=progress, commit_every=commit_every)
+    per = np.empty((n, k))
     for a, q in enumerate(questions):
-        per[:, a] = np.clip(probs[a * n:(a + 1) * n] @ _positive_weights(q), 0.0, None)
-    masses = mass.reshape(len(questions), n).mean(axis=0)
+        per[:, a] = np.clip(probs[a::k] @ _positive_weights(q), 0.0, None)
+    masses = mass.reshape(n, k).mean(axis=1)
     return per.mean(axis=1), masses, per
 
 
