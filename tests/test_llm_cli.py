@@ -61,7 +61,7 @@ def test_score_with_task_file_numeric(setup):
     toml = root / "task.toml"
     toml.write_text('preset = "ACSIncome"\nfeatures = ["AGEP", "SEX", "WKHP"]\n')
     out = run("score", "--data", data, "--task", toml, "--model", model, "--cache", root / "cache",
-              "--out", root / "num", "--method", "numeric", "--no-plot", "--n-boot", 0)
+              "--out", root / "num", "--method", "numeric", "--no-plot", "--n-boot", 0, "--chat")
     assert out.returncode == 0, out.stderr
     assert len(pd.read_csv(root / "num" / "scores.csv")) == 10
 

@@ -177,6 +177,25 @@ def test_chat_templates(backends):
     assert lp.shape == (1, 2) and np.all(np.isfinite(lp))
 
 
+def test_chat_risk_scores_use_the_template(backends):
+    b = backends["gpt2"]
+    s = risk.risk_scores(ROWS.iloc[:2], TASK, b, chat=True)
+    user = multiple_choice_prompt(TASK, ROWS.iloc[0].to_dict(), prefill=False)
+    prompt = b.chat_prompt(user, prefill=MC_CHAT_PREFILL, system=MC_SYSTEM_PROMPT)
+    assert "Answer:" not in prompt.split("<|im_start|>assistant")[1]
+    ids = [t for k in ("A", "B") for _, t in b.answer_tokens([k])[k]]
+    lp = np.exp(b.next_token_logprobs([prompt], ids)[0].astype(float))
+    p_above_first_order = lp[2:].sum() / lp.sum()  # original order: B = Above
+    assert s.table["score_order_0"].iloc[0] == pytest.approx(p_above_first_order, abs=1e-5)
+    assert s.meta["chat"] is True
+    n = risk.risk_scores(ROWS.iloc[:2], TASK, b, method="numeric", chat=True)
+    assert n.scores.shape == (2,)
+    with pytest.raises(InvalidArgumentError, match="chat"):
+        from llmsurrogate.llm.base import CallableBackend
+
+        risk.risk_scores(ROWS.iloc[:2], TASK, CallableBackend(lambda p: {}), chat=True)
+
+
 def test_generate_is_greedy(backends):
     b = backends["gpt2"]
     out = b.generate(PROMPTS[5:7], max_new_tokens=3)

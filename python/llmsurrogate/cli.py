@@ -183,13 +183,14 @@ def _make_backend(kind: str, model: str, device: str | None, batch_size: int):
 @click.option("--batch-size", type=click.IntRange(1), default=16, show_default=True)
 @click.option("--device", default=None, help="cpu, cuda, cuda:1 (default: cuda if available).")
 @click.option("--no-order-correction", is_flag=True, help="Score only the original answer order.")
+@click.option("--chat", is_flag=True, help="Wrap prompts in the model's chat template (instruct models).")
 @click.option("--groups", "group_col", default=None, help="Column with groups for group metrics (default: the "
               "task's sensitive attribute when present).")
 @click.option("--n-boot", type=click.IntRange(0), default=200, show_default=True)
 @click.option("--no-plot", is_flag=True)
 @_handle_errors
 def score(data_path, task_spec, backend, model, method, cache_dir, out_dir, batch_size, device, no_order_correction,
-          group_col, n_boot, no_plot):
+          chat, group_col, n_boot, no_plot):
     """LLM risk scores for every row of --data, with metrics when the label is present."""
     import json
 
@@ -203,7 +204,7 @@ def score(data_path, task_spec, backend, model, method, cache_dir, out_dir, batc
     with _progress() as progress:
         bar = progress.add_task(f"scoring prompts ({method})", total=None)
         res = risk.risk_scores(frame, task, be, method, cache=cache, batch_size=batch_size,
-                               correct_order_bias=not no_order_correction,
+                               correct_order_bias=not no_order_correction, chat=chat,
                                progress=lambda done, total: progress.update(bar, completed=done, total=total))
     out_dir.mkdir(parents=True, exist_ok=True)
     res.table.to_csv(out_dir / "scores.csv", index=False)

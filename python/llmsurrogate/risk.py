@@ -535,7 +535,8 @@ class RiskScores(Result):
 
 
 def risk_scores(data, task, backend, method: str = "multiple_choice", *, cache=None, batch_size: int = 16,
-                correct_order_bias: bool = True, spelling: str = "sum", progress=None) -> RiskScores:
+                correct_order_bias: bool = True, spelling: str = "sum", chat: bool = False,
+                system_prompt: str | None = None, progress=None) -> RiskScores:
     """Score every row of ``data`` for ``task`` with an LLM ``backend``.
 
     ``method``: ``"multiple_choice"`` (next-token answer probabilities, all K! option orders
@@ -543,27 +544,34 @@ def risk_scores(data, task, backend, method: str = "multiple_choice", *, cache=N
     over the digit distribution) or ``"numeric_argmax"`` (folktexts' two greedy digits).
     ``cache``: a directory or :class:`~llmsurrogate.llm.cache.Cache`; every prompt's output is
     stored, so a rerun (or a run killed and restarted) recomputes nothing it finished.
+    ``chat``: wrap prompts in the backend's chat template (instruct models; the assistant turn is
+    prefilled and cut after the prefill); ``system_prompt`` overrides the default system text
+    (``""`` for none).
     """
     import pandas as pd
 
     from .llm.cache import as_cache
     from .llm.prompts import rows_of
-    from .llm.scoring import mc_risk, numeric_risk
+    from .llm.scoring import chat_prompt_fn, mc_risk, numeric_risk
 
     check_choice(method, "method", ["multiple_choice", "numeric", "numeric_argmax"])
     rows = rows_of(data, task)
     cache = as_cache(cache)
     h0, m0 = cache.hits, cache.misses
     table = pd.DataFrame({"row": np.arange(len(rows))})
+    fn = chat_prompt_fn(backend, task, "multiple_choice" if method == "multiple_choice" else "numeric",
+                        system_prompt) if chat else None
     if method == "multiple_choice":
         s, mass, per = mc_risk(backend, task, rows, cache=cache, batch_size=batch_size,
-                               correct_order_bias=correct_order_bias, spelling=spelling, progress=progress)
+                               correct_order_bias=correct_order_bias, spelling=spelling, progress=progress,
+                               prompt_fn=fn)
         table["score"], table["answer_mass"] = s, mass
         for k in range(per.shape[1]):
             table[f"score_order_{k}"] = per[:, k]
     else:
         s, mass = numeric_risk(backend, task, rows, cache=cache, batch_size=batch_size,
-                               decoding="argmax" if method == "numeric_argmax" else "expected", progress=progress)
+                               decoding="argmax" if method == "numeric_argmax" else "expected", progress=progress,
+                               prompt_fn=fn)
         table["score"], table["answer_mass"] = s, mass
     from ._validation import as_frame
 
@@ -572,6 +580,7 @@ def risk_scores(data, task, backend, method: str = "multiple_choice", *, cache=N
         table["label"] = task.labels(frame)
     meta = {"task": task.name, "task_fingerprint": task.fingerprint(), "method": method,
             "backend": dict(getattr(backend, "identity", {})), "correct_order_bias": bool(correct_order_bias),
+            "chat": bool(chat),
             "cache_hits": cache.hits - h0, "cache_misses": cache.misses - m0}
     return RiskScores(table=table, meta=meta)
 

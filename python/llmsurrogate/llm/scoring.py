@@ -228,11 +228,32 @@ def mc_risk(backend, task: Task, rows: Sequence[dict], *, cache=None, batch_size
     return per.mean(axis=1), masses, per
 
 
+def chat_prompt_fn(backend, task: Task, method: str = "multiple_choice", system: str | None = None):
+    """A prompt renderer that wraps the zero-shot prompt in the backend's chat template (spec
+    §1.4): the user turn is the prompt without its prefill; the assistant turn is the prefill
+    (``If had to select one of the options, my answer would be`` for multiple choice, ``Answer
+    (between 0 and 1): 0.`` for numeric), cut right after it."""
+    from .prompts import (MC_CHAT_PREFILL, MC_SYSTEM_PROMPT, NUMERIC_SYSTEM_PROMPT, multiple_choice_prompt,
+                          numeric_prompt)
+
+    if not hasattr(backend, "chat_prompt"):
+        raise InvalidArgumentError(f"{type(backend).__name__} has no chat template support")
+    if method == "multiple_choice":
+        sys_text = MC_SYSTEM_PROMPT if system is None else system
+        return lambda row, q: backend.chat_prompt(multiple_choice_prompt(task, row, q, prefill=False),
+                                                  prefill=MC_CHAT_PREFILL, system=sys_text or None)
+    sys_text = NUMERIC_SYSTEM_PROMPT if system is None else system
+    prefill = task.numeric_question.prefill if task.numeric_question else "Answer (between 0 and 1): 0."
+    return lambda row, q=None: backend.chat_prompt(numeric_prompt(task, row, prefill=False), prefill=prefill,
+                                                   system=sys_text or None)
+
+
 def numeric_risk(backend, task: Task, rows: Sequence[dict], *, cache=None, batch_size: int = 16,
-                 decoding: str = "expected", progress=None):
+                 decoding: str = "expected", progress=None, prompt_fn: Callable | None = None):
     from .prompts import numeric_prompt
 
-    prompts = [numeric_prompt(task, row) for row in rows]
+    render = prompt_fn or (lambda row, q=None: numeric_prompt(task, row))
+    prompts = [render(row) for row in rows]
     return numeric_expectations(backend, prompts, cache=cache, batch_size=batch_size, decoding=decoding,
                                 progress=progress)
 
