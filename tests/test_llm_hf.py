@@ -196,6 +196,25 @@ def test_chat_risk_scores_use_the_template(backends):
         risk.risk_scores(ROWS.iloc[:2], TASK, CallableBackend(lambda p: {}), chat=True)
 
 
+def test_prompt_logprobs_and_generation_are_cached(backends, tmp_path):
+    from llmsurrogate.llm.scoring import generate_cached, prompt_logprobs_cached
+
+    b = backends["llama"]
+    direct = b.prompt_logprobs(PROMPTS)
+    first = prompt_logprobs_cached(b, PROMPTS, cache=Cache(tmp_path))
+    np.testing.assert_array_equal(first.offsets, direct.offsets)
+    np.testing.assert_array_equal(first.token_ids, direct.token_ids)
+    np.testing.assert_array_equal(first.values, direct.values)
+    cache = Cache(tmp_path)
+    again = prompt_logprobs_cached(b, PROMPTS, cache=cache)
+    assert cache.misses == 0 and cache.hits == len(set(PROMPTS))
+    np.testing.assert_array_equal(again.values, direct.values)
+    texts = generate_cached(b, PROMPTS[5:], max_new_tokens=4, cache=Cache(tmp_path))
+    assert texts == b.generate(PROMPTS[5:], max_new_tokens=4)
+    cache = Cache(tmp_path)
+    assert generate_cached(b, PROMPTS[5:], max_new_tokens=4, cache=cache) == texts and cache.misses == 0
+
+
 def test_generate_is_greedy(backends):
     b = backends["gpt2"]
     out = b.generate(PROMPTS[5:7], max_new_tokens=3)

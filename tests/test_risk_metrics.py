@@ -107,6 +107,16 @@ def test_sce_and_brier_decomposition():
     assert d["reliability"] == pytest.approx(rel, abs=1e-12)
 
 
+def test_delta_sce_by_hand():
+    y = np.array([1, 0, 1, 0, 0, 1], float)
+    r = np.array([.9, .2, .6, .5, .1, .3])
+    g = np.array(["w", "w", "w", "b", "b", "b"])
+    expect = (np.mean([.9, .2, .6]) - 2 / 3) - (np.mean([.5, .1, .3]) - 1 / 3)
+    assert risk.delta_sce(y, r, g, "w", "b") == pytest.approx(expect)
+    with pytest.raises(InvalidArgumentError, match="no rows"):
+        risk.delta_sce(y, r, g, "w", "x")
+
+
 def test_threshold_metric_conventions():
     m = risk.threshold_metrics([0, 0, 0], [0.1, 0.6, 0.5])
     assert m["tpr"] == 0 and m["fnr"] == 1 and m["fpr"] == pytest.approx(2 / 3)

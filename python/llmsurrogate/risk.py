@@ -40,7 +40,7 @@ from .results import Result, Summary, result_dataclass
 
 __all__ = [
     "risk_scores", "RiskScores", "evaluate", "RiskEvaluation", "threshold_metrics", "ece", "ece_quantile",
-    "brier_decomposition", "log_loss", "roc_auc", "confidence_bias", "signed_calibration_error",
+    "brier_decomposition", "log_loss", "roc_auc", "confidence_bias", "signed_calibration_error", "delta_sce",
     "calibration_curve", "group_metrics", "best_threshold", "fit_recalibrator", "recalibrate",
     "plot_calibration", "plot_score_histogram", "BOOT_METRICS", "score_table", "evaluate_table",
 ]
@@ -182,6 +182,22 @@ def signed_calibration_error(y, scores) -> float:
     binning cancels, so none is done."""
     yy, rr = _yr(y, scores)
     return float(rr.mean() - yy.mean())
+
+
+def delta_sce(y, scores, groups, a, b) -> float:
+    """ΔSCE(A, B) = SCE on the rows of group ``a`` minus SCE on the rows of group ``b`` (paper
+    Appendix A.1): positive means the scores favour group ``a`` beyond its outcomes."""
+    yy, rr = _yr(y, scores)
+    g = np.asarray(groups).astype(str)
+    if g.shape != yy.shape:
+        raise ShapeError(f"argument `groups` (length {g.size}) must have the length of `y` ({yy.size})")
+    out = []
+    for lab in (str(a), str(b)):
+        m = g == lab
+        if not m.any():
+            raise InvalidArgumentError(f"group {lab!r} has no rows; groups present: {sorted(set(g))[:20]}")
+        out.append(float(rr[m].mean() - yy[m].mean()))
+    return out[0] - out[1]
 
 
 def best_threshold(y, scores, objective: str = "balanced_accuracy", fp_cost: float = 1.0,

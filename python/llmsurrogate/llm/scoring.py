@@ -21,7 +21,7 @@ from .cache import as_cache, cached_batches
 from .tasks import TEMPLATE_VERSION, MultipleChoiceQuestion, Task
 
 __all__ = ["option_probabilities", "numeric_expectations", "mc_risk", "numeric_risk", "LLMPredictor",
-           "SPELLING_MODES"]
+           "SPELLING_MODES", "prompt_logprobs_cached", "generate_cached", "next_token_logprobs_cached"]
 
 log = logging.getLogger("llmsurrogate.llm")
 
@@ -53,6 +53,49 @@ def next_token_logprobs_cached(backend, prompts: Sequence[str], token_ids: Seque
     rows = cached_batches(cache, keys, compute, batch_size=max(batch_size, commit_every), kind="next_token",
                           progress=progress)
     return np.stack(rows).astype(np.float32) if rows else np.zeros((0, len(ids)), np.float32)
+
+
+def prompt_logprobs_cached(backend, prompts: Sequence[str], *, cache=None, batch_size: int = 16,
+                           commit_every: int = COMMIT_EVERY, progress=None):
+    """``backend.prompt_logprobs`` (per-token log-probabilities of each prompt, for lookahead
+    tests) with every prompt's tokens and values stored in ``cache``. Returns
+    :class:`~llmsurrogate.llm.base.RaggedLogprobs`."""
+    from .base import RaggedLogprobs
+
+    prompts = check_prompts(prompts)
+    name, model = _identity(backend)
+    keys = as_cache(cache).keys(backend=name, model=model, prompts=prompts, template=TEMPLATE_VERSION,
+                                params={"kind": "prompt_logprobs"})
+
+    def compute(idx):
+        rag = backend.prompt_logprobs([prompts[i] for i in idx])
+        # one float64 array per prompt: [token ids..., log-probs...] (ids are exact in float64)
+        return [np.concatenate([rag.token_ids[rag.offsets[j]: rag.offsets[j + 1]].astype(np.float64),
+                                rag[j].astype(np.float64)]) for j in range(len(idx))]
+
+    rows = cached_batches(cache, keys, compute, batch_size=max(batch_size, commit_every), kind="prompt_logprobs",
+                          progress=progress)
+    lens = np.array([len(r) // 2 for r in rows], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+    values = np.concatenate([r[len(r) // 2:] for r in rows]).astype(np.float32) if rows else np.zeros(0, np.float32)
+    ids = np.concatenate([r[: len(r) // 2] for r in rows]).astype(np.int32) if rows else np.zeros(0, np.int32)
+    return RaggedLogprobs(values=values, offsets=offsets, token_ids=ids)
+
+
+def generate_cached(backend, prompts: Sequence[str], *, max_new_tokens: int = 16, cache=None,
+                    batch_size: int = 16) -> list[str]:
+    """Greedy ``backend.generate`` with each continuation stored in ``cache`` (UTF-8 bytes)."""
+    prompts = check_prompts(prompts)
+    name, model = _identity(backend)
+    keys = as_cache(cache).keys(backend=name, model=model, prompts=prompts, template=TEMPLATE_VERSION,
+                                params={"kind": "generate", "max_new_tokens": int(max_new_tokens), "greedy": True})
+
+    def compute(idx):
+        texts = backend.generate([prompts[i] for i in idx], max_new_tokens=max_new_tokens)
+        return [np.frombuffer(t.encode("utf-8"), dtype=np.uint8) for t in texts]
+
+    rows = cached_batches(cache, keys, compute, batch_size=max(batch_size, COMMIT_EVERY), kind="generate")
+    return [bytes(r).decode("utf-8") for r in rows]
 
 
 def after_token_logprobs_cached(backend, prompts: Sequence[str], after_ids: Sequence[int],
