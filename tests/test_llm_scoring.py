@@ -152,3 +152,21 @@ def test_predictor_uses_the_cache(tmp_path):
     other = LLMPredictor(CallableBackend(fn, name="other-model"), TASK, cache=Cache(tmp_path))
     other.predict(ROWS.iloc[:2])
     assert len(calls) == 22  # a different model identity is a different key
+
+
+def test_persona_predictor_expected_answer_value(tmp_path):
+    template = ("Here is your persona: You are a {AGEP}-year-old. Your sex is {SEX}.\n"
+                "Given your persona, do you earn more than $50,000? If yes, say 1; if no, say 5.")
+
+    def fn(prompt):
+        assert prompt.endswith("say 5.\nAnswer:")
+        p = 0.8 if "Male" in prompt else 0.3
+        return {" 1": math.log(p), " 5": math.log(1 - p) - 0.0, " A": 0.0}  # A: mass off the answers
+
+    pred = LLMPredictor(CallableBackend(fn), TASK, method="persona", persona_template=template,
+                        answers={"1": 1.0, "5": 0.0}, cache=Cache(tmp_path))
+    out = pred.predict(ROWS)
+    expect = np.where(ROWS["SEX"] == 1, 0.8, 0.3)
+    np.testing.assert_allclose(out, expect, atol=1e-9)
+    with pytest.raises(InvalidArgumentError, match="persona_template"):
+        LLMPredictor(CallableBackend(fn), TASK, method="persona")

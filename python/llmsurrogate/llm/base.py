@@ -89,8 +89,8 @@ class CallableBackend:
 
     ``fn`` returns log-probabilities (or unnormalised log-weights, normalised here) of the next
     token for some vocabulary strings; tokens not returned get probability 0. The vocabulary is
-    ``vocab`` (default: the keys ``" A"`` ... ``" Z"``, ``"A"`` ... ``"Z"``, the digits and
-    ``"10"``-``"99"``). Deterministic, no torch.
+    ``vocab`` (default: ``" A"`` ... ``" Z"``, ``"A"`` ... ``"Z"``, the digits, ``"10"``-``"99"``
+    and ``" 0"``-``" 9"``). Deterministic, no torch.
 
     >>> import math
     >>> b = CallableBackend(lambda p: {" A": math.log(0.25), " B": math.log(0.75)}, name="demo")
@@ -106,7 +106,7 @@ class CallableBackend:
         if vocab is None:
             letters = [chr(c) for c in range(ord("A"), ord("Z") + 1)]
             vocab = [" " + c for c in letters] + letters + [str(d) for d in range(10)] + \
-                [str(d) for d in range(10, 100)] + [".", " "]
+                [str(d) for d in range(10, 100)] + [" " + str(d) for d in range(10)] + [".", " "]
         self.vocab = list(dict.fromkeys(vocab))
         self.index = {t: i for i, t in enumerate(self.vocab)}
         self.fn = fn

@@ -301,8 +301,32 @@ def numeric_risk(backend, task: Task, rows: Sequence[dict], *, cache=None, batch
                                 progress=progress)
 
 
+def persona_risk(backend, template: str, rows: Sequence[dict], answers: dict, *, task: Task | None = None,
+                 suffix: str = "\nAnswer:", cache=None, batch_size: int = 16, progress=None):
+    """Expected answer value for persona prompts in the style of the ESS paper's Prompt 1.
+
+    ``template`` has ``{COLUMN}`` fields (rendered through ``task``'s code maps when given) and
+    asks for an answer from a fixed set, e.g. "If you own, say 1; if you rent, say 5"; ``answers``
+    maps each answer key to its value ({"1": 1.0, "5": 0.0}). The prediction is Σ_k q_k v_k with q
+    the next-token probabilities of the keys after ``template + suffix``, renormalised over the
+    keys. Returns ``(predictions, answer_mass)``."""
+    from .prompts import persona_prompt
+
+    if not answers or len(answers) < 2:
+        raise InvalidArgumentError("argument `answers` must map at least two answer keys to values")
+    keys = [str(k) for k in answers]
+    vals = np.array([float(v) for v in answers.values()])
+    prompts = [persona_prompt(template, row, task) + suffix for row in rows]
+    probs, mass = option_probabilities(backend, prompts, keys, cache=cache, batch_size=batch_size, progress=progress)
+    return probs @ vals, mass
+
+
 class LLMPredictor:
     """An LLM as a fixed prediction rule: ``predict(frame)`` returns its risk scores.
+
+    ``method``: ``multiple_choice`` / ``numeric`` / ``numeric_argmax`` (the task's prompts), or
+    ``persona`` (``persona_template`` with ``{COLUMN}`` fields and ``answers`` key -> value, see
+    :func:`persona_risk`; the prediction is the expected answer value).
 
     Predictions come from (and go to) the cache, so refitting anything downstream (ESS error
     curves, cross-validation) never queries the model twice for a prompt.
@@ -321,12 +345,17 @@ class LLMPredictor:
     """
 
     def __init__(self, backend, task: Task, *, method: str = "multiple_choice", cache=None, batch_size: int = 16,
-                 correct_order_bias: bool = True):
+                 correct_order_bias: bool = True, persona_template: str | None = None,
+                 answers: dict | None = None):
         from .._validation import check_choice
 
         self.backend = backend
         self.task = task
-        self.method = check_choice(method, "method", ["multiple_choice", "numeric", "numeric_argmax"])
+        self.method = check_choice(method, "method", ["multiple_choice", "numeric", "numeric_argmax", "persona"])
+        if self.method == "persona" and (persona_template is None or answers is None):
+            raise InvalidArgumentError("method='persona' needs `persona_template` and `answers`")
+        self.persona_template = persona_template
+        self.answers = dict(answers) if answers else None
         self.cache = as_cache(cache)
         self.batch_size = batch_size
         self.correct_order_bias = correct_order_bias
@@ -335,6 +364,10 @@ class LLMPredictor:
         from .prompts import rows_of
 
         rows = rows_of(frame, self.task)
+        if self.method == "persona":
+            pred, _ = persona_risk(self.backend, self.persona_template, rows, self.answers, task=self.task,
+                                   cache=self.cache, batch_size=self.batch_size)
+            return np.asarray(pred, dtype=np.float64)
         if self.method == "multiple_choice":
             scores, _, _ = mc_risk(self.backend, self.task, rows, cache=self.cache, batch_size=self.batch_size,
                                    correct_order_bias=self.correct_order_bias)
