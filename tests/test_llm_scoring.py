@@ -170,3 +170,27 @@ def test_persona_predictor_expected_answer_value(tmp_path):
     np.testing.assert_allclose(out, expect, atol=1e-9)
     with pytest.raises(InvalidArgumentError, match="persona_template"):
         LLMPredictor(CallableBackend(fn), TASK, method="persona")
+
+
+def test_few_shot_examples_follow_the_permuted_question():
+    from llmsurrogate import risk
+
+    seen = []
+
+    def fn(prompt):
+        seen.append(prompt)
+        # the examples' answer letters must match each prompt's own option order
+        blocks = prompt.split("Information:\n")[1:-1]
+        for blk, label in zip(blocks, (1, 0)):
+            opt = "Above $50,000" if label == 1 else "Below $50,000"
+            assert blk.rstrip().endswith("Answer: " + letter_of(blk, opt))
+        return oracle()(prompt.split("Information:\n")[0] + "Information:\n" + prompt.split("Information:\n")[-1])
+
+    shots = ROWS.iloc[[5, 0]]
+    res = risk.risk_scores(ROWS.iloc[1:4], TASK, CallableBackend(fn), few_shot=shots)
+    assert len(seen) == 6 and res.meta["few_shot"] == 2
+    plain = risk.risk_scores(ROWS.iloc[1:4], TASK, CallableBackend(oracle()))
+    np.testing.assert_allclose(res.scores, plain.scores, atol=1e-9)
+    num = risk.risk_scores(ROWS.iloc[1:2], TASK, CallableBackend(lambda p: {"5": 0.0}), method="numeric",
+                           few_shot=shots)
+    assert num.scores[0] == pytest.approx(0.5 + 0.05)  # "5" then "5": 0.5 + 0.5/10

@@ -552,7 +552,7 @@ class RiskScores(Result):
 
 def risk_scores(data, task, backend, method: str = "multiple_choice", *, cache=None, batch_size: int = 16,
                 correct_order_bias: bool = True, spelling: str = "sum", chat: bool = False,
-                system_prompt: str | None = None, progress=None) -> RiskScores:
+                system_prompt: str | None = None, few_shot=None, progress=None) -> RiskScores:
     """Score every row of ``data`` for ``task`` with an LLM ``backend``.
 
     ``method``: ``"multiple_choice"`` (next-token answer probabilities, all K! option orders
@@ -563,6 +563,10 @@ def risk_scores(data, task, backend, method: str = "multiple_choice", *, cache=N
     ``chat``: wrap prompts in the backend's chat template (instruct models; the assistant turn is
     prefilled and cut after the prefill); ``system_prompt`` overrides the default system text
     (``""`` for none).
+    ``few_shot``: a frame of labelled example rows (features and the label) shown before every
+    row, the same examples for every row and every answer order, each rendered with the *same*
+    (permuted) question as the target so its answer letter matches (fixing folktexts'
+    permuted-label bug).
     """
     import pandas as pd
 
@@ -577,6 +581,21 @@ def risk_scores(data, task, backend, method: str = "multiple_choice", *, cache=N
     table = pd.DataFrame({"row": np.arange(len(rows))})
     fn = chat_prompt_fn(backend, task, "multiple_choice" if method == "multiple_choice" else "numeric",
                         system_prompt) if chat else None
+    if few_shot is not None:
+        from ._validation import as_frame
+        from .llm.prompts import few_shot_prompt
+
+        if chat:
+            raise InvalidArgumentError("few-shot prompts cannot be combined with chat=True")
+        ex_frame = as_frame(few_shot, "few_shot")
+        ex_rows = rows_of(ex_frame, task)
+        ex_labels = task.labels(ex_frame).tolist()
+        if method == "multiple_choice":
+            fn = lambda row, q: few_shot_prompt(task, row, ex_rows, ex_labels, q)  # noqa: E731
+        else:
+            if task.numeric_question is None:
+                raise InvalidArgumentError(f"task {task.name!r} has no numeric question")
+            fn = lambda row, q=None: few_shot_prompt(task, row, ex_rows, ex_labels, task.numeric_question)  # noqa: E731
     if method == "multiple_choice":
         s, mass, per = mc_risk(backend, task, rows, cache=cache, batch_size=batch_size,
                                correct_order_bias=correct_order_bias, spelling=spelling, progress=progress,
@@ -596,7 +615,7 @@ def risk_scores(data, task, backend, method: str = "multiple_choice", *, cache=N
         table["label"] = task.labels(frame)
     meta = {"task": task.name, "task_fingerprint": task.fingerprint(), "method": method,
             "backend": dict(getattr(backend, "identity", {})), "correct_order_bias": bool(correct_order_bias),
-            "chat": bool(chat),
+            "chat": bool(chat), "few_shot": 0 if few_shot is None else len(ex_rows),
             "cache_hits": cache.hits - h0, "cache_misses": cache.misses - m0}
     return RiskScores(table=table, meta=meta)
 
