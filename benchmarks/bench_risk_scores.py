@@ -11,8 +11,10 @@
 * Cache overhead: scoring with a fresh on-disk cache vs no cache.
 * Resume: re-running a finished run of 10,000 prompts (5,000 rows x 2 orders) from the cache.
 
-Writes ``benchmarks/results/risk_scores.json``.
+Writes ``benchmarks/results/risk_scores.json``. Needs the ``hf`` extra here and folktexts in a
+separate interpreter (its dependencies pin nothing we use, but keep it out of the package venv)::
 
+    python3 -m venv .venv-bench && .venv-bench/bin/pip install folktexts   # 0.7.1; runs offline
     python benchmarks/bench_risk_scores.py [--rows 300] [--repeat 3] [--threads 1]
 """
 

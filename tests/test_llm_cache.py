@@ -122,3 +122,12 @@ def test_cached_batches_computes_duplicates_once(tmp_path):
     calls.clear()
     cached_batches(Cache(tmp_path), keys, compute, batch_size=2)
     assert calls == []
+
+
+def test_keys_and_task_fingerprints_are_stable_across_processes():
+    code = ("from llmsurrogate.llm.cache import Cache; from llmsurrogate.llm.tasks import acs_income_task; "
+            "print(Cache.key(backend='hf', model='m', prompt='p\u00e9', template='t', params={'b': [1], 'a': 2}), "
+            "acs_income_task().fingerprint())")
+    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("0", "1", "12345")}
+    assert len(outs) == 1
