@@ -36,7 +36,7 @@ build: venv
 	VIRTUAL_ENV=$(abspath $(VENV)) $(MATURIN) develop --release --quiet
 
 build-test: venv r-deps
-	VIRTUAL_ENV=$(abspath $(VENV)) $(MATURIN) develop --release --quiet --extras test
+	VIRTUAL_ENV=$(abspath $(VENV)) $(MATURIN) develop --release --quiet --extras test,hf
 
 demo: build
 	$(VENV)/bin/llmsurrogate demo --out $(DEMO_OUT)

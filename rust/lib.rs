@@ -12,6 +12,7 @@ pub mod parallel;
 pub mod quantiles;
 pub mod transfer;
 pub mod ustat;
+pub mod risk;
 
 #[cfg(feature = "python")]
 mod bindings;

@@ -60,7 +60,8 @@ def test_missing_optional_dependency_names_the_extra():
     assert isinstance(info.value, ImportError) and "GPU scoring" in str(info.value)
 
 
-MODULES = ["llmsurrogate", "llmsurrogate.quantiles", "llmsurrogate.datasets", "llmsurrogate.results",
+MODULES = ["llmsurrogate", "llmsurrogate.llm.tasks", "llmsurrogate.llm.prompts", "llmsurrogate.llm.cache",
+           "llmsurrogate.llm.base", "llmsurrogate.llm.scoring", "llmsurrogate.risk", "llmsurrogate.quantiles", "llmsurrogate.datasets", "llmsurrogate.results",
            "llmsurrogate.rbridge", "llmsurrogate.demo", "llmsurrogate.exceptions", "llmsurrogate._optional"]
 
 

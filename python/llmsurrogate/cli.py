@@ -324,6 +324,90 @@ def transfer_build(data_path, model_name, out_path, r, metric, normalize, shortf
     else:
         out.to_csv(out_path, index=False)
     click.echo(f"wrote {len(out)} rows to {out_path}")
+def _load_task(spec: str):
+    from .llm.tasks import Task, task_from_dict
+
+    path = Path(spec)
+    if path.suffix.lower() == ".toml" or path.exists():
+        if not path.exists():
+            from .exceptions import InvalidArgumentError
+
+            raise InvalidArgumentError(f"--task {spec}: no such file")
+        return Task.from_toml(path)
+    return task_from_dict({"preset": spec})
+
+
+def _make_backend(kind: str, model: str, device: str | None, batch_size: int):
+    if kind == "transformers":
+        from .llm.hf import TransformersBackend
+
+        return TransformersBackend(model, device=device, batch_size=batch_size)
+    from .llm.vllm import VLLMBackend
+
+    return VLLMBackend(model)
+
+
+@cli.command()
+@click.option("--data", "data_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True,
+              help="CSV or Parquet file with the task's feature columns (and the label, to evaluate).")
+@click.option("--task", "task_spec", required=True, help="Task TOML file, or a built-in task name (ACSIncome).")
+@click.option("--backend", type=click.Choice(["transformers", "vllm"]), default="transformers", show_default=True)
+@click.option("--model", required=True, help="Local model folder (save_pretrained layout).")
+@click.option("--method", type=click.Choice(["multiple_choice", "numeric", "numeric_argmax"]),
+              default="multiple_choice", show_default=True)
+@click.option("--cache", "cache_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Cache folder: every prompt's output is stored; a rerun resumes where it stopped.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Folder for scores.csv, metrics.csv, metrics.json and calibration.png.")
+@click.option("--batch-size", type=click.IntRange(1), default=16, show_default=True)
+@click.option("--device", default=None, help="cpu, cuda, cuda:1 (default: cuda if available).")
+@click.option("--no-order-correction", is_flag=True, help="Score only the original answer order.")
+@click.option("--chat", is_flag=True, help="Wrap prompts in the model's chat template (instruct models).")
+@click.option("--groups", "group_col", default=None, help="Column with groups for group metrics (default: the "
+              "task's sensitive attribute when present).")
+@click.option("--n-boot", type=click.IntRange(0), default=200, show_default=True)
+@click.option("--no-plot", is_flag=True)
+@_handle_errors
+def score(data_path, task_spec, backend, model, method, cache_dir, out_dir, batch_size, device, no_order_correction,
+          chat, group_col, n_boot, no_plot):
+    """LLM risk scores for every row of --data, with metrics when the label is present."""
+    import json
+
+    from . import risk
+    from .llm.cache import Cache
+
+    frame = read_table(data_path)
+    task = _load_task(task_spec)
+    cache = Cache(cache_dir)
+    be = _make_backend(backend, model, device, batch_size)
+    with _progress() as progress:
+        bar = progress.add_task(f"scoring prompts ({method})", total=None)
+        res = risk.risk_scores(frame, task, be, method, cache=cache, batch_size=batch_size,
+                               correct_order_bias=not no_order_correction, chat=chat,
+                               progress=lambda done, total: progress.update(bar, completed=done, total=total))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    res.table.to_csv(out_dir / "scores.csv", index=False)
+    written = ["scores.csv"]
+    meta = dict(res.meta)
+    if "label" in res.table:
+        gcol = group_col or task.sensitive_attribute
+        groups = frame[gcol].to_numpy() if gcol and gcol in frame.columns else None
+        ev = res.evaluate(groups=groups, n_boot=n_boot)
+        ev.metrics.to_csv(out_dir / "metrics.csv", index=False)
+        ev.to_json(out_dir / "metrics.json")
+        written += ["metrics.csv", "metrics.json"]
+        click.echo(ev.summary().as_text())
+        if not no_plot:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            fig = risk.plot_calibration(res.table["label"], res.table["score"], groups=groups)
+            fig.savefig(out_dir / "calibration.png", dpi=130)
+            written.append("calibration.png")
+    (out_dir / "run.json").write_text(json.dumps(meta, indent=1, default=str))
+    written.append("run.json")
+    click.echo(f"cache: {meta['cache_hits']} prompts reused, {meta['cache_misses']} computed")
+    click.echo(f"Wrote {', '.join(written)} to {out_dir}/")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -39,6 +39,7 @@ R_CALLABLE = {
                  "ete_interval", "check_worstcase_dominance", "check_everywhere_dominance", "critical_gamma",
                  "coverage_bound", "everywhere_dominance_box", "error_table", "within_domain_cv"},
     "ess": {"equivalent_sample_size", "error_curve", "cate_ess", "permutation"},
+    "risk": {"score_table", "evaluate_table"},
 }
 
 

@@ -5,6 +5,7 @@ mod ess;
 mod nls;
 mod quantiles;
 mod transfer;
+mod risk;
 
 use pyo3::prelude::*;
 
@@ -34,5 +35,12 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ess::BlockOutAccumulator>()?;
     m.add_function(wrap_pyfunction!(nls::nls_fit_subsets, m)?)?;
     m.add_function(wrap_pyfunction!(nls::nls_predict, m)?)?;
+    m.add("RISK_BOOT_METRICS", crate::risk::BOOT_METRICS.to_vec())?;
+    m.add_function(wrap_pyfunction!(risk::risk_roc_auc, m)?)?;
+    m.add_function(wrap_pyfunction!(risk::risk_bin_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(risk::risk_ece_equal_width, m)?)?;
+    m.add_function(wrap_pyfunction!(risk::risk_point_metrics, m)?)?;
+    m.add_function(wrap_pyfunction!(risk::risk_bootstrap, m)?)?;
+    m.add_function(wrap_pyfunction!(risk::risk_bootstrap_indices, m)?)?;
     Ok(())
 }

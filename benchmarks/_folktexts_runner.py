@@ -1,0 +1,51 @@
+"""Run folktexts' TransformersLLMClassifier on a local model and a CSV (called by
+bench_risk_scores.py with the interpreter that has folktexts installed).
+
+    python _folktexts_runner.py MODEL_DIR DATA_CSV OUT_JSON --repeat 3 --threads 1 --batch-size 16
+"""
+
+import argparse
+import json
+import logging
+import os
+import time
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("model"); ap.add_argument("data"); ap.add_argument("out")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--batch-size", type=int, default=16)
+    ap.add_argument("--correct-order-bias", type=int, default=1)
+    a = ap.parse_args()
+    import pandas as pd
+    import torch
+    import transformers
+
+    logging.disable(logging.WARNING)  # folktexts logs one warning per low-mass prompt
+    torch.set_num_threads(a.threads)
+    from folktexts import __version__
+    from folktexts.acs import ACSTaskMetadata
+    from folktexts.classifier import TransformersLLMClassifier
+
+    model = transformers.AutoModelForCausalLM.from_pretrained(a.model, local_files_only=True, dtype=torch.float32)
+    tok = transformers.AutoTokenizer.from_pretrained(a.model, local_files_only=True)
+    df = pd.read_csv(a.data)
+    clf = TransformersLLMClassifier(model=model, tokenizer=tok, task=ACSTaskMetadata.get_task("ACSIncome"),
+                                    batch_size=a.batch_size, context_size=600,
+                                    correct_order_bias=bool(a.correct_order_bias))
+    times, scores = [], None
+    for _ in range(a.repeat):
+        t = time.perf_counter()
+        scores = clf.compute_risk_estimates_for_dataframe(df)
+        times.append(time.perf_counter() - t)
+    json.dump({"folktexts_version": __version__, "times": times, "scores": [float(x) for x in scores]},
+              open(a.out, "w"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,37 @@
+"""The LLM layer: tasks and prompts from rows, backends, and the on-disk cache.
+
+* :mod:`.tasks` -- immutable task, column and answer-option objects; the ACS income task.
+* :mod:`.prompts` -- multiple-choice, numeric, few-shot, chat and persona prompts.
+* :mod:`.cache` -- the SQLite (WAL) cache of every LLM output.
+* :mod:`.base` -- the backend protocol and :class:`~.base.CallableBackend` (pure Python).
+* :mod:`.scoring` -- answer-option probabilities and numeric decoding through a backend + cache.
+* :mod:`.hf` -- ``TransformersBackend`` (needs the ``hf`` extra: torch, transformers).
+* :mod:`.vllm` -- ``VLLMBackend`` (needs the ``vllm`` extra and a GPU).
+
+Nothing here imports torch until a transformers or vLLM backend is built.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_LAZY = {
+    "Task": "tasks", "Column": "tasks", "AnswerOption": "tasks", "MultipleChoiceQuestion": "tasks",
+    "NumericQuestion": "tasks", "Threshold": "tasks", "acs_income_task": "tasks",
+    "multiple_choice_prompt": "prompts", "numeric_prompt": "prompts", "few_shot_prompt": "prompts",
+    "persona_prompt": "prompts", "apply_chat_template": "prompts",
+    "Cache": "cache", "Backend": "base", "CallableBackend": "base", "RaggedLogprobs": "base",
+    "TransformersBackend": "hf", "VLLMBackend": "vllm", "LLMPredictor": "scoring",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        module = importlib.import_module(f".{_LAZY[name]}", __name__)
+        value = getattr(module, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'llmsurrogate.llm' has no attribute {name!r}")

@@ -1,0 +1,213 @@
+"""On-disk cache of every LLM output (SQLite in WAL mode).
+
+Each entry is keyed by a SHA-256 over (backend, model identity, prompt text, template version,
+decoding parameters) and holds a float32 array. Writes happen one transaction per batch, so a
+run killed at any point keeps every finished batch and, started again, redoes no finished
+prompt. Several processes may read and write one cache at the same time: SQLite's WAL mode
+serialises writers (``busy_timeout`` waits for the lock) and ``INSERT OR IGNORE`` makes a
+duplicate write of an identical result harmless.
+
+>>> import tempfile, numpy as np
+>>> with tempfile.TemporaryDirectory() as d:
+...     cache = Cache(d)
+...     k = cache.key(backend="fake", model="m", prompt="p", template="t", params={"ids": [1, 2]})
+...     cache.put_many([(k, np.array([0.5, 0.25], dtype=np.float32))])
+...     cache.get_many([k])[k].tolist()
+[0.5, 0.25]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import InvalidArgumentError
+
+__all__ = ["Cache", "NullCache", "as_cache"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS outputs (
+    key TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    dtype TEXT NOT NULL,
+    value BLOB NOT NULL,
+    created REAL NOT NULL
+) WITHOUT ROWID;
+"""
+
+
+def _canonical(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
+
+
+class Cache:
+    """A SQLite cache of LLM outputs in ``directory/llm_cache.sqlite``."""
+
+    FILENAME = "llm_cache.sqlite"
+
+    def __init__(self, directory: str | os.PathLike, *, timeout: float = 120.0):
+        self.directory = Path(directory)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise InvalidArgumentError(f"cannot create cache directory {self.directory}: {err}") from err
+        self.path = self.directory / self.FILENAME
+        self.timeout = float(timeout)
+        self._local = threading.local()
+        conn = self._conn()
+        with conn:
+            conn.executescript(_SCHEMA)
+        self.hits = 0
+        self.misses = 0
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None or getattr(self._local, "pid", None) != os.getpid():
+            conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(f"PRAGMA busy_timeout={int(self.timeout * 1000)}")
+            self._local.conn, self._local.pid = conn, os.getpid()
+        return conn
+
+    @staticmethod
+    def key(*, backend: str, model: str, prompt: str, template: str, params: Any) -> str:
+        """SHA-256 hex of the canonical JSON of the key fields."""
+        h = hashlib.sha256()
+        h.update(_canonical([backend, model, template, params]).encode("utf-8"))
+        h.update(b"\x00")
+        h.update(prompt.encode("utf-8"))
+        return h.hexdigest()
+
+    @staticmethod
+    def keys(*, backend: str, model: str, prompts: Sequence[str], template: str, params: Any) -> list[str]:
+        """Keys for many prompts sharing the other fields (one JSON encoding)."""
+        head = _canonical([backend, model, template, params]).encode("utf-8") + b"\x00"
+        base = hashlib.sha256(head)
+        out = []
+        for p in prompts:
+            h = base.copy()
+            h.update(p.encode("utf-8"))
+            out.append(h.hexdigest())
+        return out
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored arrays of the keys found (missing keys are absent from the result)."""
+        conn = self._conn()
+        out: dict[str, np.ndarray] = {}
+        uniq = list(dict.fromkeys(keys))
+        chunk = 900  # under SQLite's default limit of bound variables
+        for i in range(0, len(uniq), chunk):
+            part = uniq[i: i + chunk]
+            q = f"SELECT key, dtype, value FROM outputs WHERE key IN ({','.join('?' * len(part))})"
+            for k, dtype, blob in conn.execute(q, part):
+                out[k] = np.frombuffer(blob, dtype=np.dtype(dtype))
+        self.hits += len(out)
+        self.misses += len(uniq) - len(out)
+        return out
+
+    def put_many(self, items: Iterable[tuple[str, np.ndarray]], kind: str = "") -> None:
+        """Store ``(key, array)`` pairs in one transaction (all or nothing)."""
+        now = time.time()
+        rows = []
+        for k, arr in items:
+            a = np.ascontiguousarray(arr)
+            rows.append((k, kind, a.dtype.str, a.tobytes(), now))
+        if not rows:
+            return
+        conn = self._conn()
+        for attempt in range(50):
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    conn.executemany("INSERT OR IGNORE INTO outputs VALUES (?, ?, ?, ?, ?)", rows)
+                    conn.execute("COMMIT")
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+                return
+            except sqlite3.OperationalError as err:  # "database is locked" beyond busy_timeout
+                if "locked" not in str(err) or attempt == 49:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
+
+    def __len__(self) -> int:
+        return self._conn().execute("SELECT COUNT(*) FROM outputs").fetchone()[0]
+
+    def integrity_ok(self) -> bool:
+        return self._conn().execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    def __repr__(self) -> str:
+        return f"Cache({str(self.directory)!r})"
+
+
+class NullCache:
+    """A cache that stores nothing (``cache=None``)."""
+
+    hits = 0
+    misses = 0
+
+    @staticmethod
+    def keys(**kw):
+        return Cache.keys(**kw)
+
+    def get_many(self, keys):
+        return {}
+
+    def put_many(self, items, kind=""):
+        return None
+
+
+def as_cache(cache) -> Cache | NullCache:
+    """``None`` -> :class:`NullCache`; a path -> :class:`Cache`; a cache passes through."""
+    if cache is None:
+        return NullCache()
+    if isinstance(cache, (Cache, NullCache)):
+        return cache
+    if isinstance(cache, (str, os.PathLike)):
+        return Cache(cache)
+    raise InvalidArgumentError(f"argument `cache` must be None, a directory path or a Cache; got {type(cache).__name__}")
+
+
+def cached_batches(cache, keys: Sequence[str], compute, *, batch_size: int, kind: str = "",
+                   progress=None) -> list[np.ndarray]:
+    """Look ``keys`` up, compute the misses batch by batch with ``compute(indices) -> arrays``
+    and store each batch as it finishes. Returns the arrays in key order."""
+    cache = as_cache(cache)
+    found = cache.get_many(keys)
+    out: list[np.ndarray | None] = [found.get(k) for k in keys]
+    # deduplicate missing keys: identical prompts are computed once
+    todo: dict[str, list[int]] = {}
+    for i, k in enumerate(keys):
+        if out[i] is None:
+            todo.setdefault(k, []).append(i)
+    done = len(keys) - sum(len(v) for v in todo.values())
+    if progress is not None:
+        progress(done, len(keys))
+    pending = list(todo.items())
+    for start in range(0, len(pending), batch_size):
+        part = pending[start: start + batch_size]
+        arrays = compute([idx[0] for _, idx in part])
+        cache.put_many([(k, a) for (k, _), a in zip(part, arrays)], kind=kind)
+        for (k, idx), a in zip(part, arrays):
+            for i in idx:
+                out[i] = np.asarray(a)
+            done += len(idx)
+        if progress is not None:
+            progress(done, len(keys))
+    return out  # type: ignore[return-value]

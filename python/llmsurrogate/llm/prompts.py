@@ -1,0 +1,168 @@
+"""Prompts from rows (spec §1.4): multiple choice, numeric (verbalized), few-shot, chat, persona.
+
+Every function takes a :class:`~llmsurrogate.llm.tasks.Task` and one row (a mapping column ->
+value) and returns the exact prompt string. The zero-shot multiple-choice prompt for the ACS
+fixture row 1 is byte-identical to folktexts' golden prompt::
+
+    >>> from llmsurrogate import datasets
+    >>> from llmsurrogate.llm.tasks import acs_income_task
+    >>> row = datasets.load_acs_income_rows().iloc[0].to_dict()
+    >>> multiple_choice_prompt(acs_income_task(), row) == datasets.load_acs_golden_prompt()
+    True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..exceptions import ColumnNotFoundError, EmptyInputError, InvalidArgumentError
+from .tasks import MultipleChoiceQuestion, NumericQuestion, Task
+
+__all__ = [
+    "task_description", "information_block", "multiple_choice_prompt", "numeric_prompt", "few_shot_prompt",
+    "persona_prompt", "apply_chat_template", "rows_of", "MC_SYSTEM_PROMPT", "MC_CHAT_PREFILL",
+    "NUMERIC_SYSTEM_PROMPT",
+]
+
+MC_SYSTEM_PROMPT = ("You are a helpful assistant. You answer multiple-choice questions based on the information "
+                    "provided. Respond with a single answer choice.\n")
+NUMERIC_SYSTEM_PROMPT = ("You are a helpful assistant. You provide numeric probability estimates based on the "
+                         "information provided.\n")
+MC_CHAT_PREFILL = "If had to select one of the options, my answer would be"  # (sic), folktexts HEAD
+
+
+def task_description(task: Task, *, few_shot: bool = False) -> str:
+    """The population sentence block, ending with a newline."""
+    if task.description is not None:
+        return task.description if task.description.endswith("\n") else task.description + "\n"
+    if few_shot:
+        respondent, phrase, suffix = "different survey respondents", "each question", " for each person"
+    else:
+        respondent, phrase, suffix = task.respondent, "the question", ""
+    return (f"The following data corresponds to {respondent}. The survey was conducted among {task.population} "
+            f"in {task.year}. Please answer {phrase} based on the information provided. The data provided is "
+            f"enough to reach an approximate answer{suffix}.\n")
+
+
+def _value(row: Mapping, name: str) -> Any:
+    try:
+        return row[name]
+    except (KeyError, IndexError):
+        raise ColumnNotFoundError(f"the row has no column {name!r} (needed by the task); "
+                                  f"row columns: {list(row)[:20]}") from None
+
+
+def information_block(task: Task, row: Mapping) -> str:
+    """``Information:`` followed by one bullet line per task column."""
+    return "Information:\n" + "\n".join(c.line(_value(row, c.name)) for c in task.columns)
+
+
+def _mc(task: Task, question: MultipleChoiceQuestion | None) -> MultipleChoiceQuestion:
+    q = question if question is not None else task.question
+    if q is None:
+        raise InvalidArgumentError(f"task {task.name!r} has no multiple-choice question")
+    return q
+
+
+def multiple_choice_prompt(task: Task, row: Mapping, question: MultipleChoiceQuestion | None = None, *,
+                           prefill: bool = True) -> str:
+    """Zero-shot multiple-choice prompt; ``question`` overrides the task's (e.g. a permutation)."""
+    q = _mc(task, question)
+    return task_description(task) + "\n" + information_block(task, row) + "\n\n" + q.render(prefill)
+
+
+def numeric_prompt(task: Task, row: Mapping, question: NumericQuestion | None = None, *,
+                   prefill: bool = True) -> str:
+    """Zero-shot verbalized-probability prompt ending in ``Answer (between 0 and 1): 0.``."""
+    q = question if question is not None else task.numeric_question
+    if q is None:
+        raise InvalidArgumentError(f"task {task.name!r} has no numeric question")
+    return task_description(task) + "\n" + information_block(task, row) + "\n\n" + q.render(prefill)
+
+
+def few_shot_prompt(task: Task, row: Mapping, examples: Sequence[Mapping], labels: Sequence[Any],
+                    question: MultipleChoiceQuestion | NumericQuestion | None = None, *,
+                    show_question: bool = True) -> str:
+    """Few-shot prompt: each example is ``Information:…⏎⏎{question block} {label}⏎⏎``.
+
+    The examples are rendered with the *same* question (and so the same option order) as the
+    target row, fixing folktexts' permuted-label bug (spec §1.4). For a multiple-choice question
+    the label is the answer key of the example's value; for a numeric one the raw label.
+    """
+    if len(examples) != len(labels):
+        raise InvalidArgumentError(f"few-shot: {len(examples)} examples but {len(labels)} labels")
+    q = question if question is not None else (task.question or task.numeric_question)
+    if isinstance(q, MultipleChoiceQuestion):
+        keys = [q.key_of(v) for v in labels]
+    else:
+        keys = [str(v) for v in labels]
+    parts = [task_description(task, few_shot=True) + "\n"]
+    for ex, key in zip(examples, keys):
+        block = q.render() if show_question else q.prefill
+        parts.append(information_block(task, ex) + "\n\n" + block + f" {key}\n\n")
+    parts.append(information_block(task, row) + "\n\n" + (q.render() if show_question else q.prefill))
+    return "".join(parts)
+
+
+def persona_prompt(template: str, row: Mapping, task: Task | None = None) -> str:
+    """A persona prompt in the style of the ESS paper's Prompt 1.
+
+    ``template`` holds ``{COLUMN}`` placeholders; with a ``task`` each value is rendered through
+    that column's code-to-text map, otherwise inserted as is (whole floats without ``.0``).
+
+    >>> persona_prompt("Here is your persona: You are a {AGE}-year-old {SEX}. Do you own a house? "
+    ...                "If you own, say 1; if you rent, say 5.", {"AGE": 37.0, "SEX": "male"})
+    'Here is your persona: You are a 37-year-old male. Do you own a house? If you own, say 1; if you rent, say 5.'
+    """
+    import string
+
+    if not isinstance(template, str) or not template.strip():
+        raise EmptyInputError("argument `template` is empty; give the persona prompt text with {COLUMN} fields")
+    names = [f for _, f, _, _ in string.Formatter().parse(template) if f]
+    values = {}
+    for n in names:
+        v = _value(row, n)
+        if task is not None and n in task.features:
+            values[n] = task.column(n).render(v)
+        elif isinstance(v, float) and v.is_integer():
+            values[n] = str(int(v))
+        else:
+            values[n] = str(v)
+    return template.format(**values)
+
+
+def apply_chat_template(tokenizer, user: str, *, prefill: str, system: str | None = None) -> str:
+    """Chat-formatted prompt ending right after the assistant ``prefill`` (spec §1.4).
+
+    Renders ``[system?, user, assistant: prefill]`` with the tokenizer's chat template, then
+    truncates after the last occurrence of ``prefill`` (drops end-of-turn tokens). A template
+    that rejects the system role (Gemma) gets the system text dropped. Raises if the rendered
+    text does not contain the prefill verbatim.
+    """
+    def render(messages):
+        return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=False)
+
+    messages = [{"role": "user", "content": user}, {"role": "assistant", "content": prefill}]
+    if system:
+        try:
+            render([{"role": "system", "content": system}, {"role": "user", "content": user}])
+            messages = [{"role": "system", "content": system}] + messages
+        except Exception:  # noqa: BLE001 - templates raise arbitrary errors for an unsupported role
+            pass
+    text = render(messages)
+    cut = text.rfind(prefill)
+    if cut < 0:
+        raise InvalidArgumentError("the chat template dropped the assistant prefill; it cannot be used for scoring")
+    return text[: cut + len(prefill)]
+
+
+def rows_of(frame, task: Task) -> list[dict]:
+    """The task columns of ``frame`` as a list of dicts, after checking they exist."""
+    from .._validation import as_frame, require_columns
+
+    df = as_frame(frame, "data")
+    if len(df) == 0:
+        raise EmptyInputError("argument `data` has no rows")
+    require_columns(df, list(task.features), name="data")
+    return df[list(task.features)].to_dict("records")

@@ -1,0 +1,383 @@
+"""Answer-option probabilities and numeric decoding through a backend and the cache (spec §1.5-§1.7).
+
+* :func:`option_probabilities` -- one forward pass per prompt; for every answer key the mass of
+  all its single-token spellings, renormalised over the keys, plus the raw answer mass.
+* :func:`numeric_expectations` -- verbalized probability from the digit distribution after
+  ``Answer (between 0 and 1): 0.``: expected value (default) or folktexts' two greedy digits.
+* :class:`LLMPredictor` -- a fixed prediction rule ``predict(frame) -> ndarray`` for ESS.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import InvalidArgumentError
+from .base import check_prompts
+from .cache import as_cache, cached_batches
+from .tasks import TEMPLATE_VERSION, MultipleChoiceQuestion, Task
+
+__all__ = ["option_probabilities", "numeric_expectations", "mc_risk", "numeric_risk", "LLMPredictor",
+           "SPELLING_MODES", "prompt_logprobs_cached", "generate_cached", "next_token_logprobs_cached"]
+
+log = logging.getLogger("llmsurrogate.llm")
+
+SPELLING_MODES = ("sum", "best_prefix")
+
+#: Prompts per backend call and cache transaction: the backend sorts and batches within a chunk
+#: (length buckets, shared prefixes); a run killed mid-chunk redoes at most that chunk.
+COMMIT_EVERY = 256
+
+
+def _identity(backend) -> tuple[str, str]:
+    ident = dict(getattr(backend, "identity", {}) or {})
+    name = str(ident.pop("backend", type(backend).__name__))
+    return name, repr(sorted(ident.items()))
+
+
+def next_token_logprobs_cached(backend, prompts: Sequence[str], token_ids: Sequence[int], *, cache=None,
+                               batch_size: int = 16, progress=None, commit_every: int = COMMIT_EVERY) -> np.ndarray:
+    """``backend.next_token_logprobs`` with every prompt's result stored in ``cache``."""
+    prompts = check_prompts(prompts)
+    ids = [int(i) for i in token_ids]
+    name, model = _identity(backend)
+    keys = as_cache(cache).keys(backend=name, model=model, prompts=prompts, template=TEMPLATE_VERSION,
+                                params={"kind": "next_token_logprobs", "ids": ids})
+
+    def compute(idx):
+        return list(backend.next_token_logprobs([prompts[i] for i in idx], ids))
+
+    rows = cached_batches(cache, keys, compute, batch_size=max(batch_size, commit_every), kind="next_token",
+                          progress=progress)
+    return np.stack(rows).astype(np.float32) if rows else np.zeros((0, len(ids)), np.float32)
+
+
+def prompt_logprobs_cached(backend, prompts: Sequence[str], *, cache=None, batch_size: int = 16,
+                           commit_every: int = COMMIT_EVERY, progress=None):
+    """``backend.prompt_logprobs`` (per-token log-probabilities of each prompt, for lookahead
+    tests) with every prompt's tokens and values stored in ``cache``. Returns
+    :class:`~llmsurrogate.llm.base.RaggedLogprobs`."""
+    from .base import RaggedLogprobs
+
+    prompts = check_prompts(prompts)
+    name, model = _identity(backend)
+    keys = as_cache(cache).keys(backend=name, model=model, prompts=prompts, template=TEMPLATE_VERSION,
+                                params={"kind": "prompt_logprobs"})
+
+    def compute(idx):
+        rag = backend.prompt_logprobs([prompts[i] for i in idx])
+        # one float64 array per prompt: [token ids..., log-probs...] (ids are exact in float64)
+        return [np.concatenate([rag.token_ids[rag.offsets[j]: rag.offsets[j + 1]].astype(np.float64),
+                                rag[j].astype(np.float64)]) for j in range(len(idx))]
+
+    rows = cached_batches(cache, keys, compute, batch_size=max(batch_size, commit_every), kind="prompt_logprobs",
+                          progress=progress)
+    lens = np.array([len(r) // 2 for r in rows], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+    values = np.concatenate([r[len(r) // 2:] for r in rows]).astype(np.float32) if rows else np.zeros(0, np.float32)
+    ids = np.concatenate([r[: len(r) // 2] for r in rows]).astype(np.int32) if rows else np.zeros(0, np.int32)
+    return RaggedLogprobs(values=values, offsets=offsets, token_ids=ids)
+
+
+def generate_cached(backend, prompts: Sequence[str], *, max_new_tokens: int = 16, cache=None,
+                    batch_size: int = 16) -> list[str]:
+    """Greedy ``backend.generate`` with each continuation stored in ``cache`` (UTF-8 bytes)."""
+    prompts = check_prompts(prompts)
+    name, model = _identity(backend)
+    keys = as_cache(cache).keys(backend=name, model=model, prompts=prompts, template=TEMPLATE_VERSION,
+                                params={"kind": "generate", "max_new_tokens": int(max_new_tokens), "greedy": True})
+
+    def compute(idx):
+        texts = backend.generate([prompts[i] for i in idx], max_new_tokens=max_new_tokens)
+        return [np.frombuffer(t.encode("utf-8"), dtype=np.uint8) for t in texts]
+
+    rows = cached_batches(cache, keys, compute, batch_size=max(batch_size, COMMIT_EVERY), kind="generate")
+    return [bytes(r).decode("utf-8") for r in rows]
+
+
+def after_token_logprobs_cached(backend, prompts: Sequence[str], after_ids: Sequence[int],
+                                token_ids: Sequence[int], *, cache=None, batch_size: int = 16,
+                                texts: Sequence[str] | None = None) -> np.ndarray:
+    """Next-token log-probs after each prompt extended by one token, for every token in
+    ``after_ids``: array (n, len(after_ids), len(token_ids)). Uses the backend's
+    ``next_token_logprobs_after`` (one prompt pass + KV-cache reuse) when it has one, else
+    appends the tokens' ``texts`` to the prompt strings."""
+    prompts = check_prompts(prompts)
+    after = [int(a) for a in after_ids]
+    ids = [int(i) for i in token_ids]
+    name, model = _identity(backend)
+    keys = as_cache(cache).keys(backend=name, model=model, prompts=prompts, template=TEMPLATE_VERSION,
+                                params={"kind": "after_token_logprobs", "after": after, "ids": ids})
+    fast = getattr(backend, "next_token_logprobs_after", None)
+
+    def compute(idx):
+        batch = [prompts[i] for i in idx]
+        if fast is not None:
+            arr = fast(batch, after, ids)
+        else:
+            if texts is None:
+                raise InvalidArgumentError("this backend needs the texts of the appended tokens")
+            ext = [p + t for p in batch for t in texts]
+            arr = backend.next_token_logprobs(ext, ids).reshape(len(batch), len(after), len(ids))
+        return [a.reshape(-1) for a in np.asarray(arr, dtype=np.float32)]
+
+    rows = cached_batches(cache, keys, compute, batch_size=max(1, batch_size // 2), kind="after_token")
+    return np.stack(rows).reshape(len(prompts), len(after), len(ids))
+
+
+def _answer_ids(backend, keys: Sequence[str]):
+    spell = backend.answer_tokens(list(keys))
+    owner: dict[int, str] = {}
+    for k in keys:
+        if not spell.get(k):
+            raise InvalidArgumentError(f"answer key {k!r} has no single-token spelling in the model's vocabulary")
+        for _, tid in spell[k]:
+            if tid in owner and owner[tid] != k:
+                raise InvalidArgumentError(
+                    f"answer keys {owner[tid]!r} and {k!r} share token id {tid}: the options cannot be told apart")
+            owner[tid] = k
+    return spell
+
+
+def option_probabilities(backend, prompts: Sequence[str], keys: Sequence[str], *, cache=None,
+                         batch_size: int = 16, spelling: str = "sum", progress=None,
+                         commit_every: int = COMMIT_EVERY):
+    """Probabilities of the answer keys after each prompt, renormalised over the keys.
+
+    ``spelling="sum"`` adds the mass of every single-token spelling of a key (``"A"``, ``" A"``,
+    ``"▁A"``); ``"best_prefix"`` reproduces folktexts: per prefix variant the total mass over
+    keys, and only the variant with the largest total is used. Rows with zero answer mass get
+    uniform probabilities (1/K).
+
+    Returns ``(probs (n, K) float64, answer_mass (n,) float64)``; ``answer_mass`` is the total
+    next-token probability on the keys' spellings before renormalisation.
+    """
+    if spelling not in SPELLING_MODES:
+        raise InvalidArgumentError(f"argument `spelling` must be one of {SPELLING_MODES}; got {spelling!r}")
+    spell = _answer_ids(backend, keys)
+    ids = sorted({tid for k in keys for _, tid in spell[k]})
+    col = {tid: j for j, tid in enumerate(ids)}
+    lp = next_token_logprobs_cached(backend, prompts, ids, cache=cache, batch_size=batch_size, progress=progress,
+                                    commit_every=commit_every)
+    p = np.exp(lp.astype(np.float64))
+    n, K = len(prompts), len(keys)
+    if spelling == "sum":
+        mass = np.zeros((n, K))
+        for j, k in enumerate(keys):
+            for _, tid in spell[k]:
+                mass[:, j] += p[:, col[tid]]
+    else:
+        prefixes = sorted({s[: len(s) - len(k)] for k in keys for s, _ in spell[k]})
+        per = np.zeros((len(prefixes), n, K))
+        for a, pre in enumerate(prefixes):
+            for j, k in enumerate(keys):
+                for s, tid in spell[k]:
+                    if s == pre + k:
+                        per[a, :, j] += p[:, col[tid]]
+        best = np.argmax(per.sum(axis=2), axis=0)
+        mass = per[best, np.arange(n)]
+    total = mass.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        probs = np.where(total[:, None] > 0, mass / total[:, None], 1.0 / K)
+    low = np.flatnonzero(total < 0.1)
+    if low.size:
+        log.warning("%d of %d prompts put less than 10%% of the next-token mass on the answer keys", low.size, n)
+    return probs, total
+
+
+def numeric_expectations(backend, prompts: Sequence[str], *, cache=None, batch_size: int = 16,
+                         decoding: str = "expected", progress=None):
+    """Verbalized probability after a ``... 0.`` prefill from the digit-token distribution.
+
+    ``decoding="expected"``: r = Σ_t P(t)·(val(t) + [t is one digit]·Σ_d P(d|t)·d/100), with
+    val(t) = int(t)/10^len(t), both distributions restricted to digit tokens and renormalised
+    (continuous scores, no ties). ``decoding="argmax"``: folktexts' two greedy digit passes,
+    r = float("0." + d1 + d2). Returns ``(scores, digit_mass)`` where ``digit_mass`` is the
+    first-pass probability on digit tokens.
+    """
+    if decoding not in ("expected", "argmax"):
+        raise InvalidArgumentError(f"argument `decoding` must be 'expected' or 'argmax'; got {decoding!r}")
+    prompts = check_prompts(prompts)
+    digits = backend.digit_tokens()
+    if not digits:
+        raise InvalidArgumentError("the model's vocabulary has no digit tokens; numeric prompting is impossible")
+    texts = [t for t, _ in digits]
+    ids = [i for _, i in digits]
+    lp1 = next_token_logprobs_cached(backend, prompts, ids, cache=cache, batch_size=batch_size, progress=progress)
+    p1 = np.exp(lp1.astype(np.float64))
+    mass = p1.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        q1 = np.where(mass[:, None] > 0, p1 / mass[:, None], 1.0 / len(ids))
+    vals = np.array([int(t) / 10 ** len(t) for t in texts])
+    single = np.array([len(t) == 1 for t in texts])
+    n = len(prompts)
+    if decoding == "argmax":
+        first = np.argmax(q1, axis=1)
+        second_prompts = [prompts[i] + texts[first[i]] for i in range(n)]
+        lp2 = next_token_logprobs_cached(backend, second_prompts, ids, cache=cache, batch_size=batch_size)
+        second = np.argmax(lp2, axis=1)
+        scores = np.array([float("0." + texts[first[i]] + texts[second[i]]) for i in range(n)])
+        return scores, mass
+    # expected value: second pass after every single-digit first token (by token id)
+    singles = [j for j in range(len(texts)) if single[j]]
+    scores = (q1 * vals).sum(axis=1)
+    if singles:
+        lp2 = after_token_logprobs_cached(backend, prompts, [ids[j] for j in singles], ids, cache=cache,
+                                          batch_size=batch_size, texts=[texts[j] for j in singles])
+        p2 = np.exp(lp2.astype(np.float64))  # (n, S, m)
+        m2 = p2.sum(axis=2, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            q2 = np.where(m2 > 0, p2 / m2, 1.0 / len(ids))
+        tail = (q2 * vals).sum(axis=2) / 10.0  # (n, S)
+        scores += (q1[:, singles] * tail).sum(axis=1)
+    return np.clip(scores, 0.0, 1.0), mass
+
+
+def _positive_weights(question: MultipleChoiceQuestion) -> np.ndarray:
+    v = np.asarray(question.values, dtype=np.float64)
+    if len(v) == 2:
+        w = np.zeros(2)
+        w[int(np.argmax(v))] = 1.0
+        return w
+    return v
+
+
+def mc_risk(backend, task: Task, rows: Sequence[dict], *, cache=None, batch_size: int = 16,
+            correct_order_bias: bool = True, spelling: str = "sum", prompt_fn: Callable | None = None,
+            progress=None, commit_every: int = COMMIT_EVERY):
+    """Multiple-choice risk scores (averaged over all K! option orders when ``correct_order_bias``).
+
+    Binary: r = probability of the option with the larger numeric value; K > 2: r = Σ_k q_k v_k.
+    Returns ``(scores, answer_mass, per_order_scores (n, n_orders))``.
+    """
+    from .prompts import multiple_choice_prompt
+
+    if task.question is None:
+        raise InvalidArgumentError(f"task {task.name!r} has no multiple-choice question")
+    questions = task.question.permutations() if correct_order_bias else [task.question]
+    render = prompt_fn or (lambda row, q: multiple_choice_prompt(task, row, q))
+    # row-major: the answer orders of one row are neighbours (they share a long prefix)
+    prompts = [render(row, q) for row in rows for q in questions]
+    n, k = len(rows), len(questions)
+    probs, mass = option_probabilities(backend, prompts, task.question.keys, cache=cache, batch_size=batch_size,
+                                       spelling=spelling, progress=progress, commit_every=commit_every)
+    per = np.empty((n, k))
+    for a, q in enumerate(questions):
+        per[:, a] = np.clip(probs[a::k] @ _positive_weights(q), 0.0, None)
+    masses = mass.reshape(n, k).mean(axis=1)
+    return per.mean(axis=1), masses, per
+
+
+def chat_prompt_fn(backend, task: Task, method: str = "multiple_choice", system: str | None = None):
+    """A prompt renderer that wraps the zero-shot prompt in the backend's chat template (spec
+    §1.4): the user turn is the prompt without its prefill; the assistant turn is the prefill
+    (``If had to select one of the options, my answer would be`` for multiple choice, ``Answer
+    (between 0 and 1): 0.`` for numeric), cut right after it."""
+    from .prompts import (MC_CHAT_PREFILL, MC_SYSTEM_PROMPT, NUMERIC_SYSTEM_PROMPT, multiple_choice_prompt,
+                          numeric_prompt)
+
+    if not hasattr(backend, "chat_prompt"):
+        raise InvalidArgumentError(f"{type(backend).__name__} has no chat template support")
+    if method == "multiple_choice":
+        sys_text = MC_SYSTEM_PROMPT if system is None else system
+        return lambda row, q: backend.chat_prompt(multiple_choice_prompt(task, row, q, prefill=False),
+                                                  prefill=MC_CHAT_PREFILL, system=sys_text or None)
+    sys_text = NUMERIC_SYSTEM_PROMPT if system is None else system
+    prefill = task.numeric_question.prefill if task.numeric_question else "Answer (between 0 and 1): 0."
+    return lambda row, q=None: backend.chat_prompt(numeric_prompt(task, row, prefill=False), prefill=prefill,
+                                                   system=sys_text or None)
+
+
+def numeric_risk(backend, task: Task, rows: Sequence[dict], *, cache=None, batch_size: int = 16,
+                 decoding: str = "expected", progress=None, prompt_fn: Callable | None = None):
+    from .prompts import numeric_prompt
+
+    render = prompt_fn or (lambda row, q=None: numeric_prompt(task, row))
+    prompts = [render(row) for row in rows]
+    return numeric_expectations(backend, prompts, cache=cache, batch_size=batch_size, decoding=decoding,
+                                progress=progress)
+
+
+def persona_risk(backend, template: str, rows: Sequence[dict], answers: dict, *, task: Task | None = None,
+                 suffix: str = "\nAnswer:", cache=None, batch_size: int = 16, progress=None):
+    """Expected answer value for persona prompts in the style of the ESS paper's Prompt 1.
+
+    ``template`` has ``{COLUMN}`` fields (rendered through ``task``'s code maps when given) and
+    asks for an answer from a fixed set, e.g. "If you own, say 1; if you rent, say 5"; ``answers``
+    maps each answer key to its value ({"1": 1.0, "5": 0.0}). The prediction is Σ_k q_k v_k with q
+    the next-token probabilities of the keys after ``template + suffix``, renormalised over the
+    keys. Returns ``(predictions, answer_mass)``."""
+    from .prompts import persona_prompt
+
+    if not answers or len(answers) < 2:
+        raise InvalidArgumentError("argument `answers` must map at least two answer keys to values")
+    keys = [str(k) for k in answers]
+    vals = np.array([float(v) for v in answers.values()])
+    prompts = [persona_prompt(template, row, task) + suffix for row in rows]
+    probs, mass = option_probabilities(backend, prompts, keys, cache=cache, batch_size=batch_size, progress=progress)
+    return probs @ vals, mass
+
+
+class LLMPredictor:
+    """An LLM as a fixed prediction rule: ``predict(frame)`` returns its risk scores.
+
+    ``method``: ``multiple_choice`` / ``numeric`` / ``numeric_argmax`` (the task's prompts), or
+    ``persona`` (``persona_template`` with ``{COLUMN}`` fields and ``answers`` key -> value, see
+    :func:`persona_risk`; the prediction is the expected answer value).
+
+    Predictions come from (and go to) the cache, so refitting anything downstream (ESS error
+    curves, cross-validation) never queries the model twice for a prompt.
+
+    >>> from llmsurrogate import datasets
+    >>> from llmsurrogate.llm import CallableBackend, acs_income_task
+    >>> import math
+    >>> def oracle(prompt):  # P(above $50k) = 0.2 for women, 0.7 for men, whatever the option order
+    ...     p = 0.2 if "Female" in prompt else 0.7
+    ...     above = "A" if "A. Above" in prompt else "B"
+    ...     below = "B" if above == "A" else "A"
+    ...     return {" " + above: math.log(p), " " + below: math.log(1 - p)}
+    >>> pred = LLMPredictor(CallableBackend(oracle), acs_income_task())
+    >>> pred.predict(datasets.load_acs_income_rows()).round(3)[:3]
+    array([0.2, 0.7, 0.7])
+    """
+
+    def __init__(self, backend, task: Task, *, method: str = "multiple_choice", cache=None, batch_size: int = 16,
+                 correct_order_bias: bool = True, persona_template: str | None = None,
+                 answers: dict | None = None):
+        from .._validation import check_choice
+
+        self.backend = backend
+        self.task = task
+        self.method = check_choice(method, "method", ["multiple_choice", "numeric", "numeric_argmax", "persona"])
+        if self.method == "persona" and (persona_template is None or answers is None):
+            raise InvalidArgumentError("method='persona' needs `persona_template` and `answers`")
+        self.persona_template = persona_template
+        self.answers = dict(answers) if answers else None
+        self.cache = as_cache(cache)
+        self.batch_size = batch_size
+        self.correct_order_bias = correct_order_bias
+
+    def predict(self, frame: Any) -> np.ndarray:
+        from .prompts import rows_of
+
+        rows = rows_of(frame, self.task)
+        if self.method == "persona":
+            pred, _ = persona_risk(self.backend, self.persona_template, rows, self.answers, task=self.task,
+                                   cache=self.cache, batch_size=self.batch_size)
+            return np.asarray(pred, dtype=np.float64)
+        if self.method == "multiple_choice":
+            scores, _, _ = mc_risk(self.backend, self.task, rows, cache=self.cache, batch_size=self.batch_size,
+                                   correct_order_bias=self.correct_order_bias)
+        else:
+            decoding = "argmax" if self.method == "numeric_argmax" else "expected"
+            scores, _ = numeric_risk(self.backend, self.task, rows, cache=self.cache, batch_size=self.batch_size,
+                                     decoding=decoding)
+        return np.asarray(scores, dtype=np.float64)
+
+    __call__ = predict
+
+    def __repr__(self) -> str:
+        return f"LLMPredictor({self.backend.identity}, task={self.task.name!r}, method={self.method!r})"

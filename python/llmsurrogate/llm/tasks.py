@@ -1,0 +1,556 @@
+"""Immutable task objects: how a row of survey data becomes text, and what the model is asked.
+
+A :class:`Task` holds the feature columns (:class:`Column`: short description and code-to-text
+map), the target (column plus an optional :class:`Threshold`), the multiple-choice question
+(:class:`MultipleChoiceQuestion` with :class:`AnswerOption` values), the numeric (verbalized)
+question and the population description. Every object is a frozen dataclass: there is no global
+registry and nothing mutates after construction (folktexts' global task registry was a source of
+state bugs, spec §4.5/§5.6).
+
+:func:`acs_income_task` builds the folktexts ACSIncome task from the bundled ACS codebooks
+(spec §1.2-§1.4); its prompt for fixture row 1 is byte-identical to folktexts' golden prompt.
+
+>>> task = acs_income_task()
+>>> task.column("OCCP").render(4720.0)
+'Cashiers'
+>>> task.column("POBP").render(13)
+'Georgia'
+>>> [o.text for o in task.question.options]
+['Below $50,000', 'Above $50,000']
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import numbers
+import operator
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ..exceptions import ColumnNotFoundError, InvalidArgumentError
+
+__all__ = [
+    "Column", "AnswerOption", "MultipleChoiceQuestion", "NumericQuestion", "Threshold", "Task",
+    "acs_income_task", "acs_columns", "TEMPLATE_VERSION",
+]
+
+#: Bumped whenever a template changes the text it renders; part of every cache key.
+TEMPLATE_VERSION = "folktexts-paper-1"
+
+_FORMATS = {
+    "int": lambda x, fmt: fmt.format(int(x)),
+    "float": lambda x, fmt: fmt.format(float(x)),
+    "money": lambda x, fmt: fmt.format(f"${int(x):,}"),
+}
+
+
+def _is_missing(value: Any) -> bool:
+    if value is None:
+        return True
+    try:
+        return value != value  # NaN, pd.NA raises TypeError on bool()
+    except TypeError:
+        return True
+
+
+def _code_key(value: Any) -> Any:
+    """Codes arrive as floats (``1.0`` when the column has NaNs): 1.0 and 1 and "1" look up alike."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, numbers.Real) and math.isfinite(float(value)) and float(value).is_integer():
+        return int(value)
+    if isinstance(value, str):
+        s = value.strip()
+        try:
+            f = float(s)
+            if f.is_integer():
+                return int(f)
+        except ValueError:
+            return s
+        return s
+    return value
+
+
+@dataclasses.dataclass(frozen=True)
+class Column:
+    """One feature column and how its values read as text.
+
+    ``value_map`` is a mapping code -> text (keys normalised so ``1``, ``1.0`` and ``"1"`` agree),
+    or a pair ``(kind, format)`` with kind ``"int"``, ``"float"`` or ``"money"`` and a
+    ``str.format`` pattern (``("int", "{} years old")``), or a callable. Missing values (NaN,
+    None) render as ``missing``. ``value_only`` columns render as ``- {text}`` (paper-era
+    behaviour for FER, GCL, PUMA, spec §1.3).
+    """
+
+    name: str
+    description: str
+    value_map: Any
+    missing: str = "N/A"
+    value_only: bool = False
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name:
+            raise InvalidArgumentError("Column `name` must be a non-empty string")
+        vm = self.value_map
+        if isinstance(vm, Mapping):
+            object.__setattr__(self, "value_map", tuple((_code_key(k), str(v)) for k, v in vm.items()))
+        elif isinstance(vm, (tuple, list)) and len(vm) == 2 and vm[0] in _FORMATS:
+            object.__setattr__(self, "value_map", (str(vm[0]), str(vm[1])))
+        elif isinstance(vm, (tuple, list)) and all(isinstance(p, (tuple, list)) and len(p) == 2 for p in vm):
+            object.__setattr__(self, "value_map", tuple((_code_key(k), str(v)) for k, v in vm))
+        elif not callable(vm):
+            raise InvalidArgumentError(
+                f"Column {self.name!r}: `value_map` must be a mapping code -> text, a (kind, format) pair "
+                f"with kind in {sorted(_FORMATS)}, or a callable; got {type(vm).__name__}")
+
+    @functools.cached_property
+    def _lookup(self) -> dict | None:
+        vm = self.value_map
+        if isinstance(vm, tuple) and vm and isinstance(vm[0], tuple):
+            return dict(vm)
+        if vm == ():
+            return {}
+        return None
+
+    def render(self, value: Any) -> str:
+        """The text for one value (``missing`` for NaN/None).
+
+        Raises :class:`InvalidArgumentError` for a code the map does not know (folktexts
+        silently writes "N/A"; an unknown code is almost always a data error).
+        """
+        if _is_missing(value):
+            return self.missing
+        lookup = self._lookup
+        if lookup is not None:
+            key = _code_key(value)
+            try:
+                return lookup[key]
+            except (KeyError, TypeError):
+                raise InvalidArgumentError(
+                    f"column {self.name!r}: code {value!r} is not in its value map "
+                    f"({len(lookup)} codes); fix the data or extend the map") from None
+        if callable(self.value_map):
+            return str(self.value_map(value))
+        kind, fmt = self.value_map
+        try:
+            return _FORMATS[kind](value, fmt)
+        except (TypeError, ValueError) as err:
+            raise InvalidArgumentError(f"column {self.name!r}: cannot format {value!r} as {kind}: {err}") from None
+
+    def line(self, value: Any) -> str:
+        """The bullet line ``- The {description} is: {text}.`` (or ``- {text}`` for value-only)."""
+        text = self.render(value)
+        if self.value_only:
+            return f"- {text}"
+        return f"- The {self.description} is: {text}."
+
+    def fingerprint(self) -> str:
+        vm = self.value_map
+        if callable(vm) and not isinstance(vm, tuple):
+            vm = getattr(vm, "__qualname__", repr(vm))
+        return repr((self.name, self.description, vm, self.missing, self.value_only))
+
+
+@dataclasses.dataclass(frozen=True)
+class AnswerOption:
+    """One answer option: its text, the data value it stands for and its numeric value.
+
+    ``numeric_value`` defaults to ``float(value)``; the binary risk score is the probability of
+    the option with the highest numeric value (spec §1.6).
+    """
+
+    text: str
+    value: Any
+    numeric_value: float | None = None
+
+    def __post_init__(self):
+        if not isinstance(self.text, str) or not self.text.strip():
+            raise InvalidArgumentError("AnswerOption `text` must be a non-empty string")
+        if self.numeric_value is None:
+            try:
+                object.__setattr__(self, "numeric_value", float(self.value))
+            except (TypeError, ValueError):
+                raise InvalidArgumentError(
+                    f"AnswerOption {self.text!r}: give `numeric_value` (value {self.value!r} is not a number)") from None
+        else:
+            object.__setattr__(self, "numeric_value", float(self.numeric_value))
+
+
+KEYS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+@dataclasses.dataclass(frozen=True)
+class MultipleChoiceQuestion:
+    """A multiple-choice question; keys A, B, ... go to the options in the order given.
+
+    >>> q = MultipleChoiceQuestion("Is it?", (AnswerOption("No", 0), AnswerOption("Yes", 1)))
+    >>> print(q.render())
+    Question: Is it?
+    A. No.
+    B. Yes.
+    Answer:
+    >>> [tuple(o.text for o in p.options) for p in q.permutations()]
+    [('No', 'Yes'), ('Yes', 'No')]
+    """
+
+    text: str
+    options: tuple
+    prefill: str = "Answer:"
+
+    def __post_init__(self):
+        opts = tuple(self.options)
+        if len(opts) < 2:
+            raise InvalidArgumentError("a MultipleChoiceQuestion needs at least 2 options")
+        if len(opts) > len(KEYS):
+            raise InvalidArgumentError(f"at most {len(KEYS)} options are supported")
+        if not all(isinstance(o, AnswerOption) for o in opts):
+            raise InvalidArgumentError("`options` must be AnswerOption objects")
+        texts = [o.text for o in opts]
+        if len(set(texts)) != len(texts):
+            raise InvalidArgumentError(f"answer options must have distinct texts; got {texts}")
+        object.__setattr__(self, "options", opts)
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(KEYS[: len(self.options)])
+
+    @property
+    def values(self) -> tuple[float, ...]:
+        return tuple(o.numeric_value for o in self.options)
+
+    def render(self, prefill: bool = True) -> str:
+        lines = [f"Question: {self.text}"] + [f"{k}. {o.text}." for k, o in zip(self.keys, self.options)]
+        body = "\n".join(lines)
+        return body + ("\n" + self.prefill if prefill else "")
+
+    def key_of(self, value: Any) -> str:
+        """The answer key of a data value (for few-shot examples)."""
+        key = _code_key(value)
+        for k, o in zip(self.keys, self.options):
+            if _code_key(o.value) == key:
+                return k
+        raise InvalidArgumentError(f"value {value!r} matches no answer option of {self.text!r}")
+
+    def permutations(self) -> list["MultipleChoiceQuestion"]:
+        """All K! orderings (keys stay A, B, ... by position), the identity first."""
+        import itertools
+
+        return [dataclasses.replace(self, options=tuple(p)) for p in itertools.permutations(self.options)]
+
+
+@dataclasses.dataclass(frozen=True)
+class NumericQuestion:
+    """A verbalized-probability question ending in a numeric prefill (spec §1.7).
+
+    >>> print(NumericQuestion("What is the probability?").render())
+    Question: What is the probability?
+    Answer (between 0 and 1): 0.
+    """
+
+    text: str
+    prefill: str = "Answer (between 0 and 1): 0."
+
+    def render(self, prefill: bool = True) -> str:
+        return f"Question: {self.text}" + ("\n" + self.prefill if prefill else "")
+
+
+_OPS = {">": operator.gt, "<": operator.lt, ">=": operator.ge, "<=": operator.le, "==": operator.eq,
+        "!=": operator.ne}
+
+
+@dataclasses.dataclass(frozen=True)
+class Threshold:
+    """Binarises a raw target: ``Threshold(50000, ">")`` names the label ``PINCP>50000``.
+
+    NaN compares False -> label 0 (folktexts' convention).
+    """
+
+    value: float
+    op: str = ">"
+
+    def __post_init__(self):
+        if self.op not in _OPS:
+            raise InvalidArgumentError(f"Threshold `op` must be one of {sorted(_OPS)}; got {self.op!r}")
+
+    def name(self, target: str) -> str:
+        v = self.value
+        v = int(v) if isinstance(v, float) and v.is_integer() else v
+        return f"{target}{self.op}{v}"
+
+    def apply(self, values):
+        import numpy as np
+
+        arr = np.asarray(values, dtype=np.float64)
+        with np.errstate(invalid="ignore"):
+            out = _OPS[self.op](arr, float(self.value))
+        return np.where(np.isnan(arr), 0, out).astype(np.int64)
+
+
+@dataclasses.dataclass(frozen=True)
+class Task:
+    """A prediction task: feature columns, target, questions and population description.
+
+    ``respondent``/``year`` fill the ACS description template (spec §1.4).
+    """
+
+    name: str
+    columns: tuple
+    target: str
+    question: MultipleChoiceQuestion | None = None
+    numeric_question: NumericQuestion | None = None
+    threshold: Threshold | None = None
+    sensitive_attribute: str | None = None
+    respondent: str = "a survey respondent"
+    year: int | str = 2018
+    population: str = "US residents"
+    description: str | None = None
+
+    def __post_init__(self):
+        cols = tuple(self.columns)
+        if not cols:
+            raise InvalidArgumentError(f"task {self.name!r} needs at least one feature column")
+        names = [c.name for c in cols]
+        if len(set(names)) != len(names):
+            raise InvalidArgumentError(f"task {self.name!r}: duplicate columns {names}")
+        object.__setattr__(self, "columns", cols)
+        if self.question is None and self.numeric_question is None:
+            raise InvalidArgumentError(f"task {self.name!r} needs a multiple-choice or a numeric question")
+
+    @property
+    def features(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns)
+
+    @property
+    def label_name(self) -> str:
+        return self.threshold.name(self.target) if self.threshold else self.target
+
+    def column(self, name: str) -> Column:
+        for c in self.columns:
+            if c.name == name:
+                return c
+        raise ColumnNotFoundError(f"task {self.name!r} has no column {name!r}; columns: {list(self.features)}")
+
+    def labels(self, frame):
+        """0/1 labels from ``frame``: the binarised target, or the label column if present."""
+        import numpy as np
+
+        if self.label_name in frame.columns:
+            return np.asarray(frame[self.label_name], dtype=np.int64)
+        if self.target not in frame.columns:
+            raise ColumnNotFoundError(f"data has neither {self.label_name!r} nor {self.target!r}")
+        if self.threshold is None:
+            return np.asarray(frame[self.target], dtype=np.int64)
+        return self.threshold.apply(frame[self.target])
+
+    def with_features(self, subset: Sequence[str]) -> "Task":
+        """The same task restricted to ``subset`` (in the task's column order)."""
+        unknown = [s for s in subset if s not in self.features]
+        if unknown:
+            raise ColumnNotFoundError(f"task {self.name!r} has no columns {unknown}")
+        cols = tuple(c for c in self.columns if c.name in set(subset))
+        return dataclasses.replace(self, name=f"{self.name}_" + "_".join(sorted(subset)), columns=cols)
+
+    def fingerprint(self) -> str:
+        """A process-stable hash of everything that shapes the prompts (SHA-256, 16 hex chars)."""
+        import hashlib
+
+        parts = [self.name, self.target, repr(self.question), repr(self.numeric_question), repr(self.threshold),
+                 self.respondent, str(self.year), self.population, repr(self.description),
+                 *[c.fingerprint() for c in self.columns]]
+        return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:16]
+
+    @classmethod
+    def from_toml(cls, path) -> "Task":
+        """Read a task from a TOML file (see :func:`task_from_dict` for the layout)."""
+        import tomllib
+        from pathlib import Path
+
+        p = Path(path)
+        try:
+            spec = tomllib.loads(p.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as err:
+            raise InvalidArgumentError(f"could not read task file {p}: {err}") from err
+        return task_from_dict(spec)
+
+
+def task_from_dict(spec: Mapping) -> Task:
+    """A task from a plain dict (TOML layout)::
+
+        preset = "ACSIncome"           # optional: start from a built-in task
+        features = ["AGEP", "SEX"]     # optional: subset of the preset's columns
+        name = "MyTask"; target = "Y"; respondent = "..."; year = 2020
+        [question]  text = "..."; options = [{text = "No", value = 0}, {text = "Yes", value = 1}]
+        [numeric_question] text = "..."
+        [threshold] value = 50000; op = ">"
+        [[columns]] name = "AGEP"; description = "age"; format = "{} years old"; kind = "int"
+        [[columns]] name = "SEX"; description = "sex"; values = {1 = "Male", 2 = "Female"}
+        [[columns]] name = "OCCP"; codebook = "OCCP"
+    """
+    spec = dict(spec)
+    preset = spec.pop("preset", None)
+    if preset is not None:
+        presets = {"ACSIncome": acs_income_task}
+        if preset not in presets:
+            raise InvalidArgumentError(f"task preset {preset!r} unknown; available: {sorted(presets)}")
+        base = presets[preset]()
+        if "features" in spec:
+            base = base.with_features(spec.pop("features"))
+        over = {k: spec.pop(k) for k in ("name", "respondent", "year", "population") if k in spec}
+        if "columns" in spec or "question" in spec:
+            raise InvalidArgumentError("a task file with `preset` takes only features/name/respondent/year")
+        if spec:
+            raise InvalidArgumentError(f"unknown task keys {sorted(spec)}")
+        return dataclasses.replace(base, **over)
+    known = {c.name: c for c in acs_columns()}
+    cols = []
+    for c in spec.pop("columns", []):
+        c = dict(c)
+        name = c.pop("name")
+        if "codebook" in c:
+            cols.append(known.get(c.pop("codebook")) or _bad(f"no built-in codebook for column {name!r}"))
+            continue
+        if set(c) <= {"builtin"} and name in known:
+            cols.append(known[name])
+            continue
+        desc = c.pop("description")
+        if "values" in c:
+            vm = c.pop("values")
+        elif "format" in c:
+            vm = (c.pop("kind", "int"), c.pop("format"))
+        else:
+            raise InvalidArgumentError(f"column {name!r}: give `values`, `format` or `codebook`")
+        cols.append(Column(name, desc, vm, missing=c.pop("missing", "N/A"), value_only=c.pop("value_only", False)))
+        if c:
+            raise InvalidArgumentError(f"column {name!r}: unknown keys {sorted(c)}")
+    q = spec.pop("question", None)
+    question = None
+    if q is not None:
+        opts = tuple(AnswerOption(o["text"], o["value"], o.get("numeric_value")) for o in q["options"])
+        question = MultipleChoiceQuestion(q["text"], opts, q.get("prefill", "Answer:"))
+    nq = spec.pop("numeric_question", None)
+    numeric = NumericQuestion(nq["text"], nq.get("prefill", "Answer (between 0 and 1): 0.")) if nq else None
+    th = spec.pop("threshold", None)
+    threshold = Threshold(th["value"], th.get("op", ">")) if th else None
+    try:
+        return Task(name=spec.pop("name"), columns=tuple(cols), target=spec.pop("target"), question=question,
+                    numeric_question=numeric, threshold=threshold, **spec)
+    except (KeyError, TypeError) as err:
+        raise InvalidArgumentError(f"task file: {err}") from None
+
+
+def _bad(msg):
+    raise InvalidArgumentError(msg)
+
+
+# --- the ACS columns (spec §1.3) -----------------------------------------------------------------
+
+def _enum(*texts: str, start: int = 1) -> dict[int, str]:
+    return {i + start: t for i, t in enumerate(texts)}
+
+
+@functools.lru_cache(maxsize=None)
+def _codebook(variable: str, transform: str) -> dict[int, str]:
+    from .. import datasets
+
+    text = (datasets._data_dir() / "acs_fixture" / f"{variable}.txt").read_text(encoding="utf-8")
+    out = {}
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        code, _, label = line.partition(" .")
+        label = label.strip()
+        if transform == "occp":
+            label = label.split("-", 1)[1] if "-" in label else label
+            label = label.lower().capitalize()
+        elif transform == "before_slash":
+            label = label.split("/", 1)[0]
+        out[int(code.strip())] = label
+    return out
+
+
+def _povpip(x) -> str:
+    r = int(x)
+    ctx = ("below the poverty line" if r < 90 else "at or near the poverty line" if r < 110
+           else "above the poverty line")
+    return f"{r}% of the poverty line income, which is {ctx}"
+
+
+@functools.lru_cache(maxsize=1)
+def acs_columns() -> tuple[Column, ...]:
+    """The ACS feature columns with their folktexts descriptions and code-to-text maps."""
+    return (
+        Column("AGEP", "age", ("int", "{} years old")),
+        Column("COW", "class of worker", _enum(
+            "Working for a for-profit private company or organization",
+            "Working for a non-profit organization", "Working for the local government",
+            "Working for the state government", "Working for the federal government",
+            "Owner of non-incorporated business, professional practice, or farm",
+            "Owner of incorporated business, professional practice, or farm",
+            "Working without pay in a for-profit family business or farm",
+            "Unemployed and last worked 5 years ago or earlier or never worked")),
+        Column("SCHL", "highest educational attainment", _enum(
+            "N/A - no schooling completed", "Nursery school / preschool", "Kindergarten", "1st grade only",
+            "2nd grade", "3rd grade", "4th grade", "5th grade", "6th grade", "7th grade", "8th grade",
+            "9th grade", "10th grade", "11th grade", "12th grade, no diploma", "Regular high school diploma",
+            "GED or alternative credential", "Some college, less than 1 year",
+            "Some college, 1 or more years, no degree", "Associate's degree", "Bachelor's degree",
+            "Master's degree", "Professional degree beyond a bachelor's degree", "Doctorate degree")),
+        Column("MAR", "marital status", _enum("Married", "Widowed", "Divorced", "Separated", "Never married")),
+        Column("OCCP", "occupation", _codebook("OCCP", "occp")),
+        Column("POBP", "place of birth", _codebook("POBP", "before_slash")),
+        Column("RELP", "relationship to the reference person in the survey", _enum(
+            "The reference person itself", "Husband/wife", "Biological son or daughter",
+            "Adopted son or daughter", "Stepson or stepdaughter", "Brother or sister", "Father or mother",
+            "Grandchild", "Parent-in-law", "Son-in-law or daughter-in-law", "Other relative",
+            "Roomer or boarder", "Housemate or roommate", "Unmarried partner", "Foster child",
+            "Other non-relative", "Institutionalized group quarters population",
+            "Non-institutionalized group quarters population", start=0)),
+        Column("WKHP", "usual number of hours worked per week", ("int", "{} hours"),
+               missing="N/A (less than 16 years old, or did not work during the past 12 months)"),
+        Column("SEX", "sex", _enum("Male", "Female")),
+        Column("RAC1P", "race", _enum(
+            "White", "Black or African American", "American Indian", "Alaska Native",
+            "American Indian and Alaska Native tribes specified; or American Indian or Alaska Native, "
+            "not specified and no other races", "Asian", "Native Hawaiian and Other Pacific Islander",
+            "Some other race alone (non-White)", "Two or more races")),
+        Column("PINCP", "yearly income", ("money", "{}"), missing="N/A (less than 15 years old)"),
+        Column("ST", "resident state", _codebook("ST", "before_slash")),
+        Column("DIS", "disability status", _enum("With a disability", "No disability")),
+        Column("MIG", "mobility status over the last year", _enum(
+            "Lived in the same house one year ago",
+            "Lived in a different house, outside the United States and Puerto Rico, one year ago",
+            "Lived in a different house in the United States one year ago")),
+        Column("CIT", "citizenship status", _enum(
+            "Born in the United States",
+            "Born in Puerto Rico, Guam, the U.S. Virgin Islands, or the Northern Marianas",
+            "Born abroad of American parents", "Naturalized US citizen", "Not a US citizen")),
+        Column("JWMNP", "commute time", ("int", "{} minutes"),
+               missing="N/A (not a worker, or worker who worked at home)"),
+        Column("POVPIP", "income-to-poverty ratio", _povpip),
+        Column("FER", "person has given birth within the last year", {
+            1: "Person has given birth within the last year.",
+            2: "Person has not given birth within the last year."},
+            missing="N/A (less than 15 years old, or greater than 50 years old, or male)", value_only=True),
+    )
+
+
+ACS_INCOME_FEATURES = ("AGEP", "COW", "SCHL", "MAR", "OCCP", "POBP", "RELP", "WKHP", "SEX", "RAC1P")
+
+
+@functools.lru_cache(maxsize=1)
+def acs_income_task() -> Task:
+    """folktexts' ACSIncome task (spec §1.2): earns more than $50,000, ten features, RAC1P groups."""
+    by_name = {c.name: c for c in acs_columns()}
+    return Task(
+        name="ACSIncome",
+        columns=tuple(by_name[f] for f in ACS_INCOME_FEATURES),
+        target="PINCP",
+        threshold=Threshold(50000, ">"),
+        question=MultipleChoiceQuestion("What is this person's estimated yearly income?", (
+            AnswerOption("Below $50,000", 0), AnswerOption("Above $50,000", 1))),
+        numeric_question=NumericQuestion(
+            "What is the probability that this person's estimated yearly income is above $50,000 ?"),
+        sensitive_attribute="RAC1P",
+    )

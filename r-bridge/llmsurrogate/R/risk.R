@@ -1,0 +1,86 @@
+#' LLM risk scores for the rows of a data frame
+#'
+#' Turns every row into the task's prompt (Cruz, Hardt and Mendler-Dünner 2024, the folktexts
+#' format), reads a local language model's next-token probabilities on the answer letters (both
+#' answer orders averaged) or its verbalized probability (`method = "numeric"`, expected value
+#' over the digit distribution), and returns the risk score of each row. Every model output is
+#' stored in `cache`, so a rerun -- or a run that was interrupted -- recomputes nothing it
+#' finished.
+#'
+#' @param data A data frame with the task's feature columns (and its label column, to evaluate).
+#' @param task A task TOML file or the name of a built-in task (`"ACSIncome"`).
+#' @param model Path of a local model folder (Hugging Face `save_pretrained` layout).
+#' @param backend `"transformers"` (CPU or GPU) or `"vllm"` (GPU).
+#' @param method `"multiple_choice"`, `"numeric"` or `"numeric_argmax"`.
+#' @param cache Cache folder, or `NULL` for no cache.
+#' @param batch_size Prompts per forward pass.
+#' @param correct_order_bias Average over all answer orders (default `TRUE`).
+#' @return A data frame with `row` (0-based position), `score`, `answer_mass`, `label` (when the
+#'   data hold it) and, for multiple choice, `score_order_k` per answer order.
+#' @seealso [evaluate_risk_scores()]
+#' @export
+risk_scores <- function(data, task, model, backend = "transformers", method = "multiple_choice",
+                        cache = NULL, batch_size = 16, correct_order_bias = TRUE) {
+  if (!is.data.frame(data)) .abort("argument `data` must be a data frame", sys.call())
+  task <- .check_string(task, "task")
+  model <- .check_string(normalizePath(model, mustWork = FALSE), "model")
+  backend <- .check_string(backend, "backend")
+  method <- .check_string(method, "method")
+  if (!is.null(cache)) cache <- .check_string(cache, "cache")
+  batch_size <- as.integer(.check_scalar(batch_size, "batch_size"))
+  correct_order_bias <- .check_flag(correct_order_bias, "correct_order_bias")
+  cols <- lapply(data, function(col) {
+    if (is.factor(col)) col <- as.character(col)
+    as.list(col)
+  })
+  .call("risk.score_table", cols, task, model, backend = backend, method = method, cache = cache,
+        batch_size = batch_size, correct_order_bias = correct_order_bias)
+}
+
+#' Evaluate risk scores against binary outcomes
+#'
+#' The metrics of Cruz, Hardt and Mendler-Dünner (2024) with their exact conventions: accuracy
+#' and the confusion-matrix rates at `score >= threshold`, balanced accuracy, ROC AUC (ties count
+#' 1/2), ECE with 10 equal-width bins on \[0, 1\] and with quantile bins, Brier score and its
+#' Murphy decomposition, log loss, confidence bias R_bias, signed calibration error
+#' (`mean(score) - mean(y)`), with row-bootstrap standard errors and 95% intervals.
+#'
+#' @param y Numeric vector of 0/1 outcomes.
+#' @param scores Numeric vector of risk scores in \[0, 1\].
+#' @param groups Optional vector of group labels for group metrics (groups with under 4% of the
+#'   rows are skipped).
+#' @param threshold Classification threshold.
+#' @param n_boot Bootstrap resamples (0 for none).
+#' @param seed Bootstrap seed.
+#' @return A data frame with one row per metric: `metric`, `value`, `se`, `ci_low`, `ci_high`.
+#'   Attributes `groups` (per-group metrics, a data frame), `group_summary` (ratios and
+#'   differences across groups, a list) and `calibration` (reliability-diagram table).
+#' @examples
+#' if (llmsurrogate_available()) {
+#'   y <- c(0, 0, 1, 1, 0, 1, 0, 0, 1, 0)
+#'   r <- c(.1, .2, .8, .7, .4, .6, .3, .5, .9, .2)
+#'   evaluate_risk_scores(y, r, n_boot = 50)
+#' }
+#' @export
+evaluate_risk_scores <- function(y, scores, groups = NULL, threshold = 0.5, n_boot = 200, seed = 42) {
+  y <- .check_numeric(y, "y")
+  scores <- .check_numeric(scores, "scores")
+  if (length(y) != length(scores)) {
+    .abort(sprintf("arguments `y` (length %d) and `scores` (length %d) must have the same length",
+                   length(y), length(scores)), sys.call())
+  }
+  if (!is.null(groups)) {
+    if (length(groups) != length(y)) .abort("argument `groups` must have the length of `y`", sys.call())
+    groups <- as.list(as.character(groups))
+  }
+  threshold <- .check_scalar(threshold, "threshold")
+  n_boot <- as.integer(.check_scalar(n_boot, "n_boot"))
+  seed <- as.integer(.check_scalar(seed, "seed"))
+  out <- .call("risk.evaluate_table", as.list(y), as.list(scores), groups = groups, threshold = threshold,
+               n_boot = n_boot, seed = seed)
+  metrics <- out$metrics
+  attr(metrics, "groups") <- out$groups
+  attr(metrics, "group_summary") <- out$group_summary
+  attr(metrics, "calibration") <- out$calibration
+  metrics
+}

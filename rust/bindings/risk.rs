@@ -1,0 +1,66 @@
+//! Bindings for `crate::risk`. The Python wrapper (`llmsurrogate/risk.py`) guarantees
+//! C-contiguous float64 arrays.
+
+use super::errors::run_detached;
+use crate::risk as k;
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1};
+use pyo3::prelude::*;
+
+/// ROC AUC with ties counted ½ (NaN when a class is absent).
+#[pyfunction]
+#[pyo3(signature = (y, scores))]
+pub fn risk_roc_auc(py: Python<'_>, y: PyReadonlyArray1<'_, f64>, scores: PyReadonlyArray1<'_, f64>) -> PyResult<f64> {
+    let (y, r) = (y.as_slice()?, scores.as_slice()?);
+    run_detached(py, Some(1), 0, || k::roc_auc(y, r))
+}
+
+/// Per-bin (counts, score sums, label sums) for the given edges.
+#[pyfunction]
+#[pyo3(signature = (y, scores, edges, right=false))]
+#[allow(clippy::type_complexity)]
+pub fn risk_bin_stats<'py>(
+    py: Python<'py>, y: PyReadonlyArray1<'py, f64>, scores: PyReadonlyArray1<'py, f64>,
+    edges: PyReadonlyArray1<'py, f64>, right: bool,
+) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>)> {
+    let (y, r, e) = (y.as_slice()?, scores.as_slice()?, edges.as_slice()?);
+    let (c, sr, sy) = run_detached(py, Some(1), 0, || k::bin_stats(y, r, e, right))?;
+    Ok((c.into_pyarray(py), sr.into_pyarray(py), sy.into_pyarray(py)))
+}
+
+/// Equal-width ECE on [0, 1] (netcal convention).
+#[pyfunction]
+#[pyo3(signature = (y, scores, bins=10))]
+pub fn risk_ece_equal_width(py: Python<'_>, y: PyReadonlyArray1<'_, f64>, scores: PyReadonlyArray1<'_, f64>, bins: usize) -> PyResult<f64> {
+    let (y, r) = (y.as_slice()?, scores.as_slice()?);
+    run_detached(py, Some(1), 0, || k::ece_equal_width(y, r, bins))
+}
+
+/// Headline metrics on the full sample, in `BOOT_METRICS` order.
+#[pyfunction]
+#[pyo3(signature = (y, scores, threshold=0.5, bins=10, eps=f64::EPSILON))]
+pub fn risk_point_metrics<'py>(
+    py: Python<'py>, y: PyReadonlyArray1<'py, f64>, scores: PyReadonlyArray1<'py, f64>, threshold: f64, bins: usize, eps: f64,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let (y, r) = (y.as_slice()?, scores.as_slice()?);
+    Ok(run_detached(py, Some(1), 0, || k::point_metrics(y, r, threshold, bins, eps))?.into_pyarray(py))
+}
+
+/// Row-bootstrap replicates (n_boot × 7) of the headline metrics.
+#[pyfunction]
+#[pyo3(signature = (y, scores, n_boot=200, seed=42, threshold=0.5, bins=10, eps=f64::EPSILON, n_jobs=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn risk_bootstrap<'py>(
+    py: Python<'py>, y: PyReadonlyArray1<'py, f64>, scores: PyReadonlyArray1<'py, f64>, n_boot: usize, seed: u64,
+    threshold: f64, bins: usize, eps: f64, n_jobs: Option<i64>,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let (y, r) = (y.as_slice()?, scores.as_slice()?);
+    let flat = run_detached(py, n_jobs, y.len() * n_boot, || k::bootstrap_metrics(y, r, n_boot, seed, threshold, bins, eps))?;
+    let cols = k::BOOT_METRICS.len();
+    Ok(flat.into_pyarray(py).reshape([n_boot, cols])?)
+}
+
+/// The row indices of bootstrap replicate `b` (documents the PRNG; used by reference tests).
+#[pyfunction]
+pub fn risk_bootstrap_indices<'py>(py: Python<'py>, n: usize, seed: u64, b: usize) -> Bound<'py, PyArray1<u64>> {
+    k::bootstrap_indices(n, seed, b).into_iter().map(|i| i as u64).collect::<Vec<u64>>().into_pyarray(py)
+}

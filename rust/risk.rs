@@ -1,0 +1,284 @@
+//! Kernels for evaluating risk scores (spec risk-scores.md §2): ROC AUC via one sort with ties
+//! counted ½, binning for calibration error (equal-width and arbitrary edges), and a row
+//! bootstrap of the headline metrics with a documented, thread-count-independent PRNG.
+//!
+//! PRNG: replicate `b` draws its row indices from SplitMix64 seeded with
+//! `seed ^ (0x9E3779B97F4A7C15 * (b + 1))`; an index in `0..n` is `(x as u128 * n as u128) >> 64`
+//! (Lemire's multiply-shift; bias below n / 2^64). Replicates are independent of the thread
+//! count and of each other's order.
+
+use crate::errors::{check, CoreError, CoreResult};
+use rayon::prelude::*;
+
+/// SplitMix64 (Steele, Lea & Flood 2014), the generator of every bootstrap replicate.
+#[derive(Clone, Debug)]
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    pub fn new(seed: u64) -> Self {
+        SplitMix64(seed)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform index in `0..n` (n > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        ((self.next_u64() as u128 * n as u128) >> 64) as usize
+    }
+}
+
+/// The seed of bootstrap replicate `b`.
+pub fn replicate_seed(seed: u64, b: usize) -> u64 {
+    seed ^ 0x9E37_79B9_7F4A_7C15u64.wrapping_mul(b as u64 + 1)
+}
+
+fn check_inputs(y: &[f64], r: &[f64]) -> CoreResult<()> {
+    check::finite("scores", r)?;
+    check::finite("y", y)?;
+    check::same_len("y", y.len(), "scores", r.len())?;
+    if let Some(i) = y.iter().position(|v| *v != 0.0 && *v != 1.0) {
+        return Err(CoreError::invalid("y", format!("labels must be 0 or 1; got {} at position {i}", y[i])));
+    }
+    Ok(())
+}
+
+/// ROC AUC = P(r+ > r-) + ½ P(r+ = r-), by midranks after one sort. NaN when one class is absent.
+pub fn roc_auc(y: &[f64], r: &[f64]) -> CoreResult<f64> {
+    check_inputs(y, r)?;
+    let mut idx: Vec<usize> = (0..r.len()).collect();
+    idx.sort_unstable_by(|&a, &b| r[a].total_cmp(&r[b]));
+    Ok(auc_sorted(y, r, &idx))
+}
+
+fn auc_sorted(y: &[f64], r: &[f64], idx: &[usize]) -> f64 {
+    // sum over positives of (number of negatives below + ½ negatives tied)
+    let (mut n_pos, mut n_neg) = (0f64, 0f64);
+    let mut acc = 0f64;
+    let mut neg_below = 0f64;
+    let mut i = 0;
+    while i < idx.len() {
+        let mut j = i;
+        let (mut p, mut q) = (0f64, 0f64);
+        while j < idx.len() && r[idx[j]] == r[idx[i]] {
+            if y[idx[j]] == 1.0 { p += 1.0 } else { q += 1.0 }
+            j += 1;
+        }
+        acc += p * (neg_below + 0.5 * q);
+        neg_below += q;
+        n_pos += p;
+        n_neg += q;
+        i = j;
+    }
+    if n_pos == 0.0 || n_neg == 0.0 { f64::NAN } else { acc / (n_pos * n_neg) }
+}
+
+/// Bin index of `x` for sorted `edges` (m + 1 values): bin k holds [e_k, e_{k+1}); the last bin
+/// is closed; values below e_0 go to bin 0 and above e_m to the last bin. With `right = true`
+/// bins are (e_k, e_{k+1}] with the first closed (pandas `cut`/`qcut` convention).
+pub fn bin_index(x: f64, edges: &[f64], right: bool) -> usize {
+    let m = edges.len() - 1;
+    let k = if right {
+        edges.partition_point(|e| *e < x) // first edge >= x
+    } else {
+        edges.partition_point(|e| *e <= x) // first edge > x
+    };
+    (k.max(1) - 1).min(m - 1)
+}
+
+/// Per-bin (count, sum of scores, sum of labels) for the given edges.
+pub fn bin_stats(y: &[f64], r: &[f64], edges: &[f64], right: bool) -> CoreResult<(Vec<f64>, Vec<f64>, Vec<f64>)> {
+    check_inputs(y, r)?;
+    check::finite("edges", edges)?;
+    if edges.len() < 2 || edges.windows(2).any(|w| w[1] <= w[0]) {
+        return Err(CoreError::invalid("edges", "need at least 2 strictly increasing bin edges"));
+    }
+    let m = edges.len() - 1;
+    let (mut c, mut sr, mut sy) = (vec![0f64; m], vec![0f64; m], vec![0f64; m]);
+    for i in 0..r.len() {
+        let k = bin_index(r[i], edges, right);
+        c[k] += 1.0;
+        sr[k] += r[i];
+        sy[k] += y[i];
+    }
+    Ok((c, sr, sy))
+}
+
+/// Equal-width ECE on [0, 1] with `bins` bins (netcal's convention: scores clipped to
+/// [eps, 1 - eps], bins [b_k, b_{k+1}), last closed, empty bins ignored).
+pub fn ece_equal_width(y: &[f64], r: &[f64], bins: usize) -> CoreResult<f64> {
+    check_inputs(y, r)?;
+    if bins == 0 {
+        return Err(CoreError::invalid("bins", "must be at least 1"));
+    }
+    Ok(ece_uniform_idx(y, r, bins, None))
+}
+
+fn uniform_bin(x: f64, bins: usize) -> usize {
+    let eps = f64::EPSILON;
+    let x = x.clamp(eps, 1.0 - eps);
+    ((x * bins as f64).floor() as usize).min(bins - 1)
+}
+
+fn ece_uniform_idx(y: &[f64], r: &[f64], bins: usize, rows: Option<&[usize]>) -> f64 {
+    let (mut c, mut sr, mut sy) = (vec![0f64; bins], vec![0f64; bins], vec![0f64; bins]);
+    let mut add = |i: usize| {
+        let x = r[i].clamp(f64::EPSILON, 1.0 - f64::EPSILON);
+        let k = uniform_bin(x, bins);
+        c[k] += 1.0;
+        sr[k] += x;
+        sy[k] += y[i];
+    };
+    let n = match rows {
+        Some(ix) => { ix.iter().for_each(|&i| add(i)); ix.len() }
+        None => { (0..r.len()).for_each(&mut add); r.len() }
+    } as f64;
+    (0..bins).filter(|&k| c[k] > 0.0).map(|k| (sy[k] - sr[k]).abs()).sum::<f64>() / n
+}
+
+/// Metric names of the bootstrap, in column order.
+pub const BOOT_METRICS: [&str; 7] = ["accuracy", "balanced_accuracy", "brier", "log_loss", "roc_auc", "ece", "sce"];
+
+/// Headline metrics of one resample given by `rows` (indices into y, r).
+fn metrics_of(y: &[f64], r: &[f64], rows: &[usize], threshold: f64, bins: usize, eps: f64) -> [f64; 7] {
+    let n = rows.len() as f64;
+    let (mut tp, mut tn, mut fp, mut fn_) = (0f64, 0f64, 0f64, 0f64);
+    let (mut brier, mut ll, mut sr, mut sy) = (0f64, 0f64, 0f64, 0f64);
+    for &i in rows {
+        let (yi, ri) = (y[i], r[i]);
+        let pred = ri >= threshold;
+        match (pred, yi == 1.0) {
+            (true, true) => tp += 1.0,
+            (true, false) => fp += 1.0,
+            (false, true) => fn_ += 1.0,
+            (false, false) => tn += 1.0,
+        }
+        brier += (ri - yi) * (ri - yi);
+        let p = ri.clamp(eps, 1.0 - eps);
+        ll -= yi * p.ln() + (1.0 - yi) * (1.0 - p).ln();
+        sr += ri;
+        sy += yi;
+    }
+    let tpr = if tp + fn_ > 0.0 { tp / (tp + fn_) } else { 0.0 };
+    let fpr = if fp + tn > 0.0 { fp / (fp + tn) } else { 1.0 };
+    let mut sorted = rows.to_vec();
+    sorted.sort_unstable_by(|&a, &b| r[a].total_cmp(&r[b]));
+    [
+        (tp + tn) / n,
+        (tpr + (1.0 - fpr)) / 2.0,
+        brier / n,
+        ll / n,
+        auc_sorted(y, r, &sorted),
+        ece_uniform_idx(y, r, bins, Some(rows)),
+        (sr - sy) / n,
+    ]
+}
+
+/// The headline metrics on the full sample (row order irrelevant).
+pub fn point_metrics(y: &[f64], r: &[f64], threshold: f64, bins: usize, eps: f64) -> CoreResult<Vec<f64>> {
+    check_inputs(y, r)?;
+    let rows: Vec<usize> = (0..r.len()).collect();
+    Ok(metrics_of(y, r, &rows, threshold, bins.max(1), eps).to_vec())
+}
+
+/// `n_boot` row-bootstrap replicates of [`BOOT_METRICS`], row-major (n_boot × 7), in parallel.
+/// With `strata` (same length as y), rows are resampled within each stratum (e.g. group) so every
+/// replicate keeps the stratum sizes.
+pub fn bootstrap_metrics(y: &[f64], r: &[f64], n_boot: usize, seed: u64, threshold: f64, bins: usize,
+                         eps: f64) -> CoreResult<Vec<f64>> {
+    check_inputs(y, r)?;
+    if n_boot == 0 {
+        return Err(CoreError::invalid("n_boot", "must be at least 1"));
+    }
+    let n = r.len();
+    let bins = bins.max(1);
+    let out: Vec<[f64; 7]> = (0..n_boot)
+        .into_par_iter()
+        .map(|b| {
+            let mut rng = SplitMix64::new(replicate_seed(seed, b));
+            let rows: Vec<usize> = (0..n).map(|_| rng.below(n)).collect();
+            metrics_of(y, r, &rows, threshold, bins, eps)
+        })
+        .collect();
+    Ok(out.into_iter().flatten().collect())
+}
+
+/// The bootstrap row indices of replicate `b` (for reference implementations and tests).
+pub fn bootstrap_indices(n: usize, seed: u64, b: usize) -> Vec<usize> {
+    let mut rng = SplitMix64::new(replicate_seed(seed, b));
+    (0..n).map(|_| rng.below(n)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn brute_auc(y: &[f64], r: &[f64]) -> f64 {
+        let (mut s, mut c) = (0.0, 0.0);
+        for i in 0..y.len() {
+            for j in 0..y.len() {
+                if y[i] == 1.0 && y[j] == 0.0 {
+                    c += 1.0;
+                    s += if r[i] > r[j] { 1.0 } else if r[i] == r[j] { 0.5 } else { 0.0 };
+                }
+            }
+        }
+        s / c
+    }
+
+    #[test]
+    fn auc_matches_brute_force_with_ties() {
+        let mut rng = SplitMix64::new(7);
+        for _ in 0..50 {
+            let n = 2 + rng.below(40);
+            let r: Vec<f64> = (0..n).map(|_| rng.below(5) as f64 / 4.0).collect();
+            let y: Vec<f64> = (0..n).map(|_| rng.below(2) as f64).collect();
+            let a = roc_auc(&y, &r).unwrap();
+            let b = brute_auc(&y, &r);
+            if b.is_nan() { assert!(a.is_nan()) } else { assert!((a - b).abs() < 1e-12, "{a} {b}") }
+        }
+    }
+
+    #[test]
+    fn ece_closed_forms() {
+        // constant 0.5 with prevalence 0.3 -> ECE 0.2; r = y -> 0
+        let y = [1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0];
+        let r = [0.5; 10];
+        assert!((ece_equal_width(&y, &r, 10).unwrap() - 0.2).abs() < 1e-12);
+        assert!(ece_equal_width(&y, &y, 10).unwrap() < 1e-12);
+        // edge convention: 0.1 is in bin 1 (second bin), 1.0 in the last
+        assert_eq!(uniform_bin(0.1, 10), 1);
+        assert_eq!(uniform_bin(1.0, 10), 9);
+        assert_eq!(uniform_bin(0.0, 10), 0);
+    }
+
+    #[test]
+    fn bin_index_conventions() {
+        let e = [0.0, 0.5, 1.0];
+        assert_eq!(bin_index(0.5, &e, false), 1);
+        assert_eq!(bin_index(0.5, &e, true), 0);
+        assert_eq!(bin_index(0.0, &e, true), 0);
+        assert_eq!(bin_index(1.0, &e, false), 1);
+        assert_eq!(bin_index(-3.0, &e, false), 0);
+        assert_eq!(bin_index(3.0, &e, true), 1);
+    }
+
+    #[test]
+    fn bootstrap_is_deterministic_and_errors_are_clean() {
+        let y = [0.0, 1.0, 1.0, 0.0, 1.0];
+        let r = [0.1, 0.8, 0.6, 0.4, 0.3];
+        let a = bootstrap_metrics(&y, &r, 20, 42, 0.5, 10, f64::EPSILON).unwrap();
+        let b = crate::parallel::install(Some(1), || bootstrap_metrics(&y, &r, 20, 42, 0.5, 10, f64::EPSILON)).unwrap();
+        assert_eq!(a.len(), 140);
+        assert!(a.iter().zip(&b).all(|(x, z)| x.to_bits() == z.to_bits() || (x.is_nan() && z.is_nan())));
+        assert!(roc_auc(&[0.0, 2.0], &[0.1, 0.2]).is_err());
+        assert!(roc_auc(&[0.0], &[0.1, 0.2]).is_err());
+        assert!(roc_auc(&[0.0, 1.0], &[f64::NAN, 0.2]).is_err());
+        let p = point_metrics(&y, &r, 0.5, 10, f64::EPSILON).unwrap();
+        assert!((p[0] - 0.8).abs() < 1e-12); // accuracy: 0.1/0 .8/1 .6/1 .4/0 ok, .3/1 wrong
+        assert!((p[6] - (2.2 / 5.0 - 3.0 / 5.0)).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,281 @@
+"""TransformersBackend on tiny locally built GPT-2 and Llama models (CPU, offline)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from llmsurrogate import datasets, risk, testing  # noqa: E402
+from llmsurrogate.exceptions import InvalidArgumentError  # noqa: E402
+from llmsurrogate.llm.cache import Cache  # noqa: E402
+from llmsurrogate.llm.hf import TransformersBackend  # noqa: E402
+from llmsurrogate.llm.prompts import MC_CHAT_PREFILL, MC_SYSTEM_PROMPT, multiple_choice_prompt  # noqa: E402
+from llmsurrogate.llm.scoring import option_probabilities  # noqa: E402
+from llmsurrogate.llm.tasks import acs_income_task  # noqa: E402
+
+ROWS = datasets.load_acs_income_rows()
+TASK = acs_income_task()
+PROMPTS = [multiple_choice_prompt(TASK, r) for r in ROWS.to_dict("records")[:5]] + [
+    "Answer:", "The age is: 40 years old.\nAnswer:"]
+
+
+@pytest.fixture(scope="session")
+def models(tmp_path_factory):
+    root = tmp_path_factory.mktemp("tiny_models")
+    out = {}
+    for arch in ("gpt2", "llama"):
+        out[arch] = testing.build_model(root / arch, arch, seed=1)
+    out["metaspace"] = testing.build_model(root / "metaspace", "llama", tokenizer_kind="metaspace", seed=2)
+    out["wordlevel"] = testing.build_model(root / "wordlevel", "gpt2", tokenizer_kind="wordlevel", seed=3)
+    out["extra"] = testing.build_model(root / "extra", "gpt2", extra_tokens=5, seed=4)
+    out["nosystem"] = testing.build_model(root / "nosystem", "gpt2", seed=5, chat_template=testing.NO_SYSTEM_TEMPLATE)
+    return out
+
+
+@pytest.fixture(scope="session")
+def backends(models):
+    return {k: TransformersBackend(p, device="cpu") for k, p in models.items()}
+
+
+def manual_logprobs(backend, prompt):
+    """Explicit token-by-token forward passes: log p(t_k | t_<k) from the logits of the prefix alone."""
+    ids = backend.tokenizer(prompt, add_special_tokens=True)["input_ids"]
+    out = [float("nan")]
+    with torch.no_grad():
+        for k in range(1, len(ids)):
+            logits = backend.model(input_ids=torch.tensor([ids[:k]])).logits[0, -1, : backend.vocab_size]
+            out.append(float(torch.log_softmax(logits.double(), -1)[ids[k]]))
+    return ids, np.array(out)
+
+
+@pytest.mark.parametrize("arch", ["gpt2", "llama"])
+def test_prompt_logprobs_equal_token_by_token_forward(backends, arch):
+    b = backends[arch]
+    prompts = [PROMPTS[5], PROMPTS[6], "- The sex is: Female."]
+    rag = b.prompt_logprobs(prompts)
+    assert rag.values.dtype == np.float32 and rag.offsets.dtype == np.int64 and len(rag) == 3
+    for i, p in enumerate(prompts):
+        ids, ref = manual_logprobs(b, p)
+        assert rag.token_ids[rag.offsets[i]: rag.offsets[i + 1]].tolist() == ids
+        np.testing.assert_allclose(rag[i], ref, atol=2e-5, equal_nan=True)
+    assert rag.sums()[0] == pytest.approx(np.nansum(manual_logprobs(b, prompts[0])[1]), abs=1e-4)
+
+
+@pytest.mark.parametrize("arch", ["gpt2", "llama"])
+def test_batched_equals_unbatched_and_left_equals_right_padding(models, backends, arch):
+    b = backends[arch]  # defaults: left padding, last-position logits only, shared prefixes
+    ids = list(range(0, 300, 7))
+    full = b.next_token_logprobs(PROMPTS, ids)
+    one = np.concatenate([b.next_token_logprobs([p], ids) for p in PROMPTS])
+    np.testing.assert_allclose(full, one, atol=2e-5)
+    right = TransformersBackend(models[arch], device="cpu", padding_side="right", batch_size=4, share_prefix=False)
+    left = TransformersBackend(models[arch], device="cpu", padding_side="left", batch_size=4, share_prefix=False)
+    np.testing.assert_allclose(right.next_token_logprobs(PROMPTS, ids), full, atol=2e-5)
+    np.testing.assert_allclose(left.next_token_logprobs(PROMPTS, ids), full, atol=2e-5)
+    rl = left.prompt_logprobs(PROMPTS)
+    rr = right.prompt_logprobs(PROMPTS)
+    np.testing.assert_allclose(rl.values, rr.values, atol=2e-5, equal_nan=True)
+    # and the next-token log-probs equal a direct unpadded forward pass
+    enc = b.tokenizer(PROMPTS[0])["input_ids"]
+    with torch.no_grad():
+        ref = torch.log_softmax(b.model(input_ids=torch.tensor([enc])).logits[0, -1, : b.vocab_size].double(), -1)
+    np.testing.assert_allclose(full[0], ref.numpy()[ids], atol=2e-5)
+
+
+@pytest.mark.parametrize("arch", ["gpt2", "llama"])
+def test_shared_prefix_path_equals_plain_path(models, arch):
+    rows = ROWS.to_dict("records")
+    prompts = [multiple_choice_prompt(TASK, r, q) for q in TASK.question.permutations() for r in rows]
+    prompts += ["Answer:", "A", "The age is: 40 years old.\nAnswer:"]  # singletons, a one-token prompt
+    ids = list(range(0, 300, 7))
+    shared = TransformersBackend(models[arch], device="cpu", batch_size=5)
+    plain = TransformersBackend(models[arch], device="cpu", share_prefix=False)
+    assert len(shared._prefix_groups(shared._encode(prompts))) < len(prompts)
+    np.testing.assert_allclose(shared.next_token_logprobs(prompts, ids), plain.next_token_logprobs(prompts, ids),
+                               atol=2e-5)
+
+
+def test_answer_probabilities_equal_hand_computation(backends, tmp_path):
+    b = backends["gpt2"]
+    spell = b.answer_tokens(["A", "B"])
+    assert {s for s, _ in spell["A"]} == {"A", " A"} and {s for s, _ in spell["B"]} == {"B", " B"}
+    probs, mass = option_probabilities(b, PROMPTS[:3], ["A", "B"], cache=Cache(tmp_path))
+    for i, p in enumerate(PROMPTS[:3]):
+        enc = b.tokenizer(p)["input_ids"]
+        with torch.no_grad():
+            pr = torch.softmax(b.model(input_ids=torch.tensor([enc])).logits[0, -1].double(), -1).numpy()
+        ma = sum(pr[t] for _, t in spell["A"])
+        mb = sum(pr[t] for _, t in spell["B"])
+        assert probs[i, 0] == pytest.approx(ma / (ma + mb), abs=1e-5)
+        assert mass[i] == pytest.approx(ma + mb, rel=1e-4)
+    again, _ = option_probabilities(b, PROMPTS[:3], ["A", "B"], cache=Cache(tmp_path))
+    np.testing.assert_array_equal(again, probs)
+
+
+def test_key_spellings_for_other_tokenizers(backends):
+    ms = backends["metaspace"].answer_tokens(["A", "B"])
+    assert any(backends["metaspace"].tokenizer.convert_ids_to_tokens(t) == "▁A" for _, t in ms["A"])
+    wl = backends["wordlevel"].answer_tokens(["A", "B"])
+    assert [s for s, _ in wl["A"]] == ["A"]
+    for name in ("metaspace", "wordlevel"):
+        s = risk.risk_scores(ROWS.iloc[:3], TASK, backends[name])
+        assert np.all((s.scores >= 0) & (s.scores <= 1)) and np.all(s.table["answer_mass"] > 0)
+
+
+def test_vocab_longer_than_logits_is_guarded(backends):
+    b = backends["extra"]
+    assert len(b.tokenizer) == b.vocab_size + 5
+    assert all(t < b.vocab_size for _, t in b.digit_tokens())
+    with pytest.raises(InvalidArgumentError, match="logits dimension"):
+        b.next_token_logprobs(["x"], [b.vocab_size + 1])
+
+
+def test_digit_tokens_and_numeric_scores(backends):
+    b = backends["gpt2"]
+    digits = dict(b.digit_tokens())
+    assert all(k.isdecimal() for k in digits) and set("0123456789") <= set(digits)
+    s = risk.risk_scores(ROWS.iloc[:2], TASK, b, method="numeric")
+    # expected value from the digit distribution, recomputed by hand for row 0
+    p = multiple_choice_prompt  # noqa: F841
+    from llmsurrogate.llm.prompts import numeric_prompt
+
+    prompt = numeric_prompt(TASK, ROWS.iloc[0].to_dict())
+    texts, ids = zip(*b.digit_tokens())
+
+    def dist(text):
+        enc = b.tokenizer(text)["input_ids"]
+        with torch.no_grad():
+            lg = b.model(input_ids=torch.tensor([enc])).logits[0, -1, : b.vocab_size].double()
+        q = torch.softmax(lg, -1).numpy()[list(ids)]
+        return q / q.sum()
+
+    q1 = dist(prompt)
+    r = 0.0
+    for t, w in zip(texts, q1):
+        v = int(t) / 10 ** len(t)
+        if len(t) == 1:
+            q2 = dist(prompt + t)
+            v += sum(w2 * int(t2) / 10 ** len(t2) for t2, w2 in zip(texts, q2)) / 10
+        r += w * v
+    assert s.scores[0] == pytest.approx(r, abs=1e-5)
+
+
+def test_chat_templates(backends):
+    b = backends["gpt2"]
+    text = b.chat_prompt("Hello", prefill=MC_CHAT_PREFILL, system=MC_SYSTEM_PROMPT)
+    assert text.startswith("<|im_start|>system\n" + MC_SYSTEM_PROMPT)
+    assert text.endswith("<|im_start|>assistant\n" + MC_CHAT_PREFILL)  # end-of-turn token trimmed
+    ns = backends["nosystem"].chat_prompt("Hello", prefill="Answer:", system="sys")
+    assert ns == "<start_of_turn>user\nHello<end_of_turn>\n<start_of_turn>assistant\nAnswer:"
+    # chat-formatted prompts score like any other
+    lp = b.next_token_logprobs([text], [0, 1])
+    assert lp.shape == (1, 2) and np.all(np.isfinite(lp))
+
+
+def test_chat_risk_scores_use_the_template(backends):
+    b = backends["gpt2"]
+    s = risk.risk_scores(ROWS.iloc[:2], TASK, b, chat=True)
+    user = multiple_choice_prompt(TASK, ROWS.iloc[0].to_dict(), prefill=False)
+    prompt = b.chat_prompt(user, prefill=MC_CHAT_PREFILL, system=MC_SYSTEM_PROMPT)
+    assert "Answer:" not in prompt.split("<|im_start|>assistant")[1]
+    ids = [t for k in ("A", "B") for _, t in b.answer_tokens([k])[k]]
+    lp = np.exp(b.next_token_logprobs([prompt], ids)[0].astype(float))
+    p_above_first_order = lp[2:].sum() / lp.sum()  # original order: B = Above
+    assert s.table["score_order_0"].iloc[0] == pytest.approx(p_above_first_order, abs=1e-5)
+    assert s.meta["chat"] is True
+    n = risk.risk_scores(ROWS.iloc[:2], TASK, b, method="numeric", chat=True)
+    assert n.scores.shape == (2,)
+    with pytest.raises(InvalidArgumentError, match="chat"):
+        from llmsurrogate.llm.base import CallableBackend
+
+        risk.risk_scores(ROWS.iloc[:2], TASK, CallableBackend(lambda p: {}), chat=True)
+
+
+def test_prompt_logprobs_and_generation_are_cached(backends, tmp_path):
+    from llmsurrogate.llm.scoring import generate_cached, prompt_logprobs_cached
+
+    b = backends["llama"]
+    direct = b.prompt_logprobs(PROMPTS)
+    first = prompt_logprobs_cached(b, PROMPTS, cache=Cache(tmp_path))
+    np.testing.assert_array_equal(first.offsets, direct.offsets)
+    np.testing.assert_array_equal(first.token_ids, direct.token_ids)
+    np.testing.assert_array_equal(first.values, direct.values)
+    cache = Cache(tmp_path)
+    again = prompt_logprobs_cached(b, PROMPTS, cache=cache)
+    assert cache.misses == 0 and cache.hits == len(set(PROMPTS))
+    np.testing.assert_array_equal(again.values, direct.values)
+    texts = generate_cached(b, PROMPTS[5:], max_new_tokens=4, cache=Cache(tmp_path))
+    assert texts == b.generate(PROMPTS[5:], max_new_tokens=4)
+    cache = Cache(tmp_path)
+    assert generate_cached(b, PROMPTS[5:], max_new_tokens=4, cache=cache) == texts and cache.misses == 0
+
+
+def test_generate_is_greedy(backends):
+    b = backends["gpt2"]
+    out = b.generate(PROMPTS[5:7], max_new_tokens=3)
+    enc = b.tokenizer(PROMPTS[5])["input_ids"]
+    ids = list(enc)
+    with torch.no_grad():
+        for _ in range(3):
+            ids.append(int(b.model(input_ids=torch.tensor([ids])).logits[0, -1].argmax()))
+    assert out[0] == b.tokenizer.decode(ids[len(enc):], skip_special_tokens=True)
+
+
+def test_bad_input(models, backends, tmp_path):
+    with pytest.raises(InvalidArgumentError, match="not a local model folder"):
+        TransformersBackend(tmp_path / "no-such-model")
+    b = backends["gpt2"]
+    with pytest.raises(InvalidArgumentError, match="empty"):
+        b.next_token_logprobs(["ok", ""], [1])
+    small = TransformersBackend(models["gpt2"], device="cpu")
+    small.context = 20
+    with pytest.raises(InvalidArgumentError, match="context"):
+        small.next_token_logprobs([PROMPTS[0]], [1])
+    tail = TransformersBackend(models["gpt2"], device="cpu", truncation="left")
+    tail.context = 20
+    enc = b.tokenizer(PROMPTS[0])["input_ids"][-20:]
+    with torch.no_grad():
+        ref = torch.log_softmax(b.model(input_ids=torch.tensor([enc])).logits[0, -1].double(), -1)[[5, 6]]
+    np.testing.assert_allclose(tail.next_token_logprobs([PROMPTS[0]], [5, 6])[0], ref.numpy(), atol=2e-5)
+    # identity: path + weights hash; another model has another identity
+    assert backends["gpt2"].identity["weights"] != backends["llama"].identity["weights"]
+
+
+@pytest.mark.parametrize("arch", ["gpt2", "llama"])
+def test_kv_cache_continuation_equals_full_forward(backends, arch):
+    b = backends[arch]
+    prompts = [PROMPTS[0], PROMPTS[5], PROMPTS[6]]
+    after = [b.tokenizer.convert_tokens_to_ids(t) for t in ("7", "3")]
+    ids = list(range(0, 200, 3))
+    fast = b.next_token_logprobs_after(prompts, after, ids)
+    for i, p in enumerate(prompts):
+        enc = b.tokenizer(p)["input_ids"]
+        for j, a in enumerate(after):
+            with torch.no_grad():
+                lg = b.model(input_ids=torch.tensor([enc + [a]])).logits[0, -1, : b.vocab_size].double()
+            np.testing.assert_allclose(fast[i, j], torch.log_softmax(lg, -1).numpy()[ids], atol=2e-5)
+
+
+@pytest.fixture(scope="session")
+def trained(tmp_path_factory):
+    path = tmp_path_factory.mktemp("trained") / "gpt2"
+    info = testing.train_tiny_model(path)
+    return path, info
+
+
+def test_trained_tiny_model_carries_signal(trained):
+    path, info = trained
+    assert info["seconds"] < 120
+    b = TransformersBackend(path, device="cpu", batch_size=32)
+    df = testing.synthetic_census(200, seed=7)
+    s = risk.risk_scores(df, testing.synthetic_income_task(), b, method="numeric")
+    auc = risk.roc_auc(df["PINCP>50000"], s.scores)
+    oracle = risk.roc_auc(df["PINCP>50000"], df["p_true"])
+    assert 0.6 < auc <= oracle + 0.03
+    assert np.corrcoef(s.scores, df["p_true"])[0, 1] > 0.5
+    assert s.scores.std() > 0.05 and s.table["answer_mass"].min() > 0.9
