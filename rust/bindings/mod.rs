@@ -17,6 +17,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(quantiles::weighted_upper_quantiles, m)?)?;
     m.add_function(wrap_pyfunction!(quantiles::weighted_lower_quantiles, m)?)?;
     m.add_function(wrap_pyfunction!(ess::ess_permutation, m)?)?;
+    m.add_function(wrap_pyfunction!(ess::ess_uses_avx2, m)?)?;
     m.add_function(wrap_pyfunction!(ess::ess_losses, m)?)?;
     m.add_function(wrap_pyfunction!(ess::ess_variance_pieces, m)?)?;
     m.add_function(wrap_pyfunction!(ess::ess_sequential_test, m)?)?;
