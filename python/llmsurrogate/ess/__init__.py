@@ -39,7 +39,7 @@ from ._engine import HYBRID_MIN_BLOCKS, LOSSES, REGIMES, TUNINGS, VARIANCES, def
 from ._learners import RF_GRID, LOGIT_C_GRID, Learner, block_seed, resolve_learner
 from ._results import ErrorCurve, EssResult
 
-__all__ = ["error_curve", "equivalent_sample_size", "cate_ess", "transformed_outcome", "permutation",
+__all__ = ["error_curve", "equivalent_sample_size", "cate_ess", "arm_ess", "transformed_outcome", "permutation",
            "ErrorCurve", "EssResult", "default_grid", "LOSSES", "REGIMES", "TUNINGS", "VARIANCES",
            "RF_GRID", "LOGIT_C_GRID"]
 
@@ -261,3 +261,32 @@ def cate_ess(data, outcome: str, treatment: str, prediction, propensity=None, fe
                                  loss="squared", alpha=alpha, variance=variance, regime=regime, tuning=tuning,
                                  seed=seed, n_jobs=n_jobs, _y=ystar, _exclude=exclude, **kwargs)
     return res
+
+
+def arm_ess(data, outcome: str, treatment: str, arm: Any, prediction, features=None, **kwargs) -> EssResult:
+    """Arm-specific (potential-outcome) ESS of spec §7.2: block-out CV and the sequential test within
+    the subsample with ``treatment == arm``, the rule being the LLM's prediction of Y(arm).
+
+    Under unconfoundedness the risk is E[(Y(d) - f(X))^2 | D = d]; in an RCT it equals the marginal
+    risk of predicting Y(d). The treatment column is not used as a feature. Other arguments as in
+    :func:`equivalent_sample_size`.
+    """
+    from .._validation import as_frame, require_columns
+
+    frame = as_frame(data)
+    require_columns(frame, [outcome, treatment])
+    keep = (frame[treatment] == arm).to_numpy()
+    if not keep.any():
+        raise InvalidArgumentError(f"no rows with {treatment} == {arm!r}; choose an arm that occurs in the data")
+    sub = frame.loc[keep].reset_index(drop=True)
+    if not isinstance(prediction, str) and not hasattr(prediction, "predict"):
+        prediction = np.asarray(prediction)
+        if prediction.shape[0] != len(frame):
+            from ..exceptions import ShapeError
+
+            raise ShapeError(f"argument `prediction` has {prediction.shape[0]} values but `data` has {len(frame)} rows")
+        prediction = prediction[keep]
+    if features is None:
+        skip = {outcome, treatment} | ({prediction} if isinstance(prediction, str) else set())
+        features = [c for c in sub.columns if c not in skip]
+    return equivalent_sample_size(sub, outcome, prediction, features=features, **kwargs)
