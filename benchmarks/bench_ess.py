@@ -255,7 +255,7 @@ def bench_e2e(n_jobs, n, trees, grid_points, rf_min_n=1):
                           "llm_error": res.llm_error, "trees": trees if algorithm == "rf" else None}
         print(f"  {algorithm:9s} ours {t_ours:8.1f} s   naive {t_naive:8.1f} s   ratio {t_naive / t_ours:5.2f}   "
               f"ESS bound {res.lower_bound} ({res.status})", flush=True)
-    return {"n": n, "grid": grid, "n_jobs": n_jobs, "results": out}
+    return {"n": n, "grid": full_grid, "n_jobs": n_jobs, "results": out}
 
 
 def main():
