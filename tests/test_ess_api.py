@@ -164,9 +164,10 @@ def test_dask_backend_identical_to_default():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                      dashboard_address=None) as cluster, distributed.Client(cluster):
-            with joblib.parallel_config(backend="dask"):
+                                      dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+            with joblib.parallel_config(backend="dask"), distributed.get_task_stream(client) as ts:
                 b = ess.equivalent_sample_size(df, "y", "llm", **kw)
+    assert len(ts.data) >= 2          # the block fits really ran on the Dask workers
     pd.testing.assert_frame_equal(a.table, b.table)
     assert a.lower_bound == b.lower_bound
 
