@@ -344,9 +344,10 @@ def run_point(prep: Prepared, learner: Learner, N: int, tuning: str, seed: int |
     from joblib import Parallel, delayed
 
     params = tune_for_n(prep, learner, N, tuning, seed)
-    if prefer is None and learner.estimator is None:
-        # built-in learners spend their time in scikit-learn's GIL-free Cython/C code: threads avoid
-        # process start-up and pickling (a soft hint: joblib.parallel_config(backend=...) wins)
+    if prefer is None and learner.name in ("lasso", "logit_l1", "mean", "majority"):
+        # cheap per-block fits that run in scikit-learn's GIL-free C code: threads avoid process
+        # start-up and pickling (a soft hint: joblib.parallel_config(backend=...) wins). Random
+        # forests keep process workers (per-tree Python overhead holds the GIL).
         prefer = "threads"
     acc = _core.BlockOutAccumulator(prep.y, N, prep.rust_loss, prep.llm_loss if with_llm else None, prep.eps)
     B, n_used = acc.blocks, acc.n_used
