@@ -356,11 +356,49 @@ fn diff_generic(kind: LossKind, p: &[f64], y: &[f64], ll: &[f64], pend: &mut [f6
     with_loss!(kind, f => run_diff(f, p, y, ll, pend, dpend))
 }
 
+// AVX2 builds of the same kernels, chosen at run time. They give bit-identical results: the
+// per-lane operation order is fixed in the source, Rust never reassociates floating-point
+// operations and never contracts a * b + c into an FMA, so only the vector width changes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn plain_avx2(kind: LossKind, p: &[f64], y: &[f64], pend: &mut [f64]) -> f64 {
+    plain_generic(kind, p, y, pend)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn diff_avx2(kind: LossKind, p: &[f64], y: &[f64], ll: &[f64], pend: &mut [f64], dpend: &mut [f64]) -> (f64, f64) {
+    diff_generic(kind, p, y, ll, pend, dpend)
+}
+
+/// Whether the AVX2 kernels are used (x86-64 with AVX2, unless LLMSURROGATE_NO_AVX2 is set).
+pub fn uses_avx2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static AVX2: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *AVX2.get_or_init(|| std::env::var_os("LLMSURROGATE_NO_AVX2").is_none() && std::arch::is_x86_feature_detected!("avx2"))
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 fn dispatch_plain(kind: LossKind, p: &[f64], y: &[f64], pend: &mut [f64]) -> f64 {
+    #[cfg(target_arch = "x86_64")]
+    if uses_avx2() {
+        // SAFETY: the CPU supports AVX2 (checked at run time).
+        return unsafe { plain_avx2(kind, p, y, pend) };
+    }
     plain_generic(kind, p, y, pend)
 }
 
 fn dispatch_diff(kind: LossKind, p: &[f64], y: &[f64], ll: &[f64], pend: &mut [f64], dpend: &mut [f64]) -> (f64, f64) {
+    #[cfg(target_arch = "x86_64")]
+    if uses_avx2() {
+        // SAFETY: the CPU supports AVX2 (checked at run time).
+        return unsafe { diff_avx2(kind, p, y, ll, pend, dpend) };
+    }
     diff_generic(kind, p, y, ll, pend, dpend)
 }
 

@@ -164,9 +164,10 @@ def test_dask_backend_identical_to_default():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                      dashboard_address=None) as cluster, distributed.Client(cluster):
-            with joblib.parallel_config(backend="dask"):
+                                      dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+            with joblib.parallel_config(backend="dask"), distributed.get_task_stream(client) as ts:
                 b = ess.equivalent_sample_size(df, "y", "llm", **kw)
+    assert len(ts.data) >= 2          # the block fits really ran on the Dask workers
     pd.testing.assert_frame_equal(a.table, b.table)
     assert a.lower_bound == b.lower_bound
 
@@ -245,3 +246,18 @@ def test_regimes_choose_the_documented_variance():
     fb = ess.error_curve(df, "y", regime="fixed_B", **kw).table
     np.testing.assert_allclose(fb["se"], fb["se_fixed_b"])
     np.testing.assert_allclose(hyb["se_fixed_n"], np.sqrt(hyb["sigma2_fixed_n"] / hyb["n_used"]))
+
+
+def test_missing_drop_equals_running_on_the_complete_rows():
+    df = _reg_data(300)
+    bad = df.copy()
+    bad.loc[[3, 50], "llm"] = np.nan
+    bad.loc[7, "y"] = np.inf
+    kw = dict(algorithm="lasso", grid=[2, 10], seed=4)
+    with pytest.raises(NonFiniteError):
+        ess.equivalent_sample_size(bad, "y", "llm", **kw)
+    with pytest.warns(UserWarning, match="removed 3 of 300"):
+        got = ess.equivalent_sample_size(bad, "y", "llm", missing="drop", **kw)
+    want = ess.equivalent_sample_size(df.drop(index=[3, 7, 50]).reset_index(drop=True), "y", "llm", **kw)
+    pd.testing.assert_frame_equal(got.table, want.table)
+    assert got.n == 297

@@ -183,3 +183,29 @@ def test_accumulator_input_errors():
     bad[0, 3] = np.inf
     with pytest.raises(InvalidArgumentError, match="non-finite"):
         z1.add_blocks(0, bad)
+
+
+def test_avx2_and_baseline_kernels_are_bit_identical():
+    """The run-time-selected AVX2 kernels and the baseline build give the same bits."""
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np, hashlib; from llmsurrogate import _core\n"
+        "rng = np.random.default_rng(5); n = 9001; y = rng.normal(size=n); ll = rng.exponential(size=n)\n"
+        "acc = _core.BlockOutAccumulator(y, 7, 'squared', ll)\n"
+        "for b0 in range(0, acc.blocks, 50):\n"
+        "    k = min(50, acc.blocks - b0); acc.add_blocks(b0, rng.normal(size=(k, acc.n_used - 7)))\n"
+        "o = acc.finalize(); h = hashlib.sha256()\n"
+        "for k in ('e_b', 'lbar', 'diff_e_b', 'diff_lbar'): h.update(o[k].tobytes())\n"
+        "print(h.hexdigest(), repr(o['diff']['sigma2_fixed_n']))\n"
+    )
+    import os
+
+    outs = []
+    for env_extra in ({}, {"LLMSURROGATE_NO_AVX2": "1"}):
+        env = dict(os.environ, **env_extra)
+        env.pop("LLMSURROGATE_NO_AVX2", None) if not env_extra else None
+        outs.append(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                                   check=True).stdout)
+    assert outs[0] == outs[1] and len(outs[0]) > 64

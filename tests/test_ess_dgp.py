@@ -225,3 +225,21 @@ def test_dgp_e_cate_ess():
     # N*_tau = ceil(11.083 / 0.25) = 45
     assert 10 <= res.lower_bound <= 45
     assert res.status == "stopped"
+
+
+def test_arm_specific_ess_uses_only_that_arm():
+    rng = np.random.default_rng(43)
+    n = 8000
+    x = rng.random(n)
+    d = (rng.random(n) < 0.5).astype(float)
+    y = np.where(d == 1, 1 + 2 * x, x) + rng.normal(size=n)
+    df = pd.DataFrame({"x": x, "d": d, "y": y})
+    df["llm"] = np.where(df["d"] == 1, 2.0, 0.5)     # constant per arm, off from the arm means
+    res = ess.arm_ess(df, "y", "d", 1.0, "llm", algorithm="mean", grid=[2, 5, 10, 20], seed=1)
+    sub = df[df["d"] == 1].reset_index(drop=True)
+    want = ess.equivalent_sample_size(sub, "y", "llm", features=["x"], algorithm="mean", grid=[2, 5, 10, 20], seed=1)
+    pd.testing.assert_frame_equal(res.table, want.table)
+    assert res.n == int(d.sum())
+    # arm 1: Var(Y(1)) = 1 + 4/12 = 1.333, mean 2.0 -> constant 2.0 is the arm mean: no N beats it
+    assert res.llm_error == pytest.approx(4 / 12 + 1, rel=0.05)
+    assert res.status == "all_rejected"

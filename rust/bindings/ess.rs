@@ -41,6 +41,12 @@ fn pieces_from(d: &Bound<'_, PyDict>) -> PyResult<k::Pieces> {
     })
 }
 
+/// Whether the run-time-selected AVX2 accumulation kernels are in use.
+#[pyfunction]
+pub fn ess_uses_avx2() -> bool {
+    k::uses_avx2()
+}
+
 /// The documented SplitMix64 + Fisher–Yates permutation of 0..n (as int64).
 #[pyfunction]
 pub fn ess_permutation<'py>(py: Python<'py>, n: usize, seed: u64) -> Bound<'py, PyArray1<i64>> {

@@ -29,6 +29,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(transfer::quantile_ci_ranks, m)?)?;
     m.add_function(wrap_pyfunction!(transfer::ustat_mean_upper, m)?)?;
     m.add_function(wrap_pyfunction!(ess::ess_permutation, m)?)?;
+    m.add_function(wrap_pyfunction!(ess::ess_uses_avx2, m)?)?;
     m.add_function(wrap_pyfunction!(ess::ess_losses, m)?)?;
     m.add_function(wrap_pyfunction!(ess::ess_variance_pieces, m)?)?;
     m.add_function(wrap_pyfunction!(ess::ess_sequential_test, m)?)?;

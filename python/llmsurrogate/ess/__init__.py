@@ -39,7 +39,7 @@ from ._engine import HYBRID_MIN_BLOCKS, LOSSES, REGIMES, TUNINGS, VARIANCES, def
 from ._learners import RF_GRID, LOGIT_C_GRID, Learner, block_seed, resolve_learner
 from ._results import ErrorCurve, EssResult
 
-__all__ = ["error_curve", "equivalent_sample_size", "cate_ess", "transformed_outcome", "permutation",
+__all__ = ["error_curve", "equivalent_sample_size", "cate_ess", "arm_ess", "transformed_outcome", "permutation",
            "ErrorCurve", "EssResult", "default_grid", "LOSSES", "REGIMES", "TUNINGS", "VARIANCES",
            "RF_GRID", "LOGIT_C_GRID"]
 
@@ -110,7 +110,7 @@ def _perm_field(prep):
 def error_curve(data, outcome: str, features=None, algorithm: Any = "rf", grid=None, loss: Any = "squared",
                 regime: str = "hybrid", tuning: str = "per_n_subset", seed: int | None = 0,
                 n_jobs: int | None = None, *, alpha: float = 0.05, hybrid_min_blocks: int = HYBRID_MIN_BLOCKS,
-                algorithm_options: dict | None = None, progress: Callable | None = None,
+                algorithm_options: dict | None = None, progress: Callable | None = None, missing: str = "error",
                 _cache: dict | None = None, _on_point: Callable | None = None) -> ErrorCurve:
     """Block-out CV error curve of ``algorithm`` on ``data`` (spec §2-§5).
 
@@ -125,7 +125,7 @@ def error_curve(data, outcome: str, features=None, algorithm: Any = "rf", grid=N
     (1 - alpha) CI, the variance components and, for squared loss, the RMSE with a delta-method SE.
     """
     alpha, regime, tuning, n_jobs, hmb = _common_checks(alpha, regime, tuning, n_jobs, hybrid_min_blocks)
-    prep = _engine.prepare(data, outcome, None, features, loss, seed)
+    prep = _engine.prepare(data, outcome, None, features, loss, seed, missing=missing)
     learner = resolve_learner(algorithm, prep.loss_name, algorithm_options)
     grid = _engine.check_grid(grid, prep.n)
     if regime == "fixed_N":
@@ -149,7 +149,7 @@ def equivalent_sample_size(data, outcome: str, prediction, features=None, algori
                            regime: str = "hybrid", tuning: str = "per_n_subset", seed: int | None = 0,
                            n_jobs: int | None = None, *, hybrid_min_blocks: int = HYBRID_MIN_BLOCKS,
                            algorithm_options: dict | None = None, progress: Callable | None = None,
-                           _cache: dict | None = None, _on_point: Callable | None = None,
+                           missing: str = "error", _cache: dict | None = None, _on_point: Callable | None = None,
                            _y: np.ndarray | None = None, _exclude: tuple = ()) -> EssResult:
     """ESS of the fixed rule ``prediction`` against ``algorithm`` (Algorithm 3.1 of the paper).
 
@@ -159,14 +159,17 @@ def equivalent_sample_size(data, outcome: str, prediction, features=None, algori
     B*N rows; ``variance="difference"`` uses (4.6) / fixed-B (B.2) on the difference losses,
     ``variance="sum"`` the conservative sigma^2_N + sigma^2_LLM (4.7). The scan stops at the first
     non-rejection k and returns lower_bound = N_{k-1} + 1 (N_0 = 0); a valid one-sided (1 - alpha)
-    CI [lower_bound, inf) for N* when the error curve is nonincreasing. All other arguments as in
-    :func:`error_curve`.
+    CI [lower_bound, inf) for N* when the error curve is nonincreasing. ``missing="drop"`` removes
+    rows with a missing or infinite outcome, prediction or feature (with a warning; valid only when
+    missingness is unrelated to the data, e.g. unparseable LLM answers at random); the default
+    raises. All other arguments as in :func:`error_curve`.
     """
     alpha, regime, tuning, n_jobs, hmb = _common_checks(alpha, regime, tuning, n_jobs, hybrid_min_blocks)
     variance = check_choice(variance, "variance", VARIANCES)
     if prediction is None:
         raise InvalidArgumentError("argument `prediction` is required: a column name, an array, or an object with predict()")
-    prep = _engine.prepare(data, outcome, prediction, features, loss, seed, exclude=_exclude, y_override=_y)
+    prep = _engine.prepare(data, outcome, prediction, features, loss, seed, exclude=_exclude, y_override=_y,
+                           missing=missing)
     learner = resolve_learner(algorithm, prep.loss_name, algorithm_options)
     grid = _engine.check_grid(grid, prep.n)
     if regime == "fixed_N":
@@ -258,3 +261,32 @@ def cate_ess(data, outcome: str, treatment: str, prediction, propensity=None, fe
                                  loss="squared", alpha=alpha, variance=variance, regime=regime, tuning=tuning,
                                  seed=seed, n_jobs=n_jobs, _y=ystar, _exclude=exclude, **kwargs)
     return res
+
+
+def arm_ess(data, outcome: str, treatment: str, arm: Any, prediction, features=None, **kwargs) -> EssResult:
+    """Arm-specific (potential-outcome) ESS of spec §7.2: block-out CV and the sequential test within
+    the subsample with ``treatment == arm``, the rule being the LLM's prediction of Y(arm).
+
+    Under unconfoundedness the risk is E[(Y(d) - f(X))^2 | D = d]; in an RCT it equals the marginal
+    risk of predicting Y(d). The treatment column is not used as a feature. Other arguments as in
+    :func:`equivalent_sample_size`.
+    """
+    from .._validation import as_frame, require_columns
+
+    frame = as_frame(data)
+    require_columns(frame, [outcome, treatment])
+    keep = (frame[treatment] == arm).to_numpy()
+    if not keep.any():
+        raise InvalidArgumentError(f"no rows with {treatment} == {arm!r}; choose an arm that occurs in the data")
+    sub = frame.loc[keep].reset_index(drop=True)
+    if not isinstance(prediction, str) and not hasattr(prediction, "predict"):
+        prediction = np.asarray(prediction)
+        if prediction.shape[0] != len(frame):
+            from ..exceptions import ShapeError
+
+            raise ShapeError(f"argument `prediction` has {prediction.shape[0]} values but `data` has {len(frame)} rows")
+        prediction = prediction[keep]
+    if features is None:
+        skip = {outcome, treatment} | ({prediction} if isinstance(prediction, str) else set())
+        features = [c for c in sub.columns if c not in skip]
+    return equivalent_sample_size(sub, outcome, prediction, features=features, **kwargs)

@@ -38,11 +38,13 @@ def _key(data_path: Path, args: dict) -> str:
 @click.option("--tuning", default="per_n_subset", show_default=True, type=click.Choice(["per_n_subset", "per_block", "none"]))
 @click.option("--seed", default="0", show_default=True, help="Permutation seed (an integer), or 'none' to keep the file's order.")
 @click.option("--n-estimators", default=300, show_default=True, type=int, help="Trees for --algorithm rf.")
+@click.option("--missing", default="error", show_default=True, type=click.Choice(["error", "drop"]),
+              help="Rows with a missing outcome, prediction or feature: stop with an error, or drop them (with a warning).")
 @click.option("--n-jobs", type=int, default=None, help="Parallel block fits and Rust threads (default: all cores).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("ess-output"), show_default=True)
 @click.option("--no-plot", is_flag=True, help="Skip the figure.")
 def ess_command(data_path, outcome, prediction, features, algorithm, loss, grid, alpha, variance, regime, tuning,
-                seed, n_estimators, n_jobs, out_dir, no_plot):
+                seed, n_estimators, missing, n_jobs, out_dir, no_plot):
     """Equivalent sample size of a fixed prediction rule (block-out CV + sequential one-sided CI)."""
     from .. import ess
     from ..cli import _progress, read_table
@@ -57,7 +59,7 @@ def ess_command(data_path, outcome, prediction, features, algorithm, loss, grid,
     seed_val = None if str(seed).lower() == "none" else int(seed)
     options = {"n_estimators": n_estimators} if algorithm == "rf" else None
     args = dict(outcome=outcome, prediction=prediction, features=feats, algorithm=algorithm, loss=loss,
-                grid=grid_vals, seed=seed_val, tuning=tuning, options=options)
+                grid=grid_vals, seed=seed_val, tuning=tuning, options=options, missing=missing)
     cache_dir = out_dir / ".ess_cache" / _key(data_path, args)
     cache_dir.mkdir(parents=True, exist_ok=True)
     cache = {}
@@ -83,7 +85,7 @@ def ess_command(data_path, outcome, prediction, features, algorithm, loss, grid,
 
         common = dict(algorithm=algorithm, grid=grid_vals, loss=loss, regime=regime, tuning=tuning, seed=seed_val,
                       n_jobs=n_jobs, algorithm_options=options, progress=on_progress, _cache=cache,
-                      _on_point=save_point, features=feats)
+                      _on_point=save_point, features=feats, missing=missing)
         if cache:
             click.echo(f"reusing {len(cache)} finished grid point(s) from {cache_dir}", err=True)
         if prediction is None:

@@ -103,8 +103,55 @@ def check_grid(grid: Any, n: int) -> list[int]:
     return sorted(set(vals))
 
 
+def _drop_missing(frame, outcome, prediction, features, exclude, y_override):
+    """Rows with a missing or infinite outcome, prediction or feature removed (``missing="drop"``)."""
+    import pandas as pd
+
+    def bad(values) -> np.ndarray:
+        ser = pd.Series(np.asarray(values) if not isinstance(values, pd.Series) else values)
+        num = pd.to_numeric(ser, errors="coerce")
+        if pd.api.types.is_numeric_dtype(ser) or num.notna().all():
+            return ~np.isfinite(num.to_numpy(dtype=np.float64, na_value=np.nan))
+        return ser.isna().to_numpy()
+
+    mask = bad(frame[outcome]) if y_override is None else ~np.isfinite(np.asarray(y_override, dtype=float))
+    pred_values = None
+    if prediction is not None:
+        if isinstance(prediction, str):
+            require_columns(frame, [prediction])
+            pred_values = frame[prediction]
+        elif hasattr(prediction, "predict") and callable(prediction.predict):
+            pred_values = np.asarray(prediction.predict(frame))
+            prediction = pred_values
+        else:
+            pred_values = np.asarray(prediction)
+        if len(pred_values) != len(frame):
+            raise ShapeError(f"argument `prediction` has {len(pred_values)} values but `data` has {len(frame)} rows; "
+                             "pass one prediction per row, in the same order")
+        mask = mask | bad(pred_values)
+    skip = {outcome, *exclude} | ({prediction} if isinstance(prediction, str) else set())
+    feats = [c for c in frame.columns if c not in skip] if features is None else \
+        ([features] if isinstance(features, str) else list(features))
+    require_columns(frame, feats)
+    for c in feats:
+        mask = mask | bad(frame[c])
+    dropped = int(mask.sum())
+    if dropped:
+        warnings.warn(f"missing='drop': removed {dropped} of {len(frame)} rows with a missing or infinite outcome, "
+                      "prediction or feature; valid only if missingness is unrelated to (X, Y)",
+                      LLMSurrogateWarning, stacklevel=4)
+        keep = ~mask
+        frame = frame.loc[keep].reset_index(drop=True)
+        if prediction is not None and not isinstance(prediction, str):
+            prediction = np.asarray(pred_values)[keep]
+        if y_override is not None:
+            y_override = np.asarray(y_override)[keep]
+    return frame, prediction, y_override
+
+
 def prepare(data: Any, outcome: str, prediction: Any, features: Any, loss: Any, seed: int | None,
-            exclude: tuple[str, ...] = (), eps: float = LOG_EPS, y_override: np.ndarray | None = None) -> Prepared:
+            exclude: tuple[str, ...] = (), eps: float = LOG_EPS, y_override: np.ndarray | None = None,
+            missing: str = "error") -> Prepared:
     """Validate the inputs and permute them once (spec §2.1 step 1)."""
     import pandas as pd
 
@@ -112,6 +159,8 @@ def prepare(data: Any, outcome: str, prediction: Any, features: Any, loss: Any, 
     if not isinstance(outcome, str):
         raise InvalidArgumentError("argument `outcome` must be a column name (a string)")
     require_columns(frame, [outcome])
+    if check_choice(missing, "missing", ("error", "drop")) == "drop":
+        frame, prediction, y_override = _drop_missing(frame, outcome, prediction, features, exclude, y_override)
     n = len(frame)
     if n < 4:
         raise InvalidArgumentError(f"`data` has {n} rows; block-out CV needs at least 4")
@@ -295,6 +344,11 @@ def run_point(prep: Prepared, learner: Learner, N: int, tuning: str, seed: int |
     from joblib import Parallel, delayed
 
     params = tune_for_n(prep, learner, N, tuning, seed)
+    if prefer is None and learner.name in ("lasso", "logit_l1", "mean", "majority"):
+        # cheap per-block fits that run in scikit-learn's GIL-free C code: threads avoid process
+        # start-up and pickling (a soft hint: joblib.parallel_config(backend=...) wins). Random
+        # forests keep process workers (per-tree Python overhead holds the GIL).
+        prefer = "threads"
     acc = _core.BlockOutAccumulator(prep.y, N, prep.rust_loss, prep.llm_loss if with_llm else None, prep.eps)
     B, n_used = acc.blocks, acc.n_used
     width = n_used - N
