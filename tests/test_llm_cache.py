@@ -11,7 +11,6 @@ import textwrap
 import time
 
 import numpy as np
-import pytest
 
 from llmsurrogate.llm.cache import Cache, cached_batches
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pytest
@@ -141,7 +140,6 @@ def test_digit_tokens_and_numeric_scores(backends):
     assert all(k.isdecimal() for k in digits) and set("0123456789") <= set(digits)
     s = risk.risk_scores(ROWS.iloc[:2], TASK, b, method="numeric")
     # expected value from the digit distribution, recomputed by hand for row 0
-    p = multiple_choice_prompt  # noqa: F841
     from llmsurrogate.llm.prompts import numeric_prompt
 
     prompt = numeric_prompt(TASK, ROWS.iloc[0].to_dict())

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pandas as pd
@@ -11,7 +10,7 @@ import pytest
 from llmsurrogate import datasets
 from llmsurrogate.exceptions import ColumnNotFoundError, EmptyInputError, InvalidArgumentError
 from llmsurrogate.llm import prompts as P
-from llmsurrogate.llm.tasks import (AnswerOption, Column, MultipleChoiceQuestion, NumericQuestion, Task,
+from llmsurrogate.llm.tasks import (AnswerOption, Column, MultipleChoiceQuestion, Task,
                                     Threshold, acs_income_task, task_from_dict)
 
 ROWS = datasets.load_acs_income_rows()

@@ -12,7 +12,7 @@ from llmsurrogate.exceptions import InvalidArgumentError
 from llmsurrogate.llm.base import CallableBackend
 from llmsurrogate.llm.cache import Cache
 from llmsurrogate.llm.scoring import LLMPredictor, mc_risk, numeric_expectations, option_probabilities
-from llmsurrogate.llm.tasks import AnswerOption, Column, MultipleChoiceQuestion, NumericQuestion, Task, acs_income_task
+from llmsurrogate.llm.tasks import AnswerOption, Column, MultipleChoiceQuestion, Task, acs_income_task
 
 ROWS = datasets.load_acs_income_rows()
 TASK = acs_income_task()

@@ -26,7 +26,7 @@ import functools
 import math
 import numbers
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..exceptions import ColumnNotFoundError, InvalidArgumentError
