@@ -18,7 +18,7 @@ SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export HF_HUB_OFFLINE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help demo test venv build build-test r-deps test-rust test-python test-r bench clean
+.PHONY: help demo test venv build build-test r-deps test-rust test-python test-r r-docs bench clean
 
 help:
 	@echo "make demo   set everything up and run the demo on the bundled real data"
@@ -66,6 +66,10 @@ test-r: r-deps
 	R CMD INSTALL --no-multiarch --library=$(RLIB) r-bridge/llmsurrogate >/dev/null
 	R_LIBS=$(RLIB) LLMSURROGATE_PYTHON=$(abspath $(PY)) RETICULATE_PYTHON=$(abspath $(PY)) \
 	  Rscript scripts/run_r_tests.R
+
+# Regenerate the R help pages (r-bridge/llmsurrogate/man) from the #' comments; needs Debian's r-cran-roxygen2.
+r-docs:
+	cd r-bridge/llmsurrogate && Rscript -e 'roxygen2::roxygenise(".", roclets = "rd")'
 
 bench: build
 	$(PY) benchmarks/bench_quantiles.py

@@ -19,7 +19,8 @@
 #' @param normalize `NULL` (raw error), `"deterioration"` or `"shortfall"`.
 #' @param subsets `"all"` training sets, or how many to draw at random (seeded by `seed`).
 #' @param shortfall_models Character vector of model names for the shortfall's model set.
-#' @param domain,target Column names; `features` a character vector of column names.
+#' @param domain,target Names of the domain column and the outcome column.
+#' @param features Character vector of feature column names.
 #' @param seed Seed for sampled training sets and for `"rf"`.
 #' @param n_jobs Threads (`NULL`: `LLMSURROGATE_NUM_THREADS` or all cores).
 #' @param cache Optional folder for finished fits: an interrupted build resumes from it.
