@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import numbers
@@ -288,10 +289,11 @@ def permutation_hash(perm: np.ndarray | None, n: int) -> str:
 # the block loop
 # ------------------------------------------------------------------------------------------------
 
-def _fit_block_rows(learner: Learner, X, y, N, n_used, b0, b1, params, seed, tuning, loss_fn):
-    """Predictions (or custom losses) of blocks b0..b1 on their complements: rows of length n_used - N."""
+@contextlib.contextmanager
+def _quiet_fit_warnings():
+    """Silence the learners' UserWarnings and scikit-learn's ConvergenceWarnings (one block-out
+    fit per block would otherwise flood the output)."""
     with warnings.catch_warnings():
-        # runs in joblib workers too, where the caller's filters do not apply
         warnings.simplefilter("ignore", category=UserWarning)
         try:
             from sklearn.exceptions import ConvergenceWarning
@@ -299,6 +301,12 @@ def _fit_block_rows(learner: Learner, X, y, N, n_used, b0, b1, params, seed, tun
             warnings.simplefilter("ignore", category=ConvergenceWarning)
         except ImportError:  # pragma: no cover
             pass
+        yield
+
+
+def _fit_block_rows(learner: Learner, X, y, N, n_used, b0, b1, params, seed, tuning, loss_fn):
+    """Predictions (or custom losses) of blocks b0..b1 on their complements: rows of length n_used - N."""
+    with _quiet_fit_warnings():  # runs in joblib workers too, where the caller's filters do not apply
         return _fit_block_rows_inner(learner, X, y, N, n_used, b0, b1, params, seed, tuning, loss_fn)
 
 
@@ -360,14 +368,7 @@ def run_point(prep: Prepared, learner: Learner, N: int, tuning: str, seed: int |
                                       seed, tuning, prep.loss_fn) for s in starts)
     shortcut = 0
     done = 0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", category=UserWarning)
-        try:
-            from sklearn.exceptions import ConvergenceWarning
-
-            warnings.simplefilter("ignore", category=ConvergenceWarning)
-        except ImportError:  # pragma: no cover
-            pass
+    with _quiet_fit_warnings():
         par = Parallel(n_jobs=n_jobs, return_as="generator", prefer=prefer)
         for s, (rows, nconst) in zip(starts, par(tasks)):
             acc.add_blocks(s, rows, n_jobs)
