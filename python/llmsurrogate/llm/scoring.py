@@ -28,8 +28,9 @@ log = logging.getLogger("llmsurrogate.llm")
 SPELLING_MODES = ("sum", "best_prefix")
 
 #: Prompts per backend call and cache transaction: the backend sorts and batches within a chunk
-#: (length buckets, shared prefixes); a run killed mid-chunk redoes at most that chunk.
-COMMIT_EVERY = 256
+#: (length buckets, shared prefixes); a run killed mid-chunk redoes at most that chunk. 64 costs
+#: about 3% of throughput against 256 on the tiny CPU model, and loses 4x less work on a kill.
+COMMIT_EVERY = 64
 
 
 def _identity(backend) -> tuple[str, str]:
