@@ -58,44 +58,6 @@ def _chunks(y, N, seed):
         yield b0, np.ascontiguousarray(a + c * x[None, :])
 
 
-def numpy_layer(y, llm_loss, grid, chunks_by_N):
-    """Spec §2.3 + Appendix R, straightforwardly: returns (lower bound, per-N pieces)."""
-    tests, pieces = [], []
-    for N in grid:
-        B = len(y) // N
-        n = B * N
-        T = n - N
-        out = {}
-        for kind, ll in (("plain", None), ("diff", llm_loss)):
-            e_b = np.zeros(B)
-            Lsum = np.zeros(n)
-            for b0, rows in chunks_by_N[N]:
-                for r in range(rows.shape[0]):
-                    b = b0 + r
-                    l = (rows[r] - y[:n]) ** 2
-                    if ll is not None:
-                        l = l - ll[:n]
-                    l[b * N:(b + 1) * N] = 0
-                    e_b[b] = l.sum() / T
-                    Lsum += l
-            out[kind] = ref.variance_pieces(e_b, Lsum / (B - 1), N)
-        tests.append(ref.one_sided_test(out["diff"]))
-        pieces.append(out)
-    return ref.sequential_ess(grid, tests), pieces
-
-
-def rust_layer(y, llm_loss, grid, chunks_by_N, n_jobs):
-    pts = []
-    for N in grid:
-        acc = _core.BlockOutAccumulator(y, N, "squared", llm_loss)
-        for b0, rows in chunks_by_N[N]:
-            acc.add_blocks(b0, rows, n_jobs)
-        o = acc.finalize()
-        pts.append({"n_train": N, "plain": o["plain"], "diff": o["diff"], "llm_var": o["llm_var"]})
-    seq = _core.ess_sequential_test(pts, 1.6448536269514722, "hybrid", 40, "difference")
-    return seq, pts
-
-
 def bench_layer(n_jobs, repeat):
     rng = np.random.default_rng(0)
     n = 20_000

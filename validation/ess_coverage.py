@@ -26,6 +26,16 @@ OUT = Path(__file__).resolve().parent / "results" / "ess_coverage.json"
 
 # ---- O(n + B) block-out CV for the block-mean learner (squared loss) -------------------------
 
+def _with_difference(out, llm_loss, n, N, B):
+    """Add the difference-loss pieces (learner loss minus the LLM's loss) when an LLM loss is given."""
+    if llm_loss is not None:
+        ll = llm_loss[:n]
+        llb = ll.reshape(B, N).sum(axis=1)
+        out["de_b"] = out["e_b"] - (ll.sum() - llb) / (n - N)
+        out["dlbar"] = out["lbar"] - ll
+    return out
+
+
 def mean_learner_blockout(y, N, llm_loss=None):
     B = len(y) // N
     n = B * N
@@ -37,13 +47,7 @@ def mean_learner_blockout(y, N, llm_loss=None):
     own = np.repeat(m, N)
     M, Q = m.sum(), (m**2).sum()
     lbar = ((B - 1) * y**2 - 2 * y * (M - own) + (Q - own**2)) / (B - 1)
-    out = {"e_b": e_b, "lbar": lbar}
-    if llm_loss is not None:
-        ll = llm_loss[:n]
-        llb = ll.reshape(B, N).sum(axis=1)
-        out["de_b"] = e_b - (ll.sum() - llb) / (n - N)
-        out["dlbar"] = lbar - ll
-    return out
+    return _with_difference({"e_b": e_b, "lbar": lbar}, llm_loss, n, N, B)
 
 
 def cell_majority_blockout(x, y, N, rng, llm_loss=None):
@@ -71,13 +75,7 @@ def cell_majority_blockout(x, y, N, rng, llm_loss=None):
     wrong = np.array([[(lab[:, c] != v).sum() for v in (0, 1)] for c in (0, 1)], dtype=float)
     own = lab[np.repeat(np.arange(B), N), x]
     lbar = (wrong[x, y.astype(int)] - (own != y)) / (B - 1)
-    out = {"e_b": e_b, "lbar": lbar, "labels": lab}
-    if llm_loss is not None:
-        ll = llm_loss[:n]
-        llb = ll.reshape(B, N).sum(axis=1)
-        out["de_b"] = e_b - (ll.sum() - llb) / (n - N)
-        out["dlbar"] = lbar - ll
-    return out
+    return _with_difference({"e_b": e_b, "lbar": lbar, "labels": lab}, llm_loss, n, N, B)
 
 
 def sequential(grid, blockouts, llm_loss, regime, variance, alpha=0.05):

@@ -107,6 +107,15 @@ def _perm_field(prep):
     return np.asarray(prep.perm, dtype=np.int64)
 
 
+def _checked_grid(grid, n, regime, hmb):
+    """The validated grid; with ``regime="fixed_N"`` every grid size must leave enough blocks."""
+    grid = _engine.check_grid(grid, n)
+    if regime == "fixed_N":
+        for N in grid:
+            _engine.uses_fixed_n(regime, n // N, hmb)
+    return grid
+
+
 def error_curve(data, outcome: str, features=None, algorithm: Any = "rf", grid=None, loss: Any = "squared",
                 regime: str = "hybrid", tuning: str = "per_n_subset", seed: int | None = 0,
                 n_jobs: int | None = None, *, alpha: float = 0.05, hybrid_min_blocks: int = HYBRID_MIN_BLOCKS,
@@ -127,10 +136,7 @@ def error_curve(data, outcome: str, features=None, algorithm: Any = "rf", grid=N
     alpha, regime, tuning, n_jobs, hmb = _common_checks(alpha, regime, tuning, n_jobs, hybrid_min_blocks)
     prep = _engine.prepare(data, outcome, None, features, loss, seed, missing=missing)
     learner = resolve_learner(algorithm, prep.loss_name, algorithm_options)
-    grid = _engine.check_grid(grid, prep.n)
-    if regime == "fixed_N":
-        for N in grid:
-            _engine.uses_fixed_n(regime, prep.n // N, hmb)
+    grid = _checked_grid(grid, prep.n, regime, hmb)
     points = _run_points(prep, learner, grid, tuning, seed, n_jobs, False, progress, _cache, _on_point)
     table = _engine.curve_table(points, alpha, regime, hmb, prep.loss_name)
     table["params"] = [str(p.get("params", {})) for p in points]
@@ -171,10 +177,7 @@ def equivalent_sample_size(data, outcome: str, prediction, features=None, algori
     prep = _engine.prepare(data, outcome, prediction, features, loss, seed, exclude=_exclude, y_override=_y,
                            missing=missing)
     learner = resolve_learner(algorithm, prep.loss_name, algorithm_options)
-    grid = _engine.check_grid(grid, prep.n)
-    if regime == "fixed_N":
-        for N in grid:
-            _engine.uses_fixed_n(regime, prep.n // N, hmb)
+    grid = _checked_grid(grid, prep.n, regime, hmb)
     points = _run_points(prep, learner, grid, tuning, seed, n_jobs, True, progress, _cache, _on_point)
     table, seq = _engine.ess_inference(points, alpha, regime, hmb, variance)
     table["params"] = [str(p.get("params", {})) for p in points]
