@@ -45,6 +45,18 @@ CREATE TABLE IF NOT EXISTS outputs (
 """
 
 
+def _retry_locked(action, attempts: int = 50):
+    """Run ``action()``, retrying with a growing pause while SQLite answers "database is locked"
+    (lock waits the busy handler does not cover, or that outlast ``busy_timeout``)."""
+    for attempt in range(attempts):
+        try:
+            return action()
+        except sqlite3.OperationalError as err:
+            if "locked" not in str(err) or attempt == attempts - 1:
+                raise
+            time.sleep(0.05 * (attempt + 1))
+
+
 def _canonical(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
 
@@ -64,8 +76,7 @@ class Cache:
         self.timeout = float(timeout)
         self._local = threading.local()
         conn = self._conn()
-        with conn:
-            conn.executescript(_SCHEMA)
+        _retry_locked(lambda: conn.executescript(_SCHEMA))
         self.hits = 0
         self.misses = 0
 
@@ -73,9 +84,11 @@ class Cache:
         conn = getattr(self._local, "conn", None)
         if conn is None or getattr(self._local, "pid", None) != os.getpid():
             conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute(f"PRAGMA busy_timeout={int(self.timeout * 1000)}")
+            # Switching a new database to WAL can fail at once with "locked" while another process
+            # does the same (SQLite does not call the busy handler there): retry.
+            _retry_locked(lambda: conn.execute("PRAGMA journal_mode=WAL"))
+            conn.execute("PRAGMA synchronous=NORMAL")
             self._local.conn, self._local.pid = conn, os.getpid()
         return conn
 
@@ -125,20 +138,17 @@ class Cache:
         if not rows:
             return
         conn = self._conn()
-        for attempt in range(50):
+
+        def write():
+            conn.execute("BEGIN IMMEDIATE")
             try:
-                conn.execute("BEGIN IMMEDIATE")
-                try:
-                    conn.executemany("INSERT OR IGNORE INTO outputs VALUES (?, ?, ?, ?, ?)", rows)
-                    conn.execute("COMMIT")
-                except BaseException:
-                    conn.execute("ROLLBACK")
-                    raise
-                return
-            except sqlite3.OperationalError as err:  # "database is locked" beyond busy_timeout
-                if "locked" not in str(err) or attempt == 49:
-                    raise
-                time.sleep(0.05 * (attempt + 1))
+                conn.executemany("INSERT OR IGNORE INTO outputs VALUES (?, ?, ?, ?, ?)", rows)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+
+        _retry_locked(write)
 
     def __len__(self) -> int:
         return self._conn().execute("SELECT COUNT(*) FROM outputs").fetchone()[0]
