@@ -337,7 +337,7 @@ def _load_task(spec: str):
     return task_from_dict({"preset": spec})
 
 
-def _make_backend(kind: str, model: str, device: str | None, batch_size: int):
+def _make_backend(kind: str, model: str, device: str | None, batch_size: int | None):
     if kind == "transformers":
         from .llm.hf import TransformersBackend
 
@@ -359,7 +359,8 @@ def _make_backend(kind: str, model: str, device: str | None, batch_size: int):
               help="Cache folder: every prompt's output is stored; a rerun resumes where it stopped.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Folder for scores.csv, metrics.csv, metrics.json and calibration.png.")
-@click.option("--batch-size", type=click.IntRange(1), default=16, show_default=True)
+@click.option("--batch-size", type=click.IntRange(1), default=None,
+              help="Prompts per forward pass (default: 16 on the CPU, 128 on a GPU).")
 @click.option("--device", default=None, help="cpu, cuda, cuda:1 (default: cuda if available).")
 @click.option("--no-order-correction", is_flag=True, help="Score only the original answer order.")
 @click.option("--chat", is_flag=True, help="Wrap prompts in the model's chat template (instruct models).")
@@ -382,7 +383,7 @@ def score(data_path, task_spec, backend, model, method, cache_dir, out_dir, batc
     be = _make_backend(backend, model, device, batch_size)
     with _progress() as progress:
         bar = progress.add_task(f"scoring prompts ({method})", total=None)
-        res = risk.risk_scores(frame, task, be, method, cache=cache, batch_size=batch_size,
+        res = risk.risk_scores(frame, task, be, method, cache=cache, batch_size=batch_size or 16,
                                correct_order_bias=not no_order_correction, chat=chat,
                                progress=lambda done, total: progress.update(bar, completed=done, total=total))
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -623,24 +623,27 @@ def risk_scores(data, task, backend, method: str = "multiple_choice", *, cache=N
 # --- plain-table entry points (the R package calls these) ------------------------------------
 
 def score_table(data, task: str, model: str, backend: str = "transformers", method: str = "multiple_choice",
-                cache=None, batch_size: int = 16, correct_order_bias: bool = True, device: str | None = None):
+                cache=None, batch_size: int | None = None, correct_order_bias: bool = True, device: str | None = None):
     """:func:`risk_scores` from names: ``task`` is a TOML file or a built-in task name, ``model`` a
-    local model folder. Returns the scores table (DataFrame)."""
+    local model folder. ``batch_size``: prompts per forward pass (default: the backend's, 16 on
+    the CPU and 128 on a GPU). Returns the scores table (DataFrame)."""
     from pathlib import Path
 
     from .llm.tasks import Task, task_from_dict
 
     check_choice(backend, "backend", ["transformers", "vllm"])
+    if batch_size is not None:
+        batch_size = check_int(batch_size, "batch_size", minimum=1)
     t = Task.from_toml(task) if Path(str(task)).suffix.lower() == ".toml" else task_from_dict({"preset": task})
     if backend == "transformers":
         from .llm.hf import TransformersBackend
 
-        be = TransformersBackend(model, device=device, batch_size=check_int(batch_size, "batch_size", minimum=1))
+        be = TransformersBackend(model, device=device, batch_size=batch_size)
     else:
         from .llm.vllm import VLLMBackend
 
         be = VLLMBackend(model)
-    return risk_scores(data, t, be, method, cache=cache, batch_size=int(batch_size),
+    return risk_scores(data, t, be, method, cache=cache, batch_size=batch_size or 16,
                        correct_order_bias=correct_order_bias).table
 
 

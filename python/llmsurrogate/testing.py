@@ -189,7 +189,7 @@ def build_model(path, arch: str = "gpt2", *, tokenizer_kind: str = "bpe", vocab_
     return path
 
 
-def train_tiny_model(path, *, arch: str = "gpt2", n_rows: int = 3000, steps: int = 300, batch_size: int = 16,
+def train_tiny_model(path, *, arch: str = "gpt2", n_rows: int = 3000, steps: int = 300, batch_size: int = 32,
                      lr: float = 1e-2, seed: int = 0, hidden: int = 64) -> dict[str, Any]:
     """Build a tiny model at ``path`` and train it briefly on synthetic persona prompts.
 

@@ -13,21 +13,22 @@
 #' @param backend `"transformers"` (CPU or GPU) or `"vllm"` (GPU).
 #' @param method `"multiple_choice"`, `"numeric"` or `"numeric_argmax"`.
 #' @param cache Cache folder, or `NULL` for no cache.
-#' @param batch_size Prompts per forward pass.
+#' @param batch_size Prompts per forward pass, or `NULL` for the backend's default (16 on the
+#'   CPU, 128 on a GPU).
 #' @param correct_order_bias Average over all answer orders (default `TRUE`).
 #' @return A data frame with `row` (0-based position), `score`, `answer_mass`, `label` (when the
 #'   data hold it) and, for multiple choice, `score_order_k` per answer order.
 #' @seealso [evaluate_risk_scores()]
 #' @export
 risk_scores <- function(data, task, model, backend = "transformers", method = "multiple_choice",
-                        cache = NULL, batch_size = 16, correct_order_bias = TRUE) {
+                        cache = NULL, batch_size = NULL, correct_order_bias = TRUE) {
   if (!is.data.frame(data)) .abort("argument `data` must be a data frame", sys.call())
   task <- .check_string(task, "task")
   model <- .check_string(normalizePath(model, mustWork = FALSE), "model")
   backend <- .check_string(backend, "backend")
   method <- .check_string(method, "method")
   if (!is.null(cache)) cache <- .check_string(cache, "cache")
-  batch_size <- as.integer(.check_scalar(batch_size, "batch_size"))
+  if (!is.null(batch_size)) batch_size <- as.integer(.check_scalar(batch_size, "batch_size"))
   correct_order_bias <- .check_flag(correct_order_bias, "correct_order_bias")
   cols <- lapply(data, function(col) {
     if (is.factor(col)) col <- as.character(col)
