@@ -6,6 +6,7 @@
 
 pub mod errors;
 pub mod ess;
+pub mod forest;
 pub mod nls;
 pub mod numerics;
 pub mod parallel;

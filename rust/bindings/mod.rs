@@ -2,6 +2,7 @@
 
 mod errors;
 mod ess;
+mod forest;
 mod nls;
 mod quantiles;
 mod transfer;
@@ -34,6 +35,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ess::ess_variance_pieces, m)?)?;
     m.add_function(wrap_pyfunction!(ess::ess_sequential_test, m)?)?;
     m.add_class::<ess::BlockOutAccumulator>()?;
+    m.add_function(wrap_pyfunction!(forest::forest_predict_mean, m)?)?;
     m.add_function(wrap_pyfunction!(nls::nls_fit_subsets, m)?)?;
     m.add_function(wrap_pyfunction!(nls::nls_predict, m)?)?;
     m.add("RISK_BOOT_METRICS", crate::risk::BOOT_METRICS.to_vec())?;

@@ -86,6 +86,8 @@ def _common_checks(alpha, regime, tuning, n_jobs, hybrid_min_blocks):
 
 def _run_points(prep, learner, grid, tuning, seed, n_jobs, with_llm, progress=None, cache=None, on_point=None):
     points = []
+    pending = [int(N) for N in grid if cache is None or int(N) not in cache]
+    tuned = _engine.tune_grid(prep, learner, pending, tuning, seed, n_jobs)
     for N in grid:
         key = int(N)
         if cache is not None and key in cache:
@@ -94,7 +96,7 @@ def _run_points(prep, learner, grid, tuning, seed, n_jobs, with_llm, progress=No
                 progress("cached", key, 1, 1)
             continue
         cb = None if progress is None else (lambda done, total, _N=key: progress("blocks", _N, done, total))
-        pt = _engine.run_point(prep, learner, key, tuning, seed, n_jobs, with_llm, cb)
+        pt = _engine.run_point(prep, learner, key, tuning, seed, n_jobs, with_llm, cb, params=tuned.get(key))
         if on_point is not None:
             on_point(pt)
         points.append(pt)

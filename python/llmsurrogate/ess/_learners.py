@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .._fast_predict import fast_predict
 from ..exceptions import InvalidArgumentError
 
 RF_GRID = {"max_depth": [3, 5, 10, None], "min_samples_leaf": [1, 5, 20]}
@@ -64,7 +65,8 @@ class Learner:
 
     # -- tuning -------------------------------------------------------------------------------
     def tune(self, X: np.ndarray, y: np.ndarray, seed: int) -> dict:
-        """Hyperparameters chosen by k-fold CV on (X, y) (a tuning subset or one block)."""
+        """Hyperparameters chosen by k-fold CV on (X, y) (a tuning subset or one block). Only the
+        choice is kept, so the grid search does not refit the winner (``refit=False``)."""
         from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
 
         n = len(y)
@@ -97,7 +99,7 @@ class Learner:
             scoring = "accuracy" if self.is_classifier else "neg_mean_squared_error"
             if self.output == "proba":
                 scoring = "neg_brier_score" if len(np.unique(y)) == 2 else "neg_log_loss"
-            gs = GridSearchCV(est, grid, cv=cv, scoring=scoring, n_jobs=1, error_score="raise")
+            gs = GridSearchCV(est, grid, cv=cv, scoring=scoring, n_jobs=1, error_score="raise", refit=False)
             gs.fit(X, y)
             return dict(gs.best_params_)
         if self.name == "logit_l1":
@@ -107,14 +109,14 @@ class Learner:
             grid = {"logisticregression__C": self.options.get("C_grid", LOGIT_C_GRID)}
             est = make_pipeline(StandardScaler(), _logit(1.0, seed))
             scoring = "accuracy" if self.output == "label" else "neg_log_loss"
-            gs = GridSearchCV(est, grid, cv=cv, scoring=scoring, n_jobs=1)
+            gs = GridSearchCV(est, grid, cv=cv, scoring=scoring, n_jobs=1, refit=False)
             gs.fit(X, y)
             return {"C": float(gs.best_params_["logisticregression__C"])}
         grid = self.options.get("param_grid")
         if grid:
             from sklearn.base import clone
 
-            gs = GridSearchCV(clone(self.estimator), grid, cv=cv, n_jobs=1)
+            gs = GridSearchCV(clone(self.estimator), grid, cv=cv, n_jobs=1, refit=False)
             gs.fit(X, y)
             return dict(gs.best_params_)
         return {}
@@ -183,7 +185,17 @@ class Learner:
         if tuning == "per_block":
             params = self.tune(Xtr, ytr, random_state)
         est = self.make(params, random_state)
-        est.fit(Xtr, ytr)
+        if self.estimator is None and hasattr(est, "steps"):
+            # our own (StandardScaler, model) pipelines: the two fits Pipeline.fit makes (it
+            # neither clones nor caches without `memory`), minus its routing overhead
+            Xt = est.steps[0][1].fit_transform(Xtr, ytr)
+            est.steps[-1][1].fit(Xt, ytr)
+        else:
+            est.fit(Xtr, ytr)
+        if self.estimator is None:  # built-in learners: scikit-learn's numbers without its overhead
+            fast = fast_predict(est, Xte, self.output)
+            if fast is not None:
+                return fast, False
         if self.output == "proba":
             proba = est.predict_proba(Xte)
             classes = list(est.classes_)
