@@ -67,6 +67,64 @@ error_curve <- function(data, outcome, features = NULL, algorithm = "rf", grid =
   .ess_result(res, "llmsurrogate_error_curve")
 }
 
+#' Equivalent sample size of an LLM's treatment-effect predictions (CATE-ESS)
+#'
+#' How many observations of a randomised experiment are an LLM's conditional average treatment
+#' effect predictions tau(x) worth? The ESS pipeline of [ess()] run on the IPW transformed outcome
+#' Y* = Y (D - pi) / (pi (1 - pi)), whose conditional mean is the CATE, with squared loss: the
+#' comparison algorithm learns Y* from the covariates (never from the treatment), and the fixed
+#' rule is the LLM's CATE prediction (Gao, Han and Liang 2026, Section 6; spec section 7).
+#'
+#' @inheritParams ess
+#' @param treatment Name of the binary (0/1) treatment column.
+#' @param prediction Name of the column holding the LLM's CATE predictions, or a numeric vector
+#'   aligned with the rows of `data`.
+#' @param propensity The known treatment probability: a number, the name of a column, or `NULL`
+#'   for the treated share (a completely randomised experiment).
+#' @return An object of class `c("llmsurrogate_ess", "llmsurrogate_result")`, as from [ess()];
+#'   the errors are on the scale of the transformed outcome.
+#' @examples
+#' if (llmsurrogate_available()) {
+#'   set.seed(2)
+#'   n <- 600
+#'   x <- rnorm(n)
+#'   d <- rbinom(n, 1, 0.5)
+#'   y <- x + d * (1 + x) + rnorm(n)
+#'   exp_data <- data.frame(x = x, d = d, y = y, tau_llm = 1 + 0.8 * x)
+#'   res <- cate_ess(exp_data, "y", "d", "tau_llm", propensity = 0.5, algorithm = "lasso",
+#'                   grid = c(5, 10, 20, 50, 100))
+#'   res$lower_bound
+#' }
+#' @export
+cate_ess <- function(data, outcome, treatment, prediction, propensity = NULL, features = NULL,
+                     algorithm = "rf", grid = NULL, alpha = 0.05, variance = "difference",
+                     regime = "hybrid", tuning = "per_n_subset", seed = 0L, n_jobs = NULL,
+                     n_estimators = 300L) {
+  args <- .ess_args(data, outcome, features, algorithm, grid, "squared", regime, tuning, seed, n_jobs,
+                    n_estimators, sys.call())
+  args$kw$loss <- NULL
+  treatment <- .check_string(treatment, "treatment")
+  if (is.character(prediction)) {
+    prediction <- .check_string(prediction, "prediction")
+  } else {
+    prediction <- as.list(.check_numeric(prediction, "prediction"))
+  }
+  if (!is.null(propensity)) {
+    if (is.character(propensity)) {
+      propensity <- .check_string(propensity, "propensity")
+    } else if (length(propensity) == 1) {
+      propensity <- .check_scalar(propensity, "propensity")
+    } else {
+      propensity <- as.list(.check_numeric(propensity, "propensity"))
+    }
+  }
+  res <- do.call(.call, c(list("ess.cate_ess", args$data, outcome, treatment, prediction,
+                               propensity = propensity, alpha = .check_scalar(alpha, "alpha"),
+                               variance = .check_string(variance, "variance")),
+                          args$kw))
+  .ess_result(res, "llmsurrogate_ess")
+}
+
 .ess_args <- function(data, outcome, features, algorithm, grid, loss, regime, tuning, seed, n_jobs,
                       n_estimators, call) {
   if (!is.data.frame(data)) {

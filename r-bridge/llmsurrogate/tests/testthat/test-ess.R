@@ -111,3 +111,41 @@ test_that("ess() reports bad input as llmsurrogate errors", {
   d$y[3] <- NA
   expect_error(ess(d, "y", "llm", algorithm = "mean", grid = 2), "non-finite|missing", class = "llmsurrogate_error")
 })
+
+test_that("cate_ess() equals block-out CV of the IPW transformed outcome computed in R", {
+  skip_if_no_llmsurrogate()
+  set.seed(5)
+  n <- 240
+  x <- rnorm(n)
+  d <- rbinom(n, 1, 0.4)
+  y <- x + d * (1 + x) + rnorm(n)
+  exp_data <- data.frame(x = x, d = d, y = y, tau = 1 + 0.9 * x)
+  grid <- c(2, 5, 12, 40)
+  res <- cate_ess(exp_data, "y", "d", "tau", propensity = 0.4, algorithm = "mean", grid = grid,
+                  seed = NULL, regime = "fixed_N")
+  expect_s3_class(res, "llmsurrogate_ess")
+  ystar <- y * (d - 0.4) / (0.4 * 0.6)
+  llm_loss <- (exp_data$tau - ystar)^2
+  z <- stats::qnorm(0.95)
+  prev <- 0; bound <- NA
+  for (k in seq_along(grid)) {
+    r <- r_blockout(ystar, llm_loss, grid[k])
+    p <- r_pieces(r$e_b, r$lbar, grid[k])
+    dp <- r_pieces(r$de_b, r$dlbar, grid[k])
+    expect_equal(res$table$algo_error[k], p$ecv, tolerance = 1e-12)
+    expect_equal(res$table$diff_se[k], sqrt(dp$s2N / r$n), tolerance = 1e-10)
+    if (is.na(bound) && !(dp$ecv / sqrt(dp$s2N / r$n) > z)) bound <- prev + 1
+    prev <- grid[k]
+  }
+  if (is.na(bound)) bound <- max(grid) + 1
+  expect_identical(as.integer(res$lower_bound), as.integer(bound))
+  expect_equal(res$llm_error, mean(llm_loss), tolerance = 1e-12)
+
+  # a propensity column and the default (treated share) give the same numbers here
+  exp_data$pi <- mean(d)
+  a <- cate_ess(exp_data, "y", "d", "tau", propensity = "pi", algorithm = "mean", grid = grid, seed = 1)
+  b <- cate_ess(exp_data[, c("x", "d", "y", "tau")], "y", "d", "tau", algorithm = "mean", grid = grid, seed = 1)
+  expect_equal(a$table$algo_error, b$table$algo_error, tolerance = 1e-14)
+  expect_error(cate_ess(exp_data, "y", "d", "tau", propensity = 1.5, algorithm = "mean", grid = 2),
+               "propensity", class = "llmsurrogate_error")
+})
