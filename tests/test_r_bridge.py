@@ -95,6 +95,25 @@ def test_r_package_testthat_suite(rscript, r_env):
         assert counts[key] == "0", f"{key}={counts[key]} in the R package's tests\n" + _show(proc)
 
 
+def test_parallel_fits_from_r_match_one_job_and_exit_cleanly(rscript, r_env):
+    """n_jobs = 2 starts worker processes from inside R: same numbers as one job, and R exits
+    without loky's warnings about leaked semaphores or folders (R runs no Python exit handlers)."""
+    code = """
+    library(llmsurrogate)
+    set.seed(1)
+    d <- data.frame(a = rnorm(200), b = rnorm(200))
+    d$y <- d$a + rnorm(200)
+    d$llm <- 0.8 * d$a
+    two <- ess(d, "y", "llm", algorithm = "lasso", grid = c(5, 20), n_jobs = 2)
+    one <- ess(d, "y", "llm", algorithm = "lasso", grid = c(5, 20), n_jobs = 1)
+    cat("SAME=", isTRUE(all.equal(two$table, one$table, tolerance = 0)), "\n", sep = "")
+    """
+    proc = _rscript(rscript, r_env, code)
+    assert proc.returncode == 0, _show(proc)
+    assert "SAME=TRUE" in proc.stdout, _show(proc)
+    assert "leaked" not in proc.stderr and "Warning" not in proc.stderr, _show(proc)
+
+
 # Fixed inputs for the parity test: values with ties and infinities, levels on and off k/n.
 PARITY_VALUES = [3.5, -1.25, 2.0, 2.0, 7.75, 0.5, -3.0, 2.0, 11.0, 4.25, -0.5, 6.0, float("inf"),
                  1e-3, 9.5, -2.75, 5.0, 2.0, 8.125, -float("inf")]

@@ -126,6 +126,26 @@ def call(function: str, *args: Any, **kwargs: Any) -> Any:
     return to_plain(fn(*args, **kwargs))
 
 
+def shutdown_workers() -> None:
+    """Stop joblib's reusable worker processes, if any were started. The R package calls this when
+    R exits: reticulate does not run Python's exit handlers, and loky would otherwise warn about
+    leaked semaphores and temporary folders."""
+    import sys
+
+    if "joblib" not in sys.modules:
+        return
+    from joblib.externals.loky import reusable_executor
+
+    executor = getattr(reusable_executor, "_executor", None)
+    if executor is None:
+        return
+    terminate = getattr(executor, "terminate", None)  # joblib's memmapping executor also removes its folders
+    if terminate is not None:
+        terminate(kill_workers=True)
+    else:  # pragma: no cover - plain loky executors
+        executor.shutdown(wait=True, kill_workers=True)
+
+
 def r_converter():
     """rpy2's default converter plus the pandas converter (use as ``with r_converter().context():``)."""
     ro = require("rpy2.robjects", purpose="converting data frames to and from R")

@@ -3,6 +3,16 @@
 .py <- NULL
 .rbridge <- NULL
 
+# Its finalizer runs when R exits and stops the worker processes that parallel fits (n_jobs > 1)
+# started: reticulate does not run Python's exit handlers.
+.exit_hook <- new.env()
+
+.stop_python_workers <- function(env) {
+  if (reticulate::py_available(initialize = FALSE)) {
+    try(.rbridge$shutdown_workers(), silent = TRUE)
+  }
+}
+
 # The virtualenv install_llmsurrogate() creates; reticulate prefers it when no other Python has
 # been requested.
 .default_envname <- "r-llmsurrogate"
@@ -15,6 +25,14 @@
 }
 
 .onLoad <- function(libname, pkgname) {
+  # loky's resource tracker (a helper process of parallel fits) removes joblib's temporary folders
+  # when R exits, but warns about each one, as R does not run Python's exit handlers: quiet that
+  # warning only (set before Python starts, so the tracker inherits it)
+  quiet <- "ignore::UserWarning:joblib.externals.loky.backend.resource_tracker"
+  old <- Sys.getenv("PYTHONWARNINGS", unset = "")
+  if (!grepl(quiet, old, fixed = TRUE)) {
+    Sys.setenv(PYTHONWARNINGS = if (nzchar(old)) paste(old, quiet, sep = ",") else quiet)
+  }
   python <- Sys.getenv("LLMSURROGATE_PYTHON", unset = "")
   if (nzchar(python)) {
     Sys.setenv(RETICULATE_PYTHON = python)
@@ -28,4 +46,5 @@
   delay <- list(environment = .default_envname, on_error = .load_error)
   .py <<- reticulate::import("llmsurrogate", delay_load = delay)
   .rbridge <<- reticulate::import("llmsurrogate.rbridge", delay_load = list(on_error = .load_error))
+  reg.finalizer(.exit_hook, .stop_python_workers, onexit = TRUE)
 }
