@@ -151,6 +151,16 @@ def test_thread_count_and_joblib_backends_give_identical_results():
     a = ess.equivalent_sample_size(df, "y", "llm", n_jobs=1, **kw)
     b = ess.equivalent_sample_size(df, "y", "llm", n_jobs=2, **kw)
     pd.testing.assert_frame_equal(a.table, b.table)
+    # classification: grid tuning in worker processes, labels through the fast linear path
+    rng = np.random.default_rng(4)
+    cls = pd.DataFrame({"a": rng.normal(size=400), "b": rng.normal(size=400)})
+    cls["y"] = (cls["a"] + rng.normal(size=400) > 0).astype(float)
+    cls["llm"] = (cls["a"] > 0.3).astype(float)
+    kw = dict(algorithm="logit_l1", loss="zero_one", grid=[2, 8, 40], seed=3)
+    a = ess.equivalent_sample_size(cls, "y", "llm", n_jobs=1, **kw)
+    b = ess.equivalent_sample_size(cls, "y", "llm", n_jobs=2, **kw)
+    pd.testing.assert_frame_equal(a.table, b.table)
+    assert a.lower_bound == b.lower_bound
 
 
 @pytest.mark.slow
