@@ -138,17 +138,17 @@ pub fn predict_mean(forest: &Forest<'_>, x: &[f32], n_features: usize) -> CoreRe
     let rows = x.len() / n_features;
     let k = forest.n_out;
     let trees = forest.trees();
-    // one 24-byte record per node with global child indices; a leaf points at itself, so every
-    // row of a tree takes exactly `depth` branch-free steps and rows overlap in the CPU
+    // one 24-byte record per node with global child indices; a leaf points at itself, so a row
+    // can take branch-free steps past its leaf and rows overlap in the CPU
     let nodes = compact(forest);
     let depth = depths(forest);
     let roots = &forest.offsets[..trees];
     let mut out = vec![0.0f64; rows * k];
-    // tree-major within a chunk of rows: one tree's nodes stay in cache while the chunk walks it;
-    // every output still receives its trees' values in tree order
-    const CHUNK: usize = 256;
+    // tree-major within a chunk of rows (about two chunks per thread): a tree's nodes stay in cache
+    // while the whole chunk walks it; every output still receives its trees' values in tree order
     const LANES: usize = 8;
-    out.par_chunks_mut(CHUNK * k).zip(x.par_chunks(CHUNK * n_features)).for_each(|(acc, xs)| {
+    let chunk = rows.div_ceil(2 * rayon::current_num_threads()).max(256);
+    out.par_chunks_mut(chunk * k).zip(x.par_chunks(chunk * n_features)).for_each(|(acc, xs)| {
         for t in 0..trees {
             let (root, steps) = (roots[t], depth[t]);
             // groups of LANES rows step together, branch-free, until all of them sit on leaves

@@ -74,6 +74,10 @@ def test_unsupported_models_fall_back():
     assert fast_predict(make_pipeline(StandardScaler(), LinearRegression()).fit(X, score), X, "value") is None
     logit = make_pipeline(StandardScaler(), LogisticRegression()).fit(X, y)
     assert fast_predict(logit, X, "proba") is None  # probabilities go through scikit-learn
+    clf = RandomForestClassifier(n_estimators=3, n_jobs=1).fit(X, y)
+    assert fast_predict(clf, X, "value") is None  # a classifier's labels are not regression values
+    reg = RandomForestRegressor(n_estimators=3).fit(X, score)
+    assert fast_predict(reg, X, "label") is None and fast_predict(reg, X, "proba") is None
     multi = RandomForestRegressor(n_estimators=3).fit(X, np.c_[score, score])
     assert forest_arrays(multi) is None and fast_predict(multi, X, "value") is None
 

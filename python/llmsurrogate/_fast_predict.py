@@ -93,6 +93,9 @@ def fast_predict(est: Any, X: np.ndarray, output: str) -> np.ndarray | None:
     ``predict_proba``) or ``"value"`` (``predict`` of a regressor).
     """
     if _is_plain_forest(est) and _sklearn_at_least(1, 4):  # tree values hold fractions since 1.4
+        regressor = not hasattr(est, "classes_")
+        if regressor != (output == "value"):
+            return None
         mean = forest_mean(est, X)
         if mean is None:
             return None
