@@ -126,6 +126,13 @@ def test_key_spellings_for_other_tokenizers(backends):
         assert np.all((s.scores >= 0) & (s.scores <= 1)) and np.all(s.table["answer_mass"] > 0)
 
 
+def test_default_batch_size_depends_on_the_device(models):
+    assert TransformersBackend(models["gpt2"], device="cpu").batch_size == 16
+    assert TransformersBackend(models["gpt2"], device="cpu", batch_size=3).batch_size == 3
+    with pytest.raises(InvalidArgumentError, match="batch_size"):
+        TransformersBackend(models["gpt2"], device="cpu", batch_size=0)
+
+
 def test_vocab_longer_than_logits_is_guarded(backends):
     b = backends["extra"]
     assert len(b.tokenizer) == b.vocab_size + 5
