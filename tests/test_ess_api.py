@@ -145,6 +145,26 @@ def test_result_summary_tidy_plot_save_load(tmp_path):
     curve.plot(scale="rmse")
 
 
+def test_bias_correct_adds_two_v_test_over_b_minus_one(tmp_path):
+    df = _reg_data(300)
+    kw = dict(algorithm="mean", grid=[10, 30, 60], seed=1, regime="fixed_N")
+    plain = ess.equivalent_sample_size(df, "y", "llm", **kw)
+    bc = ess.equivalent_sample_size(df, "y", "llm", bias_correct=True, **kw)
+    t, u = plain.table, bc.table
+    B = t["n_blocks"].to_numpy()
+    np.testing.assert_allclose(u["sigma2_diff_fixed_n"], t["sigma2_diff_fixed_n"] + 2 * t["v_test"] / (B - 1), rtol=1e-12)
+    np.testing.assert_allclose(u["diff_se"], np.sqrt(u["sigma2_diff_fixed_n"] / u["n_used"]), rtol=1e-12)
+    assert (u["diff_se"] > t["diff_se"]).all() and (u["algo_error"] == t["algo_error"]).all()
+    assert bc.bias_correct and not plain.bias_correct and any("bias-corrected" in note for note in bc.notes)
+    assert ess.EssResult.load(bc.save(tmp_path / "bc.json")) == bc
+    c0 = ess.error_curve(df, "y", **kw)
+    c1 = ess.error_curve(df, "y", bias_correct=True, **kw)
+    np.testing.assert_allclose(c1.table["se_fixed_n"] ** 2 * c1.table["n_used"],
+                               c0.table["sigma2_fixed_n"] + 2 * c0.table["v_test"] / (B - 1), rtol=1e-12)
+    with pytest.raises(InvalidArgumentError, match="bias_correct"):
+        ess.equivalent_sample_size(df, "y", "llm", bias_correct="yes", **kw)
+
+
 def test_thread_count_and_joblib_backends_give_identical_results():
     df = _reg_data(500)
     kw = dict(algorithm="rf", grid=[3, 25], seed=2, algorithm_options={"n_estimators": 10})

@@ -55,6 +55,11 @@ def test_ess_cli_writes_outputs_and_resumes(tmp_path):
     assert t2.loc[1, "algo_error"] == table.loc[1, "algo_error"] + 1000.0   # N = 2 came from the cache
     np.testing.assert_allclose(t2.loc[[0, 2, 3], "algo_error"], table.loc[[0, 2, 3], "algo_error"], rtol=1e-12)
     assert (cache / "N_20.json").exists()
+    # --bias-correct post-processes the same cached points: same errors, wider fixed-N SEs
+    r3 = run(*args, "--bias-correct", "--regime", "fixed_N", "--grid", "5,20")
+    assert r3.returncode == 0, r3.stderr
+    assert json.loads((out / "ess_summary.json").read_text())["bias_correct"] is True
+    assert "bias-corrected" in r3.stdout
 
 
 def test_ess_cli_error_curve_and_bad_input(tmp_path):

@@ -84,6 +84,10 @@ def _common_checks(alpha, regime, tuning, n_jobs, hybrid_min_blocks):
     return alpha, regime, tuning, n_jobs, hmb
 
 
+_BIAS_NOTE = ("Fixed-N variances bias-corrected: + 2 V_test / (B - 1) (spec §4.6; an extension, not in the "
+              "paper).")
+
+
 def _run_points(prep, learner, grid, tuning, seed, n_jobs, with_llm, progress=None, cache=None, on_point=None):
     points = []
     pending = [int(N) for N in grid if cache is None or int(N) not in cache]
@@ -122,7 +126,7 @@ def error_curve(data, outcome: str, features=None, algorithm: Any = "rf", grid=N
                 regime: str = "hybrid", tuning: str = "per_n_subset", seed: int | None = 0,
                 n_jobs: int | None = None, *, alpha: float = 0.05, hybrid_min_blocks: int = HYBRID_MIN_BLOCKS,
                 algorithm_options: dict | None = None, progress: Callable | None = None, missing: str = "error",
-                _cache: dict | None = None, _on_point: Callable | None = None) -> ErrorCurve:
+                bias_correct: bool = False, _cache: dict | None = None, _on_point: Callable | None = None) -> ErrorCurve:
     """Block-out CV error curve of ``algorithm`` on ``data`` (spec §2-§5).
 
     ``algorithm``: "rf", "lasso", "logit_l1" (paper App. C, per-N tuning grids and small-N
@@ -134,22 +138,29 @@ def error_curve(data, outcome: str, features=None, algorithm: Any = "rf", grid=N
     blocks), "per_block" (nested CV inside each block) or "none". The table has one row per grid
     point with ``error``, ``se_fixed_n``, ``se_fixed_b``, ``se`` (the regime's), the two-sided
     (1 - alpha) CI, the variance components and, for squared loss, the RMSE with a delta-method SE.
+    ``bias_correct=True`` adds 2 V_test / (B - 1) to the fixed-N variance (spec §4.6: (4.5)
+    underestimates it when B is small; an extension, not in the paper).
     """
     alpha, regime, tuning, n_jobs, hmb = _common_checks(alpha, regime, tuning, n_jobs, hybrid_min_blocks)
+    bias_correct = _check_flag(bias_correct, "bias_correct")
     prep = _engine.prepare(data, outcome, None, features, loss, seed, missing=missing)
     learner = resolve_learner(algorithm, prep.loss_name, algorithm_options)
     grid = _checked_grid(grid, prep.n, regime, hmb)
     points = _run_points(prep, learner, grid, tuning, seed, n_jobs, False, progress, _cache, _on_point)
+    if bias_correct:
+        points = _engine.bias_corrected(points)
     table = _engine.curve_table(points, alpha, regime, hmb, prep.loss_name)
     table["params"] = [str(p.get("params", {})) for p in points]
     viol = _engine.monotonicity_violations(table)
     notes = ["Hybrid threshold (B >= %d uses fixed-N) is the package's provisional choice; the paper's value "
              "was lost in extraction." % hmb] if regime == "hybrid" else []
+    if bias_correct:
+        notes.append(_BIAS_NOTE)
     return ErrorCurve(title=f"Error curve: {_algo_name(algorithm)}, {prep.loss_name} loss, n = {prep.n}",
                       table=table, algorithm=_algo_name(algorithm), loss=prep.loss_name, regime=regime,
                       alpha=alpha, n=prep.n, seed=seed, grid=list(grid), tuning=tuning,
                       permutation_hash=_engine.permutation_hash(prep.perm, prep.n), permutation=_perm_field(prep),
-                      versions=_versions(), monotonicity_violations=viol, notes=notes)
+                      versions=_versions(), monotonicity_violations=viol, notes=notes, bias_correct=bias_correct)
 
 
 def equivalent_sample_size(data, outcome: str, prediction, features=None, algorithm: Any = "rf", grid=None,
@@ -157,8 +168,9 @@ def equivalent_sample_size(data, outcome: str, prediction, features=None, algori
                            regime: str = "hybrid", tuning: str = "per_n_subset", seed: int | None = 0,
                            n_jobs: int | None = None, *, hybrid_min_blocks: int = HYBRID_MIN_BLOCKS,
                            algorithm_options: dict | None = None, progress: Callable | None = None,
-                           missing: str = "error", _cache: dict | None = None, _on_point: Callable | None = None,
-                           _y: np.ndarray | None = None, _exclude: tuple = ()) -> EssResult:
+                           missing: str = "error", bias_correct: bool = False, _cache: dict | None = None,
+                           _on_point: Callable | None = None, _y: np.ndarray | None = None,
+                           _exclude: tuple = ()) -> EssResult:
     """ESS of the fixed rule ``prediction`` against ``algorithm`` (Algorithm 3.1 of the paper).
 
     ``prediction``: a column of ``data``, an array aligned with ``data``, or an object with
@@ -170,10 +182,12 @@ def equivalent_sample_size(data, outcome: str, prediction, features=None, algori
     CI [lower_bound, inf) for N* when the error curve is nonincreasing. ``missing="drop"`` removes
     rows with a missing or infinite outcome, prediction or feature (with a warning; valid only when
     missingness is unrelated to the data, e.g. unparseable LLM answers at random); the default
-    raises. All other arguments as in :func:`error_curve`.
+    raises. ``bias_correct=True`` corrects the fixed-N variances of both losses as in
+    :func:`error_curve`. All other arguments as in :func:`error_curve`.
     """
     alpha, regime, tuning, n_jobs, hmb = _common_checks(alpha, regime, tuning, n_jobs, hybrid_min_blocks)
     variance = check_choice(variance, "variance", VARIANCES)
+    bias_correct = _check_flag(bias_correct, "bias_correct")
     if prediction is None:
         raise InvalidArgumentError("argument `prediction` is required: a column name, an array, or an object with predict()")
     prep = _engine.prepare(data, outcome, prediction, features, loss, seed, exclude=_exclude, y_override=_y,
@@ -181,6 +195,8 @@ def equivalent_sample_size(data, outcome: str, prediction, features=None, algori
     learner = resolve_learner(algorithm, prep.loss_name, algorithm_options)
     grid = _checked_grid(grid, prep.n, regime, hmb)
     points = _run_points(prep, learner, grid, tuning, seed, n_jobs, True, progress, _cache, _on_point)
+    if bias_correct:
+        points = _engine.bias_corrected(points)
     table, seq = _engine.ess_inference(points, alpha, regime, hmb, variance)
     table["params"] = [str(p.get("params", {})) for p in points]
     llm = prep.llm_loss
@@ -201,6 +217,8 @@ def equivalent_sample_size(data, outcome: str, prediction, features=None, algori
     if regime == "hybrid":
         notes.append(f"Hybrid variance: fixed-N (4.6) when B >= {hmb}, else fixed-B (B.2); the threshold is "
                      "the package's provisional choice (the paper's value was lost in extraction).")
+    if bias_correct:
+        notes.append(_BIAS_NOTE)
     if variance == "sum":
         notes.append("variance='sum' (Remark 4.2) is conservative only when the algorithm's and the LLM's losses "
                      "covary positively; it is usually very conservative.")
@@ -213,7 +231,14 @@ def equivalent_sample_size(data, outcome: str, prediction, features=None, algori
         no_llm_advantage_at_N1=bool(stop == 0 and grid[0] == 1), algorithm=_algo_name(algorithm),
         loss=prep.loss_name, alpha=alpha, variance=variance, regime=regime, tuning=tuning, n=prep.n, seed=seed,
         grid=list(grid), permutation_hash=_engine.permutation_hash(prep.perm, prep.n),
-        permutation=_perm_field(prep), versions=_versions(), monotonicity_violations=viol, notes=notes)
+        permutation=_perm_field(prep), versions=_versions(), monotonicity_violations=viol, notes=notes,
+        bias_correct=bias_correct)
+
+
+def _check_flag(value: Any, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise InvalidArgumentError(f"argument `{name}` must be True or False; got {value!r}")
+    return bool(value)
 
 
 def transformed_outcome(y, treatment, propensity) -> np.ndarray:

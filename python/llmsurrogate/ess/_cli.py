@@ -35,6 +35,7 @@ def _key(data_path: Path, args: dict) -> str:
 @click.option("--alpha", default=0.05, show_default=True, type=float, help="One-sided level of the ESS bound.")
 @click.option("--variance", default="difference", show_default=True, type=click.Choice(["difference", "sum"]))
 @click.option("--regime", default="hybrid", show_default=True, type=click.Choice(["hybrid", "fixed_N", "fixed_B"]))
+@click.option("--bias-correct", is_flag=True, help="Add 2 V_test/(B-1) to the fixed-N variance (spec §4.6; not in the paper).")
 @click.option("--tuning", default="per_n_subset", show_default=True, type=click.Choice(["per_n_subset", "per_block", "none"]))
 @click.option("--seed", default="0", show_default=True, help="Permutation seed (an integer), or 'none' to keep the file's order.")
 @click.option("--n-estimators", default=300, show_default=True, type=int, help="Trees for --algorithm rf.")
@@ -43,8 +44,8 @@ def _key(data_path: Path, args: dict) -> str:
 @click.option("--n-jobs", type=int, default=None, help="Parallel block fits and Rust threads (default: all cores).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("ess-output"), show_default=True)
 @click.option("--no-plot", is_flag=True, help="Skip the figure.")
-def ess_command(data_path, outcome, prediction, features, algorithm, loss, grid, alpha, variance, regime, tuning,
-                seed, n_estimators, missing, n_jobs, out_dir, no_plot):
+def ess_command(data_path, outcome, prediction, features, algorithm, loss, grid, alpha, variance, regime, bias_correct,
+                tuning, seed, n_estimators, missing, n_jobs, out_dir, no_plot):
     """Equivalent sample size of a fixed prediction rule (block-out CV + sequential one-sided CI)."""
     from .. import ess
     from ..cli import _progress, read_table
@@ -85,7 +86,7 @@ def ess_command(data_path, outcome, prediction, features, algorithm, loss, grid,
 
         common = dict(algorithm=algorithm, grid=grid_vals, loss=loss, regime=regime, tuning=tuning, seed=seed_val,
                       n_jobs=n_jobs, algorithm_options=options, progress=on_progress, _cache=cache,
-                      _on_point=save_point, features=feats, missing=missing)
+                      _on_point=save_point, features=feats, missing=missing, bias_correct=bias_correct)
         if cache:
             click.echo(f"reusing {len(cache)} finished grid point(s) from {cache_dir}", err=True)
         if prediction is None:
@@ -97,7 +98,8 @@ def ess_command(data_path, outcome, prediction, features, algorithm, loss, grid,
     click.echo(result.summary().as_text())
     out_dir.mkdir(parents=True, exist_ok=True)
     result.table.to_csv(out_dir / f"{stem}_table.csv", index=False)
-    summary = {"kind": result.kind, "args": {k: v for k, v in args.items()}, "alpha": alpha, "regime": regime}
+    summary = {"kind": result.kind, "args": {k: v for k, v in args.items()}, "alpha": alpha, "regime": regime,
+               "bias_correct": bool(bias_correct)}
     if prediction is not None:
         summary.update(lower_bound=result.lower_bound, ci=[result.lower_bound, "inf"], status=result.status,
                        plugin=None if result.plugin == float("inf") else result.plugin, llm_error=result.llm_error,

@@ -48,6 +48,7 @@ class ErrorCurve(_SaveLoad, Result):
     versions: dict
     monotonicity_violations: list
     notes: list
+    bias_correct: bool = False
 
     def tidy(self):
         return self.table.copy()
@@ -128,6 +129,7 @@ class EssResult(_SaveLoad, Result):
     versions: dict
     monotonicity_violations: list
     notes: list
+    bias_correct: bool = False
 
     @property
     def ci(self) -> tuple[int, float]:

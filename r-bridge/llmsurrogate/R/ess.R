@@ -24,6 +24,8 @@
 #' @param seed Permutation seed (a whole number) or `NULL` to keep the rows' order.
 #' @param n_jobs Parallel block fits / threads; `NULL` for the default.
 #' @param n_estimators Trees of the random forest.
+#' @param bias_correct `TRUE` adds 2 V_test / (B - 1) to the fixed-N variance, removing the
+#'   leading finite-B bias of (4.5) (spec section 4.6; an extension, not in the paper).
 #' @return An object of class `c("llmsurrogate_ess", "llmsurrogate_result")` with `table`
 #'   (one row per grid point), `lower_bound`, `status`, `plugin`, `llm_error`, `llm_se`,
 #'   `alpha`, `grid`, `seed`, `summary` and `json`; `error_curve()` returns class
@@ -40,9 +42,10 @@
 #' @export
 ess <- function(data, outcome, prediction, features = NULL, algorithm = "rf", grid = NULL,
                 loss = "squared", alpha = 0.05, variance = "difference", regime = "hybrid",
-                tuning = "per_n_subset", seed = 0L, n_jobs = NULL, n_estimators = 300L) {
+                tuning = "per_n_subset", seed = 0L, n_jobs = NULL, n_estimators = 300L,
+                bias_correct = FALSE) {
   args <- .ess_args(data, outcome, features, algorithm, grid, loss, regime, tuning, seed, n_jobs,
-                    n_estimators, sys.call())
+                    n_estimators, sys.call(), bias_correct)
   if (is.character(prediction)) {
     prediction <- .check_string(prediction, "prediction")
   } else {
@@ -59,9 +62,9 @@ ess <- function(data, outcome, prediction, features = NULL, algorithm = "rf", gr
 #' @export
 error_curve <- function(data, outcome, features = NULL, algorithm = "rf", grid = NULL,
                         loss = "squared", alpha = 0.05, regime = "hybrid", tuning = "per_n_subset",
-                        seed = 0L, n_jobs = NULL, n_estimators = 300L) {
+                        seed = 0L, n_jobs = NULL, n_estimators = 300L, bias_correct = FALSE) {
   args <- .ess_args(data, outcome, features, algorithm, grid, loss, regime, tuning, seed, n_jobs,
-                    n_estimators, sys.call())
+                    n_estimators, sys.call(), bias_correct)
   res <- do.call(.call, c(list("ess.error_curve", args$data, outcome,
                                alpha = .check_scalar(alpha, "alpha")), args$kw))
   .ess_result(res, "llmsurrogate_error_curve")
@@ -99,9 +102,9 @@ error_curve <- function(data, outcome, features = NULL, algorithm = "rf", grid =
 cate_ess <- function(data, outcome, treatment, prediction, propensity = NULL, features = NULL,
                      algorithm = "rf", grid = NULL, alpha = 0.05, variance = "difference",
                      regime = "hybrid", tuning = "per_n_subset", seed = 0L, n_jobs = NULL,
-                     n_estimators = 300L) {
+                     n_estimators = 300L, bias_correct = FALSE) {
   args <- .ess_args(data, outcome, features, algorithm, grid, "squared", regime, tuning, seed, n_jobs,
-                    n_estimators, sys.call())
+                    n_estimators, sys.call(), bias_correct)
   args$kw$loss <- NULL
   treatment <- .check_string(treatment, "treatment")
   if (is.character(prediction)) {
@@ -126,7 +129,7 @@ cate_ess <- function(data, outcome, treatment, prediction, propensity = NULL, fe
 }
 
 .ess_args <- function(data, outcome, features, algorithm, grid, loss, regime, tuning, seed, n_jobs,
-                      n_estimators, call) {
+                      n_estimators, call, bias_correct = FALSE) {
   if (!is.data.frame(data)) {
     .abort("argument `data` must be a data frame", call)
   }
@@ -136,7 +139,8 @@ cate_ess <- function(data, outcome, treatment, prediction, propensity = NULL, fe
              loss = .check_string(loss, "loss", call),
              regime = .check_string(regime, "regime", call),
              tuning = .check_string(tuning, "tuning", call),
-             n_jobs = .check_n_jobs(n_jobs, call))
+             n_jobs = .check_n_jobs(n_jobs, call),
+             bias_correct = .check_flag(bias_correct, "bias_correct", call))
   if (!is.null(features)) {
     kw$features <- as.list(as.character(features))
   }
@@ -166,7 +170,7 @@ cate_ess <- function(data, outcome, treatment, prediction, propensity = NULL, fe
   fields <- jsonlite::fromJSON(res$json, simplifyVector = FALSE)$fields
   keep <- intersect(c("lower_bound", "status", "plugin", "llm_error", "llm_se", "alpha", "seed",
                       "algorithm", "loss", "regime", "variance", "tuning", "n", "stop_n_train",
-                      "no_llm_advantage_at_N1", "permutation_hash"), names(fields))
+                      "no_llm_advantage_at_N1", "permutation_hash", "bias_correct"), names(fields))
   for (k in keep) {
     res[[k]] <- .json_number(fields[[k]])
   }

@@ -149,3 +149,22 @@ test_that("cate_ess() equals block-out CV of the IPW transformed outcome compute
   expect_error(cate_ess(exp_data, "y", "d", "tau", propensity = 1.5, algorithm = "mean", grid = 2),
                "propensity", class = "llmsurrogate_error")
 })
+
+test_that("bias_correct adds 2 V_test / (B - 1) to the fixed-N variance", {
+  skip_if_no_llmsurrogate()
+  d <- ess_data()
+  grid <- c(10, 20, 30)
+  res <- ess(d, "y", "llm", algorithm = "mean", grid = grid, seed = NULL, regime = "fixed_N",
+             bias_correct = TRUE)
+  llm_loss <- (d$llm - d$y)^2
+  for (k in seq_along(grid)) {
+    r <- r_blockout(d$y, llm_loss, grid[k])
+    dp <- r_pieces(r$de_b, r$dlbar, grid[k])
+    s2 <- dp$s2N + 2 * dp$v_test / (r$B - 1)
+    expect_equal(res$table$diff_se[k], sqrt(s2 / r$n), tolerance = 1e-10)
+  }
+  expect_true(isTRUE(res$bias_correct))
+  expect_false(isTRUE(ess(d, "y", "llm", algorithm = "mean", grid = grid, seed = NULL)$bias_correct))
+  expect_error(ess(d, "y", "llm", algorithm = "mean", grid = 10, bias_correct = NA), "bias_correct",
+               class = "llmsurrogate_error")
+})
