@@ -104,6 +104,13 @@ def check_int(value: Any, name: str, *, minimum: int | None = None) -> int:
     return out
 
 
+def check_flag(value: Any, name: str) -> bool:
+    """``value`` is True or False (a numpy bool too)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise InvalidArgumentError(f"argument `{name}` must be True or False; got {value!r}")
+    return bool(value)
+
+
 def check_n_jobs(n_jobs: Any) -> int | None:
     """``None`` (use LLMSURROGATE_NUM_THREADS or all cores), a positive count or -k (joblib style)."""
     if n_jobs is None:

@@ -32,7 +32,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._validation import check_choice, check_int, check_n_jobs, check_probability
+from .._validation import check_choice, check_flag, check_int, check_n_jobs, check_probability
 from ..exceptions import InvalidArgumentError
 from . import _engine
 from ._engine import HYBRID_MIN_BLOCKS, LOSSES, REGIMES, TUNINGS, VARIANCES, default_grid
@@ -142,7 +142,7 @@ def error_curve(data, outcome: str, features=None, algorithm: Any = "rf", grid=N
     underestimates it when B is small; an extension, not in the paper).
     """
     alpha, regime, tuning, n_jobs, hmb = _common_checks(alpha, regime, tuning, n_jobs, hybrid_min_blocks)
-    bias_correct = _check_flag(bias_correct, "bias_correct")
+    bias_correct = check_flag(bias_correct, "bias_correct")
     prep = _engine.prepare(data, outcome, None, features, loss, seed, missing=missing)
     learner = resolve_learner(algorithm, prep.loss_name, algorithm_options)
     grid = _checked_grid(grid, prep.n, regime, hmb)
@@ -187,7 +187,7 @@ def equivalent_sample_size(data, outcome: str, prediction, features=None, algori
     """
     alpha, regime, tuning, n_jobs, hmb = _common_checks(alpha, regime, tuning, n_jobs, hybrid_min_blocks)
     variance = check_choice(variance, "variance", VARIANCES)
-    bias_correct = _check_flag(bias_correct, "bias_correct")
+    bias_correct = check_flag(bias_correct, "bias_correct")
     if prediction is None:
         raise InvalidArgumentError("argument `prediction` is required: a column name, an array, or an object with predict()")
     prep = _engine.prepare(data, outcome, prediction, features, loss, seed, exclude=_exclude, y_override=_y,
@@ -233,12 +233,6 @@ def equivalent_sample_size(data, outcome: str, prediction, features=None, algori
         grid=list(grid), permutation_hash=_engine.permutation_hash(prep.perm, prep.n),
         permutation=_perm_field(prep), versions=_versions(), monotonicity_violations=viol, notes=notes,
         bias_correct=bias_correct)
-
-
-def _check_flag(value: Any, name: str) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise InvalidArgumentError(f"argument `{name}` must be True or False; got {value!r}")
-    return bool(value)
 
 
 def transformed_outcome(y, treatment, propensity) -> np.ndarray:
