@@ -20,6 +20,7 @@ asserted with ``assert_array_equal`` against scikit-learn in ``tests/test_fast_p
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,7 @@ import numpy as np
 from . import _core
 
 
+@functools.lru_cache(maxsize=None)
 def _sklearn_at_least(major: int, minor: int) -> bool:
     import sklearn
 
@@ -42,13 +44,13 @@ def forest_arrays(forest: Any) -> tuple[np.ndarray, ...] | None:
     trees = [e.tree_ for e in forest.estimators_]
     if not trees or any(t.n_outputs != 1 for t in trees):
         return None
+    width = trees[0].value.shape[2]
+    if any(t.value.shape[2] != width for t in trees):
+        return None
     left = np.concatenate([t.children_left for t in trees]).astype(np.int64, copy=False)
     right = np.concatenate([t.children_right for t in trees]).astype(np.int64, copy=False)
     feature = np.concatenate([t.feature for t in trees]).astype(np.int64, copy=False)
     threshold = np.concatenate([t.threshold for t in trees]).astype(np.float64, copy=False)
-    width = trees[0].value.shape[2]
-    if any(t.value.shape[2] != width for t in trees):
-        return None
     value = np.ascontiguousarray(np.concatenate([t.value[:, 0, :] for t in trees]), dtype=np.float64)
     offsets = np.zeros(len(trees) + 1, dtype=np.uint64)
     offsets[1:] = np.cumsum([t.node_count for t in trees])

@@ -345,8 +345,13 @@ def _fit_block_rows_inner(learner, X, y, N, n_used, b0, b1, params, seed, tuning
     return rows, shortcut
 
 
+def _tunes(learner: Learner, tuning: str) -> bool:
+    """Whether ``tuning`` chooses hyperparameters per training size for this learner."""
+    return tuning == "per_n_subset" and learner.name not in ("mean", "majority")
+
+
 def tune_for_n(prep: Prepared, learner: Learner, N: int, tuning: str, seed: int | None) -> dict:
-    if tuning != "per_n_subset" or learner.name in ("mean", "majority"):
+    if not _tunes(learner, tuning):
         return {}
     rng = np.random.default_rng([0 if seed is None else int(seed), int(N), 0x7E])
     idx = np.sort(rng.choice(prep.n, size=N, replace=False))
@@ -368,8 +373,7 @@ def tune_grid(prep: Prepared, learner: Learner, grid: list[int], tuning: str, se
     there is nothing to tune or one job."""
     from joblib import Parallel, delayed, effective_n_jobs
 
-    if (tuning != "per_n_subset" or learner.name in ("mean", "majority") or len(grid) < 2
-            or effective_n_jobs(n_jobs) == 1):
+    if not _tunes(learner, tuning) or len(grid) < 2 or effective_n_jobs(n_jobs) == 1:
         return {}
     with _quiet_fit_warnings():
         found = Parallel(n_jobs=n_jobs, prefer=worker_kind(learner))(
@@ -387,16 +391,13 @@ def worker_kind(learner: Learner) -> str:
 
 
 def run_point(prep: Prepared, learner: Learner, N: int, tuning: str, seed: int | None, n_jobs: int | None,
-              with_llm: bool, progress: Callable[[int, int], None] | None = None, prefer: str | None = None,
-              params: dict | None = None) -> dict:
+              with_llm: bool, progress: Callable[[int, int], None] | None = None, params: dict | None = None) -> dict:
     """Block-out CV at one training size: a dict of variance pieces (plain and difference).
     ``params``: hyperparameters already tuned for this size (default: tune here)."""
     from joblib import Parallel, delayed
 
     if params is None:
         params = tune_for_n(prep, learner, N, tuning, seed)
-    if prefer is None:
-        prefer = worker_kind(learner)
     acc = _core.BlockOutAccumulator(prep.y, N, prep.rust_loss, prep.llm_loss if with_llm else None, prep.eps)
     B, n_used = acc.blocks, acc.n_used
     width = n_used - N
@@ -409,7 +410,7 @@ def run_point(prep: Prepared, learner: Learner, N: int, tuning: str, seed: int |
     shortcut = 0
     done = 0
     with _quiet_fit_warnings():
-        par = Parallel(n_jobs=n_jobs, return_as="generator", prefer=prefer)
+        par = Parallel(n_jobs=n_jobs, return_as="generator", prefer=worker_kind(learner))
         for s, (rows, nconst) in zip(starts, par(tasks)):
             acc.add_blocks(s, rows, n_jobs)
             shortcut += nconst
