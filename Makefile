@@ -67,9 +67,10 @@ test-r: r-deps
 	R_LIBS=$(RLIB) LLMSURROGATE_PYTHON=$(abspath $(PY)) RETICULATE_PYTHON=$(abspath $(PY)) \
 	  Rscript scripts/run_r_tests.R
 
-# Regenerate the R help pages (r-bridge/llmsurrogate/man) from the #' comments; needs Debian's r-cran-roxygen2.
+# Regenerate the R help pages (r-bridge/llmsurrogate/man) and NAMESPACE from the #' comments;
+# needs Debian's r-cran-roxygen2.
 r-docs:
-	cd r-bridge/llmsurrogate && Rscript -e 'roxygen2::roxygenise(".", roclets = "rd")'
+	cd r-bridge/llmsurrogate && Rscript -e 'roxygen2::roxygenise(".", roclets = c("rd", "namespace"))'
 
 bench: build
 	$(PY) benchmarks/bench_quantiles.py

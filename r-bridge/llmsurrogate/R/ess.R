@@ -18,19 +18,22 @@
 #' @param grid Training sizes (whole numbers between 1 and n/2); `NULL` uses 1, 2, 5, 10, ...
 #' @param loss `"squared"`, `"absolute"`, `"zero_one"`, `"brier"` or `"log"`.
 #' @param alpha One-sided level of the ESS bound (the curve CIs are two-sided at 1 - alpha).
-#' @param variance `"difference"` (default, spec (4.6)) or the conservative `"sum"` (4.7).
+#' @param variance `"difference"` (default, the paper's (4.6)) or the conservative `"sum"` (4.7);
+#'   see docs/methods/ess.md §4.7.
 #' @param regime `"hybrid"`, `"fixed_N"` or `"fixed_B"`.
 #' @param tuning `"per_n_subset"` (paper), `"per_block"` or `"none"`.
 #' @param seed Permutation seed (a whole number) or `NULL` to keep the rows' order.
 #' @param n_jobs Parallel block fits / threads; `NULL` for the default.
 #' @param n_estimators Trees of the random forest.
 #' @param bias_correct `TRUE` adds 2 V_test / (B - 1) to the fixed-N variance, removing the
-#'   leading finite-B bias of (4.5) (spec section 4.6; an extension, not in the paper).
-#' @return An object of class `c("llmsurrogate_ess", "llmsurrogate_result")` with `table`
-#'   (one row per grid point), `lower_bound`, `status`, `plugin`, `llm_error`, `llm_se`,
-#'   `alpha`, `grid`, `seed`, `summary` and `json`; `error_curve()` returns class
-#'   `c("llmsurrogate_error_curve", "llmsurrogate_result")`. Both have `print()`, `summary()`,
-#'   `plot()` and `as.data.frame()` methods.
+#'   leading finite-B bias of (4.5) (docs/methods/ess.md §4.6; an extension, not in the paper).
+#' @return An object of class `c("llmsurrogate_ess", "llmsurrogate_result")`: a list with
+#'   `table` (one row per grid point), `summary` (the printed text), `title`, `kind` and `json`,
+#'   every field of the Python result under its name (`lower_bound`, `status`, `plugin`,
+#'   `llm_error`, `llm_se`, `alpha`, `grid`, `seed`, `n`, `notes`, `permutation` as 1-based row
+#'   numbers, ...) and `ci`, the one-sided interval `c(lower = lower_bound, upper = Inf)`.
+#'   `error_curve()` returns class `c("llmsurrogate_error_curve", "llmsurrogate_result")`. Both
+#'   have `print()`, `summary()`, `plot()` and `as.data.frame()` methods.
 #' @examples
 #' if (llmsurrogate_available()) {
 #'   set.seed(1)
@@ -55,7 +58,7 @@ ess <- function(data, outcome, prediction, features = NULL, algorithm = "rf", gr
   res <- do.call(.call, c(list("ess.equivalent_sample_size", args$data, outcome, prediction,
                                alpha = alpha, variance = .check_string(variance, "variance")),
                           args$kw))
-  .ess_result(res, "llmsurrogate_ess")
+  res
 }
 
 #' @rdname ess
@@ -67,7 +70,7 @@ error_curve <- function(data, outcome, features = NULL, algorithm = "rf", grid =
                     n_estimators, sys.call(), bias_correct)
   res <- do.call(.call, c(list("ess.error_curve", args$data, outcome,
                                alpha = .check_scalar(alpha, "alpha")), args$kw))
-  .ess_result(res, "llmsurrogate_error_curve")
+  res
 }
 
 #' Equivalent sample size of an LLM's treatment-effect predictions (CATE-ESS)
@@ -76,7 +79,7 @@ error_curve <- function(data, outcome, features = NULL, algorithm = "rf", grid =
 #' effect predictions tau(x) worth? The ESS pipeline of [ess()] run on the IPW transformed outcome
 #' Y* = Y (D - pi) / (pi (1 - pi)), whose conditional mean is the CATE, with squared loss: the
 #' comparison algorithm learns Y* from the covariates (never from the treatment), and the fixed
-#' rule is the LLM's CATE prediction (Gao, Han and Liang 2026, Section 6; spec section 7).
+#' rule is the LLM's CATE prediction (Gao, Han and Liang 2026, Section 6; docs/methods/ess.md §7).
 #'
 #' @inheritParams ess
 #' @param treatment Name of the binary (0/1) treatment column.
@@ -125,16 +128,13 @@ cate_ess <- function(data, outcome, treatment, prediction, propensity = NULL, fe
                                propensity = propensity, alpha = .check_scalar(alpha, "alpha"),
                                variance = .check_string(variance, "variance")),
                           args$kw))
-  .ess_result(res, "llmsurrogate_ess")
+  res
 }
 
 .ess_args <- function(data, outcome, features, algorithm, grid, loss, regime, tuning, seed, n_jobs,
                       n_estimators, call, bias_correct = FALSE) {
-  if (!is.data.frame(data)) {
-    .abort("argument `data` must be a data frame", call)
-  }
+  cols <- .frame_arg(data, "data", call)
   outcome <- .check_string(outcome, "outcome", call)
-  cols <- lapply(as.list(data), function(x) if (is.factor(x)) as.character(x) else x)
   kw <- list(algorithm = .check_string(algorithm, "algorithm", call),
              loss = .check_string(loss, "loss", call),
              regime = .check_string(regime, "regime", call),
@@ -160,25 +160,6 @@ cate_ess <- function(data, outcome, treatment, prediction, propensity = NULL, fe
     kw$algorithm_options <- list(n_estimators = as.integer(.check_scalar(n_estimators, "n_estimators", call)))
   }
   list(data = cols, kw = kw)
-}
-
-.json_number <- function(x) {
-  if (is.list(x) && !is.null(x[["__float__"]])) as.numeric(x[["__float__"]]) else x
-}
-
-.ess_result <- function(res, cls) {
-  fields <- jsonlite::fromJSON(res$json, simplifyVector = FALSE)$fields
-  keep <- intersect(c("lower_bound", "status", "plugin", "llm_error", "llm_se", "alpha", "seed",
-                      "algorithm", "loss", "regime", "variance", "tuning", "n", "stop_n_train",
-                      "no_llm_advantage_at_N1", "permutation_hash", "bias_correct"), names(fields))
-  for (k in keep) {
-    res[[k]] <- .json_number(fields[[k]])
-  }
-  res$grid <- as.integer(unlist(fields$grid))
-  res$monotonicity_violations <- fields$monotonicity_violations
-  if (!is.null(res$lower_bound)) res$ci <- c(lower = res$lower_bound, upper = Inf)
-  class(res) <- c(cls, class(res))
-  res
 }
 
 #' Plot an ESS result or an error curve

@@ -9,14 +9,25 @@
 #' data frames (as named lists of columns) and result objects (table, summary text, JSON).
 #'
 #' @section Functions:
+#' * Equivalent sample size: [ess()], [error_curve()], [cate_ess()]; methods in
+#'   docs/methods/ess.md.
+#' * Transfer performance, inference on error tables: [forecast_interval()],
+#'   [weighted_forecast_interval()], [worst_case_interval()], [qte_interval()],
+#'   [ete_interval()], [check_worstcase_dominance()], [check_everywhere_dominance()],
+#'   [critical_gamma()], [everywhere_dominance_box()]; building error tables:
+#'   [transfer_error_table()], [transfer_within_domain_cv()]; methods in
+#'   docs/methods/transfer.md.
+#' * Risk scores from a local language model: [risk_scores()], [evaluate_risk_scores()].
 #' * Quantiles: [upper_quantile()], [lower_quantile()], [quantile_interval()],
 #'   [weighted_upper_quantile()], [weighted_lower_quantile()], [weighted_quantile_interval()].
 #' * Data: [load_certainty_equivalents()], [certainty_equivalent_domains()],
 #'   [load_transfer_errors()], [transfer_error_models()], [load_acs_income_rows()],
 #'   [load_acs_golden_prompt()].
 #' * Demo: [llmsurrogate_demo()].
+#' * Results: [print()][llmsurrogate_result], [summary()][llmsurrogate_result],
+#'   [as.data.frame()][llmsurrogate_result], [plot()][plot.llmsurrogate_ess] (see
+#'   [llmsurrogate_result], [plot.llmsurrogate_ess()], [plot.llmsurrogate_intervals()]).
 #' * Setup: [install_llmsurrogate()], [llmsurrogate_available()], [llmsurrogate_version()].
-#' @keywords internal
 "_PACKAGE"
 
 #' Is the 'llmsurrogate' Python package available?

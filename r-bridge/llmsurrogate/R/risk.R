@@ -22,7 +22,7 @@
 #' @export
 risk_scores <- function(data, task, model, backend = "transformers", method = "multiple_choice",
                         cache = NULL, batch_size = NULL, correct_order_bias = TRUE) {
-  if (!is.data.frame(data)) .abort("argument `data` must be a data frame", sys.call())
+  cols <- .frame_arg(data)
   task <- .check_string(task, "task")
   model <- .check_string(normalizePath(model, mustWork = FALSE), "model")
   backend <- .check_string(backend, "backend")
@@ -30,10 +30,6 @@ risk_scores <- function(data, task, model, backend = "transformers", method = "m
   if (!is.null(cache)) cache <- .check_string(cache, "cache")
   if (!is.null(batch_size)) batch_size <- as.integer(.check_scalar(batch_size, "batch_size"))
   correct_order_bias <- .check_flag(correct_order_bias, "correct_order_bias")
-  cols <- lapply(data, function(col) {
-    if (is.factor(col)) col <- as.character(col)
-    as.list(col)
-  })
   .call("risk.score_table", cols, task, model, backend = backend, method = method, cache = cache,
         batch_size = batch_size, correct_order_bias = correct_order_bias)
 }

@@ -31,7 +31,7 @@
 #' @param order U-statistic order: `NULL` (r + 1) or `"transferUQ"` (r).
 #' @param taulist Levels at which to compare two methods.
 #' @param mode See Details.
-#' @param kind `critical_gamma()`: `"everywhere"` (Gamma-bounded everywhere dominance, spec 4.3) or
+#' @param kind `critical_gamma()`: `"everywhere"` (Gamma-bounded everywhere dominance, docs/methods/transfer.md §4.3) or
 #'   `"worstcase"`.
 #' @param Gamma_max Largest Gamma searched by `critical_gamma()`.
 #' @return `forecast_interval()`, `weighted_forecast_interval()`, `worst_case_interval()` and

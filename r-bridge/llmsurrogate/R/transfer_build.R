@@ -36,6 +36,7 @@ transfer_error_table <- function(samples, model = "cpt", r = 1, metric = c("mse"
                                  subsets = "all", shortfall_models = NULL, domain = "domain",
                                  features = c("z1", "z2", "p1"), target = "ce", seed = 0, n_jobs = NULL,
                                  cache = NULL) {
+  cols <- .frame_arg(samples, "samples")
   metric <- match.arg(metric)
   model <- .check_string(model, "model")
   r <- .check_scalar(r, "r")
@@ -52,7 +53,7 @@ transfer_error_table <- function(samples, model = "cpt", r = 1, metric = c("mse"
     .abort("argument `features` must be a character vector of column names", sys.call())
   }
   n_jobs <- .check_n_jobs(n_jobs)
-  out <- .call("transfer.error_table", .samples_as_columns(samples), model, r = as.integer(r),
+  out <- .call("transfer.error_table", cols, model, r = as.integer(r),
                metric = metric, normalize = normalize, subsets = subsets,
                shortfall_models = if (is.null(shortfall_models)) NULL else as.list(shortfall_models),
                n_jobs = n_jobs, domain = .check_string(domain, "domain"), features = as.list(features),
@@ -79,21 +80,14 @@ transfer_error_table <- function(samples, model = "cpt", r = 1, metric = c("mse"
 transfer_within_domain_cv <- function(samples, models = c("eu", "cpt", "rf"), k = 10, metric = c("mse", "rmse"),
                                       domain = "domain", features = c("z1", "z2", "p1"), target = "ce",
                                       seed = 0, n_jobs = NULL) {
+  cols <- .frame_arg(samples, "samples")
   metric <- match.arg(metric)
   if (!is.character(models) || length(models) == 0L) {
     .abort("argument `models` must be a character vector of model names", sys.call())
   }
   k <- .check_scalar(k, "k")
   n_jobs <- .check_n_jobs(n_jobs)
-  .call("transfer.within_domain_cv", .samples_as_columns(samples), as.list(models), k = as.integer(k),
+  .call("transfer.within_domain_cv", cols, as.list(models), k = as.integer(k),
         metric = metric, n_jobs = n_jobs, random_state = as.integer(seed), domain = domain,
         features = as.list(features), target = target)
-}
-
-# A data.frame as a named list of plain vectors (factors as labels) for the Python bridge.
-.samples_as_columns <- function(samples, call = sys.call(sys.parent())) {
-  if (!is.data.frame(samples)) {
-    .abort(sprintf("argument `samples` must be a data.frame, not %s", class(samples)[1]), call)
-  }
-  lapply(as.list(samples), function(col) if (is.factor(col)) as.character(col) else col)
 }

@@ -30,21 +30,115 @@
   df
 }
 
-# S3 classes for result kinds (Python class names); every result is also "llmsurrogate_result".
-.result_classes <- c(IntervalTable = "llmsurrogate_intervals")
+# ---- results ----------------------------------------------------------------------------------
+# Every Python result (a subclass of llmsurrogate.results.Result) is converted the same way, from
+# its JSON (Result.to_json()): the S3 class from its kind, data frames from its tables, scalars
+# and vectors from its other fields. The object is a list with `kind`, `title`, `table` (the tidy
+# table, one row per estimate), `summary` (the printed text) and `json`, plus every field of the
+# result under its Python name (a field never replaces those five).
+
+# S3 classes whose names predate the generic rule; any other kind K gets "llmsurrogate_<k>", the
+# snake_case of K (e.g. "ForecastIntervals" -> "llmsurrogate_forecast_intervals").
+.result_classes <- c(IntervalTable = "llmsurrogate_intervals", EssResult = "llmsurrogate_ess",
+                     ErrorCurve = "llmsurrogate_error_curve")
+
+.result_class <- function(kind) {
+  if (kind %in% names(.result_classes)) {
+    return(.result_classes[[kind]])
+  }
+  snake <- tolower(gsub("([a-z0-9])([A-Z])", "\\1_\\2", gsub("([A-Z]+)([A-Z][a-z])", "\\1_\\2", kind)))
+  paste0("llmsurrogate_", snake)
+}
+
+# What R users expect beyond the fields on some results: the ESS's one-sided interval `ci`, and
+# the permutation as 1-based row numbers (Python's are 0-based).
+.one_based_permutation <- function(res) {
+  if (is.numeric(res$permutation)) res$permutation <- res$permutation + 1L
+  res
+}
+
+.result_extras <- list(
+  EssResult = function(res) {
+    res$ci <- c(lower = res$lower_bound, upper = Inf)
+    .one_based_permutation(res)
+  },
+  ErrorCurve = .one_based_permutation
+)
 
 .as_result <- function(x) {
   kind <- x[["__result__"]]
   summary <- paste(x[["summary"]], collapse = "\n")
-  specific <- if (kind %in% names(.result_classes)) .result_classes[[kind]] else character(0)
-  structure(
-    list(kind = kind,
-         title = strsplit(summary, "\n", fixed = TRUE)[[1]][1],
-         table = .from_py(x[["tidy"]]),
-         summary = summary,
-         json = x[["json"]]),
-    class = c(specific, "llmsurrogate_result")
-  )
+  fields <- lapply(jsonlite::fromJSON(x[["json"]], simplifyVector = FALSE)$fields, .from_json)
+  title <- fields[["title"]]
+  if (!is.character(title) || length(title) != 1L) {
+    title <- strsplit(summary, "\n", fixed = TRUE)[[1]][1]
+  }
+  res <- list(kind = kind, title = title, table = .from_py(x[["tidy"]]), summary = summary,
+              json = x[["json"]])
+  res <- c(res, fields[setdiff(names(fields), names(res))])
+  extra <- .result_extras[[kind]]
+  if (!is.null(extra)) {
+    res <- extra(res)
+  }
+  structure(res, class = unique(c(.result_class(kind), "llmsurrogate_result")))
+}
+
+# One value of a result's JSON (llmsurrogate.results._encode) as an R value: {"__float__": "inf"}
+# -> Inf, {"__frame__": ...} -> data.frame, {"__array__": ...} -> vector or array, a list of
+# scalars -> an atomic vector (null -> NA), other lists element-wise.
+.from_json <- function(x) {
+  if (!is.list(x)) {
+    return(x)
+  }
+  nms <- names(x)
+  if (identical(nms, "__float__")) {
+    return(as.numeric(x[["__float__"]]))
+  }
+  if (identical(nms, "__frame__")) {
+    spec <- x[["__frame__"]]
+    cols <- lapply(seq_along(spec$columns), function(j) {
+      .json_column(spec$data[[spec$columns[[j]]]], spec$dtypes[[j]])
+    })
+    names(cols) <- unlist(spec$columns)
+    n <- if (length(cols)) length(cols[[1]]) else 0L
+    df <- list2DF(cols, nrow = n)
+    names(df) <- names(cols)
+    return(df)
+  }
+  if (identical(nms, "__array__")) {
+    spec <- x[["__array__"]]
+    values <- .json_column(spec$data, spec$dtype)
+    shape <- as.integer(unlist(spec$shape))
+    if (length(shape) <= 1L) {
+      return(values)
+    }
+    # numpy's data are in row-major (C) order; R arrays are column-major
+    return(aperm(array(values, dim = rev(shape))))
+  }
+  out <- lapply(x, .from_json)
+  if (is.null(nms) && length(out) &&
+      all(vapply(out, function(v) is.null(v) || (is.atomic(v) && length(v) == 1L), logical(1)))) {
+    return(.as_column(out))
+  }
+  out
+}
+
+# A column of a result's JSON frame or array with its numpy dtype: integers stay integer when they
+# fit, booleans become logical.
+.json_column <- function(values, dtype) {
+  v <- .as_column(lapply(values, .from_json))
+  if (is.list(v)) {
+    return(v)
+  }
+  dtype <- if (is.null(dtype)) "" else dtype
+  if (grepl("^u?int", dtype) && is.numeric(v) && all(is.na(v) | abs(v) < .Machine$integer.max)) {
+    v <- as.integer(v)
+  } else if (grepl("^float", dtype) && (is.numeric(v) || all(is.na(v)))) {
+    v <- as.numeric(v)
+  } else if (dtype == "bool" && (is.logical(v) || all(is.na(v)))) {
+    v <- as.logical(v)
+  }
+  v
 }
 
 # Recursively turn the bridge's conventions into R objects: {"__frame__": cols} -> data.frame,
@@ -94,6 +188,20 @@
 .call <- function(fn, ...) {
   caller <- sys.call(sys.parent())
   .py_guard(.from_py(.rbridge$call(fn, ...)), call = caller)
+}
+
+# ---- data frames to Python -------------------------------------------------------------------
+
+# A data frame as a named list of columns for the bridge (factors as their labels; a one-row
+# frame's columns as lists, so that Python sees lists, not scalars).
+.frame_arg <- function(data, name = "data", call = sys.call(sys.parent())) {
+  if (!is.data.frame(data)) {
+    .abort(sprintf("argument `%s` must be a data frame, not %s", name, class(data)[1]), call)
+  }
+  lapply(as.list(data), function(col) {
+    if (is.factor(col)) col <- as.character(col)
+    if (length(col) == 1L) as.list(col) else col
+  })
 }
 
 # ---- argument checks (R-side, with R's 1-based positions) ----------------------------------

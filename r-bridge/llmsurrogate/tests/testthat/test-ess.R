@@ -1,5 +1,5 @@
-# ESS from R: an R reference implementation of block-out CV and the sequential test (spec
-# Appendix R, written here from scratch), and parity with the Python package called directly.
+# ESS from R: an R reference implementation of block-out CV and the sequential test
+# (docs/methods/ess.md Appendix R, written here from scratch), and parity with the Python package called directly.
 
 ess_data <- function(n = 120) {
   set.seed(42)

@@ -1,4 +1,4 @@
-# Transfer inference from R: known answers (spec transfer.md 8.1), the paper's Table 5 and the
+# Transfer inference from R: known answers (docs/methods/transfer.md §8.1), the paper's Table 5 and the
 # Appendix Q values, R vectors and data.frames out, and errors for bad input.
 
 E3 <- matrix(c(NA, 3, 5, 1, NA, 6, 2, 4, NA), 3)  # [train, test]: row 1 = (NA, 1, 2)
