@@ -2,7 +2,7 @@
 
 1. **Accumulation and inference layer** (n = 20,000; grid 1, 2, 5, 10, ..., 1,000): the Rust
    accumulator + variance pieces + sequential test versus a straightforward NumPy implementation of
-   spec §2.3 / Appendix R (the block loop once for the plain loss and once for the difference loss,
+   docs/methods/ess.md §2.3 / Appendix R (the block loop once for the plain loss and once for the difference loss,
    then ``variance_pieces``, ``one_sided_test``, ``sequential_ess``). Both consume the *same*
    pre-generated prediction chunks (generation is not timed); results must agree to 1e-10.
 2. **End to end** (``--e2e``): n = 5,000 synthetic PSID-like rows, L1 logit and a random forest with
@@ -211,7 +211,7 @@ def naive_loop(prep, learner, grid, tuning, seed, params_by_N):
         L, D = np.zeros(n), np.zeros(n)
         for b in range(B):
             lo, hi = b * N, (b + 1) * N
-            if np.ptp(y[lo:hi]) == 0:  # the small-N safeguard (spec §8.5): one class, predict it
+            if np.ptp(y[lo:hi]) == 0:  # the small-N safeguard (docs/methods/ess.md §8.5): one class, predict it
                 pred = np.full(n, y[lo])
             else:  # scikit-learn's own fit and predict, as a user would write them
                 est = learner.make(params_by_N[N], block_seed(seed, N, b))

@@ -3,7 +3,7 @@
 Part 1 (the 44-domain published matrices): every computation of the paper's application --
 forecast intervals at 3 levels x 3 sides, a 61-beta QTE curve and an ETE interval per model, and
 worst-case and everywhere dominance over 10 taus for 4 model pairs -- with our public API and with
-a re-implementation of transferUQ 0.1.0's algorithms written from specs/transfer.md (sorting per
+a re-implementation of transferUQ 0.1.0's algorithms written from docs/methods/transfer.md (sorting per
 call, per-j table() counts, an LP solver (HiGHS) per LP, root-finding on the U-statistic bound).
 Both run in this process; the ratio is baseline time / our time.
 

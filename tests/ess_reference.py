@@ -1,6 +1,6 @@
-"""Independent NumPy references for the ESS capability (spec ess.md §2.3 and Appendix R).
+"""Independent NumPy references for the ESS capability (docs/methods/ess.md §2.3 and Appendix R).
 
-* :func:`blockout_bruteforce` -- the spec §2.3 loop, dense per block, no compensation tricks.
+* :func:`blockout_bruteforce` -- the docs/methods/ess.md §2.3 loop, dense per block, no compensation tricks.
 * :func:`variance_pieces`, :func:`one_sided_test`, :func:`sequential_ess` -- Appendix R verbatim.
 * :func:`splitmix_permutation` -- the documented permutation with Python integers.
 """

@@ -44,7 +44,7 @@ def test_transfer_error_matrices():
     assert raw.shape == (44, 44) and raw.index.name == "train"
     off = raw.to_numpy()[~np.eye(44, dtype=bool)]
     assert np.isfinite(off).all() and (off > 0).all()
-    # shortfall = raw / min over models of the in-sample error on the test domain (spec 1.3)
+    # shortfall = raw / min over models of the in-sample error on the test domain (docs/methods/transfer.md §1.3)
     unnorm = {m: datasets.load_transfer_errors(m).to_numpy() for m in models.query("kind == 'unnormalized'")["model"]}
     best = np.min([np.diag(m) for m in unnorm.values()], axis=0)
     np.testing.assert_allclose(datasets.load_transfer_errors("RF", "normalized").to_numpy(),
@@ -80,7 +80,7 @@ TABLE5 = {
 
 
 def test_demo_reproduces_paper_table_5():
-    from llmsurrogate.demo import METRICS, run_demo
+    from llmsurrogate.transfer.demo import METRICS, run_demo
 
     table = run_demo(0.95).table.set_index(["model", "metric"])
     worst = 0.0
@@ -88,6 +88,6 @@ def test_demo_reproduces_paper_table_5():
         for metric, (lo, hi) in zip(METRICS, cells):
             got = table.loc[(model, metric)]
             worst = max(worst, abs(got["lower"] - lo), abs(got["upper"] - hi))
-    # the paper rounds to 2 decimals; two cells are known to differ by 0.01 (spec 6.9)
+    # the paper rounds to 2 decimals; two cells are known to differ by 0.01 (docs/methods/transfer.md §6.9)
     assert worst <= 0.0101
     assert (table["n_errors"] == 44 * 43).all()

@@ -1,4 +1,4 @@
-"""ESS Rust core against independent NumPy references (spec ess.md §10.1)."""
+"""ESS Rust core against independent NumPy references (docs/methods/ess.md §10.1)."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def test_rust_variance_pieces_function_matches_appendix_r():
 
 
 def test_constant_learner_identities():
-    """(I2) and spec §4.5: a learner that ignores its data."""
+    """(I2) and docs/methods/ess.md §4.5: a learner that ignores its data."""
     rng = np.random.default_rng(5)
     n, N = 300, 6
     y = rng.exponential(size=n)

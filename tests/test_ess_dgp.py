@@ -1,4 +1,4 @@
-"""ESS against designs with known answers (spec ess.md §10.2-10.8). Monte Carlo tolerances are set
+"""ESS against designs with known answers (docs/methods/ess.md §10.2-10.8). Monte Carlo tolerances are set
 from the replication counts (MC standard errors in the comments)."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def test_dgp_a_unbiased_exact_variance_and_component_expectations():
     assert ecv.mean() == pytest.approx(1.2, abs=0.01)
     # exact n Var = 2(1 + 3/N) + 8/(N(B-1)) = 3.241; MC relative se ~ sqrt(2/R) * 1.1 = 2.8%
     assert n * ecv.var(ddof=1) == pytest.approx(2 * (1 + 3 / N) + 8 / (N * (B - 1)), rel=0.09)
-    # spec table: E[(4.5)] = 3.14, E[(B.2)] = 2.02 at (N, B) = (5, 40)
+    # docs/methods/ess.md §10.2: E[(4.5)] = 3.14, E[(B.2)] = 2.02 at (N, B) = (5, 40)
     assert s2n.mean() == pytest.approx(3.14, rel=0.04)
     assert s2b.mean() == pytest.approx(2.02, rel=0.03)
 
@@ -70,7 +70,7 @@ def test_dgp_a_ci_coverage_fixed_n_many_blocks():
         out = _mean_learner_run(rng.normal(size=n), N)["plain"]
         se = math.sqrt(out["sigma2_fixed_n"] / n)
         hits += abs(out["ecv"] - 1.1) <= z * se
-    # MC se = 0.0063; spec MC 0.9515
+    # MC se = 0.0063; reference MC 0.9515
     assert 0.93 <= hits / R <= 0.97
 
 
@@ -89,7 +89,7 @@ def test_dgp_a_boundary_test_size_and_power():
                 rej_size += t > 1.6448536269514722
             else:
                 rej_pow += t > 1.6448536269514722
-    # spec: size 0.0605 (MC se here 0.0097), power 0.975 (se 0.0064)
+    # docs/methods/ess.md: size 0.0605 (MC se here 0.0097), power 0.975 (se 0.0064)
     assert 0.03 <= rej_size / R <= 0.095
     assert rej_pow / R >= 0.94
 
@@ -101,7 +101,7 @@ def test_dgp_a_pipeline_sequential_bound():
     df["llm"] = 0.1
     res = ess.equivalent_sample_size(df, "y", "llm", algorithm="mean", grid=list(range(10, 301, 10)),
                                      regime="fixed_N", seed=3)
-    # spec: 5/50/95% quantiles of the bound at n = 10^4 are 51/71/91; n = 2*10^4 is tighter
+    # docs/methods/ess.md: 5/50/95% quantiles of the bound at n = 10^4 are 51/71/91; n = 2*10^4 is tighter
     assert 30 <= res.lower_bound <= 100
     assert res.status == "stopped"
     assert res.plugin == pytest.approx(100, abs=60)
@@ -135,7 +135,7 @@ def test_dgp_b_no_covariate_exact_variance():
 
 
 class CellMajority:
-    """Majority vote per covariate cell (x in {0, 1}); empty cell or tie: a fair coin (spec §10.5)."""
+    """Majority vote per covariate cell (x in {0, 1}); empty cell or tie: a fair coin (docs/methods/ess.md §10.5)."""
 
     def __init__(self, random_state=None):
         self.random_state = random_state
@@ -167,7 +167,7 @@ def _dgp_b_cov(n, rng):
 
 
 def test_dgp_b_covariate_exact_curve_and_ess():
-    # exact e_N from the spec's formula
+    # exact e_N from the formula of docs/methods/ess.md §10.5
     def err(k, q):
         if k == 0:
             return 0.5
@@ -189,7 +189,7 @@ def test_dgp_b_covariate_exact_curve_and_ess():
         assert got == pytest.approx(e(N), abs=0.015)   # se of one run <= 0.005
     res = ess.equivalent_sample_size(df, "y", "llm", algorithm=CellMajority(), grid=list(range(1, 11)),
                                      loss="zero_one", seed=5, tuning="none")
-    assert 2 <= res.lower_bound <= 4   # N* = 4; spec quantiles 3/4/4
+    assert 2 <= res.lower_bound <= 4   # N* = 4; reference quantiles 3/4/4
 
 
 def test_dgp_b_no_advantage_path_gives_trivial_bound():

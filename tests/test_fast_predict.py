@@ -11,7 +11,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import MinMaxScaler, StandardScaler
 
 from llmsurrogate import _core, ess
-from llmsurrogate._fast_predict import fast_predict, forest_arrays
+from llmsurrogate.ess._fast_predict import fast_predict, forest_arrays
 from llmsurrogate.exceptions import InvalidArgumentError
 
 

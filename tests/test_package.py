@@ -62,7 +62,8 @@ def test_missing_optional_dependency_names_the_extra():
 
 MODULES = ["llmsurrogate", "llmsurrogate.llm.tasks", "llmsurrogate.llm.prompts", "llmsurrogate.llm.cache",
            "llmsurrogate.llm.base", "llmsurrogate.llm.scoring", "llmsurrogate.risk", "llmsurrogate.quantiles", "llmsurrogate.datasets", "llmsurrogate.results",
-           "llmsurrogate.rbridge", "llmsurrogate.demo", "llmsurrogate.exceptions", "llmsurrogate._optional"]
+           "llmsurrogate.rbridge", "llmsurrogate.demo", "llmsurrogate.exceptions", "llmsurrogate._optional",
+           "llmsurrogate.transfer.demo", "llmsurrogate._progress", "llmsurrogate.llm.factory", "llmsurrogate.ess"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from llmsurrogate.demo import IntervalTable, run_demo
+from llmsurrogate.transfer import IntervalTable
+from llmsurrogate.transfer.demo import run_demo
 from llmsurrogate.exceptions import InvalidArgumentError
 from llmsurrogate.results import Result, Summary, TableResult
 

@@ -1,7 +1,7 @@
 """Building transfer-error tables: models, NLS fits, tables, normalisations, CV, caching, Dask.
 
 References: closed forms, brute-force loops over scikit-learn fits, scipy.optimize.least_squares,
-the paper's stylized example (spec T8), and the authors' published 44x44 matrices.
+the paper's stylized example (docs/methods/transfer.md T8), and the authors' published 44x44 matrices.
 """
 
 from __future__ import annotations
@@ -360,7 +360,7 @@ def test_interrupted_build_resumes_without_refitting(tmp_path):
     full = tr.error_table(data, CountingMean(), r=2, n_jobs=1)  # no cache: reference
     CountingMean.fits = 0
 
-    def stop_after_first_batch(done, total):
+    def stop_after_first_batch(label, done, total):
         if done >= 4:
             raise KeyboardInterrupt
 
@@ -371,7 +371,7 @@ def test_interrupted_build_resumes_without_refitting(tmp_path):
     seen = []
     CountingMean.fits = 0
     again = tr.error_table(data, CountingMean(), r=2, n_jobs=1, cache=tmp_path,
-                           progress=lambda d, t: seen.append((d, t)))
+                           progress=lambda _label, d, t: seen.append((d, t)))
     assert CountingMean.fits == math.comb(6, 2) - first  # no finished fit is redone
     assert seen[0] == (first, 15) and seen[-1] == (15, 15)
     np.testing.assert_array_equal(again.values, full.values)
@@ -385,7 +385,7 @@ def test_interrupted_parametric_build_resumes(tmp_path):
     ref = tr.error_table(data, tr.CPT("g"), r=3)  # 120 training sets: batches of 64 and 56
     calls = []
 
-    def stop(done, total):
+    def stop(label, done, total):
         calls.append(done)
         if len(calls) == 2:
             raise KeyboardInterrupt
@@ -395,7 +395,7 @@ def test_interrupted_parametric_build_resumes(tmp_path):
     files = list(next(tmp_path.iterdir()).iterdir())
     assert 0 < len(files) < 120
     seen = []
-    again = tr.error_table(data, tr.CPT("g"), r=3, cache=tmp_path, progress=lambda d, t: seen.append(d), n_jobs=1)
+    again = tr.error_table(data, tr.CPT("g"), r=3, cache=tmp_path, progress=lambda _label, d, t: seen.append(d), n_jobs=1)
     assert seen[0] == len(files) and seen[-1] == 120
     np.testing.assert_array_equal(again.values, ref.values)
     # another model specification does not reuse these results
@@ -425,7 +425,10 @@ def test_within_domain_cv_equals_manual_kfold():
     from sklearn.model_selection import KFold
 
     data = synthetic(n=3, m=40)
-    cv = tr.within_domain_cv(data, {"EU": tr.EU(), "OLS": LinearRegression()}, k=5, random_state=0, n_jobs=1)
+    seen = []
+    cv = tr.within_domain_cv(data, {"EU": tr.EU(), "OLS": LinearRegression()}, k=5, random_state=0, n_jobs=1,
+                             progress=lambda label, done, total: seen.append((label, done, total)))
+    assert [s[1:] for s in seen] == [(0, 2), (1, 2), (2, 2)]  # progress was once accepted and ignored
     assert list(cv.index) == ["D0", "D1", "D2"]
     for lab, g in data.groupby("domain"):
         X, y = g[["z1", "z2", "p1"]].to_numpy(), g["ce"].to_numpy()
@@ -641,7 +644,7 @@ def test_cli_build_killed_mid_run_resumes(tmp_path):
     pd.testing.assert_frame_equal(resumed, pd.read_csv(tmp_path / "t.csv"))
 
 
-@pytest.mark.parametrize("name", ["llmsurrogate.transfer.models", "llmsurrogate.transfer.build"])
+@pytest.mark.parametrize("name", ["llmsurrogate.transfer._models", "llmsurrogate.transfer._build"])
 def test_docstring_examples_hold(name):
     import doctest
     import importlib

@@ -1,4 +1,4 @@
-"""Inference on transfer-error tables (spec transfer.md §2–5, §8) against independent references:
+"""Inference on transfer-error tables (docs/methods/transfer.md §2–5, §8) against independent references:
 hand-computed known answers, brute force over weight vertices, scipy's HiGHS LP solver and scipy
 distributions, and the paper's Tables 5, 6 and 2 from the published matrices."""
 
@@ -37,7 +37,7 @@ def brute_weighted_upper(M, w, tau):
 
 
 def brute_worst_upper(M, gamma, tau):
-    """max over the 2^n vertices w ∈ {1/Γ, Γ}^n of ē^ω_τ (spec T3 brute force)."""
+    """max over the 2^n vertices w ∈ {1/Γ, Γ}^n of ē^ω_τ (docs/methods/transfer.md T3 brute force)."""
     n = M.shape[0]
     return max(brute_weighted_upper(M, np.array(v), tau) for v in itertools.product([1 / gamma, gamma], repeat=n))
 
@@ -304,7 +304,7 @@ def test_t7_properties():
     assert tr.ustat_tail_bound(0.0, 0.3, 44, 2)["B"] <= 0.7**22 + 1e-15
 
 
-# ---- replication from the published matrices (spec 6.9, R1–R5, R7) ----------------------------------
+# ---- replication from the published matrices (docs/methods/transfer.md §6.9, R1–R5, R7) ----------------------------------
 
 MODELS = ["g", "ab", "dg", "abg", "abdg", "EU_iso", "RF"]
 TABLE5 = {  # raw, shortfall, deterioration at τ = 0.95
@@ -319,7 +319,7 @@ TABLE6 = {
     "abdg": [(0.71, 27959.10), (1.00, 6.01), (1.00, 5.95)], "EU_iso": [(0.72, 22787.99), (1.00, 4.44), (1.00, 1.75)],
     "RF": [(0.96, 42520.49), (1.01, 33.17), (1.01, 33.17)],
 }
-EXCEPTIONS = {("g", 1, 0): 1.02, ("dg", 0, 0): 2.47}  # the two 0.01 differences of spec §6.9
+EXCEPTIONS = {("g", 1, 0): 1.02, ("dg", 0, 0): 2.47}  # the two 0.01 differences of docs/methods/transfer.md §6.9
 
 
 def metrics(model):
@@ -335,7 +335,7 @@ def test_tables_5_and_6(model):
         assert round(lo5, 2) == pytest.approx(EXCEPTIONS.get((model, mi, 0), want[0]), abs=1e-9)
         assert round(hi5, 2) == pytest.approx(want[1], abs=1e-9)
         lo6, hi6 = tr.forecast_interval(err, tau=1.0)
-        assert abs(lo6 - TABLE6[model][mi][0]) <= 0.01 and abs(hi6 - TABLE6[model][mi][1]) <= 0.01  # spec 6.9: to <= 0.01
+        assert abs(lo6 - TABLE6[model][mi][0]) <= 0.01 and abs(hi6 - TABLE6[model][mi][1]) <= 0.01  # docs/methods/transfer.md §6.9: to <= 0.01
 
 
 def test_s5_ratio_interval():
@@ -443,7 +443,7 @@ def test_application_of_the_demo():
     import matplotlib
 
     matplotlib.use("Agg")
-    from llmsurrogate.transfer.application import run_transfer_application
+    from llmsurrogate.transfer.demo import run_transfer_application
 
     res = run_transfer_application()
     d = res.dominance
@@ -457,7 +457,7 @@ def test_application_of_the_demo():
     res.plot()
 
 
-# ---- Γ-bounded everywhere dominance (spec §4.3) and its critical Γ (R6) -------------------------------
+# ---- Γ-bounded everywhere dominance (docs/methods/transfer.md §4.3) and its critical Γ (R6) -------------------------------
 
 def _box_reference(M1, M2, tau, gamma):
     """Spec §4.3 by brute force: every j, the Charnes–Cooper LP of the box solved by HiGHS."""

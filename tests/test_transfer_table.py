@@ -13,7 +13,7 @@ from llmsurrogate.exceptions import InvalidArgumentError, NonFiniteError, ShapeE
 from llmsurrogate.results import Result
 from llmsurrogate.transfer import ErrorTable
 
-E = np.array([[np.nan, 1, 2], [3, np.nan, 4], [5, 6, np.nan]])  # spec T1: row = train, col = test
+E = np.array([[np.nan, 1, 2], [3, np.nan, 4], [5, 6, np.nan]])  # docs/methods/transfer.md T1: row = train, col = test
 
 
 def long_frame(matrix):

@@ -1,4 +1,4 @@
-"""Coverage studies for the ESS confidence bound and the error-curve CIs (spec ess.md §10.4-10.8).
+"""Coverage studies for the ESS confidence bound and the error-curve CIs (docs/methods/ess.md §10.4-10.8).
 
 Native fast learners with O(n + B) sufficient-statistic block-out CV (block mean, cell majority
 vote), cross-checked once per design against the Rust streaming accumulator; the variance pieces

@@ -1,4 +1,4 @@
-"""Coverage simulations for the transfer-inference guarantees (spec transfer.md §8.2, S1–S5).
+"""Coverage simulations for the transfer-inference guarantees (docs/methods/transfer.md §8.2, S1–S5).
 
 Every interval is computed with the public API (llmsurrogate.transfer) from the observed n x n
 block; the target is the realised error e_{T, n+1} with T uniform over the n observed domains.

@@ -1,17 +1,26 @@
 """llmsurrogate: how much is an LLM worth as a stand-in for human data, and can you trust it?
 
-Capabilities (one module each, imported on first use so ``import llmsurrogate`` stays fast and
-needs none of torch, transformers, vllm, rpy2, dask or polars):
+Capabilities, one package each, all of the same shape (a public ``__init__`` re-exporting the
+API; private modules by role: ``_results``, ``_cli``, ``demo``, then the computation), imported on
+first use so ``import llmsurrogate`` stays fast and needs none of torch, transformers, vllm, rpy2,
+dask or polars. The methods as implemented: ``docs/methods/``.
 
+* :mod:`llmsurrogate.ess` -- equivalent sample size of a fixed prediction rule (block-out CV,
+  three-term variance, sequential one-sided CI, CATE-ESS).
+* :mod:`llmsurrogate.transfer` -- transfer performance across domains (error tables built by
+  fitting EU/CPT/ML models, forecast intervals, weighted and worst-case quantiles, dominance LPs,
+  U-statistic bounds).
+* :mod:`llmsurrogate.risk` -- LLM risk scores from survey rows, their metrics and recalibration.
+
+Shared machinery:
+
+* :mod:`llmsurrogate.llm` -- tasks, prompts, backends (transformers, vLLM), the on-disk cache.
 * :mod:`llmsurrogate.quantiles` -- empirical upper/lower quantiles, plain and weighted (Rust core).
 * :mod:`llmsurrogate.datasets` -- bundled real data (44 subject pools, transfer-error matrices, ACS rows).
-* :mod:`llmsurrogate.results` -- the result objects every capability returns.
+* :mod:`llmsurrogate.results` -- the result base class every capability returns (print, tidy, save/load).
 * :mod:`llmsurrogate.rbridge` -- conversion for the R package and for rpy2.
 * :mod:`llmsurrogate.exceptions` -- the error hierarchy rooted at :class:`LLMSurrogateError`.
-* :mod:`llmsurrogate.ess` -- equivalent sample size of a fixed prediction rule (block-out CV, sequential CI).
-
-Planned: ``transfer`` (transfer performance), ``risk`` and ``llm``
-(LLM risk scores), ``lookahead`` (lookahead-bias tests).
+* :mod:`llmsurrogate.demo` and :mod:`llmsurrogate.cli` -- the demo runner and the command line.
 
 >>> import llmsurrogate
 >>> llmsurrogate.quantiles.upper_quantile([1.0, 2.0, 3.0], 0.5)

@@ -158,3 +158,14 @@ def require_columns(frame, columns: Sequence[str], name: str = "data") -> None:
             extra = f"; did you mean {hint[0]!r}?" if hint else ""
             shown = available if len(available) <= 20 else available[:20] + ["..."]
             raise ColumnNotFoundError(f"column {col!r} is not in `{name}` (columns: {shown}){extra}")
+
+
+def check_gamma(value: Any, name: str = "Gamma") -> float:
+    """A bound Γ >= 1 on a likelihood ratio (``inf`` allowed)."""
+    try:
+        g = float(value)
+    except (TypeError, ValueError) as err:
+        raise InvalidArgumentError(f"argument `{name}` must be a number >= 1 (Inf allowed)") from err
+    if not g >= 1:
+        raise InvalidArgumentError(f"argument `{name}` must be >= 1 (Inf allowed); got {value}")
+    return g

@@ -17,6 +17,7 @@ Subclasses implement :meth:`Result.tidy` (one row per estimate) and may override
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import html
 import json
@@ -169,6 +170,25 @@ def _equal(a: Any, b: Any) -> bool:
     return a == b
 
 
+def write_text_atomic(path: str | Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder and ``os.replace``."""
+    import os
+    import tempfile
+
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
 class Result:
     """Base class of all result objects (frozen dataclasses)."""
@@ -221,8 +241,24 @@ class Result:
         """JSON text of :meth:`to_dict`; also written to ``path`` when given."""
         text = json.dumps(self.to_dict(), indent=indent, allow_nan=False)
         if path is not None:
-            Path(path).write_text(text)
+            write_text_atomic(path, text)
         return text
+
+    def save(self, path: str | Path) -> Path:
+        """Write the whole result (every field, the class and the package version) as JSON to
+        ``path``, atomically (a crash leaves the old file or the new one, never part of one);
+        returns the path. :meth:`load` reads it back equal."""
+        path = Path(path)
+        self.to_json(path)
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Result":
+        """Read a result written by :meth:`save` (``ErrorCurve.load(p)`` also checks its class)."""
+        path = Path(path)
+        if not path.is_file():
+            raise InvalidArgumentError(f"argument `path`: no saved result at {path}")
+        return cls.from_json(path)
 
     @classmethod
     def from_json(cls, source: str | Path) -> "Result":

@@ -1,4 +1,4 @@
-"""The ``llmsurrogate ess`` command (registered in ``llmsurrogate.cli``).
+"""The ``llmsurrogate ess`` command (registered by :mod:`llmsurrogate.cli`).
 
 Finished grid points are cached under ``OUT/.ess_cache/<key>/`` where the key hashes the data file
 and every argument that changes the numbers, so an interrupted run restarted with the same
@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 
 import click
+
+from .._cli_support import handle_errors, progress_bar, read_table, use_agg_backend
 
 
 def _key(data_path: Path, args: dict) -> str:
@@ -35,7 +37,7 @@ def _key(data_path: Path, args: dict) -> str:
 @click.option("--alpha", default=0.05, show_default=True, type=float, help="One-sided level of the ESS bound.")
 @click.option("--variance", default="difference", show_default=True, type=click.Choice(["difference", "sum"]))
 @click.option("--regime", default="hybrid", show_default=True, type=click.Choice(["hybrid", "fixed_N", "fixed_B"]))
-@click.option("--bias-correct", is_flag=True, help="Add 2 V_test/(B-1) to the fixed-N variance (spec §4.6; not in the paper).")
+@click.option("--bias-correct", is_flag=True, help="Add 2 V_test/(B-1) to the fixed-N variance (docs/methods/ess.md §4.6; not in the paper).")
 @click.option("--tuning", default="per_n_subset", show_default=True, type=click.Choice(["per_n_subset", "per_block", "none"]))
 @click.option("--seed", default="0", show_default=True, help="Permutation seed (an integer), or 'none' to keep the file's order.")
 @click.option("--n-estimators", default=300, show_default=True, type=int, help="Trees for --algorithm rf.")
@@ -44,12 +46,13 @@ def _key(data_path: Path, args: dict) -> str:
 @click.option("--n-jobs", type=int, default=None, help="Parallel block fits and Rust threads (default: all cores).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("ess-output"), show_default=True)
 @click.option("--no-plot", is_flag=True, help="Skip the figure.")
+@handle_errors
 def ess_command(data_path, outcome, prediction, features, algorithm, loss, grid, alpha, variance, regime, bias_correct,
                 tuning, seed, n_estimators, missing, n_jobs, out_dir, no_plot):
     """Equivalent sample size of a fixed prediction rule (block-out CV + sequential one-sided CI)."""
-    from .. import ess
-    from ..cli import _progress, read_table
     from ..exceptions import InvalidArgumentError
+    from ._engine import HYBRID_MIN_BLOCKS
+    from ._estimators import Plumbing, run_error_curve, run_ess
 
     frame = read_table(data_path)
     feats = [f.strip() for f in features.split(",")] if features else None
@@ -73,27 +76,19 @@ def ess_command(data_path, outcome, prediction, features, algorithm, loss, grid,
         tmp.write_text(json.dumps(pt, default=str))
         tmp.replace(cache_dir / f"N_{pt['n_train']}.json")
 
-    with _progress() as progress:
-        tasks = {}
-        grid_task = progress.add_task("grid points", total=None)
-
-        def on_progress(event, N, done, total):
-            if N not in tasks:
-                tasks[N] = progress.add_task(f"  N = {N}: blocks", total=total)
-            progress.update(tasks[N], completed=done, total=total)
-            if done == total:
-                progress.advance(grid_task)
-
-        common = dict(algorithm=algorithm, grid=grid_vals, loss=loss, regime=regime, tuning=tuning, seed=seed_val,
-                      n_jobs=n_jobs, algorithm_options=options, progress=on_progress, _cache=cache,
-                      _on_point=save_point, features=feats, missing=missing, bias_correct=bias_correct)
-        if cache:
-            click.echo(f"reusing {len(cache)} finished grid point(s) from {cache_dir}", err=True)
+    if cache:
+        click.echo(f"reusing {len(cache)} finished grid point(s) from {cache_dir}", err=True)
+    plumbing = Plumbing(cache=cache, on_point=save_point)
+    common = dict(hybrid_min_blocks=HYBRID_MIN_BLOCKS, algorithm_options=options, missing=missing,
+                  bias_correct=bias_correct)
+    with progress_bar() as bar:
         if prediction is None:
-            result = ess.error_curve(frame, outcome, alpha=alpha, **common)
+            result = run_error_curve(plumbing, frame, outcome, feats, algorithm, grid_vals, loss, regime, tuning,
+                                     seed_val, n_jobs, alpha=alpha, progress=bar, **common)
             stem = "error_curve"
         else:
-            result = ess.equivalent_sample_size(frame, outcome, prediction, alpha=alpha, variance=variance, **common)
+            result = run_ess(plumbing, frame, outcome, prediction, feats, algorithm, grid_vals, loss, alpha, variance,
+                             regime, tuning, seed_val, n_jobs, progress=bar, **common)
             stem = "ess"
     click.echo(result.summary().as_text())
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -108,9 +103,7 @@ def ess_command(data_path, outcome, prediction, features, algorithm, loss, grid,
     (out_dir / f"{stem}_summary.json").write_text(json.dumps(summary, indent=2))
     written = [f"{stem}_table.csv", f"{stem}_summary.json"]
     if not no_plot:
-        import matplotlib
-
-        matplotlib.use("Agg")
+        use_agg_backend()
         ax = result.plot()
         ax.figure.tight_layout()
         ax.figure.savefig(out_dir / f"{stem}_plot.png", dpi=130)

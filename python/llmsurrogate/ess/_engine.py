@@ -153,7 +153,7 @@ def _drop_missing(frame, outcome, prediction, features, exclude, y_override):
 def prepare(data: Any, outcome: str, prediction: Any, features: Any, loss: Any, seed: int | None,
             exclude: tuple[str, ...] = (), eps: float = LOG_EPS, y_override: np.ndarray | None = None,
             missing: str = "error") -> Prepared:
-    """Validate the inputs and permute them once (spec §2.1 step 1)."""
+    """Validate the inputs and permute them once (docs/methods/ess.md §2.1 step 1)."""
     import pandas as pd
 
     frame = as_frame(data)
@@ -433,7 +433,7 @@ def run_point(prep: Prepared, learner: Learner, N: int, tuning: str, seed: int |
 
 def bias_corrected(points: list[dict]) -> list[dict]:
     """The points with the leading-order finite-B bias of the fixed-N variance (4.5) removed
-    (spec §4.6, an optional extension, not in the paper): sigma^2_N + 2 V_test / (B - 1), for the
+    (docs/methods/ess.md §4.6, an optional extension, not in the paper): sigma^2_N + 2 V_test / (B - 1), for the
     plain and the difference losses. (4.5) underestimates the variance by about 2 V_test / (B - 1)
     when B is small, which makes fixed-N intervals too narrow."""
     out = []
@@ -494,7 +494,7 @@ def curve_table(points: list[dict], alpha: float, regime: str, min_blocks: int, 
 
 
 def monotonicity_violations(table) -> list[list[int]]:
-    """Pairs (N_k, N_k') with k < k' whose two-sided CIs are disjoint with the larger N above (spec §6.6)."""
+    """Pairs (N_k, N_k') with k < k' whose two-sided CIs are disjoint with the larger N above (docs/methods/ess.md §6.6)."""
     out = []
     lo, hi, ns = table["ci_low"].to_numpy(), table["ci_high"].to_numpy(), table["n_train"].to_numpy()
     for k in range(len(ns)):

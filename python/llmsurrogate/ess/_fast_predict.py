@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _core
+from .. import _core
 
 
 @functools.lru_cache(maxsize=None)

@@ -1,14 +1,14 @@
 """Comparison learning algorithms for block-out CV: the paper's Appendix C models (lasso, L1 logit,
-random forest) with per-N tuning and the small-N safeguards of spec §8.5, plus any scikit-learn
+random forest) with per-N tuning and the small-N safeguards of docs/methods/ess.md §8.5, plus any scikit-learn
 estimator or pipeline, and two native learners used by the validation designs (block mean,
 majority vote).
 
-Hyperparameter grids lost in the paper's extraction are ours (spec §8.4):
+Hyperparameter grids the paper does not give are the package's choice (docs/methods/ess.md §8.4):
 ``max_depth`` in {3, 5, 10, None} x ``min_samples_leaf`` in {1, 5, 20} for random forests (3-fold
 CV, scored by squared error or accuracy), ``C`` in {0.01, 0.1, 1, 10, 100} for the L1 logit
 (stratified CV), ``LassoCV`` with 5 folds (sklearn's default path of 100 alphas).
 
-Safeguards (spec §8.5): with too few points for k-fold CV the lasso uses its most regularised
+Safeguards (docs/methods/ess.md §8.5): with too few points for k-fold CV the lasso uses its most regularised
 member (intercept only, i.e. the block mean). The number of (stratified) folds is min(default, N // 2) for regression and
 min(3, smallest class count) for classification; with fewer than 2 folds the defaults are used. A
 block whose training outcomes are all equal (one class, or N = 1) predicts that value for
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .._fast_predict import fast_predict
+from ._fast_predict import fast_predict
 from ..exceptions import InvalidArgumentError
 
 RF_GRID = {"max_depth": [3, 5, 10, None], "min_samples_leaf": [1, 5, 20]}
@@ -179,7 +179,7 @@ class Learner:
         if self.name == "lasso" and "alpha" in params and params["alpha"] is None:
             return np.full(m, float(np.mean(ytr))), False
         if np.ptp(ytr) == 0 and (self.estimator is None or self.is_classifier):
-            # one class / one value (N = 1 included): the majority-class rule of spec §8.5
+            # one class / one value (N = 1 included): the majority-class rule of docs/methods/ess.md §8.5
             value = float(ytr[0])
             return np.full(m, value), True
         if tuning == "per_block":

@@ -3,25 +3,11 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..results import Result, Summary, result_dataclass
-
-
-class _SaveLoad:
-    def save(self, path: str | Path) -> Path:
-        """Write the result (with seed, grid, versions and permutation) as JSON; returns the path."""
-        path = Path(path)
-        self.to_json(path)  # type: ignore[attr-defined]
-        return path
-
-    @classmethod
-    def load(cls, path: str | Path):
-        """Read a result written by :meth:`save`."""
-        return cls.from_json(Path(path))  # type: ignore[attr-defined]
 
 
 def _log_axis(ax, ns):
@@ -30,8 +16,8 @@ def _log_axis(ax, ns):
 
 
 @result_dataclass
-class ErrorCurve(_SaveLoad, Result):
-    """Block-out CV error curve N -> e_N with pointwise CIs (spec §2, §4, §5)."""
+class ErrorCurve(Result):
+    """Block-out CV error curve N -> e_N with pointwise CIs (docs/methods/ess.md §2, §4, §5)."""
 
     title: str
     table: Any
@@ -96,8 +82,8 @@ def _z(p: float) -> float:
 
 
 @result_dataclass
-class EssResult(_SaveLoad, Result):
-    """Equivalent sample size of a fixed prediction rule against an algorithm (spec §3, §4.7, §6).
+class EssResult(Result):
+    """Equivalent sample size of a fixed prediction rule against an algorithm (docs/methods/ess.md §3, §4.7, §6).
 
     ``lower_bound`` is the one-sided (1 - alpha) confidence bound Ñ*_α of Algorithm 3.1: the CI is
     [lower_bound, ∞). When every grid null is rejected, ``status == "all_rejected"`` and the

@@ -17,6 +17,10 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .._progress import ProgressCallback
+
+PROGRESS_LABEL = "ESS demo (random forest, lasso)"
+
 TK1992 = {"alpha": 0.88, "beta": 0.88, "lambda": 2.25, "gamma": 0.61, "delta": 0.69}
 
 
@@ -66,7 +70,7 @@ def cpt_tk1992_certainty_equivalent(z1, z2, p1, params: dict | None = None) -> n
 
 
 def run_ess_demo(domain_id: int = 10, grid=(1, 5, 20, 50, 100, 200, 500), n_estimators: int = 50,
-                 seed: int = 0, n_jobs: int | None = None, progress: Callable[[str], None] | None = None):
+                 seed: int = 0, n_jobs: int | None = None, progress: ProgressCallback | None = None):
     """ESS of the TK (1992) CPT rule against a random forest and a lasso on one subject pool.
 
     Returns ``{"rf": EssResult, "lasso": EssResult, "table": DataFrame}``: one summary row per
@@ -85,7 +89,9 @@ def run_ess_demo(domain_id: int = 10, grid=(1, 5, 20, 50, 100, 200, 500), n_esti
     n = len(frame)
     grid = [g for g in grid if g <= n // 2]
     out, rows = {}, []
-    for algo in ("rf", "lasso"):
+    if progress is not None:
+        progress(PROGRESS_LABEL, 0, 2)
+    for i, algo in enumerate(("rf", "lasso")):
         res = equivalent_sample_size(frame, "ce", "cpt_tk1992", features=["z1", "z2", "p1"], algorithm=algo,
                                      grid=grid, seed=seed, n_jobs=n_jobs,
                                      algorithm_options={"n_estimators": n_estimators} if algo == "rf" else None)
@@ -94,15 +100,17 @@ def run_ess_demo(domain_id: int = 10, grid=(1, 5, 20, 50, 100, 200, 500), n_esti
                      "status": res.status, "plug-in ESS": res.plugin, "rule MSE": res.llm_error,
                      "algorithm MSE at largest N": float(res.table["algo_error"].iloc[-1])})
         if progress is not None:
-            progress(algo)
+            progress(PROGRESS_LABEL, i + 1, 2)
     out["table"] = pd.DataFrame(rows)
     out["label"] = label
     return out
 
 
-def write_ess_demo(out_dir, plot: bool = True, progress: Callable[[str], None] | None = None, **kwargs) -> list[str]:
-    """Run :func:`run_ess_demo` and write ``ess_demo_table.csv``, ``ess_demo_<algo>.json`` and
-    ``ess_demo.png`` (two panels: random forest and lasso) to ``out_dir``; returns the file names."""
+def write_demo(out_dir, plot: bool = True, progress: ProgressCallback | None = None,
+               echo: Callable[[str], None] = print, **kwargs) -> list[str]:
+    """Run :func:`run_ess_demo`, print its table with ``echo`` and write ``ess_demo_table.csv``,
+    ``ess_demo_<algo>.json`` and ``ess_demo.png`` (two panels: random forest and lasso) to
+    ``out_dir``; returns the file names written."""
     from pathlib import Path
 
     out_dir = Path(out_dir)
@@ -126,4 +134,6 @@ def write_ess_demo(out_dir, plot: bool = True, progress: Callable[[str], None] |
         fig.savefig(out_dir / "ess_demo.png", dpi=130)
         plt.close(fig)
         written.append("ess_demo.png")
-    return written, res
+    echo("\nEquivalent sample size of a textbook CPT rule (Tversky-Kahneman 1992, not fitted)")
+    echo(res["table"].to_string(index=False))
+    return written

@@ -5,6 +5,7 @@
 * :mod:`.cache` -- the SQLite (WAL) cache of every LLM output.
 * :mod:`.base` -- the backend protocol and :class:`~.base.CallableBackend` (pure Python).
 * :mod:`.scoring` -- answer-option probabilities and numeric decoding through a backend + cache.
+* :mod:`.factory` -- backends and tasks from names (``make_backend``, ``load_task``): CLI, risk, R.
 * :mod:`.hf` -- ``TransformersBackend`` (needs the ``hf`` extra: torch, transformers).
 * :mod:`.vllm` -- ``VLLMBackend`` (needs the ``vllm`` extra and a GPU).
 
@@ -23,6 +24,7 @@ _LAZY = {
     "persona_prompt": "prompts", "apply_chat_template": "prompts",
     "Cache": "cache", "Backend": "base", "CallableBackend": "base", "RaggedLogprobs": "base",
     "TransformersBackend": "hf", "VLLMBackend": "vllm", "LLMPredictor": "scoring",
+    "make_backend": "factory", "load_task": "factory",
 }
 
 __all__ = sorted(_LAZY)

@@ -197,7 +197,8 @@ def as_cache(cache) -> Cache | NullCache:
 def cached_batches(cache, keys: Sequence[str], compute, *, batch_size: int, kind: str = "",
                    progress=None) -> list[np.ndarray]:
     """Look ``keys`` up, compute the misses batch by batch with ``compute(indices) -> arrays``
-    and store each batch as it finishes. Returns the arrays in key order."""
+    and store each batch as it finishes. Returns the arrays in key order. ``progress``: a
+    ``progress(label, done, total)`` callback (:mod:`llmsurrogate._progress`), label ``"prompts"``."""
     cache = as_cache(cache)
     found = cache.get_many(keys)
     out: list[np.ndarray | None] = [found.get(k) for k in keys]
@@ -208,7 +209,7 @@ def cached_batches(cache, keys: Sequence[str], compute, *, batch_size: int, kind
             todo.setdefault(k, []).append(i)
     done = len(keys) - sum(len(v) for v in todo.values())
     if progress is not None:
-        progress(done, len(keys))
+        progress("prompts", done, len(keys))
     pending = list(todo.items())
     for start in range(0, len(pending), batch_size):
         part = pending[start: start + batch_size]
@@ -219,5 +220,5 @@ def cached_batches(cache, keys: Sequence[str], compute, *, batch_size: int, kind
                 out[i] = np.asarray(a)
             done += len(idx)
         if progress is not None:
-            progress(done, len(keys))
+            progress("prompts", done, len(keys))
     return out  # type: ignore[return-value]

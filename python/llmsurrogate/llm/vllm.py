@@ -6,7 +6,7 @@ requested token id ``t`` the engine runs the prompt tokens followed by ``t`` and
 ``prompt_logprobs=0``, i.e. the log-probability of every *actual* prompt token, so the last one
 is exactly log p(t | prompt) whatever its rank (vLLM's sampled-token ``logprobs`` are limited to
 the top ``max_logprobs``; folktexts' top-50 decoding gave p = 0 to answer tokens outside it,
-spec §1.8). Automatic prefix caching is switched off because cached prefix tokens get no prompt
+docs/methods/risk-scores.md §1.8). Automatic prefix caching is switched off because cached prefix tokens get no prompt
 log-probabilities. ``tensor_parallel_size`` spreads the model over GPUs.
 
 GPU-only: the tests in ``tests/test_llm_vllm.py`` are marked ``gpu`` and compare against the

@@ -1,13 +1,13 @@
-"""Building transfer-error tables by fitting a model on subsets of domains (spec ``transfer.md`` A1).
+"""Building transfer-error tables by fitting a model on subsets of domains (``docs/methods/transfer.md`` A1).
 
 For every unordered training set ``T`` of ``r`` domains the model is fitted once on the pooled
 observations of ``T`` (pooled least squares = sample-size-weighted mean of the per-domain losses,
-spec §1.2) and evaluated on every other domain ``d``: ``e(f_T, S_d)`` is the mean squared error
+docs/methods/transfer.md §1.2) and evaluated on every other domain ``d``: ``e(f_T, S_d)`` is the mean squared error
 (``metric="mse"``) or its square root (``"rmse"``, the scale of the paper's tables and of the
 published matrices). Unordered sets give the same quantiles, weighted quantiles and LPs as the
 paper's ordered tuples (§1.4) with ``r!`` times fewer fits.
 
-Normalisations (spec §1.3): ``"deterioration"`` divides by the same model's in-sample error on the
+Normalisations (docs/methods/transfer.md §1.3): ``"deterioration"`` divides by the same model's in-sample error on the
 test domain (the fit on ``S_d`` evaluated on ``S_d``), ``"shortfall"`` by the smallest in-sample
 error on the test domain over a set of models (the model itself and ``shortfall_models``).
 
@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from .._progress import progress_reporter
 from .._validation import as_frame, check_choice, check_int, check_n_jobs, require_columns
 from ..exceptions import (
     ComputationError,
@@ -39,8 +40,8 @@ from ..exceptions import (
     NonFiniteError,
     ShapeError,
 )
-from .models import CPT, _NLSModel  # noqa: F401 - CPT for the docstring example
-from .table import ErrorTable
+from ._models import CPT, _NLSModel  # noqa: F401 - CPT for the docstring example
+from ._table import ErrorTable
 
 __all__ = ["error_table", "error_tables", "in_sample_errors", "within_domain_cv", "cv_ratio", "make_model",
            "MODEL_NAMES", "DomainCV"]
@@ -123,7 +124,7 @@ def make_model(name: str, random_state: int | None = 0):
     >>> make_model("cpt:dg")
     CPT(free='dg', alpha=1.0, beta=1.0, delta=1.0, gamma=1.0, eps=1e-06, delta_max=1000000.0, starts=None, max_iter=500)
     """
-    from .models import CPT, EU
+    from ._models import CPT, EU
 
     if not isinstance(name, str):
         raise InvalidArgumentError(f"argument `model` must be a model name such as 'cpt:g'; got {name!r}")
@@ -189,7 +190,7 @@ class _Samples:
                 present = set(col.unique())
                 labels = [c for c in col.cat.categories if c in present]
             else:
-                from .table import _labels
+                from ._table import _labels
 
                 labels = _labels(col.tolist())
             groups = {k: g for k, g in frame.groupby(domain, sort=False, observed=True)}
@@ -344,36 +345,6 @@ class _Cache:
 
 
 # ------------------------------------------------------------------------------------------------
-# Progress
-# ------------------------------------------------------------------------------------------------
-class _Progress:
-    def __init__(self, progress: Any, total: int, label: str):
-        self.callback = None
-        self.bar = None
-        self.total = total
-        if callable(progress):
-            self.callback = progress
-        elif progress:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-            from rich.console import Console
-
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                TimeRemainingColumn(), console=Console(stderr=True), transient=False)
-            self.bar.start()
-            self.task = self.bar.add_task(label, total=total)
-
-    def update(self, done: int) -> None:
-        if self.callback is not None:
-            self.callback(done, self.total)
-        if self.bar is not None:
-            self.bar.update(self.task, completed=done)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.stop()
-
-
-# ------------------------------------------------------------------------------------------------
 # Fitting many subsets
 # ------------------------------------------------------------------------------------------------
 def _fit_subsets(model: Any, data: _Samples, subsets: list[tuple[int, ...]], n_jobs, cache_dir, progress,
@@ -388,10 +359,9 @@ def _fit_subsets(model: Any, data: _Samples, subsets: list[tuple[int, ...]], n_j
             out[i] = hit
         else:
             todo.append(i)
-    bar = _Progress(progress, len(subsets), label)
-    try:
+    with progress_reporter(progress) as report:
         done = len(subsets) - len(todo)
-        bar.update(done)
+        report(label, done, len(subsets))
         if not todo:
             return out
         if isinstance(model, _NLSModel):
@@ -410,7 +380,7 @@ def _fit_subsets(model: Any, data: _Samples, subsets: list[tuple[int, ...]], n_j
                     out[i] = res["mse"][j]
                     cache.put(subsets[i], out[i])
                 done += len(idx)
-                bar.update(done)
+                report(label, done, len(subsets))
             if not_converged:
                 import warnings
 
@@ -435,9 +405,7 @@ def _fit_subsets(model: Any, data: _Samples, subsets: list[tuple[int, ...]], n_j
                         out[i] = res[j]
                         cache.put(subsets[i], out[i])
                     done += len(idx)
-                    bar.update(done)
-    finally:
-        bar.close()
+                    report(label, done, len(subsets))
     return out
 
 
@@ -619,7 +587,7 @@ def error_table(samples: Any, model: Any, r: int = 1, metric: str = "mse", norma
         Training domains per fit (``n > r``).
     metric : {"mse", "rmse"}
         Error of a rule on a sample: mean squared error or its square root (the paper's reported
-        scale, and the scale of the published matrices). Ratios depend on it (spec §9 A1).
+        scale, and the scale of the published matrices). Ratios depend on it (docs/methods/transfer.md §9 A1).
     normalize : None, "deterioration" or "shortfall"
         Raw transfer error, or divided by the in-sample error on the test domain of the same model
         (deterioration) or the smallest one over ``model`` and ``shortfall_models`` (shortfall).
@@ -638,7 +606,8 @@ def error_table(samples: Any, model: Any, r: int = 1, metric: str = "mse", norma
     cache : path, optional
         Directory for per-training-set results; an interrupted build resumes from it.
     progress : bool or callable
-        A progress bar on stderr, or ``callback(done, total)`` after each batch of fits.
+        A progress bar on stderr (``True``), or ``progress(label, done, total)`` after each batch
+        of fits (:mod:`llmsurrogate._progress`).
 
     Returns
     -------
@@ -723,7 +692,7 @@ def within_domain_cv(samples: Any, models: Any, k: int = 10, metric: str = "mse"
     mean of the ``k`` fold MSEs (``metric="rmse"``: its square root).
 
     Returns a DataFrame, one row per domain and one column per model. See :func:`cv_ratio` for
-    Table 1's summary.
+    Table 1's summary. ``progress``: ``True`` (a bar) or ``progress(label, done, total)`` per model.
     """
     import pandas as pd
     from sklearn.model_selection import KFold
@@ -748,34 +717,41 @@ def within_domain_cv(samples: Any, models: Any, k: int = 10, metric: str = "mse"
     subsets = [tuple(d * k + f for f in range(k) if f != g) for d in range(data.n) for g in range(k)]
     held = np.array([d * k + g for d in range(data.n) for g in range(k)])
     out = {}
-    for name, model in models.items():
-        if isinstance(model, _NLSModel):
-            if X.shape[1] != 3:
-                raise InvalidArgumentError(f"EU/CPT models need exactly three features (z1, z2, p); got {data.features}")
-            cols = [np.ascontiguousarray(X[:, j]) for j in range(3)]
-            res = model._fit_domains(*cols, np.ascontiguousarray(y), offsets, np.array(subsets, dtype=np.int64),
-                                     n_jobs=n_jobs)
-            fold = res["mse"][np.arange(len(subsets)), held]
-        else:
-            from joblib import Parallel, delayed
-
-            jobs = check_n_jobs(n_jobs)
-
-            def rows(s):
-                return np.concatenate([np.arange(offsets[i], offsets[i + 1]) for i in s])
-
-            def one(s, g):
-                est = _fresh(model)
-                tr = rows(s)
-                est.fit(X[tr], y[tr])
-                te = slice(int(offsets[g]), int(offsets[g + 1]))
-                return float(np.mean((np.asarray(est.predict(X[te]), dtype=np.float64).reshape(-1) - y[te]) ** 2))
-
-            fold = np.array(Parallel(n_jobs=jobs if jobs is not None else -1)(
-                delayed(one)(s, g) for s, g in zip(subsets, held)))
-        cv = fold.reshape(data.n, k).mean(axis=1)
-        out[name] = _apply_metric(cv, metric)
+    with progress_reporter(progress) as report:
+        report("within-domain CV: models", 0, len(models))
+        for name, model in models.items():
+            out[name] = _apply_metric(_within_cv(model, X, y, offsets, subsets, held, data, k, n_jobs), metric)
+            report("within-domain CV: models", len(out), len(models))
     return pd.DataFrame(out, index=pd.Index(data.labels, name="domain"))
+
+
+def _within_cv(model, X, y, offsets, subsets, held, data, k, n_jobs) -> np.ndarray:
+    """The k-fold CV error (mean of the fold MSEs) of ``model`` within each domain."""
+    if isinstance(model, _NLSModel):
+        if X.shape[1] != 3:
+            raise InvalidArgumentError(f"EU/CPT models need exactly three features (z1, z2, p); got {data.features}")
+        cols = [np.ascontiguousarray(X[:, j]) for j in range(3)]
+        res = model._fit_domains(*cols, np.ascontiguousarray(y), offsets, np.array(subsets, dtype=np.int64),
+                                 n_jobs=n_jobs)
+        fold = res["mse"][np.arange(len(subsets)), held]
+    else:
+        from joblib import Parallel, delayed
+
+        jobs = check_n_jobs(n_jobs)
+
+        def rows(s):
+            return np.concatenate([np.arange(offsets[i], offsets[i + 1]) for i in s])
+
+        def one(s, g):
+            est = _fresh(model)
+            tr = rows(s)
+            est.fit(X[tr], y[tr])
+            te = slice(int(offsets[g]), int(offsets[g + 1]))
+            return float(np.mean((np.asarray(est.predict(X[te]), dtype=np.float64).reshape(-1) - y[te]) ** 2))
+
+        fold = np.array(Parallel(n_jobs=jobs if jobs is not None else -1)(
+            delayed(one)(s, g) for s, g in zip(subsets, held)))
+    return fold.reshape(data.n, k).mean(axis=1)
 
 
 def cv_ratio(cv: Any, reference: str = "RF"):

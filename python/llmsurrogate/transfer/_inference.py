@@ -1,7 +1,7 @@
 """Inference on a transfer-error table: forecast intervals, worst-case bounds, dominance, CIs.
 
 Andrews, Fudenberg, Lei, Liang & Wu, "The Transfer Performance of Economic Models" (2025), and
-``shared/specs/transfer.md`` §2–5 (algorithms A2–A10). Every function takes the error table in any
+``docs/methods/transfer.md`` §2–5 (algorithms A2–A10). Every function takes the error table in any
 of the three conventions of the authors' R package transferUQ (a square matrix ``[train, test]``
 with the diagonal ignored, a long frame ``train..., test, error``, or an :class:`ErrorTable`) and
 keeps transferUQ's names and signatures:
@@ -20,7 +20,7 @@ keeps transferUQ's names and signatures:
 one-sided one τ = c. ``correction=True`` inflates c by (n + 1)/(n − r) first so that Proposition 1
 guarantees c. Every function also accepts ``tau=`` to give the quantile level directly.
 
-Where the spec finds the package or the paper wrong, the default is the correct method and an
+Where the package or the paper is wrong, the default is the correct method and an
 argument reproduces the package:
 
 * U-statistic order: ``order=None`` uses k = r + 1 (Lemma Q.1); ``order="transferUQ"`` uses k = r.
@@ -45,10 +45,10 @@ from typing import Any
 import numpy as np
 
 from .. import _core
-from .._validation import check_choice, check_int, check_n_jobs, check_probability
+from .._validation import check_choice, check_gamma, check_int, check_n_jobs, check_probability
 from ..exceptions import InvalidArgumentError, LLMSurrogateWarning, ShapeError
-from ..results import Result, Summary, result_dataclass
-from .table import ErrorTable
+from ._results import EverywhereDominance, ForecastIntervals, WorstCaseCurve, _step
+from ._table import ErrorTable
 
 __all__ = [
     "forecast_interval", "weighted_forecast_interval", "forecast_intervals", "ForecastIntervals",
@@ -152,7 +152,7 @@ def coverage_bound(n: int, r: int, tau: float, side: str = "two", Gamma: float =
 def coverage_upper_bound(n: int, r: int, tau: float, side: str = "two", conservative: bool = False) -> float:
     """Claim 1: coverage is at most (2τ−1 or τ)(n−r)/(n+1) + (r+1)/(n+1) + (n−r)!/(n+1)! without ties.
 
-    ``conservative=True`` doubles the last (max-atom) term for two-sided intervals (spec §2.1, A17).
+    ``conservative=True`` doubles the last (max-atom) term for two-sided intervals (docs/methods/transfer.md §2.1, A17).
     """
     n, r, side = check_int(n, "n", minimum=2), check_int(r, "r", minimum=1), _side(side)
     tau = check_probability(tau, "tau", high_open=False)
@@ -195,7 +195,7 @@ def robust_level(tau: float, Gamma: float, n: int, r: int, side: str = "two", mo
 
     Returns ``(tau_prime, guarantee)`` with guarantee (2τ−1 or τ)(1 − (r+1)Γ/(n+1)). ``mode="safe"``
     (default) uses 1 − τ' = (1−τ)(n+1−(r+1)Γ)/(Γ(n−r)), which keeps the renormalisation the paper's
-    proof drops (spec §3.4, A8); ``mode="paper"`` uses the printed τ' = 1 − (1−τ)/Γ. Note the Γ of this
+    proof drops (docs/methods/transfer.md §3.4, A8); ``mode="paper"`` uses the printed τ' = 1 − (1−τ)/Γ. Note the Γ of this
     model is not the Γ of 𝒲(Γ). Use the result with ``forecast_interval(err, tau=tau_prime)``.
     """
     side = _side(side)
@@ -272,49 +272,6 @@ def weighted_forecast_interval(err: Any, weights: Any, coverage: float | None = 
     return _clip_side(lo[0], hi[0], side)
 
 
-@result_dataclass
-class ForecastIntervals(Result):
-    """Forecast intervals of several models (rows: model × coverage level × side)."""
-
-    table: Any
-    n: int
-    r: int
-
-    def tidy(self):
-        return self.table.copy()
-
-    def summary(self) -> Summary:
-        return Summary("Transfer-error forecast intervals", facts={"domains (n)": self.n, "training domains (r)": self.r},
-                       tables=[("intervals", self.table)],
-                       notes=["guaranteed = Proposition 1's lower bound on coverage under exchangeable domains"])
-
-    def plot(self, ax=None, side: str = "two", log: bool = True, **kwargs):
-        import matplotlib.pyplot as plt
-
-        if ax is None:
-            _, ax = plt.subplots(figsize=(6, 0.5 + 0.45 * self.table["model"].nunique()))
-        df = self.table[self.table["side"] == side]
-        models = list(dict.fromkeys(df["model"]))
-        levels = sorted(df["coverage"].unique())
-        colors = plt.cm.viridis(np.linspace(0.15, 0.85, max(len(levels), 1)))
-        for li, (lev, col) in enumerate(zip(levels, colors)):
-            sub = df[df["coverage"] == lev]
-            for i, m in enumerate(models):
-                row = sub[sub["model"] == m]
-                if row.empty:
-                    continue
-                y = i + (li - (len(levels) - 1) / 2) * 0.18
-                ax.plot([row["lower"].iloc[0], row["upper"].iloc[0]], [y, y], color=col, lw=3,
-                        label=f"{lev:.0%} nominal" if i == 0 else None, solid_capstyle="butt")
-        ax.set_yticks(range(len(models)), models)
-        if log and (df["lower"] > 0).all():
-            ax.set_xscale("log")
-        ax.set_xlabel("transfer error")
-        ax.legend(fontsize="small", loc="best")
-        ax.set_title("Forecast intervals for the transfer error to a new domain")
-        return ax
-
-
 def forecast_intervals(tables: Mapping[str, Any], coverage: Sequence[float] | float = (0.8, 0.9, 0.95),
                        sides: Sequence[str] | str = ("two",), correction: bool = False) -> ForecastIntervals:
     """:func:`forecast_interval` for several models, levels and sides, as a tidy result that plots."""
@@ -340,16 +297,6 @@ def forecast_intervals(tables: Mapping[str, Any], coverage: Sequence[float] | fl
 
 # ---- worst case over bounded likelihood ratios (Corollary 1, Theorem R.2) ------------------------------
 
-def _gamma(Gamma: Any, name: str = "Gamma") -> float:  # noqa: N803
-    try:
-        g = float(Gamma)
-    except (TypeError, ValueError) as err:
-        raise InvalidArgumentError(f"argument `{name}` must be a number >= 1 (Inf allowed)") from err
-    if not g >= 1:
-        raise InvalidArgumentError(f"argument `{name}` must be >= 1 (Inf allowed); got {Gamma}")
-    return g
-
-
 def worst_case_interval(err: Any, coverage: float | None = None, Gamma: float = math.inf, side: str = "two", *,  # noqa: N803
                         tau: float | None = None) -> tuple[float, float]:
     """Worst-case forecast interval [e̲_τ(Γ), ē_τ(Γ)] over likelihood ratios in [1/Γ, Γ] (eq. 8).
@@ -359,7 +306,7 @@ def worst_case_interval(err: Any, coverage: float | None = None, Gamma: float = 
     """
     t = _table(err)
     side = _side(side)
-    g = _gamma(Gamma)
+    g = check_gamma(Gamma)
     level = _tau(coverage, side, tau)
     hi = _core_table(t).gamma_steps(level, g)
     lo = _core_table(t, negate=True).gamma_steps(level, g)
@@ -368,68 +315,16 @@ def worst_case_interval(err: Any, coverage: float | None = None, Gamma: float = 
     return _clip_side(low, up, side)
 
 
-def _step(gs: np.ndarray, vs: np.ndarray, gamma: float) -> float:
-    i = min(int(np.searchsorted(gs, gamma, side="left")), len(vs) - 1)
-    return float(vs[i])
-
-
-@result_dataclass
-class WorstCaseCurve(Result):
-    """ē_τ(Γ) and e̲_τ(Γ) as exact step functions of Γ, one block of rows per τ.
-
-    ``steps``: columns tau, bound ("upper"/"lower"), gamma_from, gamma_to, value: the bound equals
-    ``value`` for Γ in (gamma_from, gamma_to] (the first piece includes Γ = 1).
-    """
-
-    steps: Any
-    name: str = ""
-
-    def tidy(self):
-        return self.steps.copy()
-
-    def value(self, tau: float, Gamma: float, bound: str = "upper") -> float:  # noqa: N803
-        s = self.steps[(np.isclose(self.steps["tau"], tau)) & (self.steps["bound"] == bound)]
-        if s.empty:
-            raise InvalidArgumentError(f"tau {tau} is not in this curve")
-        return _step(s["gamma_to"].to_numpy(), s["value"].to_numpy(), _gamma(Gamma))
-
-    def summary(self) -> Summary:
-        return Summary(f"Worst-case transfer-error bounds over Gamma{': ' + self.name if self.name else ''}",
-                       tables=[("step functions (value on (gamma_from, gamma_to])", self.steps)],
-                       notes=["exact breakpoints (spec 3.3); coverage >= (2tau-1)(n-r)/(n+Gamma^2) (Corollary 1)"])
-
-    def plot(self, ax=None, gamma_max: float = 100.0, **kwargs):
-        import matplotlib.pyplot as plt
-
-        if ax is None:
-            _, ax = plt.subplots(figsize=(6, 4))
-        for (tau, bound), s in self.steps.groupby(["tau", "bound"], sort=True):
-            xs, ys = [1.0], []
-            for g0, g1, v in zip(s["gamma_from"], s["gamma_to"], s["value"]):
-                ys += [v, v]
-                xs += [min(g1, gamma_max)] * 2
-                if g1 >= gamma_max:
-                    break
-            xs = xs[:-1]
-            ax.plot(xs[: len(ys)], ys, drawstyle="default", ls="-" if bound == "upper" else "--",
-                    label=f"tau={tau:g} {bound}", **kwargs)
-        ax.set_xscale("log")
-        ax.set_xlabel("Gamma (bound on the likelihood ratio)")
-        ax.set_ylabel("worst-case quantile of the transfer error")
-        ax.legend(fontsize="small")
-        return ax
-
-
 def worst_case_curve(err: Any, tau: Sequence[float] | float = (0.5, 0.75, 0.9, 0.95), Gamma_max: float = math.inf,  # noqa: N803
                      *, lower: bool = True, name: str = "") -> WorstCaseCurve:
     """ē_τ(Γ) (and e̲_τ(Γ)) as exact step functions of Γ ∈ [1, Gamma_max] for each τ.
 
-    No Γ grid: the breakpoints Γ*_j are computed in closed form (spec §3.3).
+    No Γ grid: the breakpoints Γ*_j are computed in closed form (docs/methods/transfer.md §3.3).
     """
     import pandas as pd
 
     t = _table(err)
-    g = _gamma(Gamma_max, "Gamma_max")
+    g = check_gamma(Gamma_max, "Gamma_max")
     taus = np.atleast_1d(np.asarray(tau, dtype=float))
     for x in taus:
         check_probability(float(x), "tau", high_open=False)
@@ -453,7 +348,7 @@ def worst_case_tau_curve(err: Any, Gamma: float = math.inf):  # noqa: N803
 
     t = _table(err)
     core = _core_table(t)
-    return pd.DataFrame({"prob": core.worst_case_p(_gamma(Gamma)), "val": core.sorted_values()})
+    return pd.DataFrame({"prob": core.worst_case_p(check_gamma(Gamma)), "val": core.sorted_values()})
 
 
 def _same(err1: Any, err2: Any) -> tuple[ErrorTable, ErrorTable]:
@@ -490,7 +385,7 @@ def check_worstcase_dominance(err1: Any, err2: Any, taulist: Any = DEFAULT_TAULI
 
     t1, t2 = _same(err1, err2)
     taus = _taulist(taulist)
-    g = _gamma(Gamma)
+    g = check_gamma(Gamma)
     mode = check_choice(mode, "mode", ["exact", "transferUQ"])
     if mode == "exact":
         res = [ok for ok, _ in _worstcase_exact(t1, t2, taus, g)]
@@ -508,7 +403,7 @@ def check_worstcase_dominance(err1: Any, err2: Any, taulist: Any = DEFAULT_TAULI
 def critical_gamma(err1: Any, err2: Any, tau: Any, kind: str = "everywhere", Gamma_max: float = 1e6) -> Any:  # noqa: N803
     """Largest Γ* up to which method 1 dominates method 2 at τ.
 
-    ``kind="everywhere"`` (default; spec §4.3): Γ-bounded everywhere dominance, ē₁^w ≤ ē₂^w for every
+    ``kind="everywhere"`` (default; docs/methods/transfer.md §4.3): Γ-bounded everywhere dominance, ē₁^w ≤ ē₂^w for every
     likelihood-ratio vector w ∈ [1/Γ, Γ]^n; exact LP check per Γ (closed-form dual of the box LP)
     and bisection on log Γ (dominance is monotone in Γ). ``inf`` when it holds at ``Gamma_max``.
     ``kind="worstcase"``: worst-case dominance (Definition 7) on [1, Γ*], exact from the Γ breakpoints
@@ -519,49 +414,30 @@ def critical_gamma(err1: Any, err2: Any, tau: Any, kind: str = "everywhere", Gam
     scalar = np.isscalar(tau)
     taus = _taulist(tau)
     if kind == "everywhere":
-        out = np.asarray(_core.critical_gamma_box(_core_table(t1), _core_table(t2), taus, _gamma(Gamma_max, "Gamma_max")))
+        out = np.asarray(_core.critical_gamma_box(_core_table(t1), _core_table(t2), taus, check_gamma(Gamma_max, "Gamma_max")))
     else:
         out = np.array([c if not ok else math.inf for ok, c in _worstcase_exact(t1, t2, taus, math.inf)])
     return float(out[0]) if scalar else out
 
 
 def everywhere_dominance_box(err1: Any, err2: Any, taulist: Any = DEFAULT_TAULIST, Gamma: float = 2.0):  # noqa: N803
-    """Γ-bounded everywhere dominance (spec §4.3, an extension of Definition 8): does ē₁^w ≤ ē₂^w hold
+    """Γ-bounded everywhere dominance (docs/methods/transfer.md §4.3, an extension of Definition 8): does ē₁^w ≤ ē₂^w hold
     for every likelihood-ratio vector w ∈ [1/Γ, Γ]^n? Frame ``tau, res``. Γ = 1 is the plain
     comparison of :func:`forecast_interval` upper ends; Γ → ∞ approaches everywhere dominance."""
     import pandas as pd
 
     t1, t2 = _same(err1, err2)
     taus = _taulist(taulist)
-    res = _core.box_dominance(_core_table(t1), _core_table(t2), taus, _gamma(Gamma))
+    res = _core.box_dominance(_core_table(t1), _core_table(t2), taus, check_gamma(Gamma))
     return pd.DataFrame({"tau": taus, "res": np.array(res, dtype=bool)})
 
 
 # ---- everywhere dominance (Definition 8, Appendix R.3) ----------------------------------------------
 
-@result_dataclass
-class EverywhereDominance(Result):
-    """Everywhere dominance per τ with witnesses of violations.
-
-    ``table``: tau, dominates, j, m, witness (domain labels and weights of the two-point weight
-    vector), upper1, upper2 (ē₁^w and ē₂^w at the witness, w = v + ε, recomputed independently).
-    """
-
-    table: Any
-    mode: str
-
-    def tidy(self):
-        return self.table.copy()
-
-    def summary(self) -> Summary:
-        return Summary(f"Everywhere dominance (mode={self.mode})", tables=[("per tau", self.table)],
-                       notes=["closed-simplex semantics (zero weights allowed), as in Appendix R.3",
-                              "mode='exact' has no pruning; 'paper'/'transferUQ' reproduce the invalid j >= tau N pruning"])
-
 
 def _verify_witness(t1: ErrorTable, t2: ErrorTable, j: int, support, tau: float):
-    """ē₁^w and ē₂^w at w = v nudged toward the largest-Ψ₂ domain (so that bᵀw > τ strictly, spec
-    T6(c)) plus 1e-12 on every domain; the first nudge δ ∈ {0, 1e-9, 1e-6, 1e-3} that verifies."""
+    """ē₁^w and ē₂^w at w = v nudged toward the largest-Ψ₂ domain (so that bᵀw > τ strictly,
+    docs/methods/transfer.md §8.1 T6(c)) plus 1e-12 on every domain; the first nudge δ ∈ {0, 1e-9, 1e-6, 1e-3} that verifies."""
     test2 = _core_table(t2).sorted_test()
     psi2 = np.bincount(test2[:j], minlength=t2.n)
     v = np.zeros(t2.n)
@@ -613,7 +489,7 @@ def check_everywhere_dominance(err1: Any, err2: Any, taulist: Any = DEFAULT_TAUL
     """Does method 1 everywhere-upper-dominate method 2 (Definition 8)? Frame ``tau, res``.
 
     ``mode="exact"`` (default; correct): all j scanned. ``mode="paper"``: the paper's pruning j ≥ τN,
-    which spec §4.4 shows is invalid (it reproduces Table 2). ``mode="transferUQ"``: the package
+    which docs/methods/transfer.md §4.4 shows is invalid (it reproduces Table 2). ``mode="transferUQ"``: the package
     0.1.0's behaviour. See :func:`everywhere_dominance` for witnesses.
     """
     import pandas as pd
@@ -657,7 +533,7 @@ _RANK_CACHE: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
 
 
 def _ci_ranks(N: int, n: int, k: int, betas: np.ndarray, alpha: float):  # noqa: N803
-    """(j_L, j_U) per β. They depend only on (N, n, k, β, α), not on the data (spec §5.3, A9), so
+    """(j_L, j_U) per β. They depend only on (N, n, k, β, α), not on the data (docs/methods/transfer.md §5.3, A9), so
     they are cached per configuration (at most 256 entries; :func:`clear_rank_cache` empties it)."""
     key = (N, n, k, float(alpha), betas.tobytes())
     hit = _RANK_CACHE.get(key)
@@ -679,7 +555,7 @@ def qte_interval(err: Any, coverage: float, side: str = "two", betas: Any = DEFA
     """Confidence intervals for quantiles q_β of the transfer-error distribution (Prop. Q.1).
 
     Frame ``beta, lb, ub``. Uses the U-statistic bound of order k = r + 1 (``order="transferUQ"``
-    gives the package's k = r, anti-conservative) and the exact discrete rank rules of spec §5.3:
+    gives the package's k = r, anti-conservative) and the exact discrete rank rules of docs/methods/transfer.md §5.3:
     lb = f_(j_L), j_L = max{j : B((j−1)/N; β) ≤ α}; ub = f_(j_U), j_U = min{j : B(1−j/N; 1−β) ≤ α}
     (±inf when no rank qualifies). Two-sided intervals use α = (1 − coverage)/2 per side.
     """

@@ -1,6 +1,6 @@
 """Economic models of certainty equivalents for two-outcome lotteries (scikit-learn style).
 
-Andrews, Fudenberg, Lei, Liang & Wu (2025), Section 5.2; spec ``transfer.md`` §6.2, A11. A lottery
+Andrews, Fudenberg, Lei, Liang & Wu (2025), Section 5.2; ``docs/methods/transfer.md`` §6.2, A11. A lottery
 pays ``z1`` with probability ``p`` and ``z2`` otherwise (``|z1| >= |z2|`` in the application); the
 models predict the certainty equivalent and are fitted by nonlinear least squares (minimum mean
 squared error) in the Rust core: a bounded Levenberg–Marquardt with several starting points,

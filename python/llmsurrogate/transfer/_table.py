@@ -1,7 +1,7 @@
 """The transfer-error table: the canonical input of every transfer-performance computation.
 
 A table holds one error ``e_{T,d}`` per (unordered training set ``T`` of ``r`` domains, test domain
-``d ∉ T``) over ``n`` domains, so ``N = n · C(n-1, r)`` errors (spec ``transfer.md`` §1.4, §7). Using
+``d ∉ T``) over ``n`` domains, so ``N = n · C(n-1, r)`` errors (``docs/methods/transfer.md`` §1.4, §7). Using
 unordered training sets is equivalent to the paper's ordered tuples for every quantile, weighted
 quantile and LP, and needs fewer model fits.
 

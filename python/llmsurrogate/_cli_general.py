@@ -1,0 +1,75 @@
+"""The commands that no single capability owns: ``demo`` (every capability's demo on the bundled
+data), ``datasets`` (what is bundled) and ``quantile`` (empirical quantiles of a column).
+Registered by :mod:`llmsurrogate.cli`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ._cli_support import handle_errors, progress_bar, read_table, use_agg_backend
+
+
+@click.command()
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("demo-output"),
+              show_default=True, help="Folder for the table (CSV), the summary (JSON) and the figure (PNG).")
+@click.option("--tau", type=click.FloatRange(0.5, 1.0, min_open=True), default=0.95, show_default=True,
+              help="Quantile level of the forecast interval.")
+@click.option("--no-plot", is_flag=True, help="Skip the figure.")
+@click.option("--ess/--no-ess", "with_ess", default=True, show_default=True,
+              help="Also run the equivalent-sample-size demo (textbook CPT vs RF and lasso, ~30 s).")
+@handle_errors
+def demo(out_dir: Path, tau: float, no_plot: bool, with_ess: bool):
+    """Transfer forecast intervals on the bundled 44-subject-pool data (paper Table 5), and the ESS
+    of a textbook CPT rule on one subject pool."""
+    from .demo import run_all
+
+    if not no_plot:
+        use_agg_backend()
+    with progress_bar() as bar:
+        written = run_all(out_dir, tau=tau, plot=not no_plot, only=None if with_ess else ("transfer",), progress=bar,
+                          echo=click.echo)
+    click.echo(f"\nWrote {', '.join(written)} to {out_dir}/")
+
+
+@click.command()
+@handle_errors
+def datasets():
+    """List the bundled data sets and their sources."""
+    from . import datasets as ds
+
+    doms = ds.certainty_equivalent_domains()
+    models = ds.transfer_error_models()
+    click.echo(f"certainty equivalents: {len(doms)} subject pools, {int(doms['n_obs'].sum())} rows "
+               "(datasets.load_certainty_equivalents)")
+    click.echo(f"transfer errors: {len(models)} published 44x44 matrices (datasets.load_transfer_errors)")
+    click.echo(f"ACS fixture: 10 ACSIncome rows, codebooks {ds.acs_codebook_variables()} (datasets.load_acs_*)")
+    click.echo("\n" + ds.attribution())
+
+
+@click.command()
+@click.option("--data", "data_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True,
+              help="CSV or Parquet file.")
+@click.option("--column", required=True, help="Column holding the values.")
+@click.option("--tau", type=float, multiple=True, required=True, help="Level in [0, 1]; repeat for several.")
+@click.option("--weights", default=None, help="Optional column of non-negative weights.")
+@click.option("--n-jobs", type=int, default=None, help="Threads (default: LLMSURROGATE_NUM_THREADS or all cores).")
+@handle_errors
+def quantile(data_path: Path, column: str, tau: tuple[float, ...], weights: str | None, n_jobs: int | None):
+    """Upper and lower empirical quantiles of one column."""
+    import pandas as pd
+
+    from . import quantiles as q
+    from ._validation import require_columns
+
+    frame = read_table(data_path)
+    require_columns(frame, [column] + ([weights] if weights else []), name="--data")
+    levels = list(tau)
+    if weights:
+        upper = q.weighted_upper_quantile(frame[column], frame[weights], levels, n_jobs=n_jobs)
+        lower = q.weighted_lower_quantile(frame[column], frame[weights], levels, n_jobs=n_jobs)
+    else:
+        upper = q.upper_quantile(frame[column], levels, n_jobs=n_jobs)
+        lower = q.lower_quantile(frame[column], levels, n_jobs=n_jobs)
+    click.echo(pd.DataFrame({"tau": levels, "lower": lower, "upper": upper}).to_string(index=False))

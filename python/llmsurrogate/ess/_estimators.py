@@ -1,0 +1,336 @@
+"""The ESS estimators: :func:`error_curve`, :func:`equivalent_sample_size`, :func:`cate_ess`,
+:func:`arm_ess`, and the internal entry points :func:`run_error_curve` / :func:`run_ess` that carry
+the plumbing the public functions hide (a cache of finished grid points, a hook called as each
+point finishes, an outcome override and excluded columns), for the command line and for
+:func:`cate_ess`. The method: docs/methods/ess.md."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Callable
+
+import numpy as np
+
+from .._validation import check_choice, check_flag, check_int, check_n_jobs, check_probability
+from ..exceptions import InvalidArgumentError
+from .._progress import progress_reporter
+from . import _engine
+from ._engine import HYBRID_MIN_BLOCKS, REGIMES, TUNINGS, VARIANCES
+from ._learners import resolve_learner
+from ._results import ErrorCurve, EssResult
+
+def permutation(n: int, seed: int) -> np.ndarray:
+    """The permutation used for ``seed`` (row k of the permuted data is row ``perm[k]``).
+
+    SplitMix64 (state += 0x9E3779B97F4A7C15; z = (z ^ z>>30) * 0xBF58476D1CE4E5B9;
+    z = (z ^ z>>27) * 0x94D049BB133111EB; z ^ z>>31) seeded with ``seed``, then Fisher-Yates from the
+    top: for i = n-1..1 swap i with j, j uniform on 0..i by rejection (draw r until
+    r >= (2^64 - (i+1)) mod (i+1), j = r mod (i+1)).
+    """
+    from .. import _core
+
+    n = check_int(n, "n", minimum=0)
+    seed = check_int(seed, "seed", minimum=0)
+    return _core.ess_permutation(n, seed)
+
+
+def _versions() -> dict:
+    import platform
+
+    import joblib
+    import sklearn
+
+    from .. import __version__
+
+    return {"llmsurrogate": __version__, "numpy": np.__version__, "scikit-learn": sklearn.__version__,
+            "joblib": joblib.__version__, "python": platform.python_version()}
+
+
+def _algo_name(algorithm: Any) -> str:
+    return algorithm if isinstance(algorithm, str) else type(algorithm).__name__
+
+
+def _common_checks(alpha, regime, tuning, n_jobs, hybrid_min_blocks):
+    alpha = check_probability(alpha, "alpha", low=0.0, high=0.5, high_open=False)
+    regime = check_choice(regime, "regime", REGIMES)
+    tuning = check_choice(tuning, "tuning", TUNINGS)
+    n_jobs = check_n_jobs(n_jobs)
+    hmb = check_int(hybrid_min_blocks, "hybrid_min_blocks", minimum=3)
+    return alpha, regime, tuning, n_jobs, hmb
+
+
+_BIAS_NOTE = ("Fixed-N variances bias-corrected: + 2 V_test / (B - 1) (docs/methods/ess.md §4.6; an extension, "
+              "not in the paper).")
+
+
+def _hybrid_note(hmb: int) -> str:
+    return (f"Hybrid variance: fixed-N when B >= {hmb} blocks, else fixed-B; the paper gives no number for the "
+            f"switch, so {hmb} is the package's choice (docs/methods/ess.md §5.5).")
+
+
+@dataclasses.dataclass(frozen=True)
+class Plumbing:
+    """What the internal entry points take besides the user's arguments.
+
+    ``cache``: grid size N -> a finished point (reused, not recomputed); ``on_point``: called with
+    each newly computed point (the command line saves it); ``y``: an outcome that replaces the
+    ``outcome`` column (CATE-ESS's transformed outcome); ``exclude``: columns never used as features.
+    """
+
+    cache: dict | None = None
+    on_point: Callable | None = None
+    y: np.ndarray | None = None
+    exclude: tuple = ()
+
+
+def _run_points(prep, learner, grid, tuning, seed, n_jobs, with_llm, progress, plumbing: Plumbing):
+    """Every grid point, reporting ``progress("grid points", k, K)`` and, per point,
+    ``progress("N = <N>: blocks", done, B)``."""
+    cache = plumbing.cache
+    points = []
+    pending = [int(N) for N in grid if cache is None or int(N) not in cache]
+    tuned = _engine.tune_grid(prep, learner, pending, tuning, seed, n_jobs)
+    with progress_reporter(progress) as report:
+        report("grid points", 0, len(grid))
+        for N in grid:
+            key = int(N)
+            if cache is not None and key in cache:
+                pt = cache[key]
+            else:
+                label = f"N = {key}: blocks"
+                pt = _engine.run_point(prep, learner, key, tuning, seed, n_jobs, with_llm,
+                                       lambda done, total, _label=label: report(_label, done, total),
+                                       params=tuned.get(key))
+                if plumbing.on_point is not None:
+                    plumbing.on_point(pt)
+            points.append(pt)
+            report("grid points", len(points), len(grid))
+    return points
+
+
+def _perm_field(prep):
+    if prep.perm is None or prep.n > 200_000:
+        return None
+    return np.asarray(prep.perm, dtype=np.int64)
+
+
+def _checked_grid(grid, n, regime, hmb):
+    """The validated grid; with ``regime="fixed_N"`` every grid size must leave enough blocks."""
+    grid = _engine.check_grid(grid, n)
+    if regime == "fixed_N":
+        for N in grid:
+            _engine.uses_fixed_n(regime, n // N, hmb)
+    return grid
+
+
+def error_curve(data, outcome: str, features=None, algorithm: Any = "rf", grid=None, loss: Any = "squared",
+                regime: str = "hybrid", tuning: str = "per_n_subset", seed: int | None = 0,
+                n_jobs: int | None = None, *, alpha: float = 0.05, hybrid_min_blocks: int = HYBRID_MIN_BLOCKS,
+                algorithm_options: dict | None = None, progress: Any = None, missing: str = "error",
+                bias_correct: bool = False) -> ErrorCurve:
+    """Block-out CV error curve of ``algorithm`` on ``data`` (docs/methods/ess.md §2-§5).
+
+    ``algorithm``: "rf", "lasso", "logit_l1" (paper App. C, per-N tuning grids and small-N
+    safeguards), "mean"/"majority" (native learners for validation) or any scikit-learn estimator.
+    ``loss``: "squared", "absolute", "zero_one", "brier", "log" (clipped at 1e-6) or a callable
+    ``loss(pred, y) -> per-observation losses``. ``regime``: "hybrid" (fixed-N variance (4.5) when
+    B >= ``hybrid_min_blocks``, our provisional default 40, else fixed-B (B.2)), "fixed_N" or
+    "fixed_B". ``tuning``: "per_n_subset" (paper: tune on a random subset of size N, reuse for all
+    blocks), "per_block" (nested CV inside each block) or "none". The table has one row per grid
+    point with ``error``, ``se_fixed_n``, ``se_fixed_b``, ``se`` (the regime's), the two-sided
+    (1 - alpha) CI, the variance components and, for squared loss, the RMSE with a delta-method SE.
+    ``progress``: ``None``, ``True`` (a progress bar) or ``progress(label, done, total)``
+    (:mod:`llmsurrogate._progress`). ``bias_correct=True`` adds 2 V_test / (B - 1) to the fixed-N
+    variance (§4.6: (4.5) underestimates it when B is small; an extension, not in the paper).
+    """
+    return run_error_curve(Plumbing(), data, outcome, features, algorithm, grid, loss, regime, tuning, seed, n_jobs,
+                           alpha=alpha, hybrid_min_blocks=hybrid_min_blocks, algorithm_options=algorithm_options,
+                           progress=progress, missing=missing, bias_correct=bias_correct)
+
+
+def run_error_curve(plumbing: Plumbing, data, outcome, features, algorithm, grid, loss, regime, tuning, seed, n_jobs, *,
+                    alpha, hybrid_min_blocks, algorithm_options, progress, missing, bias_correct) -> ErrorCurve:
+    """:func:`error_curve` with the internal :class:`Plumbing`."""
+    alpha, regime, tuning, n_jobs, hmb = _common_checks(alpha, regime, tuning, n_jobs, hybrid_min_blocks)
+    bias_correct = check_flag(bias_correct, "bias_correct")
+    prep = _engine.prepare(data, outcome, None, features, loss, seed, missing=missing)
+    learner = resolve_learner(algorithm, prep.loss_name, algorithm_options)
+    grid = _checked_grid(grid, prep.n, regime, hmb)
+    points = _run_points(prep, learner, grid, tuning, seed, n_jobs, False, progress, plumbing)
+    if bias_correct:
+        points = _engine.bias_corrected(points)
+    table = _engine.curve_table(points, alpha, regime, hmb, prep.loss_name)
+    table["params"] = [str(p.get("params", {})) for p in points]
+    viol = _engine.monotonicity_violations(table)
+    notes = [_hybrid_note(hmb)] if regime == "hybrid" else []
+    if bias_correct:
+        notes.append(_BIAS_NOTE)
+    return ErrorCurve(title=f"Error curve: {_algo_name(algorithm)}, {prep.loss_name} loss, n = {prep.n}",
+                      table=table, algorithm=_algo_name(algorithm), loss=prep.loss_name, regime=regime,
+                      alpha=alpha, n=prep.n, seed=seed, grid=list(grid), tuning=tuning,
+                      permutation_hash=_engine.permutation_hash(prep.perm, prep.n), permutation=_perm_field(prep),
+                      versions=_versions(), monotonicity_violations=viol, notes=notes, bias_correct=bias_correct)
+
+
+def equivalent_sample_size(data, outcome: str, prediction, features=None, algorithm: Any = "rf", grid=None,
+                           loss: Any = "squared", alpha: float = 0.05, variance: str = "difference",
+                           regime: str = "hybrid", tuning: str = "per_n_subset", seed: int | None = 0,
+                           n_jobs: int | None = None, *, hybrid_min_blocks: int = HYBRID_MIN_BLOCKS,
+                           algorithm_options: dict | None = None, progress: Any = None,
+                           missing: str = "error", bias_correct: bool = False) -> EssResult:
+    """ESS of the fixed rule ``prediction`` against ``algorithm`` (Algorithm 3.1 of the paper).
+
+    ``prediction``: a column of ``data``, an array aligned with ``data``, or an object with
+    ``predict(frame)`` (called once on ``data``). For each grid size N the one-sided z-test of
+    H_{0,N}: e_N <= e^LLM uses the block-out estimate of the difference loss on the retained
+    B*N rows; ``variance="difference"`` uses (4.6) / fixed-B (B.2) on the difference losses,
+    ``variance="sum"`` the conservative sigma^2_N + sigma^2_LLM (4.7). The scan stops at the first
+    non-rejection k and returns lower_bound = N_{k-1} + 1 (N_0 = 0); a valid one-sided (1 - alpha)
+    CI [lower_bound, inf) for N* when the error curve is nonincreasing. ``missing="drop"`` removes
+    rows with a missing or infinite outcome, prediction or feature (with a warning; valid only when
+    missingness is unrelated to the data, e.g. unparseable LLM answers at random); the default
+    raises. ``bias_correct=True`` corrects the fixed-N variances of both losses as in
+    :func:`error_curve`. All other arguments as in :func:`error_curve`.
+    """
+    return run_ess(Plumbing(), data, outcome, prediction, features, algorithm, grid, loss, alpha, variance, regime,
+                   tuning, seed, n_jobs, hybrid_min_blocks=hybrid_min_blocks, algorithm_options=algorithm_options,
+                   progress=progress, missing=missing, bias_correct=bias_correct)
+
+
+def run_ess(plumbing: Plumbing, data, outcome, prediction, features, algorithm, grid, loss, alpha, variance, regime,
+            tuning, seed, n_jobs, *, hybrid_min_blocks, algorithm_options, progress, missing, bias_correct) -> EssResult:
+    """:func:`equivalent_sample_size` with the internal :class:`Plumbing`."""
+    alpha, regime, tuning, n_jobs, hmb = _common_checks(alpha, regime, tuning, n_jobs, hybrid_min_blocks)
+    variance = check_choice(variance, "variance", VARIANCES)
+    bias_correct = check_flag(bias_correct, "bias_correct")
+    if prediction is None:
+        raise InvalidArgumentError("argument `prediction` is required: a column name, an array, or an object with predict()")
+    prep = _engine.prepare(data, outcome, prediction, features, loss, seed, exclude=plumbing.exclude,
+                           y_override=plumbing.y,
+                           missing=missing)
+    learner = resolve_learner(algorithm, prep.loss_name, algorithm_options)
+    grid = _checked_grid(grid, prep.n, regime, hmb)
+    points = _run_points(prep, learner, grid, tuning, seed, n_jobs, True, progress, plumbing)
+    if bias_correct:
+        points = _engine.bias_corrected(points)
+    table, seq = _engine.ess_inference(points, alpha, regime, hmb, variance)
+    table["params"] = [str(p.get("params", {})) for p in points]
+    llm = prep.llm_loss
+    llm_error = float(np.mean(llm))
+    llm_se = float(np.std(llm, ddof=1) / math.sqrt(prep.n))
+    stop = seq["stop_index"]
+    if stop is None:
+        status = "all_rejected"
+    elif stop == 0:
+        status = "not_rejected_at_first_grid_point"
+    else:
+        status = "stopped"
+    below = table.index[table["diff"] <= 0]
+    plugin = float(table.loc[below[0], "n_train"]) if len(below) else math.inf
+    curve_like = table.rename(columns={"algo_error": "error", "algo_ci_low": "ci_low", "algo_ci_high": "ci_high"})
+    viol = _engine.monotonicity_violations(curve_like)
+    notes = []
+    if regime == "hybrid":
+        notes.append(_hybrid_note(hmb))
+    if bias_correct:
+        notes.append(_BIAS_NOTE)
+    if variance == "sum":
+        notes.append("variance='sum' (Remark 4.2) is conservative only when the algorithm's and the LLM's losses "
+                     "covary positively; it is usually very conservative.")
+    if plugin == math.inf:
+        notes.append("plug-in: the estimated curve stays above the LLM error on the whole grid.")
+    return EssResult(
+        title=f"ESS of the fixed rule vs {_algo_name(algorithm)}, {prep.loss_name} loss, n = {prep.n}",
+        table=table, lower_bound=int(seq["lower_bound"]), plugin=plugin, llm_error=llm_error, llm_se=llm_se,
+        status=status, stop_n_train=None if stop is None else int(grid[stop]),
+        no_llm_advantage_at_N1=bool(stop == 0 and grid[0] == 1), algorithm=_algo_name(algorithm),
+        loss=prep.loss_name, alpha=alpha, variance=variance, regime=regime, tuning=tuning, n=prep.n, seed=seed,
+        grid=list(grid), permutation_hash=_engine.permutation_hash(prep.perm, prep.n),
+        permutation=_perm_field(prep), versions=_versions(), monotonicity_violations=viol, notes=notes,
+        bias_correct=bias_correct)
+
+
+def transformed_outcome(y, treatment, propensity) -> np.ndarray:
+    """IPW transformed outcome Y* = Y (D - pi) / (pi (1 - pi)), with E[Y* | X] = tau(X) (docs/methods/ess.md §7.4)."""
+    from .._validation import as_float_array
+
+    y = as_float_array(y, "outcome", allow_nan=False)
+    d = as_float_array(treatment, "treatment", allow_nan=False)
+    pi = np.broadcast_to(as_float_array(propensity, "propensity", allow_nan=False), y.shape) \
+        if np.ndim(propensity) == 0 or len(np.atleast_1d(propensity)) == 1 else as_float_array(propensity, "propensity", allow_nan=False)
+    if d.shape != y.shape or pi.shape != y.shape:
+        from ..exceptions import ShapeError
+
+        raise ShapeError(f"outcome ({y.shape[0]}), treatment ({d.shape[0]}) and propensity ({pi.shape[0]}) must align")
+    if not np.isin(d, (0.0, 1.0)).all():
+        raise InvalidArgumentError("argument `treatment` must be binary (0/1)")
+    if ((pi <= 0) | (pi >= 1)).any():
+        raise InvalidArgumentError("argument `propensity` must lie strictly between 0 and 1 (overlap)")
+    return y * (d - pi) / (pi * (1 - pi))
+
+
+def cate_ess(data, outcome: str, treatment: str, prediction, propensity=None, features=None,
+             algorithm: Any = "rf", grid=None, alpha: float = 0.05, variance: str = "difference",
+             regime: str = "hybrid", tuning: str = "per_n_subset", seed: int | None = 0, n_jobs: int | None = None,
+             **kwargs) -> EssResult:
+    """ESS of an LLM's CATE predictions tau^LLM(x) (docs/methods/ess.md §7): the ESS pipeline on the transformed
+    outcome Y* with squared loss; the learner predicts Y* from the covariates (not the treatment).
+
+    ``propensity``: a number, a column name or an array (known in an RCT); ``None`` uses the
+    treated share (a constant-propensity RCT; with an estimated propensity the risk identity holds
+    only approximately).
+    """
+    from .._validation import as_frame, require_columns
+
+    frame = as_frame(data)
+    require_columns(frame, [outcome, treatment])
+    prop_col = propensity if isinstance(propensity, str) else None
+    if propensity is None:
+        d = np.asarray(frame[treatment], dtype=float)
+        propensity = float(np.mean(d))
+    elif isinstance(propensity, str):
+        require_columns(frame, [propensity])
+        propensity = frame[propensity].to_numpy(dtype=float)
+    ystar = transformed_outcome(frame[outcome], frame[treatment], propensity)
+    exclude = (treatment,) + ((prop_col,) if prop_col else ())
+    if features is None:
+        skip = {outcome, treatment} | ({prediction} if isinstance(prediction, str) else set()) | set(exclude)
+        features = [c for c in frame.columns if c not in skip]
+    opts = {"hybrid_min_blocks": HYBRID_MIN_BLOCKS, "algorithm_options": None, "progress": None, "missing": "error",
+            "bias_correct": False}
+    unknown = sorted(set(kwargs) - set(opts))
+    if unknown:
+        raise InvalidArgumentError(f"cate_ess() got unexpected argument(s) {unknown}; allowed: {sorted(opts)}")
+    opts.update(kwargs)
+    return run_ess(Plumbing(y=ystar, exclude=exclude), frame, outcome, prediction, features, algorithm, grid, "squared",
+                   alpha, variance, regime, tuning, seed, n_jobs, **opts)
+
+
+def arm_ess(data, outcome: str, treatment: str, arm: Any, prediction, features=None, **kwargs) -> EssResult:
+    """Arm-specific (potential-outcome) ESS of docs/methods/ess.md §7.2: block-out CV and the sequential test within
+    the subsample with ``treatment == arm``, the rule being the LLM's prediction of Y(arm).
+
+    Under unconfoundedness the risk is E[(Y(d) - f(X))^2 | D = d]; in an RCT it equals the marginal
+    risk of predicting Y(d). The treatment column is not used as a feature. Other arguments as in
+    :func:`equivalent_sample_size`.
+    """
+    from .._validation import as_frame, require_columns
+
+    frame = as_frame(data)
+    require_columns(frame, [outcome, treatment])
+    keep = (frame[treatment] == arm).to_numpy()
+    if not keep.any():
+        raise InvalidArgumentError(f"no rows with {treatment} == {arm!r}; choose an arm that occurs in the data")
+    sub = frame.loc[keep].reset_index(drop=True)
+    if not isinstance(prediction, str) and not hasattr(prediction, "predict"):
+        prediction = np.asarray(prediction)
+        if prediction.shape[0] != len(frame):
+            from ..exceptions import ShapeError
+
+            raise ShapeError(f"argument `prediction` has {prediction.shape[0]} values but `data` has {len(frame)} rows")
+        prediction = prediction[keep]
+    if features is None:
+        skip = {outcome, treatment} | ({prediction} if isinstance(prediction, str) else set())
+        features = [c for c in sub.columns if c not in skip]
+    return equivalent_sample_size(sub, outcome, prediction, features=features, **kwargs)

@@ -1,0 +1,59 @@
+"""LLM risk scores and their evaluation (Cruz, Hardt & Mendler-Dünner 2024; the method as
+implemented: ``docs/methods/risk-scores.md``).
+
+* :func:`risk_scores` -- score every row of a data set with an LLM backend (multiple choice with
+  both answer orders averaged, or verbalized/numeric with expected-value decoding), through the
+  on-disk cache; per-row answer mass.
+* :func:`evaluate` -- the §2 metrics with their exact conventions (accuracy at ``r >= τ``,
+  balanced accuracy, ECE with equal-width and quantile bins, Brier and its Murphy decomposition,
+  log loss, ROC AUC with ties ½, confidence bias R_bias, signed calibration error, calibration
+  curves, group metrics) with row-bootstrap CIs (Rust kernels).
+* :func:`recalibrate` / :func:`fit_recalibrator` -- temperature, Platt and isotonic
+  recalibration, cross-fitted.
+* :func:`calibration_curve`, :func:`plot_calibration`, :func:`plot_score_histogram`.
+* :func:`score_table`, :func:`evaluate_table` -- the same from names and plain columns (R).
+
+Modules by role: ``_metrics`` (single metrics), ``_evaluation`` (all metrics with CIs),
+``_recalibration``, ``_scores`` (LLM scoring), ``_results``, ``_plots``, ``_cli`` (``llmsurrogate score``).
+
+Examples
+--------
+>>> import numpy as np
+>>> y = np.array([0, 0, 1, 1, 0, 1, 0, 0, 1, 0])
+>>> r = np.array([.1, .2, .8, .7, .4, .6, .3, .5, .9, .2])
+>>> ev = evaluate(y, r, n_boot=50)
+>>> round(ev.metric("roc_auc"), 4), round(ev.metric("accuracy"), 2)
+(1.0, 0.9)
+>>> round(ev.metric("sce"), 4)  # mean(r) - mean(y)
+0.07
+"""
+
+from ._evaluation import evaluate, evaluate_table
+from ._metrics import (
+    BOOT_METRICS,
+    EPS,
+    best_threshold,
+    brier_decomposition,
+    calibration_curve,
+    confidence_bias,
+    delta_sce,
+    ece,
+    ece_quantile,
+    group_metrics,
+    log_loss,
+    roc_auc,
+    signed_calibration_error,
+    threshold_metrics,
+)
+from ._plots import plot_calibration, plot_calibration_table, plot_score_histogram
+from ._recalibration import Recalibrator, fit_recalibrator, recalibrate
+from ._results import RiskEvaluation, RiskScores
+from ._scores import risk_scores, score_table
+
+__all__ = [
+    "risk_scores", "RiskScores", "evaluate", "RiskEvaluation", "threshold_metrics", "ece", "ece_quantile",
+    "brier_decomposition", "log_loss", "roc_auc", "confidence_bias", "signed_calibration_error", "delta_sce",
+    "calibration_curve", "group_metrics", "best_threshold", "fit_recalibrator", "recalibrate", "Recalibrator",
+    "plot_calibration", "plot_calibration_table", "plot_score_histogram", "BOOT_METRICS", "score_table",
+    "evaluate_table",
+]

@@ -1,0 +1,72 @@
+"""The ``llmsurrogate score`` command: LLM risk scores of every row of a table, through the cache,
+with metrics when the label is present. Registered by :mod:`llmsurrogate.cli`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .._cli_support import handle_errors, progress_bar, read_table, use_agg_backend
+from ..llm.factory import BACKENDS
+
+
+@click.command("score")
+@click.option("--data", "data_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True,
+              help="CSV or Parquet file with the task's feature columns (and the label, to evaluate).")
+@click.option("--task", "task_spec", required=True, help="Task TOML file, or a built-in task name (ACSIncome).")
+@click.option("--backend", type=click.Choice(list(BACKENDS)), default="transformers", show_default=True)
+@click.option("--model", required=True, help="Local model folder (save_pretrained layout).")
+@click.option("--method", type=click.Choice(["multiple_choice", "numeric", "numeric_argmax"]),
+              default="multiple_choice", show_default=True)
+@click.option("--cache", "cache_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Cache folder: every prompt's output is stored; a rerun resumes where it stopped.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Folder for scores.csv, metrics.csv, metrics.json and calibration.png.")
+@click.option("--batch-size", type=click.IntRange(1), default=None,
+              help="Prompts per forward pass (default: 16 on the CPU, 128 on a GPU).")
+@click.option("--device", default=None, help="cpu, cuda, cuda:1 (default: cuda if available).")
+@click.option("--no-order-correction", is_flag=True, help="Score only the original answer order.")
+@click.option("--chat", is_flag=True, help="Wrap prompts in the model's chat template (instruct models).")
+@click.option("--groups", "group_col", default=None, help="Column with groups for group metrics (default: the "
+              "task's sensitive attribute when present).")
+@click.option("--n-boot", type=click.IntRange(0), default=200, show_default=True)
+@click.option("--no-plot", is_flag=True)
+@handle_errors
+def score(data_path, task_spec, backend, model, method, cache_dir, out_dir, batch_size, device, no_order_correction,
+          chat, group_col, n_boot, no_plot):
+    """LLM risk scores for every row of --data, with metrics when the label is present."""
+    import json
+
+    from .. import risk
+    from ..llm.cache import Cache
+    from ..llm.factory import load_task, make_backend
+
+    frame = read_table(data_path)
+    task = load_task(task_spec, arg="--task")
+    cache = Cache(cache_dir)
+    be = make_backend(backend, model, device=device, batch_size=batch_size)
+    with progress_bar() as bar:
+        res = risk.risk_scores(frame, task, be, method, cache=cache, batch_size=batch_size or 16,
+                               correct_order_bias=not no_order_correction, chat=chat, progress=bar)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    res.table.to_csv(out_dir / "scores.csv", index=False)
+    written = ["scores.csv"]
+    meta = dict(res.meta)
+    if "label" in res.table:
+        gcol = group_col or task.sensitive_attribute
+        groups = frame[gcol].to_numpy() if gcol and gcol in frame.columns else None
+        ev = res.evaluate(groups=groups, n_boot=n_boot)
+        ev.metrics.to_csv(out_dir / "metrics.csv", index=False)
+        ev.to_json(out_dir / "metrics.json")
+        written += ["metrics.csv", "metrics.json"]
+        click.echo(ev.summary().as_text())
+        if not no_plot:
+            use_agg_backend()
+            fig = risk.plot_calibration(res.table["label"], res.table["score"], groups=groups)
+            fig.savefig(out_dir / "calibration.png", dpi=130)
+            written.append("calibration.png")
+    (out_dir / "run.json").write_text(json.dumps(meta, indent=1, default=str))
+    written.append("run.json")
+    click.echo(f"cache: {meta['cache_hits']} prompts reused, {meta['cache_misses']} computed")
+    click.echo(f"Wrote {', '.join(written)} to {out_dir}/")

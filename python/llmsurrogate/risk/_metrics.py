@@ -1,0 +1,284 @@
+"""Risk-score metrics with the exact conventions of docs/methods/risk-scores.md §2: accuracy at
+``r >= threshold``, balanced accuracy, ECE (equal-width and quantile bins), Brier and its Murphy
+decomposition, log loss, ROC AUC with ties ½, confidence bias, signed calibration error, calibration
+curves and group metrics. The heavy loops are Rust kernels (``rust/risk/``)."""
+
+from __future__ import annotations
+
+import logging
+import math
+import warnings
+
+import numpy as np
+
+from .. import _core
+from .._validation import as_float_array, check_choice, check_int
+from ..exceptions import InvalidArgumentError, LLMSurrogateWarning, ShapeError
+
+log = logging.getLogger("llmsurrogate.risk")
+
+BOOT_METRICS = tuple(_core.RISK_BOOT_METRICS)
+EPS = float(np.finfo(np.float64).eps)
+
+
+# --- inputs --------------------------------------------------------------------------------------
+
+def _yr(y, scores) -> tuple[np.ndarray, np.ndarray]:
+    yy = as_float_array(y, "y", allow_nan=False)
+    rr = as_float_array(scores, "scores", allow_nan=False)
+    if yy.shape != rr.shape:
+        raise ShapeError(f"arguments `y` (length {yy.size}) and `scores` (length {rr.size}) must have the same length")
+    bad = np.flatnonzero((yy != 0) & (yy != 1))
+    if bad.size:
+        raise InvalidArgumentError(f"argument `y` must hold 0/1 labels; got {yy[bad[0]]} at position {bad[0]}")
+    bad = np.flatnonzero((rr < 0) | (rr > 1))
+    if bad.size:
+        raise InvalidArgumentError(f"argument `scores` must lie in [0, 1]; got {rr[bad[0]]} at position {bad[0]}")
+    return yy, rr
+
+
+# --- single metrics ------------------------------------------------------------------------------
+
+def threshold_metrics(y, scores, threshold: float = 0.5) -> dict[str, float]:
+    """Spec §2.1: ŷ = 1{r >= τ}; accuracy, TPR, FNR, FPR, TNR, balanced accuracy, precision, PPR
+    with folktexts' conventions for undefined ratios (TPR 0, FNR 1, FPR 1, TNR 0, precision 0)."""
+    yy, rr = _yr(y, scores)
+    pred = rr >= threshold
+    pos = yy == 1
+    tp = float(np.sum(pred & pos)); fp = float(np.sum(pred & ~pos))
+    fn = float(np.sum(~pred & pos)); tn = float(np.sum(~pred & ~pos))
+    n = len(yy)
+    tpr = tp / (tp + fn) if tp + fn > 0 else 0.0
+    fnr = 1.0 - tpr if tp + fn > 0 else 1.0
+    fpr = fp / (fp + tn) if fp + tn > 0 else 1.0
+    tnr = 1.0 - fpr if fp + tn > 0 else 0.0
+    return {"accuracy": (tp + tn) / n, "tpr": tpr, "fnr": fnr, "fpr": fpr, "tnr": tnr,
+            "balanced_accuracy": (tpr + tnr) / 2, "precision": tp / (tp + fp) if tp + fp > 0 else 0.0,
+            "ppr": (tp + fp) / n}
+
+
+def roc_auc(y, scores) -> float:
+    """ROC AUC = P(r⁺ > r⁻) + ½ P(r⁺ = r⁻) (one sort, Rust). NaN with a warning when one class is
+    absent; 0.5 with a warning for constant scores."""
+    yy, rr = _yr(y, scores)
+    auc = _core.risk_roc_auc(yy, rr)
+    if math.isnan(auc):
+        warnings.warn("ROC AUC is undefined: `y` holds one class only", LLMSurrogateWarning, stacklevel=2)
+    elif np.all(rr == rr[0]):
+        warnings.warn("constant scores: ROC AUC is 0.5 by the tie convention", LLMSurrogateWarning, stacklevel=2)
+    return float(auc)
+
+
+def ece(y, scores, bins: int = 10) -> float:
+    """Paper ECE (eq. 2): equal-width bins on [0, 1], positive class, netcal's edge convention
+    (scores clipped to [eps, 1-eps], bins [b_k, b_{k+1}), last closed, empty bins ignored)."""
+    yy, rr = _yr(y, scores)
+    return float(_core.risk_ece_equal_width(yy, rr, check_int(bins, "bins", minimum=1)))
+
+
+def _quantile_edges(rr: np.ndarray, bins: int) -> np.ndarray:
+    edges = np.quantile(rr, np.linspace(0, 1, bins + 1))
+    return np.unique(edges)  # pandas qcut(duplicates="drop")
+
+
+def ece_quantile(y, scores, bins: int = 10) -> tuple[float, int]:
+    """ECE over quantile bins with pandas ``qcut(r, bins, duplicates="drop")`` semantics (bins
+    (e_k, e_{k+1}], first closed); returns ``(ece, effective number of bins)``. All scores equal:
+    one bin."""
+    yy, rr = _yr(y, scores)
+    edges = _quantile_edges(rr, check_int(bins, "bins", minimum=1))
+    if len(edges) < 2:
+        return float(abs(rr.mean() - yy.mean())), 1
+    c, sr, sy = _core.risk_bin_stats(yy, rr, edges, right=True)
+    return float(np.sum(np.abs(sy - sr)) / len(yy)), int(np.sum(c > 0))
+
+
+def log_loss(y, scores, eps: float = EPS) -> float:
+    """Mean negative log-likelihood with scores clipped to [eps, 1 - eps] (sklearn's clip)."""
+    yy, rr = _yr(y, scores)
+    p = np.clip(rr, eps, 1 - eps)
+    return float(-np.mean(yy * np.log(p) + (1 - yy) * np.log1p(-p)))
+
+
+def brier_decomposition(y, scores, bins: int | None = 10) -> dict[str, float]:
+    """Murphy decomposition of the Brier score.
+
+    ``bins=None`` groups by distinct score values, where Brier = reliability − resolution +
+    uncertainty holds exactly. With equal-width ``bins`` the identity gains the within-bin terms,
+    reported together as ``residual`` (= Brier − (rel − res + unc)).
+    """
+    yy, rr = _yr(y, scores)
+    n = len(yy)
+    if bins is None:
+        _, inv = np.unique(rr, return_inverse=True)
+    else:
+        inv = np.minimum((np.clip(rr, EPS, 1 - EPS) * bins).astype(np.int64), bins - 1)
+    cnt = np.bincount(inv).astype(float)
+    keep = cnt > 0
+    rbar = np.bincount(inv, weights=rr)[keep] / cnt[keep]
+    ybar = np.bincount(inv, weights=yy)[keep] / cnt[keep]
+    w = cnt[keep] / n
+    base = yy.mean()
+    rel = float(np.sum(w * (rbar - ybar) ** 2))
+    res = float(np.sum(w * (ybar - base) ** 2))
+    unc = float(base * (1 - base))
+    brier = float(np.mean((rr - yy) ** 2))
+    return {"brier": brier, "reliability": rel, "resolution": res, "uncertainty": unc,
+            "residual": brier - (rel - res + unc)}
+
+
+def confidence_bias(y, scores, bins: int = 10) -> float:
+    """R_bias (paper §4.2): bins = ``pd.cut(r, bins)`` (equal width over the observed range,
+    right-closed, range widened by 0.1% on the left); per bin with mean score s̄ and mean label ȳ
+    the contribution is ȳ − s̄ if s̄ < 0.5 else s̄ − ȳ, weighted by the bin share. Negative =
+    under-confident, positive = over-confident."""
+    yy, rr = _yr(y, scores)
+    lo, hi = float(rr.min()), float(rr.max())
+    if lo == hi:
+        lo, hi = lo - 0.001 * abs(lo) if lo != 0 else -0.001, hi + 0.001 * abs(hi) if hi != 0 else 0.001
+        edges = np.linspace(lo, hi, bins + 1)
+    else:
+        edges = np.linspace(lo, hi, bins + 1)
+        edges[0] -= (hi - lo) * 0.001
+    c, sr, sy = _core.risk_bin_stats(yy, rr, edges, right=True)
+    keep = c > 0
+    sbar, ybar = sr[keep] / c[keep], sy[keep] / c[keep]
+    contrib = np.where(sbar < 0.5, ybar - sbar, sbar - ybar)
+    return float(np.sum(c[keep] / len(yy) * contrib))
+
+
+def signed_calibration_error(y, scores) -> float:
+    """SCE (Appendix A.1) = (1/n) Σ_m Σ_{i∈B_m} (r_i − y_i), identical to mean(r) − mean(y): the
+    binning cancels, so none is done."""
+    yy, rr = _yr(y, scores)
+    return float(rr.mean() - yy.mean())
+
+
+def delta_sce(y, scores, groups, a, b) -> float:
+    """ΔSCE(A, B) = SCE on the rows of group ``a`` minus SCE on the rows of group ``b`` (paper
+    Appendix A.1): positive means the scores favour group ``a`` beyond its outcomes."""
+    yy, rr = _yr(y, scores)
+    g = np.asarray(groups).astype(str)
+    if g.shape != yy.shape:
+        raise ShapeError(f"argument `groups` (length {g.size}) must have the length of `y` ({yy.size})")
+    out = []
+    for lab in (str(a), str(b)):
+        m = g == lab
+        if not m.any():
+            raise InvalidArgumentError(f"group {lab!r} has no rows; groups present: {sorted(set(g))[:20]}")
+        out.append(float(rr[m].mean() - yy[m].mean()))
+    return out[0] - out[1]
+
+
+def best_threshold(y, scores, objective: str = "balanced_accuracy", fp_cost: float = 1.0,
+                   fn_cost: float = 1.0) -> float:
+    """Threshold maximising ``objective`` over the observed scores (ŷ = 1{r >= τ}).
+
+    ``balanced_accuracy`` (= Youden's J, what folktexts' ``compute_best_threshold`` maximises with
+    unit costs), ``accuracy``, ``f1`` or ``cost`` (minimise fp_cost·FPR + fn_cost·FNR)."""
+    check_choice(objective, "objective", ["balanced_accuracy", "accuracy", "f1", "cost"])
+    yy, rr = _yr(y, scores)
+    order = np.argsort(-rr, kind="mergesort")
+    rs, ys = rr[order], yy[order]
+    tp = np.cumsum(ys); fp = np.cumsum(1 - ys)
+    last = np.r_[rs[1:] != rs[:-1], True]  # threshold = each distinct score
+    tp, fp, thr = tp[last], fp[last], rs[last]
+    P, N = yy.sum(), len(yy) - yy.sum()
+    tpr = tp / P if P else np.zeros_like(tp)
+    fpr = fp / N if N else np.ones_like(fp)
+    if objective == "balanced_accuracy":
+        val = (tpr + 1 - fpr) / 2
+    elif objective == "accuracy":
+        val = (tp + (N - fp)) / len(yy)
+    elif objective == "f1":
+        val = np.where(tp > 0, 2 * tp / (2 * tp + fp + (P - tp)), 0.0)
+    else:
+        val = -(fp_cost * fpr + fn_cost * (1 - tpr))
+    return float(np.clip(thr[int(np.argmax(val))], 0.0, 1.0))
+
+
+def calibration_curve(y, scores, bins: int = 10, strategy: str = "quantile", n_boot: int = 200,
+                      seed: int = 42, level: float = 0.95):
+    """Reliability diagram data: per bin the mean score, the fraction of positives, the count and a
+    bootstrap CI of the fraction (``n_boot`` resamples within the bin, docs/methods/risk-scores.md §2.5). ``strategy``:
+    ``quantile`` (``pd.qcut`` semantics, duplicate edges dropped) or ``uniform`` (equal width on
+    [0, 1], netcal edges)."""
+    import pandas as pd
+
+    check_choice(strategy, "strategy", ["quantile", "uniform"])
+    yy, rr = _yr(y, scores)
+    if strategy == "quantile":
+        edges = _quantile_edges(rr, bins)
+        if len(edges) < 2:
+            idx = np.zeros(len(rr), dtype=np.int64)
+        else:
+            idx = np.clip(np.searchsorted(edges, rr, side="left") - 1, 0, len(edges) - 2)
+    else:
+        idx = np.minimum((np.clip(rr, EPS, 1 - EPS) * bins).astype(np.int64), bins - 1)
+    rng = np.random.default_rng(seed)
+    rows = []
+    for k in np.unique(idx):
+        m = idx == k
+        yk = yy[m]
+        boots = yk[rng.integers(0, len(yk), size=(n_boot, len(yk)))].mean(axis=1) if n_boot else np.array([np.nan])
+        a = (1 - level) / 2
+        rows.append({"bin": int(k), "mean_score": float(rr[m].mean()), "fraction_positive": float(yk.mean()),
+                     "count": int(m.sum()), "ci_low": float(np.quantile(boots, a)),
+                     "ci_high": float(np.quantile(boots, 1 - a))})
+    return pd.DataFrame(rows)
+
+
+def _all_metrics(yy: np.ndarray, rr: np.ndarray, threshold: float, bins: int) -> dict[str, float]:
+    out = threshold_metrics(yy, rr, threshold)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LLMSurrogateWarning)
+        out["roc_auc"] = roc_auc(yy, rr)
+    out["ece"] = ece(yy, rr, bins)
+    out["ece_quantile"], out["ece_quantile_bins"] = ece_quantile(yy, rr, bins)
+    dec = brier_decomposition(yy, rr, bins)
+    out["brier"] = dec["brier"]
+    out.update({f"brier_{k}": v for k, v in dec.items() if k != "brier"})
+    out["log_loss"] = log_loss(yy, rr)
+    out["confidence_bias"] = confidence_bias(yy, rr, bins)
+    out["sce"] = signed_calibration_error(yy, rr)
+    out["score_mean"] = float(rr.mean())
+    out["score_sd"] = float(rr.std(ddof=1)) if len(rr) > 1 else float("nan")
+    out["prevalence"] = float(yy.mean())
+    return out
+
+
+_GROUP_RATIO_METRICS = ("accuracy", "tpr", "fnr", "fpr", "tnr", "balanced_accuracy", "precision", "ppr")
+
+
+def group_metrics(y, scores, groups, threshold: float = 0.5, min_share: float = 0.04, bins: int = 10):
+    """Per-group metrics (docs/methods/risk-scores.md §2.8) for groups holding at least ``min_share`` of the rows.
+
+    Returns ``(per_group DataFrame, summary dict)``; the summary has ``{m}_ratio`` (min/max) and
+    ``{m}_diff`` (max − min) for the thresholded metrics, ``equalized_odds_ratio`` =
+    min(FNR ratio, FPR ratio) (as coded by folktexts), ``equalized_odds_diff`` = max(TPR diff, FPR
+    diff), and ``sce_diff`` (largest minus smallest group SCE)."""
+    import pandas as pd
+
+    yy, rr = _yr(y, scores)
+    g = np.asarray(groups, dtype=object)
+    if g.shape != yy.shape:
+        raise ShapeError(f"argument `groups` (length {g.size}) must have the length of `y` ({yy.size})")
+    labels, inv = np.unique(g.astype(str), return_inverse=True)
+    rows = []
+    for k, lab in enumerate(labels):
+        m = inv == k
+        if m.mean() < min_share:
+            continue
+        met = _all_metrics(yy[m], rr[m], threshold, bins)
+        rows.append({"group": lab, "n": int(m.sum()), **met})
+    frame = pd.DataFrame(rows)
+    summary: dict[str, float] = {}
+    if len(frame) >= 1:
+        for mname in _GROUP_RATIO_METRICS:
+            v = frame[mname].to_numpy(float)
+            summary[f"{mname}_ratio"] = float(v.min() / v.max()) if v.max() > 0 else float("nan")
+            summary[f"{mname}_diff"] = float(v.max() - v.min())
+        summary["equalized_odds_ratio"] = min(summary["fnr_ratio"], summary["fpr_ratio"])
+        summary["equalized_odds_diff"] = max(summary["tpr_diff"], summary["fpr_diff"])
+        summary["sce_diff"] = float(frame["sce"].max() - frame["sce"].min())
+    return frame, summary

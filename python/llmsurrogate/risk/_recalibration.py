@@ -1,0 +1,77 @@
+"""Temperature, Platt and isotonic recalibration of risk scores, cross-fitted."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from .._validation import as_float_array, check_choice, check_int
+from ..exceptions import InvalidArgumentError
+from ._metrics import _yr
+
+
+def _logit(r: np.ndarray) -> np.ndarray:
+    p = np.clip(r, 1e-6, 1 - 1e-6)
+    return np.log(p) - np.log1p(-p)
+
+
+@dataclasses.dataclass(frozen=True)
+class Recalibrator:
+    """A fitted map from raw scores to recalibrated scores (call it on scores)."""
+
+    method: str
+    params: dict
+
+    def __call__(self, scores) -> np.ndarray:
+        r = as_float_array(scores, "scores", allow_nan=False)
+        if self.method == "temperature":
+            z = _logit(r) / self.params["temperature"]
+        elif self.method == "platt":
+            z = self.params["a"] * _logit(r) + self.params["b"]
+        else:
+            x, yv = np.asarray(self.params["x"]), np.asarray(self.params["y"])
+            return np.interp(r, x, yv)
+        return 1.0 / (1.0 + np.exp(-z))
+
+
+def fit_recalibrator(y, scores, method: str = "platt") -> Recalibrator:
+    """Fit ``temperature`` (r ↦ σ(logit r / T), 1 parameter), ``platt`` (σ(a·logit r + b)) or
+    ``isotonic`` (PAV, sklearn) by maximum likelihood on labelled data."""
+    from scipy.optimize import minimize
+
+    check_choice(method, "method", ["temperature", "platt", "isotonic"])
+    yy, rr = _yr(y, scores)
+    z = _logit(rr)
+
+    def nll(a, b):
+        t = a * z + b
+        return float(np.sum(np.logaddexp(0, t) - yy * t))
+
+    if method == "temperature":
+        res = minimize(lambda v: nll(np.exp(-v[0]), 0.0), x0=[0.0], method="Nelder-Mead",
+                       options={"xatol": 1e-8, "fatol": 1e-10})
+        return Recalibrator("temperature", {"temperature": float(np.exp(res.x[0]))})
+    if method == "platt":
+        res = minimize(lambda v: nll(v[0], v[1]), x0=[1.0, 0.0], method="BFGS")
+        return Recalibrator("platt", {"a": float(res.x[0]), "b": float(res.x[1])})
+    from sklearn.isotonic import IsotonicRegression
+
+    iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(rr, yy)
+    return Recalibrator("isotonic", {"x": iso.X_thresholds_.tolist(), "y": iso.y_thresholds_.tolist()})
+
+
+def recalibrate(y, scores, method: str = "platt", *, folds: int = 5, seed: int = 0) -> np.ndarray:
+    """Cross-fitted recalibrated scores: each row is mapped by a recalibrator fitted on the other
+    folds (no row is recalibrated with its own label)."""
+    yy, rr = _yr(y, scores)
+    folds = check_int(folds, "folds", minimum=2)
+    if folds > len(yy):
+        raise InvalidArgumentError(f"argument `folds` ({folds}) exceeds the number of rows ({len(yy)})")
+    perm = np.random.default_rng(seed).permutation(len(yy))
+    out = np.empty_like(rr)
+    for f in range(folds):
+        test = perm[f::folds]
+        train = np.setdiff1d(perm, test)
+        out[test] = fit_recalibrator(yy[train], rr[train], method)(rr[test])
+    return out

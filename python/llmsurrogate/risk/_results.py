@@ -1,0 +1,86 @@
+"""The result objects of risk scoring: :class:`RiskEvaluation` and :class:`RiskScores`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import InvalidArgumentError
+from ..results import Result, Summary, result_dataclass
+from ._plots import plot_calibration_table, plot_score_histogram
+
+
+@result_dataclass
+class RiskEvaluation(Result):
+    """Metrics of risk scores against labels.
+
+    ``metrics``: one row per metric (``metric``, ``value``, ``se``, ``ci_low``, ``ci_high``;
+    bootstrap columns NaN for metrics not bootstrapped); ``groups``: per-group metrics;
+    ``group_summary``: ratios and differences across groups; ``calibration``: reliability-diagram
+    table; ``meta``: threshold, n, n_boot, seed, bins.
+    """
+
+    metrics: Any
+    groups: Any
+    group_summary: dict
+    calibration: Any
+    meta: dict
+
+    def metric(self, name: str) -> float:
+        row = self.metrics[self.metrics["metric"] == name]
+        if row.empty:
+            raise InvalidArgumentError(f"no metric {name!r}; available: {list(self.metrics['metric'])}")
+        return float(row["value"].iloc[0])
+
+    def tidy(self):
+        return self.metrics.copy()
+
+    def summary(self) -> Summary:
+        facts = {"rows": self.meta["n"], "threshold": self.meta["threshold"], "bootstrap resamples": self.meta["n_boot"]}
+        main = self.metrics[self.metrics["metric"].isin(["accuracy", "balanced_accuracy", "roc_auc", "ece",
+                                                         "ece_quantile", "brier", "log_loss", "confidence_bias",
+                                                         "sce", "score_mean", "score_sd"])]
+        tables = [("Metrics (95% bootstrap CIs)", main)]
+        if self.groups is not None and len(self.groups):
+            tables.append(("By group", self.groups[["group", "n", "accuracy", "roc_auc", "ece", "brier", "sce"]]))
+        notes = ["Accuracy uses r >= threshold; ECE: 10 equal-width bins on [0, 1]; SCE = mean(r) - mean(y)."]
+        return Summary("Risk score evaluation", facts=facts, tables=tables, notes=notes)
+
+    def plot(self, ax=None, **kwargs):
+        return plot_calibration_table(self.calibration, ax=ax, **kwargs)
+
+
+@result_dataclass
+class RiskScores(Result):
+    """Risk scores of each row: ``table`` with ``row`` (position), ``score``, ``answer_mass`` (mean
+    next-token mass on the answer tokens, or on digits for numeric), ``label`` (if the data hold the
+    target) and, for multiple choice, ``score_order_k`` per answer order; ``meta`` records the task,
+    method, backend identity and cache statistics."""
+
+    table: Any
+    meta: dict
+
+    @property
+    def scores(self) -> np.ndarray:
+        return self.table["score"].to_numpy(float)
+
+    def tidy(self):
+        return self.table.copy()
+
+    def evaluate(self, groups=None, **kwargs) -> RiskEvaluation:
+        if "label" not in self.table:
+            raise InvalidArgumentError("these scores have no labels; pass the data with the target column")
+        from ._evaluation import evaluate
+
+        return evaluate(self.table["label"], self.table["score"], groups, **kwargs)
+
+    def summary(self) -> Summary:
+        t = self.table
+        facts = {"task": self.meta.get("task"), "method": self.meta.get("method"), "rows": len(t),
+                 "mean score": float(t["score"].mean()), "mean answer mass": float(t["answer_mass"].mean()),
+                 "rows with answer mass < 0.1": int((t["answer_mass"] < 0.1).sum())}
+        return Summary("LLM risk scores", facts=facts)
+
+    def plot(self, ax=None, **kwargs):
+        return plot_score_histogram(self.scores, ax=ax, **kwargs)

@@ -1,0 +1,104 @@
+"""Risk scores of data rows from an LLM backend, through the on-disk cache."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._progress import progress_reporter
+from .._validation import check_choice
+from ..exceptions import InvalidArgumentError
+from ._results import RiskScores
+
+
+def risk_scores(data, task, backend, method: str = "multiple_choice", *, cache=None, batch_size: int = 16,
+                correct_order_bias: bool = True, spelling: str = "sum", chat: bool = False,
+                system_prompt: str | None = None, few_shot=None, progress=None) -> RiskScores:
+    """Score every row of ``data`` for ``task`` with an LLM ``backend``.
+
+    ``method``: ``"multiple_choice"`` (next-token answer probabilities, all K! option orders
+    averaged when ``correct_order_bias``), ``"numeric"`` (verbalized probability, expected value
+    over the digit distribution) or ``"numeric_argmax"`` (folktexts' two greedy digits).
+    ``cache``: a directory or :class:`~llmsurrogate.llm.cache.Cache`; every prompt's output is
+    stored, so a rerun (or a run killed and restarted) recomputes nothing it finished.
+    ``chat``: wrap prompts in the backend's chat template (instruct models; the assistant turn is
+    prefilled and cut after the prefill); ``system_prompt`` overrides the default system text
+    (``""`` for none).
+    ``few_shot``: a frame of labelled example rows (features and the label) shown before every
+    row, the same examples for every row and every answer order, each rendered with the *same*
+    (permuted) question as the target so its answer letter matches (fixing folktexts'
+    permuted-label bug).
+    ``progress``: ``None``, ``True`` (a progress bar) or ``progress(label, done, total)``.
+    """
+    check_choice(method, "method", ["multiple_choice", "numeric", "numeric_argmax"])
+    with progress_reporter(progress) as report:
+        label = f"scoring prompts ({method})"
+        return _score_rows(data, task, backend, method, cache, batch_size, correct_order_bias, spelling, chat,
+                           system_prompt, few_shot, lambda _label, done, total: report(label, done, total))
+
+
+def _score_rows(data, task, backend, method, cache, batch_size, correct_order_bias, spelling, chat, system_prompt,
+                few_shot, progress) -> RiskScores:
+    import pandas as pd
+
+    from ..llm.cache import as_cache
+    from ..llm.prompts import rows_of
+    from ..llm.scoring import chat_prompt_fn, mc_risk, numeric_risk
+
+    rows = rows_of(data, task)
+    cache = as_cache(cache)
+    h0, m0 = cache.hits, cache.misses
+    table = pd.DataFrame({"row": np.arange(len(rows))})
+    fn = chat_prompt_fn(backend, task, "multiple_choice" if method == "multiple_choice" else "numeric",
+                        system_prompt) if chat else None
+    if few_shot is not None:
+        from .._validation import as_frame
+        from ..llm.prompts import few_shot_prompt
+
+        if chat:
+            raise InvalidArgumentError("few-shot prompts cannot be combined with chat=True")
+        ex_frame = as_frame(few_shot, "few_shot")
+        ex_rows = rows_of(ex_frame, task)
+        ex_labels = task.labels(ex_frame).tolist()
+        if method == "multiple_choice":
+            fn = lambda row, q: few_shot_prompt(task, row, ex_rows, ex_labels, q)  # noqa: E731
+        else:
+            if task.numeric_question is None:
+                raise InvalidArgumentError(f"task {task.name!r} has no numeric question")
+            fn = lambda row, q=None: few_shot_prompt(task, row, ex_rows, ex_labels, task.numeric_question)  # noqa: E731
+    if method == "multiple_choice":
+        s, mass, per = mc_risk(backend, task, rows, cache=cache, batch_size=batch_size,
+                               correct_order_bias=correct_order_bias, spelling=spelling, progress=progress,
+                               prompt_fn=fn)
+        table["score"], table["answer_mass"] = s, mass
+        for k in range(per.shape[1]):
+            table[f"score_order_{k}"] = per[:, k]
+    else:
+        s, mass = numeric_risk(backend, task, rows, cache=cache, batch_size=batch_size,
+                               decoding="argmax" if method == "numeric_argmax" else "expected", progress=progress,
+                               prompt_fn=fn)
+        table["score"], table["answer_mass"] = s, mass
+    from .._validation import as_frame
+
+    frame = as_frame(data, "data")
+    if task.label_name in frame.columns or task.target in frame.columns:
+        table["label"] = task.labels(frame)
+    meta = {"task": task.name, "task_fingerprint": task.fingerprint(), "method": method,
+            "backend": dict(getattr(backend, "identity", {})), "correct_order_bias": bool(correct_order_bias),
+            "chat": bool(chat), "few_shot": 0 if few_shot is None else len(ex_rows),
+            "cache_hits": cache.hits - h0, "cache_misses": cache.misses - m0}
+    return RiskScores(table=table, meta=meta)
+
+
+# --- plain-table entry points (the R package calls these) ------------------------------------
+
+def score_table(data, task: str, model: str, backend: str = "transformers", method: str = "multiple_choice",
+                cache=None, batch_size: int | None = None, correct_order_bias: bool = True, device: str | None = None):
+    """:func:`risk_scores` from names: ``task`` is a TOML file or a built-in task name, ``model`` a
+    local model folder. ``batch_size``: prompts per forward pass (default: the backend's, 16 on
+    the CPU and 128 on a GPU). Returns the scores table (DataFrame)."""
+    from ..llm.factory import load_task, make_backend
+
+    t = load_task(task)
+    be = make_backend(backend, model, device=device, batch_size=batch_size)
+    return risk_scores(data, t, be, method, cache=cache, batch_size=batch_size or 16,
+                       correct_order_bias=correct_order_bias).table

@@ -1,0 +1,144 @@
+"""The ``llmsurrogate transfer`` commands: ``intervals`` (forecast intervals and dominance from
+transfer-error tables) and ``build`` (a transfer-error table from data, by fitting a model on
+every training set of r domains). Registered by :mod:`llmsurrogate.cli`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .._cli_support import handle_errors, read_table
+
+@click.group("transfer")
+def transfer_group():
+    """Transfer performance of a model across domains (Andrews, Fudenberg, Lei, Liang & Wu 2025)."""
+
+
+def _read_error_table(path: Path):
+    """An error table from CSV/Parquet: a long frame (train..., test, error columns) or a square
+    matrix [train, test] (first column the row labels when it is not numeric or is named train)."""
+    import pandas as pd
+
+    from . import ErrorTable
+
+    frame = read_table(path)
+    name = path.stem
+    if "test" in frame.columns and any(str(c).startswith("train") for c in frame.columns):
+        return ErrorTable.coerce(frame, arg=f"--data {path.name}", name=name)
+    first = frame.columns[0]
+    if str(first) in {"train", "", "Unnamed: 0"} or not pd.api.types.is_numeric_dtype(frame[first]) \
+            or frame.shape[1] == frame.shape[0] + 1:
+        frame = frame.set_index(first)
+        frame.index = frame.index.map(str)
+        frame.columns = frame.columns.map(str)
+    return ErrorTable.from_matrix(frame, name=name, arg=f"--data {path.name}")
+
+
+@transfer_group.command("intervals")
+@click.argument("data", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--coverage", type=float, multiple=True, default=(0.8, 0.9, 0.95), show_default=True,
+              help="Nominal coverage (two-sided: tau = (1 + c)/2); repeat for several.")
+@click.option("--side", type=click.Choice(["two", "upper", "lower", "left", "right"]), multiple=True,
+              default=("two",), show_default=True, help="Interval side(s).")
+@click.option("--correction", is_flag=True, help="Inflate coverage by (n+1)/(n-r) so that Proposition 1 guarantees it.")
+@click.option("--gamma", "gamma", type=float, default=None,
+              help="Also give the worst-case interval over likelihood ratios in [1/Gamma, Gamma] (inf allowed).")
+@click.option("--compare", is_flag=True,
+              help="Also check worst-case and everywhere dominance of the first model over each other one.")
+@click.option("--tau", "taus", type=float, multiple=True, default=(0.5, 0.75, 0.9, 0.95), show_default=True,
+              help="Levels for --compare.")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the interval table to this CSV file.")
+@handle_errors
+def transfer_intervals(data, coverage, side, correction, gamma, compare, taus, out_path):
+    """Forecast intervals from transfer-error tables (one CSV/Parquet file per model).
+
+    Each file is a square matrix [train, test] (diagonal ignored) or a long table with columns
+    train (or train_1..train_r), test and error. The model is named after the file.
+    """
+    import pandas as pd
+
+    from .. import transfer as tr
+
+    tables = {p.stem: _read_error_table(p) for p in data}
+    res = tr.forecast_intervals(tables, coverage=list(coverage), sides=list(side), correction=correction)
+    table = res.tidy()
+    if gamma is not None:
+        wc = [tr.worst_case_interval(tables[row.model], Gamma=gamma, side=row.side, tau=row.tau)
+              for row in table.itertuples()]
+        table[f"lower_gamma_{gamma:g}"] = [w[0] for w in wc]
+        table[f"upper_gamma_{gamma:g}"] = [w[1] for w in wc]
+    first = next(iter(tables.values()))
+    click.echo(f"n = {first.n} domains, r = {first.r}; 'guaranteed' is Proposition 1's coverage bound")
+    click.echo(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    if out_path is not None:
+        table.to_csv(out_path, index=False)
+        click.echo(f"\nWrote {out_path}")
+    if compare and len(tables) > 1:
+        names = list(tables)
+        rows = []
+        for other in names[1:]:
+            wc = tr.check_worstcase_dominance(tables[names[0]], tables[other], list(taus))
+            ev = tr.check_everywhere_dominance(tables[names[0]], tables[other], list(taus))
+            for t, a, b in zip(wc.tau, wc.res, ev.res):
+                rows.append({"model": names[0], "over": other, "tau": t, "worst_case": bool(a), "everywhere": bool(b)})
+        click.echo(f"\nDoes {names[0]} dominate (smaller upper quantiles)?")
+        click.echo(pd.DataFrame(rows).to_string(index=False))
+
+
+@transfer_group.command("build")
+@click.option("--data", "data_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True,
+              help="CSV or Parquet file: one row per observation, with a domain column.")
+@click.option("--model", "model_name", required=True,
+              help="eu, eu-authors, eu-cara, cpt, cpt:<letters of alpha/beta/delta/gamma free, e.g. g, ab, dg>, rf or kr.")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="Output table (.csv or .parquet): train (or train_1..train_r), test, error.")
+@click.option("-r", "--r", "r", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Training domains per fit.")
+@click.option("--metric", type=click.Choice(["mse", "rmse"]), default="mse", show_default=True)
+@click.option("--normalize", type=click.Choice(["deterioration", "shortfall"]), default=None,
+              help="Divide by the in-sample error on the test domain (default: raw transfer error).")
+@click.option("--shortfall-model", multiple=True, help="Other models of the shortfall's model set (repeatable).")
+@click.option("--subsets", default="all", show_default=True, help="'all' training sets, or how many to sample.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed for sampled training sets and for rf.")
+@click.option("--domain", default="domain", show_default=True, help="Domain column.")
+@click.option("--features", default="z1,z2,p1", show_default=True, help="Comma-separated feature columns.")
+@click.option("--target", default="ce", show_default=True, help="Outcome column.")
+@click.option("--matrix", is_flag=True, help="Write the r = 1 table as an n x n matrix [train, test] instead.")
+@click.option("--cache", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder for finished fits; an interrupted build resumes from it.")
+@click.option("--n-jobs", type=int, default=None, help="Threads or joblib workers (default: all cores).")
+@handle_errors
+def transfer_build(data_path, model_name, out_path, r, metric, normalize, shortfall_model, subsets, seed, domain,
+                   features, target, matrix, cache, n_jobs):
+    """Fit a model on every training set of r domains and write its transfer-error table."""
+    from ..exceptions import InvalidArgumentError
+    from . import error_table, make_model
+
+    frame = read_table(data_path)
+    model = make_model(model_name, random_state=seed)
+    others = [make_model(m, random_state=seed) for m in shortfall_model] or None
+    n_sub: int | str = subsets
+    if subsets != "all":
+        try:
+            n_sub = int(subsets)
+        except ValueError as err:
+            raise InvalidArgumentError(f"--subsets must be 'all' or a positive integer; got {subsets!r}") from err
+    table = error_table(frame, model, r=r, metric=metric, normalize=normalize, subsets=n_sub, n_jobs=n_jobs,
+                        shortfall_models=others, domain=domain, features=[f.strip() for f in features.split(",")],
+                        target=target, cache=cache, progress=True, random_state=seed, name=model_name)
+    import pandas as pd
+
+    if isinstance(table, pd.DataFrame):
+        out = table
+    elif matrix:
+        out = table.to_matrix().reset_index()
+    else:
+        out = table.tidy()
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    if out_path.suffix.lower() in {".parquet", ".pq"}:
+        out.to_parquet(out_path, index=False)
+    else:
+        out.to_csv(out_path, index=False)
+    click.echo(f"wrote {len(out)} rows to {out_path}")
