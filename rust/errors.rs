@@ -2,8 +2,8 @@
 //!
 //! Kernels return `Result<T, CoreError>` and never panic on user input. Each variant names the
 //! argument at fault and says how to fix it. The Python bindings map a variant to a class of the
-//! `llmsurrogate.exceptions` hierarchy through [`CoreError::python_class`], in one place
-//! (`bindings/errors.rs`).
+//! `llmsurrogate.exceptions` hierarchy through [`CoreError::python_class`], in one place: the
+//! `From<CoreError> for PyErr` conversion of `bindings/errors.rs`, so binding code writes `?`.
 
 use thiserror::Error;
 

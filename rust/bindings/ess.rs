@@ -1,9 +1,13 @@
-//! Bindings for `crate::ess`. The Python wrapper (`llmsurrogate/ess/`) passes C-contiguous float64
-//! arrays; prediction chunks are borrowed without copies and processed with the GIL released.
+//! Bindings for `crate::ess`, the forest walk included. The Python package (`llmsurrogate.ess`)
+//! passes C-contiguous float64 arrays (the fast prediction passes scikit-learn's fitted trees
+//! as they are); prediction chunks are borrowed without copies and processed with the GIL
+//! released.
 
-use super::errors::{run_detached, to_pyerr};
+use super::parallel::run_detached;
+use crate::errors::CoreError;
 use crate::ess as k;
-use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
+use crate::forest::{predict_mean, Forest};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -58,12 +62,12 @@ pub fn ess_permutation<'py>(py: Python<'py>, n: usize, seed: u64) -> Bound<'py, 
 #[pyfunction]
 #[pyo3(signature = (loss, pred, y, eps=1e-6))]
 pub fn ess_losses<'py>(py: Python<'py>, loss: &str, pred: PyReadonlyArray1<'py, f64>, y: PyReadonlyArray1<'py, f64>, eps: f64) -> PyResult<Bound<'py, PyArray1<f64>>> {
-    let kind = k::LossKind::parse(loss, eps).map_err(|e| to_pyerr(py, e))?;
+    let kind = k::LossKind::parse(loss, eps)?;
     let (p, yy) = (pred.as_slice()?, y.as_slice()?);
     Ok(run_detached(py, Some(1), 0, || k::losses(kind, p, yy))?.into_pyarray(py))
 }
 
-/// Variance pieces from ê_b and L̄_i (spec §4.5).
+/// Variance pieces from ê_b and L̄_i (docs/methods/ess.md §4.5).
 #[pyfunction]
 pub fn ess_variance_pieces<'py>(py: Python<'py>, e_b: PyReadonlyArray1<'py, f64>, lbar: PyReadonlyArray1<'py, f64>, n_train: usize) -> PyResult<Bound<'py, PyDict>> {
     let (e, l) = (e_b.as_slice()?, lbar.as_slice()?);
@@ -77,12 +81,12 @@ pub fn ess_variance_pieces<'py>(py: Python<'py>, e_b: PyReadonlyArray1<'py, f64>
 pub fn ess_sequential_test<'py>(
     py: Python<'py>, points: Vec<Bound<'py, PyDict>>, z_crit: f64, regime: &str, hybrid_min_blocks: usize, variance: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let reg = k::Regime::parse(regime, hybrid_min_blocks).map_err(|e| to_pyerr(py, e))?;
+    let reg = k::Regime::parse(regime, hybrid_min_blocks)?;
     let var = match variance {
         "difference" => k::VarianceKind::Difference,
         "sum" => k::VarianceKind::Sum,
         other => {
-            return Err(to_pyerr(py, crate::errors::CoreError::invalid("variance", format!("unknown variance {other:?}; use 'difference' or 'sum'"))))
+            return Err(CoreError::invalid("variance", format!("unknown variance {other:?}; use 'difference' or 'sum'")).into())
         }
     };
     let mut pts = Vec::with_capacity(points.len());
@@ -97,7 +101,7 @@ pub fn ess_sequential_test<'py>(
             llm_var: get("llm_var")?.extract()?,
         });
     }
-    let res = k::sequential_test(&pts, z_crit, reg, var).map_err(|e| to_pyerr(py, e))?;
+    let res = k::sequential_test(&pts, z_crit, reg, var)?;
     let out = PyDict::new(py);
     out.set_item("lower_bound", res.lower_bound)?;
     out.set_item("stop_index", res.stop_index)?;
@@ -123,13 +127,13 @@ pub struct BlockOutAccumulator {
 impl BlockOutAccumulator {
     #[new]
     #[pyo3(signature = (y, n_train, loss="squared", llm_loss=None, eps=1e-6))]
-    fn new(py: Python<'_>, y: PyReadonlyArray1<'_, f64>, n_train: usize, loss: &str, llm_loss: Option<PyReadonlyArray1<'_, f64>>, eps: f64) -> PyResult<Self> {
-        let kind = k::LossKind::parse(loss, eps).map_err(|e| to_pyerr(py, e))?;
+    fn new(y: PyReadonlyArray1<'_, f64>, n_train: usize, loss: &str, llm_loss: Option<PyReadonlyArray1<'_, f64>>, eps: f64) -> PyResult<Self> {
+        let kind = k::LossKind::parse(loss, eps)?;
         let ll = match &llm_loss {
             Some(a) => Some(a.as_slice()?),
             None => None,
         };
-        let inner = k::BlockOutAccumulator::new(y.as_slice()?, n_train, kind, ll).map_err(|e| to_pyerr(py, e))?;
+        let inner = k::BlockOutAccumulator::new(y.as_slice()?, n_train, kind, ll)?;
         Ok(Self { inner })
     }
 
@@ -175,4 +179,28 @@ impl BlockOutAccumulator {
         }
         Ok(d)
     }
+}
+
+/// Mean over trees of the leaf values reached by each row of `x` (float32, rows × features):
+/// an array rows × n_out, equal bit for bit to scikit-learn's single-job forest prediction.
+#[pyfunction]
+#[pyo3(signature = (left, right, feature, threshold, value, offsets, x, n_jobs=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn forest_predict_mean<'py>(
+    py: Python<'py>, left: PyReadonlyArray1<'py, i64>, right: PyReadonlyArray1<'py, i64>,
+    feature: PyReadonlyArray1<'py, i64>, threshold: PyReadonlyArray1<'py, f64>, value: PyReadonlyArray2<'py, f64>,
+    offsets: PyReadonlyArray1<'py, u64>, x: PyReadonlyArray2<'py, f32>, n_jobs: Option<i64>,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let n_out = value.shape()[1];
+    let n_features = x.shape()[1];
+    let rows = x.shape()[0];
+    let offsets: Vec<usize> = offsets.as_slice()?.iter().map(|&o| o as usize).collect();
+    let forest = Forest {
+        left: left.as_slice()?, right: right.as_slice()?, feature: feature.as_slice()?,
+        threshold: threshold.as_slice()?, value: value.as_slice()?, offsets: &offsets, n_out,
+    };
+    let xs = x.as_slice()?;
+    let work = rows.saturating_mul(forest.trees().max(1));
+    let out = run_detached(py, n_jobs, work, || predict_mean(&forest, xs, n_features))?;
+    Ok(out.into_pyarray(py).reshape([rows, n_out])?)
 }

@@ -1,21 +1,35 @@
-//! The `llmsurrogate._core` extension module: registration only.
+//! The `llmsurrogate._core` extension module: registration, and [`slice`], the array borrow every
+//! binding file shares. Bindings stay thin: borrow the arrays, run the kernel with the GIL
+//! released, convert the result.
+//!
+//! * `errors.rs`: `From<CoreError> for PyErr`, the one mapping of kernel errors to the classes of
+//!   `llmsurrogate.exceptions` (binding code writes `?`);
+//! * `parallel.rs`: `run_detached` (a kernel on the sized pool, GIL released) and
+//!   `resolve_threads`;
+//! * one file per capability: `quantiles.rs`, `ess.rs` (with the forest walk), `transfer.rs`
+//!   (with the U-statistic bounds and the model fits), `risk.rs`.
 
 mod errors;
 mod ess;
-mod forest;
-mod nls;
+mod parallel;
 mod quantiles;
-mod transfer;
 mod risk;
+mod transfer;
 
+use numpy::PyReadonlyArray1;
 use pyo3::prelude::*;
+
+/// Borrow a 1-d NumPy array as a slice (the Python layer passes C-contiguous arrays).
+fn slice<'a, T: numpy::Element>(arr: &'a PyReadonlyArray1<'_, T>) -> PyResult<&'a [T]> {
+    Ok(arr.as_slice()?)
+}
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("THREADS_ENV", crate::parallel::THREADS_ENV)?;
     m.add("LEVEL_TOL", crate::quantiles::LEVEL_TOL)?;
-    m.add_function(wrap_pyfunction!(errors::resolve_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(parallel::resolve_threads, m)?)?;
     m.add_function(wrap_pyfunction!(quantiles::upper_quantiles, m)?)?;
     m.add_function(wrap_pyfunction!(quantiles::lower_quantiles, m)?)?;
     m.add_function(wrap_pyfunction!(quantiles::weighted_upper_quantiles, m)?)?;
@@ -35,9 +49,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ess::ess_variance_pieces, m)?)?;
     m.add_function(wrap_pyfunction!(ess::ess_sequential_test, m)?)?;
     m.add_class::<ess::BlockOutAccumulator>()?;
-    m.add_function(wrap_pyfunction!(forest::forest_predict_mean, m)?)?;
-    m.add_function(wrap_pyfunction!(nls::nls_fit_subsets, m)?)?;
-    m.add_function(wrap_pyfunction!(nls::nls_predict, m)?)?;
+    m.add_function(wrap_pyfunction!(ess::forest_predict_mean, m)?)?;
+    m.add_function(wrap_pyfunction!(transfer::nls_fit_subsets, m)?)?;
+    m.add_function(wrap_pyfunction!(transfer::nls_predict, m)?)?;
     m.add("RISK_BOOT_METRICS", crate::risk::BOOT_METRICS.to_vec())?;
     m.add_function(wrap_pyfunction!(risk::risk_roc_auc, m)?)?;
     m.add_function(wrap_pyfunction!(risk::risk_bin_stats, m)?)?;

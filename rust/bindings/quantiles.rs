@@ -1,16 +1,14 @@
-//! Bindings for `crate::quantiles`. The Python wrapper (`llmsurrogate/quantiles.py`) guarantees
-//! C-contiguous float64 arrays; these functions only borrow, release the GIL and return arrays.
+//! Bindings for `crate::quantiles`. The Python wrapper (`llmsurrogate.quantiles`)
+//! guarantees C-contiguous float64 arrays; these functions only borrow, release the GIL and return
+//! arrays.
 
-use super::errors::run_detached;
+use super::parallel::run_detached;
+use super::slice;
 use crate::quantiles as k;
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 
 type Out<'py> = PyResult<Bound<'py, PyArray1<f64>>>;
-
-fn slice<'a>(arr: &'a PyReadonlyArray1<'_, f64>) -> PyResult<&'a [f64]> {
-    Ok(arr.as_slice()?)
-}
 
 /// Upper empirical quantiles Q̄_τ (R's type-1 quantile), one per level.
 #[pyfunction]

@@ -1,7 +1,7 @@
-//! Bindings for `crate::risk`. The Python wrapper (`llmsurrogate/risk.py`) guarantees
-//! C-contiguous float64 arrays.
+//! Bindings for `crate::risk`. The Python package (`llmsurrogate.risk`) guarantees C-contiguous
+//! float64 arrays.
 
-use super::errors::run_detached;
+use super::parallel::run_detached;
 use crate::risk as k;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1};
 use pyo3::prelude::*;

@@ -1,12 +1,17 @@
-//! Bindings for `crate::transfer` and `crate::ustat`. The Python layer
-//! (`llmsurrogate/transfer/inference.py`) validates and coerces inputs; these wrappers borrow the
-//! arrays, release the GIL and map errors.
+//! Bindings for `crate::transfer`: tables and their inference, the U-statistic bounds
+//! (`crate::ustat`) and the batch model fits that build tables (`crate::nls`). The Python
+//! package (`llmsurrogate.transfer`) validates and coerces inputs; these wrappers borrow the
+//! arrays, release the GIL and propagate kernel errors with `?`.
 
-use super::errors::{run_detached, to_pyerr};
+use super::parallel::run_detached;
+use super::slice;
+use crate::errors::{check, CoreError, CoreResult};
 use crate::transfer as k;
+use crate::nls;
 use crate::ustat as u;
-use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 use rayon::prelude::*;
 
 type Arr<'py> = Bound<'py, PyArray1<f64>>;
@@ -55,7 +60,7 @@ impl TransferTable {
     /// (e̲_τ, ē_τ) for each τ (pooled, unweighted).
     fn intervals<'py>(&self, py: Python<'py>, taus: PyReadonlyArray1<'py, f64>) -> PyResult<(Arr<'py>, Arr<'py>)> {
         let t = taus.as_slice()?;
-        crate::errors::check::probability("tau", t).map_err(|e| to_pyerr(py, e))?;
+        check::probability("tau", t)?;
         let lo: Vec<f64> = t.iter().map(|&x| self.inner.lower(x)).collect();
         let hi: Vec<f64> = t.iter().map(|&x| self.inner.upper(x)).collect();
         Ok((lo.into_pyarray(py), hi.into_pyarray(py)))
@@ -130,7 +135,7 @@ pub fn everywhere_dominance(py: Python<'_>, t1: &TransferTable, t2: &TransferTab
         "exact" => k::EverywhereMode::Exact,
         "paper" => k::EverywhereMode::Paper,
         "transferUQ" => k::EverywhereMode::TransferUq,
-        other => return Err(to_pyerr(py, crate::errors::CoreError::invalid("mode", format!("must be 'exact', 'paper' or 'transferUQ'; got {other:?}")))),
+        other => return Err(CoreError::invalid("mode", format!("must be 'exact', 'paper' or 'transferUQ'; got {other:?}")).into()),
     };
     let t = taus.as_slice()?;
     let out = run_detached(py, n_jobs, usize::MAX, || k::everywhere_dominance(&t1.inner, &t2.inner, t, mode))?;
@@ -139,14 +144,14 @@ pub fn everywhere_dominance(py: Python<'_>, t1: &TransferTable, t2: &TransferTab
 
 /// Closed-form two-point LP (A7): (optimum, support).
 #[pyfunction]
-pub fn lp2_simplex(py: Python<'_>, a: PyReadonlyArray1<'_, f64>, b: PyReadonlyArray1<'_, f64>, tau: f64) -> PyResult<(f64, Vec<(usize, f64)>)> {
-    k::lp2_simplex(a.as_slice()?, b.as_slice()?, tau).map_err(|e| to_pyerr(py, e))
+pub fn lp2_simplex(a: PyReadonlyArray1<'_, f64>, b: PyReadonlyArray1<'_, f64>, tau: f64) -> PyResult<(f64, Vec<(usize, f64)>)> {
+    Ok(k::lp2_simplex(a.as_slice()?, b.as_slice()?, tau)?)
 }
 
 /// (B, b1, b2, b3) of Lemma Q.1.
 #[pyfunction]
-pub fn ustat_tail_bound(py: Python<'_>, x: f64, y: f64, n: usize, k: usize) -> PyResult<(f64, f64, f64, f64)> {
-    u::tail_bound_parts(x, y, n, k).map_err(|e| to_pyerr(py, e))
+pub fn ustat_tail_bound(x: f64, y: f64, n: usize, k: usize) -> PyResult<(f64, f64, f64, f64)> {
+    Ok(u::tail_bound_parts(x, y, n, k)?)
 }
 
 /// Quantile-CI ranks (j_L, j_U) for each β (parallel over β).
@@ -162,6 +167,76 @@ pub fn quantile_ci_ranks(py: Python<'_>, big_n: usize, n: usize, k: usize, betas
 
 /// Upper confidence bound μ̂⁺(α) for the mean of a [0, 1] U-statistic with value u.
 #[pyfunction]
-pub fn ustat_mean_upper(py: Python<'_>, u_value: f64, n: usize, k: usize, alpha: f64) -> PyResult<f64> {
-    u::mean_upper(u_value, n, k, alpha).map_err(|e| to_pyerr(py, e))
+pub fn ustat_mean_upper(u_value: f64, n: usize, k: usize, alpha: f64) -> PyResult<f64> {
+    Ok(u::mean_upper(u_value, n, k, alpha)?)
 }
+
+fn to_usize(arg: &str, v: &[i64]) -> CoreResult<Vec<usize>> {
+    v.iter()
+        .map(|&x| usize::try_from(x).map_err(|_| CoreError::invalid(arg, format!("indices must be >= 0; got {x}"))))
+        .collect()
+}
+
+/// Fit one model per training subset; returns a dict of arrays
+/// (theta (S, P), train_mse (S,), mse (S, n), converged (S,), iterations (S,), status list).
+#[pyfunction]
+#[pyo3(signature = (family, theta, free, lower, upper, starts, z1, z2, p, y, offsets, subsets,
+                    max_iter=500, ftol=1e-15, xtol=1e-12, gtol=1e-12, n_jobs=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn nls_fit_subsets<'py>(
+    py: Python<'py>, family: &str, theta: PyReadonlyArray1<'py, f64>, free: PyReadonlyArray1<'py, i64>,
+    lower: PyReadonlyArray1<'py, f64>, upper: PyReadonlyArray1<'py, f64>, starts: PyReadonlyArray2<'py, f64>,
+    z1: PyReadonlyArray1<'py, f64>, z2: PyReadonlyArray1<'py, f64>, p: PyReadonlyArray1<'py, f64>,
+    y: PyReadonlyArray1<'py, f64>, offsets: PyReadonlyArray1<'py, i64>, subsets: PyReadonlyArray2<'py, i64>,
+    max_iter: usize, ftol: f64, xtol: f64, gtol: f64, n_jobs: Option<i64>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let fam = nls::Family::parse(family)?;
+    let starts_arr = starts.as_array();
+    let spec = nls::ModelSpec {
+        family: fam,
+        theta: slice(&theta)?.to_vec(),
+        free: to_usize("free", slice(&free)?)?,
+        lower: slice(&lower)?.to_vec(),
+        upper: slice(&upper)?.to_vec(),
+        starts: starts_arr.rows().into_iter().map(|r| r.to_vec()).collect(),
+    };
+    let offs = to_usize("offsets", slice(&offsets)?)?;
+    let sub_arr = subsets.as_array();
+    let r = sub_arr.shape()[1];
+    let subs: Vec<i64> = sub_arr.iter().copied().collect();
+    let subs = to_usize("subsets", &subs)?;
+    let (z1s, z2s, ps, ys) = (slice(&z1)?, slice(&z2)?, slice(&p)?, slice(&y)?);
+    let data = nls::Lotteries { z1: z1s, z2: z2s, p: ps, y: ys, offsets: &offs };
+    let opts = nls::LmOptions { max_iter, ftol, xtol, gtol };
+    let n_sub = if r == 0 { 0 } else { subs.len() / r };
+    let items = if n_sub > 1 { usize::MAX } else { 0 };
+    let fits = run_detached(py, n_jobs, items, || nls::fit_subsets(&spec, &data, &subs, r, &opts))?;
+    let pdim = fam.n_params();
+    let n = data.n_domains();
+    let mut th = Vec::with_capacity(n_sub * pdim);
+    let mut mse = Vec::with_capacity(n_sub * n);
+    for f in &fits {
+        th.extend_from_slice(&f.theta);
+        mse.extend_from_slice(&f.mse);
+    }
+    let out = PyDict::new(py);
+    out.set_item("theta", numpy::ndarray::Array2::from_shape_vec((n_sub, pdim), th).expect("shape").into_pyarray(py))?;
+    out.set_item("mse", numpy::ndarray::Array2::from_shape_vec((n_sub, n), mse).expect("shape").into_pyarray(py))?;
+    out.set_item("train_mse", fits.iter().map(|f| f.train_mse).collect::<Vec<_>>().into_pyarray(py))?;
+    out.set_item("converged", fits.iter().map(|f| f.converged).collect::<Vec<_>>().into_pyarray(py))?;
+    out.set_item("iterations", fits.iter().map(|f| f.iterations as i64).collect::<Vec<_>>().into_pyarray(py))?;
+    out.set_item("status", fits.iter().map(|f| f.status).collect::<Vec<_>>())?;
+    Ok(out)
+}
+
+/// Certainty equivalents of the lotteries (z1, z2, p) under the full parameter vector `theta`.
+#[pyfunction]
+pub fn nls_predict<'py>(
+    py: Python<'py>, family: &str, theta: PyReadonlyArray1<'py, f64>, z1: PyReadonlyArray1<'py, f64>,
+    z2: PyReadonlyArray1<'py, f64>, p: PyReadonlyArray1<'py, f64>,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let fam = nls::Family::parse(family)?;
+    let (t, a, b, q) = (slice(&theta)?, slice(&z1)?, slice(&z2)?, slice(&p)?);
+    Ok(run_detached(py, Some(1), 0, || nls::predict(fam, t, a, b, q))?.into_pyarray(py))
+}
+

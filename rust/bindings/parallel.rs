@@ -1,0 +1,24 @@
+//! Thread-pool plumbing of the bindings: every kernel call runs through [`run_detached`], with the
+//! GIL released, on the pool `crate::parallel` sizes from `n_jobs`.
+
+use crate::errors::CoreResult;
+use crate::parallel;
+use pyo3::prelude::*;
+
+/// Run `kernel` with the GIL released, on the pool sized by `n_jobs` (on the calling thread when
+/// `items`, the input size, is small), mapping errors.
+pub fn run_detached<T: Send>(
+    py: Python<'_>,
+    n_jobs: Option<i64>,
+    items: usize,
+    kernel: impl FnOnce() -> CoreResult<T> + Send,
+) -> PyResult<T> {
+    Ok(py.detach(|| parallel::install_for(n_jobs, items, kernel))?)
+}
+
+/// The thread count a kernel would use for this `n_jobs` (None reads LLMSURROGATE_NUM_THREADS).
+#[pyfunction]
+#[pyo3(signature = (n_jobs=None))]
+pub fn resolve_threads(n_jobs: Option<i64>) -> PyResult<usize> {
+    Ok(parallel::resolve_threads(n_jobs)?)
+}
