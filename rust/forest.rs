@@ -8,7 +8,7 @@
 //! The block-out CV of a random forest (thousands of fits, each predicted on every other row)
 //! spent up to a fifth of its time in scikit-learn's per-tree Python overhead here.
 
-use crate::errors::{check, CoreError, CoreResult};
+use crate::common::errors::{check, CoreError, CoreResult};
 use rayon::prelude::*;
 
 /// Leaf marker of scikit-learn's `children_left` / `children_right`.

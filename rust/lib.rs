@@ -1,16 +1,15 @@
 //! llmsurrogate's Rust core.
 //!
-//! Pure kernels (no Python types, unit-tested with `cargo test`) live in the top-level modules;
+//! [`common`] holds the infrastructure every capability shares (errors, thread pools, numerics,
+//! the linear solve, the one RNG, quantiles). Pure kernels (no Python types, unit-tested with
+//! `cargo test`) live in the other top-level modules;
 //! the thin pyo3 layer that exposes them as `llmsurrogate._core` lives in `bindings/` and is
 //! compiled only with the default `python` feature.
 
-pub mod errors;
+pub mod common;
 pub mod ess;
 pub mod forest;
 pub mod nls;
-pub mod numerics;
-pub mod parallel;
-pub mod quantiles;
 pub mod transfer;
 pub mod ustat;
 pub mod risk;

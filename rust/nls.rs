@@ -13,8 +13,12 @@
 //!   training subset (pooled least squares over the subset's domains, spec §1.2) with several
 //!   starting points, keeps the best, and evaluates the fitted rule's mean squared error on every
 //!   domain. Subsets run in parallel (rayon).
+//!
+//! The damped Gauss–Newton steps are solved with `common::linalg::cholesky_solve`.
 
-use crate::errors::{check, CoreError, CoreResult};
+use crate::common::errors::{check, CoreError, CoreResult};
+use crate::common::linalg::cholesky_solve;
+use crate::common::numerics::CompensatedSum;
 use rayon::prelude::*;
 
 // ------------------------------------------------------------------------------------------------
@@ -202,45 +206,6 @@ fn sse_of(r: &[f64]) -> f64 {
     } else {
         f64::INFINITY
     }
-}
-
-/// Solve the small symmetric positive-definite system `a x = b` (dimension <= a handful) by
-/// Cholesky; `None` if not positive definite.
-fn cholesky_solve(a: &[f64], b: &[f64], n: usize) -> Option<Vec<f64>> {
-    let mut l = vec![0.0; n * n];
-    for i in 0..n {
-        for j in 0..=i {
-            let mut s = a[i * n + j];
-            for k in 0..j {
-                s -= l[i * n + k] * l[j * n + k];
-            }
-            if i == j {
-                if !(s > 0.0) || !s.is_finite() {
-                    return None;
-                }
-                l[i * n + i] = s.sqrt();
-            } else {
-                l[i * n + j] = s / l[j * n + j];
-            }
-        }
-    }
-    let mut y = vec![0.0; n];
-    for i in 0..n {
-        let mut s = b[i];
-        for k in 0..i {
-            s -= l[i * n + k] * y[k];
-        }
-        y[i] = s / l[i * n + i];
-    }
-    let mut x = vec![0.0; n];
-    for i in (0..n).rev() {
-        let mut s = y[i];
-        for k in i + 1..n {
-            s -= l[k * n + i] * x[k];
-        }
-        x[i] = s / l[i * n + i];
-    }
-    Some(x)
 }
 
 /// Minimise `Σ r_i(x)²` over the box `[lower, upper]` from `x0`.
@@ -529,14 +494,14 @@ pub fn compress(data: &Lotteries) -> Compressed {
             let (ka, kb) = (key(a), key(b));
             ka.0.total_cmp(&kb.0).then(ka.1.total_cmp(&kb.1)).then(ka.2.total_cmp(&kb.2))
         });
-        let mut ss = crate::numerics::CompensatedSum::new();
+        let mut ss = CompensatedSum::new();
         let mut g = 0;
         while g < idx.len() {
             let mut e = g + 1;
             while e < idx.len() && key(idx[e]) == key(idx[g]) {
                 e += 1;
             }
-            let mut sum = crate::numerics::CompensatedSum::new();
+            let mut sum = CompensatedSum::new();
             for &i in &idx[g..e] {
                 sum.add(data.y[i]);
             }
@@ -564,7 +529,7 @@ pub fn compress(data: &Lotteries) -> Compressed {
 
 /// Mean squared error of `theta` on domain `d`.
 fn domain_mse(family: Family, theta: &[f64], c: &Compressed, d: usize) -> f64 {
-    let mut s = crate::numerics::CompensatedSum::new();
+    let mut s = CompensatedSum::new();
     for u in c.offsets[d]..c.offsets[d + 1] {
         let e = predict_one(family, theta, c.z1[u], c.z2[u], c.p[u]) - c.ybar[u];
         s.add(c.weight[u] * e * e);
@@ -644,7 +609,8 @@ pub fn fit_rows(spec: &ModelSpec, c: &Compressed, domains: &[usize], opts: &LmOp
 }
 
 /// Fit one model per training subset (`subsets` holds `n_subsets · r` domain indices, row-major),
-/// in parallel over subsets. The caller runs this inside a sized pool (see `parallel::install`).
+/// in parallel over subsets. The caller runs this inside a sized pool (see
+/// `common::parallel::install`).
 pub fn fit_subsets(spec: &ModelSpec, data: &Lotteries, subsets: &[usize], r: usize, opts: &LmOptions) -> CoreResult<Vec<SubsetFit>> {
     spec.check()?;
     data.check()?;

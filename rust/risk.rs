@@ -2,34 +2,14 @@
 //! counted ½, binning for calibration error (equal-width and arbitrary edges), and a row
 //! bootstrap of the headline metrics with a documented, thread-count-independent PRNG.
 //!
-//! PRNG: replicate `b` draws its row indices from SplitMix64 seeded with
+//! PRNG: replicate `b` draws its row indices from SplitMix64 (`common::rng`) seeded with
 //! `seed ^ (0x9E3779B97F4A7C15 * (b + 1))`; an index in `0..n` is `(x as u128 * n as u128) >> 64`
-//! (Lemire's multiply-shift; bias below n / 2^64). Replicates are independent of the thread
-//! count and of each other's order.
+//! ([`SplitMix64::below_multiply_shift`], Lemire's multiply-shift; bias below n / 2^64).
+//! Replicates are independent of the thread count and of each other's order.
 
-use crate::errors::{check, CoreError, CoreResult};
+use crate::common::errors::{check, CoreError, CoreResult};
+use crate::common::rng::SplitMix64;
 use rayon::prelude::*;
-
-/// SplitMix64 (Steele, Lea & Flood 2014), the generator of every bootstrap replicate.
-#[derive(Clone, Debug)]
-pub struct SplitMix64(u64);
-
-impl SplitMix64 {
-    pub fn new(seed: u64) -> Self {
-        SplitMix64(seed)
-    }
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform index in `0..n` (n > 0).
-    pub fn below(&mut self, n: usize) -> usize {
-        ((self.next_u64() as u128 * n as u128) >> 64) as usize
-    }
-}
 
 /// The seed of bootstrap replicate `b`.
 pub fn replicate_seed(seed: u64, b: usize) -> u64 {
@@ -199,7 +179,7 @@ pub fn bootstrap_metrics(y: &[f64], r: &[f64], n_boot: usize, seed: u64, thresho
         .into_par_iter()
         .map(|b| {
             let mut rng = SplitMix64::new(replicate_seed(seed, b));
-            let rows: Vec<usize> = (0..n).map(|_| rng.below(n)).collect();
+            let rows: Vec<usize> = (0..n).map(|_| rng.below_multiply_shift(n)).collect();
             metrics_of(y, r, &rows, threshold, bins, eps)
         })
         .collect();
@@ -209,7 +189,7 @@ pub fn bootstrap_metrics(y: &[f64], r: &[f64], n_boot: usize, seed: u64, thresho
 /// The bootstrap row indices of replicate `b` (for reference implementations and tests).
 pub fn bootstrap_indices(n: usize, seed: u64, b: usize) -> Vec<usize> {
     let mut rng = SplitMix64::new(replicate_seed(seed, b));
-    (0..n).map(|_| rng.below(n)).collect()
+    (0..n).map(|_| rng.below_multiply_shift(n)).collect()
 }
 
 #[cfg(test)]
@@ -233,9 +213,9 @@ mod tests {
     fn auc_matches_brute_force_with_ties() {
         let mut rng = SplitMix64::new(7);
         for _ in 0..50 {
-            let n = 2 + rng.below(40);
-            let r: Vec<f64> = (0..n).map(|_| rng.below(5) as f64 / 4.0).collect();
-            let y: Vec<f64> = (0..n).map(|_| rng.below(2) as f64).collect();
+            let n = 2 + rng.below_multiply_shift(40);
+            let r: Vec<f64> = (0..n).map(|_| rng.below_multiply_shift(5) as f64 / 4.0).collect();
+            let y: Vec<f64> = (0..n).map(|_| rng.below_multiply_shift(2) as f64).collect();
             let a = roc_auc(&y, &r).unwrap();
             let b = brute_auc(&y, &r);
             if b.is_nan() { assert!(a.is_nan()) } else { assert!((a - b).abs() < 1e-12, "{a} {b}") }
@@ -271,8 +251,10 @@ mod tests {
         let y = [0.0, 1.0, 1.0, 0.0, 1.0];
         let r = [0.1, 0.8, 0.6, 0.4, 0.3];
         let a = bootstrap_metrics(&y, &r, 20, 42, 0.5, 10, f64::EPSILON).unwrap();
-        let b = crate::parallel::install(Some(1), || bootstrap_metrics(&y, &r, 20, 42, 0.5, 10, f64::EPSILON)).unwrap();
+        let b = crate::common::parallel::install(Some(1), || bootstrap_metrics(&y, &r, 20, 42, 0.5, 10, f64::EPSILON)).unwrap();
         assert_eq!(a.len(), 140);
+        // pinned: the replicate Python and R reproduce (SplitMix64::below_multiply_shift)
+        assert_eq!(bootstrap_indices(10, 42, 3), vec![0, 8, 2, 8, 3, 6, 2, 4, 5, 5]);
         assert!(a.iter().zip(&b).all(|(x, z)| x.to_bits() == z.to_bits() || (x.is_nan() && z.is_nan())));
         assert!(roc_auc(&[0.0, 2.0], &[0.1, 0.2]).is_err());
         assert!(roc_auc(&[0.0], &[0.1, 0.2]).is_err());

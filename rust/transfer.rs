@@ -12,9 +12,9 @@
 //!
 //! Levels are compared with [`LEVEL_TOL`] on the probability scale, as in `quantiles.rs`.
 
-use crate::errors::{check, CoreError, CoreResult};
-use crate::numerics::compensated_cumsum;
-use crate::quantiles::{upper_rank, LEVEL_TOL};
+use crate::common::errors::{check, CoreError, CoreResult};
+use crate::common::numerics::compensated_cumsum;
+use crate::common::quantiles::{upper_rank, LEVEL_TOL};
 use rayon::prelude::*;
 
 /// Pooled errors of one table, sorted ascending, with the test domain of each.
@@ -92,7 +92,7 @@ impl SortedTable {
         }
         let mut order: Vec<u32> = (0..values.len() as u32).collect();
         let cmp = |a: &u32, b: &u32| values[*a as usize].total_cmp(&values[*b as usize]).then(a.cmp(b));
-        if order.len() >= crate::parallel::PARALLEL_MIN_ITEMS {
+        if order.len() >= crate::common::parallel::PARALLEL_MIN_ITEMS {
             order.par_sort_unstable_by(cmp);
         } else {
             order.sort_unstable_by(cmp);

@@ -7,7 +7,7 @@
 //! m = ⌊n/k⌋ (the definition's ⌈n/k⌉, the missing exp and the printed g are corrected as in the
 //! spec). For transfer errors k = r + 1; the authors' package uses k = r.
 
-use crate::errors::{CoreError, CoreResult};
+use crate::common::errors::{CoreError, CoreResult};
 
 /// Bernoulli KL divergence h₁(x; y) with 0·log 0 = 0.
 pub fn kl_bernoulli(x: f64, y: f64) -> f64 {

@@ -1,7 +1,7 @@
 //! The one place where a [`CoreError`] becomes a Python exception: `From<CoreError> for PyErr`,
 //! so binding code propagates kernel errors with `?`.
 
-use crate::errors::CoreError;
+use crate::common::errors::CoreError;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyType;

@@ -4,7 +4,7 @@
 //! released.
 
 use super::parallel::run_detached;
-use crate::errors::CoreError;
+use crate::common::errors::CoreError;
 use crate::ess as k;
 use crate::forest::{predict_mean, Forest};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};

@@ -6,8 +6,8 @@
 //!   `llmsurrogate.exceptions` (binding code writes `?`);
 //! * `parallel.rs`: `run_detached` (a kernel on the sized pool, GIL released) and
 //!   `resolve_threads`;
-//! * one file per capability: `quantiles.rs`, `ess.rs` (with the forest walk), `transfer.rs`
-//!   (with the U-statistic bounds and the model fits), `risk.rs`.
+//! * one file per capability: `quantiles.rs` (the common quantiles), `ess.rs` (with the forest
+//!   walk), `transfer.rs` (with the U-statistic bounds and the model fits), `risk.rs`.
 
 mod errors;
 mod ess;
@@ -27,8 +27,8 @@ fn slice<'a, T: numpy::Element>(arr: &'a PyReadonlyArray1<'_, T>) -> PyResult<&'
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    m.add("THREADS_ENV", crate::parallel::THREADS_ENV)?;
-    m.add("LEVEL_TOL", crate::quantiles::LEVEL_TOL)?;
+    m.add("THREADS_ENV", crate::common::parallel::THREADS_ENV)?;
+    m.add("LEVEL_TOL", crate::common::quantiles::LEVEL_TOL)?;
     m.add_function(wrap_pyfunction!(parallel::resolve_threads, m)?)?;
     m.add_function(wrap_pyfunction!(quantiles::upper_quantiles, m)?)?;
     m.add_function(wrap_pyfunction!(quantiles::lower_quantiles, m)?)?;

@@ -1,8 +1,8 @@
 //! Thread-pool plumbing of the bindings: every kernel call runs through [`run_detached`], with the
-//! GIL released, on the pool `crate::parallel` sizes from `n_jobs`.
+//! GIL released, on the pool `common::parallel` sizes from `n_jobs`.
 
-use crate::errors::CoreResult;
-use crate::parallel;
+use crate::common::errors::CoreResult;
+use crate::common::parallel;
 use pyo3::prelude::*;
 
 /// Run `kernel` with the GIL released, on the pool sized by `n_jobs` (on the calling thread when

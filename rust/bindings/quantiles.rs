@@ -1,10 +1,10 @@
-//! Bindings for `crate::quantiles`. The Python wrapper (`llmsurrogate.quantiles`)
+//! Bindings for `crate::common::quantiles`. The Python wrapper (`llmsurrogate.quantiles`)
 //! guarantees C-contiguous float64 arrays; these functions only borrow, release the GIL and return
 //! arrays.
 
 use super::parallel::run_detached;
 use super::slice;
-use crate::quantiles as k;
+use crate::common::quantiles as k;
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 

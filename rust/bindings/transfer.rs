@@ -5,7 +5,7 @@
 
 use super::parallel::run_detached;
 use super::slice;
-use crate::errors::{check, CoreError, CoreResult};
+use crate::common::errors::{check, CoreError, CoreResult};
 use crate::transfer as k;
 use crate::nls;
 use crate::ustat as u;

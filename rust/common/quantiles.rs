@@ -1,6 +1,6 @@
 //! Empirical order statistics: upper and lower quantiles (Definition 2 of Andrews, Fudenberg, Lei,
-//! Liang & Wu, "The Transfer Performance of Economic Models"; `specs/transfer.md` §1.6) and their
-//! weighted versions with an optional atom at infinity (§3.1, eq. 7 and Definition 5).
+//! Liang & Wu, "The Transfer Performance of Economic Models"; docs/methods/transfer.md §1.6) and
+//! their weighted versions with an optional atom at infinity (§3.1, eq. 7 and Definition 5).
 //!
 //! For a distribution P:
 //! * upper quantile  Q̄_τ(P) = inf{ b : P((−∞, b]) ≥ τ },
@@ -19,15 +19,15 @@
 //! target, as in weighted conformal prediction. When that mass exceeds 1 − τ of the total the upper
 //! quantile is +∞ (and the lower one −∞).
 
-use crate::errors::{check, CoreResult};
-use crate::numerics::{compensated_cumsum, CompensatedSum};
+use crate::common::errors::{check, CoreResult};
+use crate::common::numerics::{compensated_cumsum, CompensatedSum};
 use rayon::slice::ParallelSliceMut;
 
 /// Tolerance on the probability scale for "cumulative mass ≥ τ".
 pub const LEVEL_TOL: f64 = 1e-12;
 
 /// Below this many values a sequential sort beats rayon's parallel one.
-const PAR_SORT_MIN: usize = crate::parallel::PARALLEL_MIN_ITEMS;
+const PAR_SORT_MIN: usize = crate::common::parallel::PARALLEL_MIN_ITEMS;
 
 fn sort_values(v: &mut [f64]) {
     if v.len() >= PAR_SORT_MIN {
@@ -318,8 +318,8 @@ mod tests {
         let v: Vec<f64> = (0..n).map(|i| ((i as u64 * 2654435761) % 1_000_003) as f64).collect();
         let w: Vec<f64> = (0..n).map(|i| 1.0 + (i % 3) as f64).collect();
         let taus: Vec<f64> = (1..=9).map(|i| i as f64 / 10.0).collect();
-        let a = crate::parallel::install(Some(1), || weighted_upper_quantiles(&v, &w, &taus, 0.0)).unwrap();
-        let b = crate::parallel::install(Some(2), || weighted_upper_quantiles(&v, &w, &taus, 0.0)).unwrap();
+        let a = crate::common::parallel::install(Some(1), || weighted_upper_quantiles(&v, &w, &taus, 0.0)).unwrap();
+        let b = crate::common::parallel::install(Some(2), || weighted_upper_quantiles(&v, &w, &taus, 0.0)).unwrap();
         assert_eq!(a, b);
         let mut sorted = v.clone();
         sorted.sort_by(f64::total_cmp);

@@ -9,7 +9,7 @@
 //! `fork` start method, R's `parallel::mclapply`) must not use these pools in the child; use the
 //! `spawn`/`forkserver` start methods, as for any threaded native library.
 
-use crate::errors::{CoreError, CoreResult};
+use crate::common::errors::{CoreError, CoreResult};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
