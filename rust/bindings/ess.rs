@@ -6,7 +6,7 @@
 use super::parallel::run_detached;
 use crate::common::errors::CoreError;
 use crate::ess as k;
-use crate::forest::{predict_mean, Forest};
+use crate::ess::forest::{predict_mean, Forest};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;

@@ -1,5 +1,5 @@
 //! Bindings for `crate::transfer`: tables and their inference, the U-statistic bounds
-//! (`crate::ustat`) and the batch model fits that build tables (`crate::nls`). The Python
+//! (`transfer::ustat`) and the batch model fits that build tables (`transfer::nls`). The Python
 //! package (`llmsurrogate.transfer`) validates and coerces inputs; these wrappers borrow the
 //! arrays, release the GIL and propagate kernel errors with `?`.
 
@@ -7,8 +7,8 @@ use super::parallel::run_detached;
 use super::slice;
 use crate::common::errors::{check, CoreError, CoreResult};
 use crate::transfer as k;
-use crate::nls;
-use crate::ustat as u;
+use crate::transfer::nls;
+use crate::transfer::ustat as u;
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;

@@ -1,5 +1,5 @@
-//! Kernels for evaluating risk scores (spec risk-scores.md §2): ROC AUC via one sort with ties
-//! counted ½, binning for calibration error (equal-width and arbitrary edges), and a row
+//! Kernels for evaluating risk scores (docs/methods/risk-scores.md §2): ROC AUC via one sort with
+//! ties counted ½, binning for calibration error (equal-width and arbitrary edges), and a row
 //! bootstrap of the headline metrics with a documented, thread-count-independent PRNG.
 //!
 //! PRNG: replicate `b` draws its row indices from SplitMix64 (`common::rng`) seeded with

@@ -1,18 +1,19 @@
-//! Nonlinear least squares for the economic models of the transfer application.
+//! Nonlinear least squares for the economic models of the transfer application: the fits that
+//! build transfer-error tables.
 //!
 //! * [`levenberg_marquardt`]: a bounded (projected, active-set) Levenberg–Marquardt with a
 //!   forward-difference Jacobian. Non-finite residuals count as an infinite cost, so a trial step
 //!   into a region where the model is undefined is simply rejected. It never panics; the outcome
 //!   (converged or not, and why) is reported in [`LmFit`].
 //! * The certainty-equivalent models of Andrews, Fudenberg, Lei, Liang & Wu (2025, Section 5.2;
-//!   spec `transfer.md` §6.2): EU with CRRA (isoelastic) utility, EU with exponential (CARA)
+//!   docs/methods/transfer.md §6.2): EU with CRRA (isoelastic) utility, EU with exponential (CARA)
 //!   utility, and CPT with the Goldstein–Einhorn / Lattimore weighting function
 //!   `w(p) = δp^γ / (δp^γ + (1−p)^γ)` and power value function (`z^α` for gains, `−(−z)^β` for
 //!   losses), with any subset of (α, β, δ, γ) free (the others fixed).
 //! * [`fit_subsets`]: the batch API used to build transfer-error tables. It fits one model per
-//!   training subset (pooled least squares over the subset's domains, spec §1.2) with several
-//!   starting points, keeps the best, and evaluates the fitted rule's mean squared error on every
-//!   domain. Subsets run in parallel (rayon).
+//!   training subset (pooled least squares over the subset's domains, docs/methods/transfer.md
+//!   §1.2) with several starting points, keeps the best, and evaluates the fitted rule's mean
+//!   squared error on every domain. Subsets run in parallel (rayon).
 //!
 //! The damped Gauss–Newton steps are solved with `common::linalg::cholesky_solve`.
 
@@ -86,7 +87,7 @@ pub fn predict_one(family: Family, theta: &[f64], z1: f64, z2: f64, p: f64) -> f
 /// the paper's `v⁻¹(p·v(z1) + (1−p)·v(z2))` written so that it is continuous through η = 1 (the
 /// log case, `a^q b^{1−q}`) and has the right limits at a zero prize (CE = a·q^{1/ρ} for η < 1 and
 /// 0 for η >= 1). Mixed lotteries (one gain, one loss), where the printed `v_η` is not monotone
-/// (spec §6.2), use the odd power utility `sign(z)|z|^ρ/ρ`, defined for η < 1 only (NaN otherwise).
+/// (docs/methods/transfer.md §6.2), use the odd power utility `sign(z)|z|^ρ/ρ`, defined for η < 1 only (NaN otherwise).
 #[inline]
 pub fn crra_ce(eta: f64, z1: f64, z2: f64, p: f64) -> f64 {
     if p >= 1.0 {
@@ -698,7 +699,7 @@ mod tests {
 
     #[test]
     fn stylized_example_t8() {
-        // spec T8: CRRA on (10, 0, 1/2; 3) gives eta = 0.42428, prediction 10.867 on (20, 10, 0.1)
+        // docs/methods/transfer.md T8: CRRA on (10, 0, 1/2; 3) gives eta = 0.42428, prediction 10.867 on (20, 10, 0.1)
         let (z1, z2, p, y) = ([10.0, 20.0], [0.0, 10.0], [0.5, 0.1], [3.0, 11.0]);
         let off = [0usize, 1, 2];
         let data = Lotteries { z1: &z1, z2: &z2, p: &p, y: &y, offsets: &off };

@@ -1,199 +1,25 @@
-//! Equivalent sample size (ESS) of a fixed prediction rule: block-out cross-validation, its
-//! variance components and the sequential test (`shared/specs/ess.md`, Gao, Han & Liang 2026).
-//!
-//! * [`permutation`]: the one documented PRNG permutation used by every binding (SplitMix64 of
-//!   `common::rng` + Fisher–Yates with rejection sampling), so Python and R permute identically.
-//! * [`BlockOutAccumulator`]: streaming accumulation of the cross-fitted losses ℓ_{b,i}, i ∉ I_b,
-//!   into the block test errors ê_b and the observation-level sums Σ_{b≠b(i)} ℓ_{b,i}, for the
-//!   plain loss and (when LLM losses are given) the difference loss in the same pass. Memory is
-//!   O(n + B) whatever the number of blocks.
-//! * [`variance_pieces`]: V̂_train, V̂_test, Ĉ, σ̂²_N (4.5), σ̂²_B (B.2), σ̂²_BM (spec §4.5, App. R).
-//! * [`sequential_test`]: the one-sided z-tests of H_{0,N}: e_N ≤ e^LLM and Algorithm 3.1.
+//! Streaming block-out accumulation (docs/methods/ess.md §2.3, §11): the cross-fitted losses
+//! ℓ_{b,i}, i ∉ I_b, of each block's fitted rule become the block test errors ê_b and the
+//! observation-level sums Σ_{b≠b(i)} ℓ_{b,i}, for the plain loss and (when LLM losses are given)
+//! the difference loss in the same pass. Memory is O(n + B) whatever the number of blocks.
 //!
 //! Determinism: blocks must be added in order b = 0, 1, 2, …; sums run in a fixed order that does
 //! not depend on the thread count or on how the caller chunks the blocks. Observation sums are
 //! built from plain partial sums over groups of [`ROW_GROUP`] consecutive blocks (aligned on the
-//! absolute block index), folded into running sums with TwoSum error compensation; block sums combine plain
-//! partial sums over fixed tiles of [`TILE`] observations with compensation.
+//! absolute block index), folded into running sums with TwoSum error compensation; block sums
+//! combine plain partial sums over fixed tiles of [`TILE`] observations with compensation. The
+//! AVX2 builds of the inner loops, chosen at run time, give the same bits.
 
+use super::loss::LossKind;
+use super::variance::{mean, sample_var, variance_pieces, Pieces};
 use crate::common::errors::{check, CoreError, CoreResult};
 use crate::common::numerics::CompensatedSum;
-use crate::common::rng::SplitMix64;
 use rayon::prelude::*;
 
 /// Observations per tile (the unit of parallel work and of the block-sum partials).
 pub const TILE: usize = 2048;
 /// Consecutive blocks whose losses are summed plainly before a compensated fold.
 pub const ROW_GROUP: usize = 32;
-
-// ------------------------------------------------------------------------------------------------
-// Permutation: SplitMix64 (common::rng) + Fisher–Yates
-// ------------------------------------------------------------------------------------------------
-
-/// The permutation of 0..n for `seed`: start from the identity and, for i = n-1 down to 1, swap
-/// positions i and j = `below_rejection(i + 1)` of [`SplitMix64`] seeded with `seed`. Row k of
-/// the permuted data is row `perm[k]` of the original.
-pub fn permutation(n: usize, seed: u64) -> Vec<u64> {
-    let mut perm: Vec<u64> = (0..n as u64).collect();
-    let mut rng = SplitMix64::new(seed);
-    for i in (1..n).rev() {
-        let j = rng.below_rejection(i as u64 + 1) as usize;
-        perm.swap(i, j);
-    }
-    perm
-}
-
-// ------------------------------------------------------------------------------------------------
-// Losses
-// ------------------------------------------------------------------------------------------------
-
-/// Per-observation losses ℓ(ŷ, y).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum LossKind {
-    /// (ŷ − y)²
-    Squared,
-    /// |ŷ − y|
-    Absolute,
-    /// 1{ŷ ≠ y} (labels coded as numbers)
-    ZeroOne,
-    /// (p − y)², y ∈ {0, 1}
-    Brier,
-    /// −y log p − (1 − y) log(1 − p), p clipped to [eps, 1 − eps]
-    Log { eps: f64 },
-    /// The "prediction" is already the loss (custom losses computed by the caller).
-    Precomputed,
-}
-
-impl LossKind {
-    pub fn parse(name: &str, eps: f64) -> CoreResult<Self> {
-        Ok(match name {
-            "squared" => LossKind::Squared,
-            "absolute" => LossKind::Absolute,
-            "zero_one" => LossKind::ZeroOne,
-            "brier" => LossKind::Brier,
-            "log" => {
-                if !(eps > 0.0 && eps < 0.5) {
-                    return Err(CoreError::invalid("eps", format!("log-loss clipping must lie in (0, 0.5); got {eps}")));
-                }
-                LossKind::Log { eps }
-            }
-            "precomputed" => LossKind::Precomputed,
-            other => {
-                return Err(CoreError::invalid(
-                    "loss",
-                    format!("unknown loss {other:?}; use squared, absolute, zero_one, brier, log or precomputed"),
-                ))
-            }
-        })
-    }
-
-    #[inline(always)]
-    pub fn eval(self, pred: f64, y: f64) -> f64 {
-        match self {
-            LossKind::Squared | LossKind::Brier => {
-                let d = pred - y;
-                d * d
-            }
-            LossKind::Absolute => (pred - y).abs(),
-            LossKind::ZeroOne => {
-                if pred != y {
-                    1.0
-                } else {
-                    0.0
-                }
-            }
-            LossKind::Log { eps } => {
-                let p = pred.clamp(eps, 1.0 - eps);
-                -(y * p.ln() + (1.0 - y) * (1.0 - p).ln())
-            }
-            LossKind::Precomputed => pred,
-        }
-    }
-}
-
-/// Losses of one prediction vector against `y` (used for the LLM rule).
-pub fn losses(kind: LossKind, pred: &[f64], y: &[f64]) -> CoreResult<Vec<f64>> {
-    check::same_len("prediction", pred.len(), "y", y.len())?;
-    check::finite("prediction", pred)?;
-    Ok(pred.iter().zip(y).map(|(&p, &yy)| kind.eval(p, yy)).collect())
-}
-
-// ------------------------------------------------------------------------------------------------
-// Variance pieces (spec §4.5, Appendix R)
-// ------------------------------------------------------------------------------------------------
-
-/// Estimator pieces for one training size N (plain or difference loss).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Pieces {
-    pub blocks: usize,
-    pub n_used: usize,
-    pub ecv: f64,
-    pub v_train: f64,
-    pub v_test: f64,
-    pub cov: f64,
-    pub sigma2_fixed_n: f64,
-    pub sigma2_fixed_b: f64,
-    pub sigma2_bm: f64,
-}
-
-fn mean(v: &[f64]) -> f64 {
-    let mut s = CompensatedSum::new();
-    for &x in v {
-        s.add(x);
-    }
-    s.value() / v.len() as f64
-}
-
-fn sample_var(v: &[f64]) -> f64 {
-    let m = mean(v);
-    let mut s = CompensatedSum::new();
-    for &x in v {
-        s.add((x - m) * (x - m));
-    }
-    s.value() / (v.len() as f64 - 1.0)
-}
-
-/// V̂_train, V̂_test, Ĉ and the three variance estimators from the block test errors `e_b` (length
-/// B) and the observation-level out-of-block mean losses `lbar` (length n = B·N), two-pass.
-pub fn variance_pieces(e_b: &[f64], lbar: &[f64], n_block: usize) -> CoreResult<Pieces> {
-    let b = e_b.len();
-    if n_block == 0 {
-        return Err(CoreError::invalid("n_train", "training size must be >= 1"));
-    }
-    if b < 2 {
-        return Err(CoreError::invalid("e_b", format!("block-out CV needs at least 2 blocks; got {b}")));
-    }
-    check::same_len("lbar", lbar.len(), "B * N", b * n_block)?;
-    check::finite("e_b", e_b)?;
-    check::finite("lbar", lbar)?;
-    let nf = n_block as f64;
-    let ecv = mean(e_b);
-    let v_train = sample_var(e_b);
-    let v_test = sample_var(lbar);
-    let s_b: Vec<f64> = lbar.chunks(n_block).map(mean).collect();
-    let (mr, ms) = (ecv, mean(&s_b));
-    let mut c = CompensatedSum::new();
-    for (r, s) in e_b.iter().zip(&s_b) {
-        c.add((r - mr) * (s - ms));
-    }
-    let cov = c.value() / (b as f64 - 1.0);
-    let xi: Vec<f64> = e_b.iter().zip(&s_b).map(|(r, s)| r + s).collect();
-    Ok(Pieces {
-        blocks: b,
-        n_used: b * n_block,
-        ecv,
-        v_train,
-        v_test,
-        cov,
-        sigma2_fixed_n: nf * v_train + v_test + 2.0 * nf * cov,
-        sigma2_fixed_b: v_test,
-        sigma2_bm: nf * sample_var(&xi),
-    })
-}
-
-// ------------------------------------------------------------------------------------------------
-// Streaming block-out accumulator (spec §2.3, §11)
-// ------------------------------------------------------------------------------------------------
 
 #[derive(Debug, Clone)]
 struct ObsSums {
@@ -666,146 +492,10 @@ impl BlockOutAccumulator {
     }
 }
 
-// ------------------------------------------------------------------------------------------------
-// Sequential test (spec §4.7, §5.5, §6)
-// ------------------------------------------------------------------------------------------------
-
-/// Which asymptotic theory supplies the variance.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Regime {
-    FixedN,
-    FixedB,
-    Hybrid { min_blocks: usize },
-}
-
-impl Regime {
-    pub fn parse(name: &str, min_blocks: usize) -> CoreResult<Self> {
-        match name {
-            "fixed_N" | "fixed_n" => Ok(Regime::FixedN),
-            "fixed_B" | "fixed_b" => Ok(Regime::FixedB),
-            "hybrid" => Ok(Regime::Hybrid { min_blocks: min_blocks.max(3) }),
-            other => Err(CoreError::invalid("regime", format!("unknown regime {other:?}; use fixed_N, fixed_B or hybrid"))),
-        }
-    }
-
-    /// True when the fixed-N variance (4.5)/(4.6) is used for a grid point with `blocks` blocks.
-    pub fn uses_fixed_n(self, blocks: usize) -> CoreResult<bool> {
-        match self {
-            Regime::FixedN => {
-                if blocks < 3 {
-                    Err(CoreError::invalid(
-                        "regime",
-                        format!("fixed_N needs at least 3 blocks; a grid point has {blocks}. Use regime='hybrid' or 'fixed_B'"),
-                    ))
-                } else {
-                    Ok(true)
-                }
-            }
-            Regime::FixedB => Ok(false),
-            Regime::Hybrid { min_blocks } => Ok(blocks >= min_blocks),
-        }
-    }
-}
-
-/// Variance of the test statistic: the difference loss (4.6) or the conservative sum (4.7).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum VarianceKind {
-    Difference,
-    Sum,
-}
-
-/// One grid point's test.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct TestRow {
-    pub fixed_n: bool,
-    pub variance: f64,
-    pub se: f64,
-    pub z: f64,
-    pub lower: f64,
-    pub reject: bool,
-    pub degenerate: bool,
-    pub fell_back_to_bm: bool,
-}
-
-/// Outcome of Algorithm 3.1.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SequentialResult {
-    pub rows: Vec<TestRow>,
-    /// Ñ*_α = N_{k−1} + 1 (N_0 = 0); N_K + 1 when every null is rejected.
-    pub lower_bound: u64,
-    /// Index of the first non-rejected grid point, or None when all are rejected.
-    pub stop_index: Option<usize>,
-}
-
-/// Inputs of one grid point for [`sequential_test`].
-#[derive(Debug, Clone, Copy)]
-pub struct GridPoint {
-    pub n_train: u64,
-    pub plain: Pieces,
-    pub diff: Pieces,
-    pub llm_var: f64,
-}
-
-/// One-sided tests of H_{0,N}: e_N ≤ e^LLM (reject iff T > z_crit, strictly) and the sequential
-/// lower confidence bound. `z_crit` is z_{1−α}. Grid values must be strictly increasing.
-pub fn sequential_test(points: &[GridPoint], z_crit: f64, regime: Regime, variance: VarianceKind) -> CoreResult<SequentialResult> {
-    if points.is_empty() {
-        return Err(CoreError::Empty { arg: "grid".into() });
-    }
-    if !z_crit.is_finite() {
-        return Err(CoreError::invalid("alpha", "critical value is not finite"));
-    }
-    for w in points.windows(2) {
-        if w[1].n_train <= w[0].n_train {
-            return Err(CoreError::invalid("grid", "grid values must be strictly increasing"));
-        }
-    }
-    let mut rows = Vec::with_capacity(points.len());
-    for p in points {
-        let fixed_n = regime.uses_fixed_n(p.diff.blocks)?;
-        let mut fell_back = false;
-        let mut s2 = match variance {
-            VarianceKind::Difference => {
-                if fixed_n {
-                    p.diff.sigma2_fixed_n
-                } else {
-                    p.diff.sigma2_fixed_b
-                }
-            }
-            VarianceKind::Sum => {
-                let plain = if fixed_n { p.plain.sigma2_fixed_n } else { p.plain.sigma2_fixed_b };
-                plain + p.llm_var
-            }
-        };
-        if fixed_n && s2 <= 0.0 {
-            s2 = match variance {
-                VarianceKind::Difference => p.diff.sigma2_bm,
-                VarianceKind::Sum => p.plain.sigma2_bm + p.llm_var,
-            };
-            fell_back = true;
-        }
-        let se = (s2.max(0.0) / p.diff.n_used as f64).sqrt();
-        let est = p.diff.ecv;
-        let row = if se > 0.0 && se.is_finite() {
-            let z = est / se;
-            TestRow { fixed_n, variance: s2, se, z, lower: est - z_crit * se, reject: z > z_crit, degenerate: false, fell_back_to_bm: fell_back }
-        } else {
-            TestRow { fixed_n, variance: s2, se: 0.0, z: f64::NAN, lower: est, reject: false, degenerate: true, fell_back_to_bm: fell_back }
-        };
-        rows.push(row);
-    }
-    let stop_index = rows.iter().position(|r| !r.reject);
-    let lower_bound = match stop_index {
-        Some(0) => 1,
-        Some(k) => points[k - 1].n_train + 1,
-        None => points[points.len() - 1].n_train + 1,
-    };
-    Ok(SequentialResult { rows, lower_bound, stop_index })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::common::rng::SplitMix64;
 
     fn brute(y: &[f64], preds: &[Vec<f64>], nb: usize, llm: Option<&[f64]>) -> (Vec<f64>, Vec<f64>) {
         let b = y.len() / nb;
@@ -831,18 +521,6 @@ mod tests {
     fn data(n: usize, seed: u64) -> Vec<f64> {
         let mut r = SplitMix64::new(seed);
         (0..n).map(|_| (r.next_u64() >> 11) as f64 / (1u64 << 53) as f64).collect()
-    }
-
-    #[test]
-    fn permutation_is_a_permutation_and_reproducible() {
-        let p = permutation(1000, 42);
-        let mut s = p.clone();
-        s.sort();
-        assert_eq!(s, (0..1000).collect::<Vec<u64>>());
-        assert_eq!(p, permutation(1000, 42));
-        assert_ne!(p, permutation(1000, 43));
-        // pinned: the permutation Python and R reproduce
-        assert_eq!(permutation(10, 42), vec![0, 9, 5, 8, 6, 4, 7, 2, 1, 3]);
     }
 
     #[test]
@@ -898,31 +576,6 @@ mod tests {
         assert!(acc.finalize().is_err());
         assert!(BlockOutAccumulator::new(&y, 11, LossKind::Squared, None).is_err());
         assert!(acc.add_blocks(0, &vec![0.0; 7], 7).is_err());
-    }
-
-    #[test]
-    fn sequential_logic() {
-        let mk = |n: u64, ecv: f64, s2: f64| GridPoint {
-            n_train: n,
-            plain: Pieces { blocks: 100, n_used: 100, ecv, sigma2_fixed_n: s2, sigma2_fixed_b: s2, sigma2_bm: s2, ..Default::default() },
-            diff: Pieces { blocks: 100, n_used: 100, ecv, sigma2_fixed_n: s2, sigma2_fixed_b: s2, sigma2_bm: s2, ..Default::default() },
-            llm_var: 0.0,
-        };
-        // se = 0.1, T = ecv / 0.1
-        let pts = vec![mk(1, 1.0, 1.0), mk(5, 0.5, 1.0), mk(10, 0.1, 1.0), mk(20, 1.0, 1.0)];
-        let r = sequential_test(&pts, 1.6448536269514722, Regime::FixedN, VarianceKind::Difference).unwrap();
-        assert_eq!(r.stop_index, Some(2));
-        assert_eq!(r.lower_bound, 6);
-        let r = sequential_test(&pts[..2], 1.6448536269514722, Regime::FixedN, VarianceKind::Difference).unwrap();
-        assert_eq!((r.stop_index, r.lower_bound), (None, 6));
-        let r = sequential_test(&pts[2..], 1.6448536269514722, Regime::FixedN, VarianceKind::Difference).unwrap();
-        assert_eq!((r.stop_index, r.lower_bound), (Some(0), 1));
-        // tie T == z is not a rejection
-        let r = sequential_test(&[mk(3, 0.2, 1.0)], 2.0, Regime::FixedN, VarianceKind::Difference).unwrap();
-        assert!(!r.rows[0].reject);
-        // degenerate variance: not rejected, flagged
-        let r = sequential_test(&[mk(3, 0.0, 0.0)], 1.6, Regime::FixedB, VarianceKind::Difference).unwrap();
-        assert!(r.rows[0].degenerate && !r.rows[0].reject);
     }
 
     #[test]

@@ -1,11 +1,11 @@
 //! Concentration bounds for U-statistics of order k and the confidence intervals built on them
-//! (Appendix Q of Andrews, Fudenberg, Lei, Liang & Wu 2025; `specs/transfer.md` §5, A8–A9).
+//! (Appendix Q of Andrews, Fudenberg, Lei, Liang & Wu 2025; docs/methods/transfer.md §5, A8–A9).
 //!
 //! B_{n,k}(x; y) bounds P(U ≤ x) for a U-statistic U of order k with kernel in [0, 1] and mean y:
 //! the minimum of Hoeffding's b¹ = exp(−m·KL(x∧y ‖ y)), Bentkus's b² = e·P(Bin(m, y) ≤ ⌈m x⌉)
 //! and Maurer's b³ = exp(min_λ (nλ/k)(x − y/(1 + k g(λ)))), g(λ) = (e^λ − λ − 1)/λ, with
-//! m = ⌊n/k⌋ (the definition's ⌈n/k⌉, the missing exp and the printed g are corrected as in the
-//! spec). For transfer errors k = r + 1; the authors' package uses k = r.
+//! m = ⌊n/k⌋ (the definition's ⌈n/k⌉, the missing exp and the printed g are corrected as in
+//! docs/methods/transfer.md §5). For transfer errors k = r + 1; the authors' package uses k = r.
 
 use crate::common::errors::{CoreError, CoreResult};
 
@@ -129,8 +129,9 @@ pub fn tail_bound(x: f64, y: f64, n: usize, k: usize) -> CoreResult<f64> {
     Ok(tail_bound_parts(x, y, n, k)?.0)
 }
 
-/// Ranks (j_L, j_U) of the quantile CI (spec §5.3): j_L = max{j : B((j−1)/N; β) ≤ α} (0 if none:
-/// q̂^L = −∞), j_U = min{j : B(1 − j/N; 1 − β) ≤ α} (N+1 if none: q̂^U = +∞).
+/// Ranks (j_L, j_U) of the quantile CI (docs/methods/transfer.md §5.3):
+/// j_L = max{j : B((j−1)/N; β) ≤ α} (0 if none: q̂^L = −∞),
+/// j_U = min{j : B(1 − j/N; 1 − β) ≤ α} (N+1 if none: q̂^U = +∞).
 pub fn quantile_ci_ranks(big_n: usize, n: usize, k: usize, beta: f64, alpha: f64) -> CoreResult<(usize, usize)> {
     if !(beta > 0.0 && beta < 1.0) {
         return Err(CoreError::invalid("betas", format!("quantile levels must lie in (0, 1); got {beta}")));
@@ -160,7 +161,8 @@ pub fn quantile_ci_ranks(big_n: usize, n: usize, k: usize, beta: f64, alpha: f64
     Ok((j_l, lo))
 }
 
-/// μ̂⁺(α) = sup{μ' : B(u; μ') ≥ α} by bisection on [u, 1] (spec §5.4).
+/// μ̂⁺(α) = sup{μ' : B(u; μ') ≥ α} by bisection on [u, 1]
+/// (docs/methods/transfer.md §5.4).
 pub fn mean_upper(u: f64, n: usize, k: usize, alpha: f64) -> CoreResult<f64> {
     if !(0.0..=1.0).contains(&u) {
         return Err(CoreError::invalid("err", format!("the scaled mean must lie in [0, 1]; got {u}")));

@@ -1,0 +1,396 @@
+//! Comparisons of two transfer-error tables (Andrews, Fudenberg, Lei, Liang & Wu 2025;
+//! docs/methods/transfer.md §3–4, algorithms A6–A7): worst-case dominance over Γ (Definition 7,
+//! exact through the step functions of both tables), everywhere dominance (A6) with the two-point
+//! LP closed form (A7), and Γ-bounded everywhere dominance with its critical Γ*
+//! (docs/methods/transfer.md §4.3, an extension).
+
+use super::table::{check_gamma, check_tau_open, SortedTable};
+use crate::common::errors::{check, CoreError, CoreResult};
+use crate::common::quantiles::{upper_rank, LEVEL_TOL};
+use rayon::prelude::*;
+
+/// Two tables compared must share the domains and the design (n and K).
+fn check_same_design(t1: &SortedTable, t2: &SortedTable) -> CoreResult<()> {
+    if t1.n != t2.n || t1.k != t2.k {
+        return Err(CoreError::invalid("err2", "both tables must have the same domains and design"));
+    }
+    Ok(())
+}
+
+/// The checks of a comparison at many τ, in this order: the same design, Γ (when given), then
+/// every τ in (0, 1].
+fn check_pair(t1: &SortedTable, t2: &SortedTable, gamma: Option<f64>, taus: &[f64]) -> CoreResult<()> {
+    check_same_design(t1, t2)?;
+    if let Some(g) = gamma {
+        check_gamma(g)?;
+    }
+    taus.iter().try_for_each(|&t| check_tau_open(t))
+}
+
+/// Worst-case dominance at τ over Γ ∈ [1, gamma_max] (Definition 7), exactly: ē₁(Γ) ≤ ē₂(Γ) is
+/// checked at every breakpoint of both step functions (and at gamma_max). Returns (dominates,
+/// Γ*) with Γ* the largest Γ up to which dominance holds (gamma_max if it always does, NaN if it
+/// fails already at Γ = 1).
+pub fn worst_case_dominance(t1: &SortedTable, t2: &SortedTable, tau: f64, gamma_max: f64) -> CoreResult<(bool, f64)> {
+    check_same_design(t1, t2)?;
+    let (g1, v1) = t1.gamma_steps(tau, gamma_max)?;
+    let (g2, v2) = t2.gamma_steps(tau, gamma_max)?;
+    let (mut i1, mut i2) = (0usize, 0usize);
+    let mut prev = f64::NAN;
+    loop {
+        // next evaluation point: the smaller pending breakpoint, capped at gamma_max
+        let p = g1[i1].min(g2[i2]).min(gamma_max);
+        if v1[i1] > v2[i2] {
+            return Ok((false, prev));
+        }
+        if p >= gamma_max {
+            return Ok((true, gamma_max));
+        }
+        prev = p;
+        if g1[i1] <= p && i1 + 1 < g1.len() {
+            i1 += 1;
+        }
+        if g2[i2] <= p && i2 + 1 < g2.len() {
+            i2 += 1;
+        }
+    }
+}
+
+/// Everywhere-dominance variants (docs/methods/transfer.md §4.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EverywhereMode {
+    /// No pruning, m(j) with strict '>', violation iff LP* < τ (closed simplex). Correct.
+    Exact,
+    /// Exact plus the paper's invalid pruning j ≥ ⌈τN⌉ (reproduces Table 2).
+    Paper,
+    /// transferUQ 0.1.0: pruning j ≥ ceiling(τN), m(j) with '≥', "dominates" as soon as no m(j)
+    /// exists, Ψ1 at index 0 read as R's x[1:0] (the first element), LP constraint Ψ2ᵀv ≥ τ in
+    /// count units (not τK), violation iff LP*/K ≤ τ.
+    TransferUq,
+}
+
+/// A violation of everywhere dominance: the ranks and a weight vector (on the simplex) that
+/// make ē₁^w > ē₂^w (up to the closed-simplex caveat).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Witness {
+    /// 1-based rank j in method 2's sorted errors.
+    pub j: usize,
+    /// 1-based rank m(j) in method 1's sorted errors.
+    pub m: usize,
+    /// Support of v: (domain, weight), at most two entries.
+    pub support: Vec<(usize, f64)>,
+}
+
+/// Two-point LP closed form (A7): min aᵀv s.t. bᵀv ≥ τ, 𝟙ᵀv = 1, v ≥ 0. Returns the optimum
+/// (+∞ if infeasible) and an optimal support of ≤ 2 coordinates. O(n²).
+pub fn lp2_simplex(a: &[f64], b: &[f64], tau: f64) -> CoreResult<(f64, Vec<(usize, f64)>)> {
+    check::same_len("a", a.len(), "b", b.len())?;
+    check::finite("a", a)?;
+    check::finite("b", b)?;
+    let mut best = f64::INFINITY;
+    let mut sup: Vec<(usize, f64)> = Vec::new();
+    for i in 0..a.len() {
+        if b[i] >= tau && a[i] < best {
+            best = a[i];
+            sup = vec![(i, 1.0)];
+        }
+    }
+    for h in 0..a.len() {
+        if b[h] <= tau {
+            continue;
+        }
+        for l in 0..a.len() {
+            if b[l] >= tau {
+                continue;
+            }
+            let lam = (tau - b[l]) / (b[h] - b[l]);
+            let v = lam * a[h] + (1.0 - lam) * a[l];
+            if v < best {
+                best = v;
+                sup = vec![(h, lam), (l, 1.0 - lam)];
+            }
+        }
+    }
+    Ok((best, sup))
+}
+
+/// Is there v on the simplex with Σ v g ≥ 0 and Σ v h > 0 (≥ 0 when `weak`)? O(n). Returns the
+/// support of such a v. This is "LP* < τ" for g = b − τ, h = τ − a.
+fn lp_violation(g: &[f64], h: &[f64], weak: bool) -> Option<Vec<(usize, f64)>> {
+    let pos = |x: f64| if weak { x >= 0.0 } else { x > 0.0 };
+    let (mut alpha, mut ia) = (f64::NEG_INFINITY, usize::MAX);
+    let (mut beta, mut ib) = (f64::NEG_INFINITY, usize::MAX);
+    for i in 0..g.len() {
+        if g[i] >= 0.0 {
+            if pos(h[i]) {
+                return Some(vec![(i, 1.0)]);
+            }
+            if g[i] > 0.0 {
+                let r = h[i] / g[i];
+                if r > alpha {
+                    alpha = r;
+                    ia = i;
+                }
+            }
+        } else {
+            let r = h[i] / (-g[i]);
+            if r > beta {
+                beta = r;
+                ib = i;
+            }
+        }
+    }
+    if ia != usize::MAX && ib != usize::MAX && pos(alpha + beta) {
+        let lam = -g[ib] / (g[ia] - g[ib]);
+        return Some(vec![(ia, lam), (ib, 1.0 - lam)]);
+    }
+    None
+}
+
+/// Everywhere dominance of method 1 over method 2 at each τ (A6). Returns, per τ, `None` if
+/// method 1 dominates, or a witness of the violation.
+pub fn everywhere_dominance(
+    t1: &SortedTable, t2: &SortedTable, taus: &[f64], mode: EverywhereMode,
+) -> CoreResult<Vec<Option<Witness>>> {
+    check_pair(t1, t2, None, taus)?;
+    Ok(taus.par_iter().map(|&tau| everywhere_one(t1, t2, tau, mode)).collect())
+}
+
+fn everywhere_one(t1: &SortedTable, t2: &SortedTable, tau: f64, mode: EverywhereMode) -> Option<Witness> {
+    let (n, nn, kk) = (t1.n, t1.len(), t1.k as f64);
+    let package = mode == EverywhereMode::TransferUq;
+    let tprime = tau - LEVEL_TOL;
+    let jstart = match mode {
+        EverywhereMode::Exact => 1,
+        EverywhereMode::Paper => upper_rank(nn, tau).max(1),
+        EverywhereMode::TransferUq => ((tau * nn as f64).ceil() as usize).max(1),
+    };
+    let need_b = if package { tau } else { tprime * kk }; // b-threshold in count units
+    let need_a = if package { tau * kk } else { tprime * kk }; // a-threshold in count units
+    let mut c1 = vec![0u32; n];
+    let mut c2 = vec![0u32; n];
+    let mut hist1 = vec![0usize; t1.k + 2]; // hist1[c] = #domains with c1 == c
+    hist1[0] = n;
+    let mut min1 = 0usize;
+    let mut max2 = 0u32;
+    let mut nviol = 0usize; // #{i : c1_i < c2_i}
+    let mut m1 = 0usize; // elements of method 1 consumed (= m(j) − 1)
+    let mut g = vec![0.0f64; n];
+    let mut h = vec![0.0f64; n];
+    for j in 1..=nn {
+        let d2 = t2.test[j - 1] as usize;
+        if c1[d2] == c2[d2] {
+            nviol += 1;
+        }
+        c2[d2] += 1;
+        max2 = max2.max(c2[d2]);
+        if j < jstart {
+            continue;
+        }
+        let target = t2.values[j - 1];
+        while m1 < nn && (if package { t1.values[m1] < target } else { t1.values[m1] <= target }) {
+            let d1 = t1.test[m1] as usize;
+            if c1[d1] + 1 == c2[d1] {
+                nviol -= 1;
+            }
+            hist1[c1[d1] as usize] -= 1;
+            c1[d1] += 1;
+            hist1[c1[d1] as usize] += 1;
+            while hist1[min1] == 0 {
+                min1 += 1;
+            }
+            m1 += 1;
+        }
+        if m1 == nn {
+            return None; // no f1 above f2_(j): nothing further can violate
+        }
+        // transferUQ reads Ψ1 at index 0 as x[1:0] = x[1]: the first element's domain only.
+        let quirk = package && m1 == 0;
+        let a_of = |i: usize| -> f64 {
+            if quirk {
+                if i == t1.test[0] as usize { 1.0 } else { 0.0 }
+            } else {
+                c1[i] as f64
+            }
+        };
+        if package {
+            let all_le = if quirk { (0..n).all(|i| c2[i] as f64 <= a_of(i)) } else { nviol == 0 };
+            if all_le {
+                continue;
+            }
+            let mina = if quirk { (0..n).map(a_of).fold(f64::INFINITY, f64::min) } else { min1 as f64 };
+            if mina / kk > tau {
+                continue;
+            }
+            if (max2 as f64) < need_b {
+                // lpSolve reports an infeasible LP with objective 0 <= tau: a "violation".
+                return Some(Witness { j, m: m1 + 1, support: Vec::new() });
+            }
+        } else {
+            if (max2 as f64) < need_b || nviol == 0 || min1 as f64 >= need_a {
+                continue;
+            }
+        }
+        for i in 0..n {
+            g[i] = c2[i] as f64 - need_b;
+            h[i] = need_a - a_of(i);
+        }
+        if let Some(support) = lp_violation(&g, &h, package) {
+            return Some(Witness { j, m: m1 + 1, support });
+        }
+    }
+    None
+}
+
+/// Is there w ∈ [1/Γ, Γ]^n with gᵀw ≥ 0 and hᵀw > 0? By Lagrangian duality this holds iff
+/// min_{μ ≥ 0} Σ_i max(c_i/Γ, Γ c_i) > 0 with c = h + μ g (convex piecewise linear in μ; the
+/// minimum sits at μ = 0 or a kink μ_i = −h_i/g_i), and gᵀw ≥ 0 is feasible (Σ max(g/Γ, Γg) ≥ 0).
+/// O(n²).
+fn box_violation(g: &[f64], h: &[f64], gamma: f64) -> bool {
+    let (lo, hi) = (1.0 / gamma, gamma);
+    let up = |c: f64| if c >= 0.0 { hi * c } else { lo * c };
+    if g.iter().map(|&x| up(x)).sum::<f64>() < 0.0 {
+        return false;
+    }
+    let phi = |mu: f64| g.iter().zip(h).map(|(&gi, &hi_)| up(hi_ + mu * gi)).sum::<f64>();
+    let mut best = phi(0.0);
+    for i in 0..g.len() {
+        if g[i] != 0.0 {
+            let mu = -h[i] / g[i];
+            if mu > 0.0 {
+                best = best.min(phi(mu));
+            }
+        }
+        if best <= 0.0 {
+            return false;
+        }
+    }
+    best > 0.0
+}
+
+/// Γ-bounded everywhere dominance (docs/methods/transfer.md §4.3, an extension): does
+/// ē₁^w ≤ ē₂^w hold for every w ∈ [1/Γ, Γ]^n? Returns `None` if so, else the ranks (j, m(j)) of a violation.
+pub fn box_dominance_one(t1: &SortedTable, t2: &SortedTable, tau: f64, gamma: f64) -> Option<(usize, usize)> {
+    let (n, nn, kk) = (t1.n, t1.len(), t1.k as f64);
+    let need = (tau - LEVEL_TOL) * kk;
+    let mut c1 = vec![0u32; n];
+    let mut c2 = vec![0u32; n];
+    let mut max2 = 0u32;
+    let mut m1 = 0usize;
+    let (mut g, mut h) = (vec![0.0f64; n], vec![0.0f64; n]);
+    for j in 1..=nn {
+        let d2 = t2.test[j - 1] as usize;
+        c2[d2] += 1;
+        max2 = max2.max(c2[d2]);
+        let target = t2.values[j - 1];
+        while m1 < nn && t1.values[m1] <= target {
+            c1[t1.test[m1] as usize] += 1;
+            m1 += 1;
+        }
+        if m1 == nn {
+            return None;
+        }
+        if (max2 as f64) < need {
+            continue;
+        }
+        for i in 0..n {
+            g[i] = c2[i] as f64 - need;
+            h[i] = need - c1[i] as f64;
+        }
+        if box_violation(&g, &h, gamma) {
+            return Some((j, m1 + 1));
+        }
+    }
+    None
+}
+
+/// Γ-bounded everywhere dominance at each τ (parallel over τ).
+pub fn box_dominance(t1: &SortedTable, t2: &SortedTable, taus: &[f64], gamma: f64) -> CoreResult<Vec<bool>> {
+    check_pair(t1, t2, Some(gamma), taus)?;
+    Ok(taus.par_iter().map(|&tau| box_dominance_one(t1, t2, tau, gamma).is_none()).collect())
+}
+
+/// Critical Γ* of Γ-bounded everywhere dominance: the largest Γ ≤ gamma_max with dominance,
+/// by bisection on log Γ (dominance is monotone in Γ, the boxes being nested). NaN if it fails at
+/// Γ = 1, +∞ if it holds at gamma_max.
+pub fn critical_gamma_box(t1: &SortedTable, t2: &SortedTable, taus: &[f64], gamma_max: f64) -> CoreResult<Vec<f64>> {
+    check_pair(t1, t2, Some(gamma_max), taus)?;
+    Ok(taus
+        .par_iter()
+        .map(|&tau| {
+            let dom = |g: f64| box_dominance_one(t1, t2, tau, g).is_none();
+            if !dom(1.0) {
+                return f64::NAN;
+            }
+            if dom(gamma_max) {
+                return f64::INFINITY;
+            }
+            let (mut lo, mut hi) = (0.0f64, gamma_max.ln());
+            for _ in 0..60 {
+                let mid = 0.5 * (lo + hi);
+                if dom(mid.exp()) {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+                if hi - lo < 1e-10 {
+                    break;
+                }
+            }
+            lo.exp()
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transfer::table::tests::t1_table;
+
+    #[test]
+    fn worst_case_dominance_merges_step_functions() {
+        let t = t1_table();
+        let shifted = SortedTable::new(&[3.1, 5.1, 1.1, 6.1, 2.1, 4.1], &[0, 0, 1, 1, 2, 2], 3).unwrap();
+        assert_eq!(worst_case_dominance(&t, &shifted, 0.6, f64::INFINITY).unwrap(), (true, f64::INFINITY));
+        let (ok, crit) = worst_case_dominance(&shifted, &t, 0.6, f64::INFINITY).unwrap();
+        assert!(!ok && crit.is_nan());
+    }
+
+    #[test]
+    fn box_dominance_limits() {
+        let m2 = SortedTable::new(&[0.1, 0.2, 5.0, 6.0, 7.0, 8.0], &[0, 0, 1, 1, 2, 2], 3).unwrap();
+        let m1 = SortedTable::new(&[3.0, 4.0, 4.9, 5.9, 6.9, 7.9], &[0, 0, 1, 1, 2, 2], 3).unwrap();
+        // Γ = 1 is the plain comparison ē₁ ≤ ē₂ (7.9 ≤ 8 at τ = 0.9); a huge Γ finds the violation.
+        assert_eq!(box_dominance(&m1, &m2, &[0.9], 1.0).unwrap(), vec![true]);
+        assert_eq!(box_dominance(&m1, &m2, &[0.9], 1e6).unwrap(), vec![false]);
+        let g = critical_gamma_box(&m1, &m2, &[0.9], 1e6).unwrap()[0];
+        assert!(g > 1.0 && g.is_finite());
+        assert_eq!(box_dominance(&m1, &m2, &[0.9], g * 0.999).unwrap(), vec![true]);
+        assert_eq!(box_dominance(&m1, &m2, &[0.9], g * 1.001).unwrap(), vec![false]);
+    }
+
+    #[test]
+    fn lp_closed_form() {
+        let (v, s) = lp2_simplex(&[0.0, 1.0], &[0.2, 1.0], 0.6).unwrap();
+        assert!((v - 0.5).abs() < 1e-15, "{v} {s:?}");
+        assert!(lp2_simplex(&[0.0, 1.0], &[0.1, 0.2], 0.5).unwrap().0.is_infinite());
+    }
+
+    #[test]
+    fn counterexample_of_section_4_4() {
+        // M2 = [[·,5,7],[0.1,·,8],[0.2,6,·]], M1 = [[·,4.9,6.9],[3,·,7.9],[4,5.9,·]]; grouped by test.
+        let m2 = SortedTable::new(&[0.1, 0.2, 5.0, 6.0, 7.0, 8.0], &[0, 0, 1, 1, 2, 2], 3).unwrap();
+        let m1 = SortedTable::new(&[3.0, 4.0, 4.9, 5.9, 6.9, 7.9], &[0, 0, 1, 1, 2, 2], 3).unwrap();
+        let taus = [0.55, 0.75, 0.9];
+        let exact = everywhere_dominance(&m1, &m2, &taus, EverywhereMode::Exact).unwrap();
+        for w in &exact {
+            let w = w.as_ref().expect("violation");
+            assert_eq!(w.j, 2);
+            assert_eq!(w.support, vec![(0, 1.0)]);
+        }
+        let paper = everywhere_dominance(&m1, &m2, &taus, EverywhereMode::Paper).unwrap();
+        assert!(paper.iter().all(Option::is_none));
+        let pkg = everywhere_dominance(&m1, &m2, &taus, EverywhereMode::TransferUq).unwrap();
+        assert!(pkg.iter().all(Option::is_none));
+    }
+}

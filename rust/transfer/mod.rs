@@ -1,0 +1,28 @@
+//! Transfer performance of economic models (Andrews, Fudenberg, Lei, Liang & Wu, "The Transfer
+//! Performance of Economic Models", 2025; docs/methods/transfer.md): building transfer-error
+//! tables and inference on them.
+//!
+//! What lives where (the table and dominance kernels are re-exported here, so callers write
+//! `crate::transfer::SortedTable`):
+//!
+//! * `table.rs`: [`SortedTable`], one table sorted once, and what it answers on its own: pooled,
+//!   weighted and worst-case (Γ) forecast intervals, the step functions Γ ↦ ē_τ(Γ) (A2–A4);
+//! * `dominance.rs`: comparisons of two tables: worst-case, everywhere (with the two-point LP,
+//!   A6–A7) and Γ-bounded everywhere dominance;
+//! * [`ustat`]: concentration bounds for U-statistics and the quantile and mean confidence bounds
+//!   built on them (Appendix Q, A8–A9);
+//! * [`nls`]: the bounded Levenberg–Marquardt fits of the certainty-equivalent models, one per
+//!   training subset, that produce the tables.
+//!
+//! Empirical quantiles and their level tolerance come from `common::quantiles`.
+
+mod dominance;
+pub mod nls;
+mod table;
+pub mod ustat;
+
+pub use dominance::{
+    box_dominance, box_dominance_one, critical_gamma_box, everywhere_dominance, lp2_simplex, worst_case_dominance,
+    EverywhereMode, Witness,
+};
+pub use table::{step_value, SortedTable};

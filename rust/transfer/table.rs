@@ -1,0 +1,354 @@
+//! A transfer-error table sorted once, and what one table answers (Andrews, Fudenberg, Lei,
+//! Liang & Wu, "The Transfer Performance of Economic Models", 2025; docs/methods/transfer.md
+//! §2–3, algorithms A2–A4).
+//!
+//! A table holds N errors, K per test domain, over n domains. [`SortedTable`] sorts the pooled
+//! errors once (ties broken by input position, i.e. by (test, train) for our tables) and answers:
+//!
+//! * pooled forecast intervals [e̲_τ, ē_τ] = [f_(N+1−k), f_(k)], k = ⌈τN⌉ (A2, Prop. 1);
+//! * weighted intervals with test-domain likelihood ratios w_d (A3, Theorem 1, eq. 7);
+//! * worst-case upper bounds ē_τ(Γ) over w ∈ [Γ⁻¹, Γ]^n (A4, Theorem R.2, Corollary R.1), as a
+//!   curve over j and as an exact step function of Γ (its breakpoints Γ*_j,
+//!   docs/methods/transfer.md §3.3).
+//!
+//! Levels are compared with [`LEVEL_TOL`] on the probability scale, as in `common/quantiles.rs`.
+
+use crate::common::errors::{check, CoreError, CoreResult};
+use crate::common::numerics::compensated_cumsum;
+use crate::common::quantiles::{upper_rank, LEVEL_TOL};
+use rayon::prelude::*;
+
+/// Pooled errors of one table, sorted ascending, with the test domain of each.
+#[derive(Debug, Clone)]
+pub struct SortedTable {
+    /// f_(1) ≤ … ≤ f_(N).
+    pub values: Vec<f64>,
+    /// Test domain d^{(j)} of each sorted error.
+    pub test: Vec<u32>,
+    /// Number of domains.
+    pub n: usize,
+    /// Errors per test domain.
+    pub k: usize,
+}
+
+/// Multiset of per-domain counts kept sorted under increments (the bucket trick of docs/methods/transfer.md A4):
+/// O(1) per increment, sorted order always available.
+struct SortedCounts {
+    count: Vec<u32>,
+    /// `who[p]`: domain at sorted position p (counts ascending).
+    who: Vec<u32>,
+    /// `pos[d]`: sorted position of domain d.
+    pos: Vec<usize>,
+    /// `first[c]`: first sorted position holding count ≥ c (block start of count c).
+    first: Vec<usize>,
+}
+
+impl SortedCounts {
+    fn new(n: usize, kmax: usize) -> Self {
+        let mut first = vec![n; kmax + 2];
+        first[0] = 0;
+        Self { count: vec![0; n], who: (0..n as u32).collect(), pos: (0..n).collect(), first }
+    }
+
+    fn increment(&mut self, d: usize) {
+        let c = self.count[d] as usize;
+        let q = self.first[c + 1] - 1; // last position of block c
+        let p = self.pos[d];
+        let other = self.who[q] as usize;
+        self.who.swap(p, q);
+        self.pos[d] = q;
+        self.pos[other] = p;
+        self.first[c + 1] -= 1;
+        self.count[d] += 1;
+    }
+
+    fn min(&self) -> u32 {
+        self.count[self.who[0] as usize]
+    }
+
+    /// Counts in ascending order.
+    fn sorted(&self) -> impl Iterator<Item = u32> + '_ {
+        self.who.iter().map(move |&d| self.count[d as usize])
+    }
+}
+
+impl SortedTable {
+    /// Validate (finite values, test ids in 0..n, every domain K times) and sort once.
+    pub fn new(values: &[f64], test: &[i64], n: usize) -> CoreResult<Self> {
+        check::finite("values", values)?;
+        check::same_len("values", values.len(), "test", test.len())?;
+        if n < 2 {
+            return Err(CoreError::invalid("n", format!("need at least 2 domains; got {n}")));
+        }
+        let mut counts = vec![0usize; n];
+        for (i, &t) in test.iter().enumerate() {
+            if t < 0 || t as usize >= n {
+                return Err(CoreError::invalid("test", format!("test-domain index {t} at position {i} is outside 0..{n}")));
+            }
+            counts[t as usize] += 1;
+        }
+        let k = values.len() / n;
+        if k == 0 || values.len() % n != 0 || counts.iter().any(|&c| c != k) {
+            return Err(CoreError::invalid("test", "every test domain must appear equally often (K times)"));
+        }
+        let mut order: Vec<u32> = (0..values.len() as u32).collect();
+        let cmp = |a: &u32, b: &u32| values[*a as usize].total_cmp(&values[*b as usize]).then(a.cmp(b));
+        if order.len() >= crate::common::parallel::PARALLEL_MIN_ITEMS {
+            order.par_sort_unstable_by(cmp);
+        } else {
+            order.sort_unstable_by(cmp);
+        }
+        Ok(Self {
+            values: order.iter().map(|&i| values[i as usize]).collect(),
+            test: order.iter().map(|&i| test[i as usize] as u32).collect(),
+            n,
+            k,
+        })
+    }
+
+    /// N.
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// Always false (a table has at least n ≥ 2 errors).
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    fn at(&self, rank: usize) -> f64 {
+        if rank == 0 {
+            f64::NEG_INFINITY
+        } else if rank > self.len() {
+            f64::INFINITY
+        } else {
+            self.values[rank - 1]
+        }
+    }
+
+    /// ē_τ = f_(⌈τN⌉) (−∞ at τ = 0).
+    pub fn upper(&self, tau: f64) -> f64 {
+        self.at(upper_rank(self.len(), tau))
+    }
+
+    /// e̲_τ = Q̲_{1−τ}(F_M) = f_(N+1−⌈τN⌉) (+∞ at τ = 0).
+    pub fn lower(&self, tau: f64) -> f64 {
+        let k = upper_rank(self.len(), tau);
+        self.at(self.len() + 1 - k)
+    }
+
+    /// Weighted interval (e̲^ω_τ, ē^ω_τ) for each τ, with test-domain weights `w` (eq. 7).
+    pub fn weighted(&self, w: &[f64], taus: &[f64]) -> CoreResult<(Vec<f64>, Vec<f64>)> {
+        check::same_len("weights", w.len(), "domains", self.n)?;
+        check::weights("weights", w)?;
+        check::probability("tau", taus)?;
+        let atoms: Vec<f64> = self.test.iter().map(|&d| w[d as usize]).collect();
+        let c = compensated_cumsum(&atoms);
+        let total = c[c.len() - 1];
+        let nn = self.len();
+        let mut lo = Vec::with_capacity(taus.len());
+        let mut hi = Vec::with_capacity(taus.len());
+        for &tau in taus {
+            if tau <= 0.0 {
+                lo.push(f64::INFINITY);
+                hi.push(f64::NEG_INFINITY);
+                continue;
+            }
+            let target = (tau - LEVEL_TOL) * total;
+            let j = c.partition_point(|&x| x < target).min(nn - 1);
+            hi.push(self.values[j]);
+            // L = max{j : c_{j-1} <= (1 - τ) total}, c_0 = 0.
+            let budget = (1.0 - tau + LEVEL_TOL) * total;
+            let count = 1 + c[..nn - 1].partition_point(|&x| x <= budget);
+            lo.push(self.values[count - 1]);
+        }
+        Ok((lo, hi))
+    }
+
+    /// p_j = Q_j(Γ)/K for j = 1..N (Corollary R.1): ē_τ(Γ) = f_(min{j : p_j ≥ τ}).
+    /// O(N) for Γ ∈ {1, ∞}, O(N·n) otherwise.
+    pub fn worst_case_p(&self, gamma: f64) -> CoreResult<Vec<f64>> {
+        check_gamma(gamma)?;
+        let (n, kk, nn) = (self.n as f64, self.k as f64, self.len());
+        if gamma == 1.0 {
+            return Ok((1..=nn).map(|j| j as f64 / n / kk).collect());
+        }
+        let mut sc = SortedCounts::new(self.n, self.k);
+        let s = gamma * gamma - 1.0;
+        let mut p = Vec::with_capacity(nn);
+        for j in 1..=nn {
+            sc.increment(self.test[j - 1] as usize);
+            let q = if gamma.is_infinite() { sc.min() as f64 } else { q_j(&sc, j, s, self.n) };
+            p.push(q / kk);
+        }
+        // Q_N = K exactly; clean rounding at the top.
+        p[nn - 1] = 1.0;
+        Ok(p)
+    }
+
+    /// The exact step function Γ ↦ ē_τ(Γ) on [1, gamma_max] (docs/methods/transfer.md §3.3):
+    /// breakpoints g_0 < g_1 < … and values v_i, with ē_τ(Γ) = v_i for Γ ∈ (g_{i−1}, g_i] (g_{−1} = 1, the
+    /// first piece closed at 1). The last breakpoint is ≥ gamma_max (possibly +∞).
+    pub fn gamma_steps(&self, tau: f64, gamma_max: f64) -> CoreResult<(Vec<f64>, Vec<f64>)> {
+        check_tau_open(tau)?;
+        check_gamma(gamma_max)?;
+        let nn = self.len();
+        let t = tau - LEVEL_TOL;
+        let j0 = upper_rank(nn, tau).max(1);
+        let mut sc = SortedCounts::new(self.n, self.k);
+        for j in 1..j0 {
+            sc.increment(self.test[j - 1] as usize);
+        }
+        let n = self.n as f64;
+        let big_c_base = t * nn as f64; // τ'N
+        let (mut gs, mut vs): (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
+        let mut best = 0.0f64; // running max of Γ*_j (Γ* ≥ 1 for j ≥ τ'N)
+        for j in j0..=nn {
+            sc.increment(self.test[j - 1] as usize);
+            let g = gamma_star(&sc, j, (big_c_base - j as f64).min(0.0), n);
+            if g > best {
+                let v = self.values[j - 1];
+                if vs.last() == Some(&v) {
+                    *gs.last_mut().expect("non-empty") = g;
+                } else {
+                    gs.push(g);
+                    vs.push(v);
+                }
+                best = g;
+                if g >= gamma_max {
+                    break;
+                }
+            }
+        }
+        Ok((gs, vs))
+    }
+
+    /// ē_τ(Γ) by the scan from ⌈τN⌉ (docs/methods/transfer.md A4, one τ).
+    pub fn worst_case_upper(&self, tau: f64, gamma: f64) -> CoreResult<f64> {
+        let (gs, vs) = self.gamma_steps(tau, gamma)?;
+        Ok(step_value(&gs, &vs, gamma))
+    }
+}
+
+pub(super) fn check_gamma(gamma: f64) -> CoreResult<()> {
+    if gamma.is_nan() || gamma < 1.0 {
+        return Err(CoreError::invalid("Gamma", format!("must be >= 1 (Inf allowed); got {gamma}")));
+    }
+    Ok(())
+}
+
+pub(super) fn check_tau_open(tau: f64) -> CoreResult<()> {
+    if !(tau > 0.0 && tau <= 1.0) {
+        return Err(CoreError::invalid("tau", format!("must lie in (0, 1]; got {tau}")));
+    }
+    Ok(())
+}
+
+/// Q_j(Γ) = j/n + min_k s(P_k − k j/n)/(s k + n), s = Γ² − 1 (Theorem R.2), in count units.
+fn q_j(sc: &SortedCounts, j: usize, s: f64, n: usize) -> f64 {
+    let jn = j as f64 / n as f64;
+    let mut pk = 0.0;
+    let mut best = 0.0f64;
+    for (k, c) in sc.sorted().enumerate() {
+        pk += c as f64;
+        let kk = (k + 1) as f64;
+        let v = s * (pk - kk * jn) / (s * kk + n as f64);
+        if v < best {
+            best = v;
+        }
+    }
+    jn + best
+}
+
+/// Γ*_j = sqrt(1 + min_{k : nP_k − kj − Ck < 0} nC/(nP_k − kj − Ck)), with C = τN − j ≤ 0
+/// (docs/methods/transfer.md §3.3, multiplied through by n). +∞ when no k qualifies.
+fn gamma_star(sc: &SortedCounts, j: usize, big_c: f64, n: f64) -> f64 {
+    let mut pk = 0.0;
+    let mut s_star = f64::INFINITY;
+    for (k, c) in sc.sorted().enumerate() {
+        pk += c as f64;
+        let kk = (k + 1) as f64;
+        let den = n * pk - kk * j as f64 - big_c * kk;
+        if den < 0.0 {
+            let s = n * big_c / den;
+            if s < s_star {
+                s_star = s;
+            }
+        }
+    }
+    if s_star.is_infinite() {
+        f64::INFINITY
+    } else {
+        (1.0 + s_star.max(0.0)).sqrt()
+    }
+}
+
+/// Value of a step function from [`SortedTable::gamma_steps`] at Γ.
+pub fn step_value(gs: &[f64], vs: &[f64], gamma: f64) -> f64 {
+    let i = gs.partition_point(|&g| g < gamma).min(vs.len() - 1);
+    vs[i]
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+
+    pub(in crate::transfer) fn t1_table() -> SortedTable {
+        // E = [[·,1,2],[3,·,4],[5,6,·]] (row = train, col = test), grouped by test domain.
+        SortedTable::new(&[3.0, 5.0, 1.0, 6.0, 2.0, 4.0], &[0, 0, 1, 1, 2, 2], 3).unwrap()
+    }
+
+    #[test]
+    fn unweighted_known_answers() {
+        let t = t1_table();
+        for (tau, lo, hi) in [(0.7, 2.0, 5.0), (0.75, 2.0, 5.0), (0.8, 2.0, 5.0), (0.9, 1.0, 6.0), (1.0, 1.0, 6.0)] {
+            assert_eq!((t.lower(tau), t.upper(tau)), (lo, hi), "tau {tau}");
+        }
+        assert_eq!((t.lower(0.5), t.upper(0.5)), (4.0, 3.0));
+    }
+
+    #[test]
+    fn weighted_known_answers() {
+        let t = t1_table();
+        let (lo, hi) = t.weighted(&[1.0, 2.0, 1.0], &[0.7, 0.75, 0.76, 0.8]).unwrap();
+        assert_eq!(lo, vec![2.0, 2.0, 1.0, 1.0]);
+        assert_eq!(hi, vec![5.0, 5.0, 6.0, 6.0]);
+        let (lo, hi) = t.weighted(&[3.0, 3.0, 3.0], &[0.7, 0.9]).unwrap();
+        assert_eq!((lo, hi), (vec![2.0, 1.0], vec![5.0, 6.0]));
+        assert!(t.weighted(&[1.0, -1.0, 1.0], &[0.7]).is_err());
+        assert!(t.weighted(&[0.0, 0.0, 0.0], &[0.7]).is_err());
+    }
+
+    #[test]
+    fn worst_case_known_answers() {
+        let t = t1_table();
+        assert_eq!(t.worst_case_upper(0.6, 2.0).unwrap(), 5.0);
+        assert_eq!(t.worst_case_upper(0.8, 1.2).unwrap(), 6.0);
+        assert_eq!(t.worst_case_upper(0.7, 2.0).unwrap(), 6.0);
+        assert_eq!(t.worst_case_upper(0.6, f64::INFINITY).unwrap(), 6.0);
+        assert_eq!(t.worst_case_upper(0.6, 1.0).unwrap(), t.upper(0.6));
+        let p = t.worst_case_p(2.0).unwrap();
+        assert!((p[3] * 2.0 - 10.0 / 9.0).abs() < 1e-12 && (p[4] * 2.0 - 4.0 / 3.0).abs() < 1e-12);
+        assert_eq!(p[5], 1.0);
+    }
+
+    #[test]
+    fn sorted_counts_stay_sorted() {
+        let mut sc = SortedCounts::new(5, 10);
+        let seq = [3usize, 1, 3, 4, 0, 3, 2, 1, 1, 4, 0, 2];
+        for &d in &seq {
+            sc.increment(d);
+            let v: Vec<u32> = sc.sorted().collect();
+            assert!(v.windows(2).all(|w| w[0] <= w[1]), "{v:?}");
+            assert_eq!(sc.min(), *sc.count.iter().min().unwrap());
+        }
+    }
+
+    #[test]
+    fn bad_input() {
+        assert!(SortedTable::new(&[1.0, f64::NAN], &[0, 1], 2).is_err());
+        assert!(SortedTable::new(&[1.0, 2.0, 3.0], &[0, 1, 1], 2).is_err());
+        assert!(SortedTable::new(&[1.0, 2.0], &[0, 2], 2).is_err());
+        assert!(t1_table().worst_case_upper(0.6, 0.5).is_err());
+    }
+}
