@@ -1,4 +1,4 @@
-"""Building transfer-error tables: models, NLS fits, tables, normalisations, CV, caching, Dask.
+"""Building transfer-error tables: models, NLS fits, tables, normalisations, CV, caching.
 
 References: closed forms, brute-force loops over scikit-learn fits, scipy.optimize.least_squares,
 the paper's stylized example (docs/methods/transfer.md T8), and the authors' published 44x44 matrices.
@@ -337,7 +337,7 @@ def test_model_names():
     np.testing.assert_array_equal(tr.error_table(data, "kr", n_jobs=1).values, ref.values)
 
 
-# ---- resumable builds, Dask -------------------------------------------------------------------------
+# ---- resumable builds -------------------------------------------------------------------------------
 class CountingMean:
     """A user model (fit/predict only) that counts its fits: predicts the training mean."""
 
@@ -401,22 +401,6 @@ def test_interrupted_parametric_build_resumes(tmp_path):
     # another model specification does not reuse these results
     other = tr.error_table(data, tr.CPT("g", alpha=0.9), r=3, cache=tmp_path)
     assert not np.allclose(other.values, ref.values)
-
-
-def test_dask_backend_gives_the_same_table():
-    pytest.importorskip("dask.distributed")
-    import joblib
-    from dask.distributed import Client, LocalCluster
-    from sklearn.tree import DecisionTreeRegressor
-
-    data = synthetic(n=4, m=30)
-    model = DecisionTreeRegressor(max_depth=3, random_state=0)
-    default = tr.error_table(data, model, n_jobs=2)
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
-            Client(cluster), joblib.parallel_backend("dask"):
-        on_dask = tr.error_table(data, model, n_jobs=2)
-    np.testing.assert_array_equal(on_dask.values, default.values)
-    np.testing.assert_array_equal(on_dask.train, default.train)
 
 
 # ---- within-domain CV (Table 1) ---------------------------------------------------------------------

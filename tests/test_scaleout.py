@@ -1,0 +1,270 @@
+"""Scale-out for real: ESS block-out fits and transfer-table fits on process-based Dask and Ray.
+
+``LocalCluster(processes=False)`` never pickles anything; here every block fit, tuning fit and
+training-set fit is shipped to another Python process (2 Dask worker processes, or 2 Ray actor
+processes through ``ray.util.joblib``) and its result shipped back. The numbers must be the very
+numbers of one job (``n_jobs=1``, in this process): results are compared with ``==`` (every
+field, frames with ``DataFrame.equals``), i.e. bit for bit. Exactness is expected because every
+fit is seeded from its own block or training set (not from a worker-local state), the workers
+return whole prediction rows or per-domain errors, and all accumulation happens in this process,
+in task order.
+
+Each backend is started once for its test class (class-scoped fixtures) and shut down after it, so
+the two clusters never compete for the machine's cores. Callables shipped to the workers (a loss,
+a recording estimator) are defined inside the tests: cloudpickle sends those by value, whereas a
+module-level function of this test file would be sent by reference and Ray's workers cannot
+import ``test_scaleout``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from llmsurrogate import datasets as ds
+from llmsurrogate import ess
+from llmsurrogate import transfer as tr
+
+pytestmark = pytest.mark.slow
+
+N_JOBS = 2  # the distributed runs; the reference runs use n_jobs=1
+
+
+# ---- data ----------------------------------------------------------------------------------------
+def _reg(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    df["y"] = X[:, 0] - 0.5 * X[:, 1] + rng.normal(scale=0.7, size=n)
+    df["llm"] = 0.8 * X[:, 0]
+    return df
+
+
+def _clf(n=300, seed=4):
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n)})
+    df["y"] = (df["a"] + rng.normal(size=n) > 0).astype(float)
+    df["llm"] = (df["a"] > 0.3).astype(float)
+    return df
+
+
+def _ce():
+    return ds.load_certainty_equivalents(domains=[3, 10, 12, 20])
+
+
+def _recording_tree(log_dir):
+    """A DecisionTreeRegressor that leaves a file named by its process id in ``log_dir`` at every fit
+    (the class is local, so cloudpickle ships it by value to the workers)."""
+    from sklearn.tree import DecisionTreeRegressor
+
+    class RecordingTree(DecisionTreeRegressor):
+        def fit(self, X, y, sample_weight=None, check_input=True):
+            (log_dir / str(os.getpid())).touch()
+            return super().fit(X, y, sample_weight=sample_weight, check_input=check_input)
+
+    return RecordingTree
+
+
+def _pids(log_dir) -> set[int]:
+    return {int(p.name) for p in log_dir.iterdir()}
+
+
+def _same(distributed, one_job):
+    """Bit-for-bit equality of two results (``Result.__eq__`` compares every field exactly); the
+    frame comparison first, for a readable diff if it fails."""
+    table = getattr(one_job, "table", None)
+    if isinstance(table, pd.DataFrame):
+        pd.testing.assert_frame_equal(distributed.table, table, check_exact=True)
+    assert distributed == one_job
+
+
+# ---- the workloads ------------------------------------------------------------------------------
+def _ess_rf(n_jobs):
+    """Built-in random forest: per-N tuning (GridSearchCV) and block fits in the workers, the Rust
+    forest kernel in the workers, prediction rows accumulated by Rust here."""
+    return ess.equivalent_sample_size(_reg(), "y", "llm", algorithm="rf", grid=[10, 40], seed=2,
+                                      algorithm_options={"n_estimators": 3}, n_jobs=n_jobs)
+
+
+def _ess_logit_curve(n_jobs):
+    """Built-in L1 logit on binary labels (stratified tuning, the fast linear path), 0-1 loss."""
+    return ess.error_curve(_clf(), "y", algorithm="logit_l1", loss="zero_one", grid=[8, 30], seed=3,
+                           n_jobs=n_jobs)
+
+
+def _ess_user(n_jobs, log_dir):
+    """A user's estimator (a class defined at run time) and a user's loss (a closure)."""
+    scale = 0.5
+
+    def half_absolute(pred, y):
+        return scale * np.abs(pred - y)
+
+    model = _recording_tree(log_dir)(max_depth=3)
+    return ess.equivalent_sample_size(_reg(), "y", "llm", algorithm=model, loss=half_absolute, grid=[10, 40],
+                                      seed=5, tuning="none", n_jobs=n_jobs)
+
+
+def _table(n_jobs, log_dir):
+    """Transfer-error table of a tuned black box on every pair of domains: DomainCV (grid search by
+    domain cross-validation inside each training set) around a user's estimator, RMSE,
+    deterioration-normalised (the in-sample fits go through joblib too)."""
+    model = tr.DomainCV(_recording_tree(log_dir)(random_state=0), {"max_depth": [2, 4]})
+    return tr.error_table(_ce(), model, r=2, metric="rmse", normalize="deterioration", n_jobs=n_jobs)
+
+
+def _within_cv(n_jobs):
+    """Within-domain k-fold CV (Table 1; its per-fold function is a closure)."""
+    from sklearn.tree import DecisionTreeRegressor
+
+    return tr.within_domain_cv(_ce(), {"tree": DecisionTreeRegressor(max_depth=3, random_state=0)}, k=3,
+                               n_jobs=n_jobs)
+
+
+# ---- the tests, run on each backend -------------------------------------------------------------
+class _OnEveryBackend:
+    """The tests; a subclass provides the ``backend`` fixture: ``active()`` (a context in which
+    joblib uses the cluster), ``check_ran(minimum)`` and ``check_pids(pids)`` (where the last
+    ``active()`` block ran its tasks)."""
+
+    def test_ess_builtin_random_forest(self, backend):
+        one_job = _ess_rf(1)
+        with backend.active():
+            distributed = _ess_rf(N_JOBS)
+        _same(distributed, one_job)
+        assert distributed.lower_bound == one_job.lower_bound
+        backend.check_ran(minimum=3)  # tuning + a task per grid point, at least
+
+    def test_ess_user_estimator_and_loss(self, backend, tmp_path):
+        here, there = tmp_path / "one_job", tmp_path / "distributed"
+        here.mkdir()
+        there.mkdir()
+        one_job = _ess_user(1, here)
+        with backend.active():
+            distributed = _ess_user(N_JOBS, there)
+        _same(distributed, one_job)
+        assert _pids(here) == {os.getpid()}
+        assert _pids(there) and os.getpid() not in _pids(there)   # every fit ran in another process
+        backend.check_pids(_pids(there))
+
+    def test_transfer_table(self, backend, tmp_path):
+        here, there = tmp_path / "one_job", tmp_path / "distributed"
+        here.mkdir()
+        there.mkdir()
+        one_job = _table(1, here)
+        with backend.active():
+            distributed = _table(N_JOBS, there)
+        _same(distributed, one_job)
+        np.testing.assert_array_equal(distributed.values, one_job.values)
+        assert _pids(here) == {os.getpid()}
+        assert _pids(there) and os.getpid() not in _pids(there)
+        backend.check_pids(_pids(there))
+        backend.check_ran(minimum=2)
+
+    def test_within_domain_cv(self, backend):
+        one_job = _within_cv(1)
+        with backend.active():
+            distributed = _within_cv(N_JOBS)
+        pd.testing.assert_frame_equal(distributed, one_job, check_exact=True)
+        backend.check_ran(minimum=2)
+
+
+# ---- Dask: a process-based LocalCluster ---------------------------------------------------------
+class _Dask:
+    def __init__(self, client):
+        self.client = client
+        self._stream = None
+
+    def active(self):
+        import contextlib
+
+        import distributed
+        import joblib
+
+        @contextlib.contextmanager
+        def ctx():
+            with joblib.parallel_config(backend="dask"), distributed.get_task_stream(self.client) as ts:
+                yield
+            self._stream = ts.data
+
+        return ctx()
+
+    def check_pids(self, pids):
+        """The fits ran in the cluster's worker processes."""
+        assert pids <= set(self.client.run(os.getpid).values())
+
+    def check_ran(self, minimum):
+        """At least ``minimum`` tasks ran, all on the cluster's workers."""
+        assert len(self._stream) >= minimum
+        assert {d["worker"] for d in self._stream} <= set(self.client.scheduler_info()["workers"])
+
+
+@pytest.fixture(scope="class")
+def dask_backend():
+    distributed = pytest.importorskip("distributed")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # e.g. "Port 8787 is already in use"
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit="1GiB",
+                                           dashboard_address=None, silence_logs=logging.ERROR)
+    client = distributed.Client(cluster)
+    try:
+        pids = set(client.run(os.getpid).values())
+        assert len(pids) == 2 and os.getpid() not in pids   # two worker processes, not this one
+        yield _Dask(client)
+    finally:
+        client.close()
+        cluster.close()
+
+
+class TestDaskProcesses(_OnEveryBackend):
+    @pytest.fixture
+    def backend(self, dask_backend):
+        return dask_backend
+
+    # Dask only: the same process boundaries as the random forest (tuning and block fits in the
+    # workers); Ray's fresh actor processes for every joblib.Parallel call cost seconds each
+    def test_ess_builtin_logit_error_curve(self, backend):
+        one_job = _ess_logit_curve(1)
+        with backend.active():
+            distributed = _ess_logit_curve(N_JOBS)
+        _same(distributed, one_job)
+        backend.check_ran(minimum=3)  # tuning + a task per grid point, at least
+
+
+# ---- Ray: a local Ray instance, joblib's Ray backend --------------------------------------------
+class _Ray:
+    def active(self):
+        import joblib
+
+        return joblib.parallel_config(backend="ray")
+
+    def check_pids(self, pids):
+        """Ray's joblib backend starts fresh actor processes for each ``joblib.Parallel`` call, so
+        their ids are not known in advance; the tests have checked that they are not this one."""
+
+    def check_ran(self, minimum):
+        """Ray keeps no per-task record here; placement is checked with the recording estimator."""
+
+
+@pytest.fixture(scope="class")
+def ray_backend():
+    ray = pytest.importorskip("ray")
+    from ray.util.joblib import register_ray
+
+    ray.init(num_cpus=2, include_dashboard=False, object_store_memory=100 * 2**20, log_to_driver=False,
+             logging_level=logging.ERROR)
+    try:
+        register_ray()
+        yield _Ray()
+    finally:
+        ray.shutdown()
+
+
+class TestRay(_OnEveryBackend):
+    @pytest.fixture
+    def backend(self, ray_backend):
+        return ray_backend
