@@ -32,7 +32,7 @@ pytestmark = pytest.mark.r
 REPO = Path(__file__).resolve().parents[1]
 R_PACKAGE = REPO / "r-bridge" / "llmsurrogate"
 MISSING_R = ("Rscript not found: the R bridge tests need R. Run `make test`, or install R with "
-             "`apt-get install r-base-core r-cran-reticulate r-cran-testthat r-cran-jsonlite`.")
+             "`apt-get install r-base-core r-cran-reticulate r-cran-testthat r-cran-jsonlite r-cran-bit64 r-cran-tibble`.")
 
 
 def _r_env(lib: Path) -> dict[str, str]:

@@ -6,7 +6,11 @@ Two routes, for two directions of use:
   not convert numpy-2 arrays or pandas-on-numpy-2 frames, so everything crosses as plain Python
   values: :func:`to_r_columns` turns a frame into ``{column: list}`` (``None`` for missing), and
   :func:`call` runs a public function by name and returns only plain values (lists, dicts, floats,
-  strings).
+  strings). In the other direction reticulate would send R's missing values as values (an integer
+  ``NA`` as -2147483648, a logical ``NA`` as ``True``, a character ``NA`` as ``"NA"``), so the R
+  package sends data frames and vectors as typed columns with the positions of their missing
+  values, which :func:`from_r` (applied by :func:`call` to every argument) turns into lists with
+  ``None`` there.
 * **Python calling R (rpy2, for tests and users).** :func:`pandas_to_r` and :func:`r_to_pandas`
   convert data frames with rpy2's conversion-context API (rpy2 >= 3.5.17, < 3.6 while R is 4.2);
   :func:`r_converter` gives the converter for ``with r_converter().context(): ...`` blocks.
@@ -14,6 +18,7 @@ Two routes, for two directions of use:
 
 from __future__ import annotations
 
+import datetime
 import importlib
 import math
 from collections.abc import Mapping
@@ -26,7 +31,7 @@ from ._validation import as_frame
 from .exceptions import InvalidArgumentError
 from .results import Result
 
-__all__ = ["to_r_columns", "to_plain", "call", "pandas_to_r", "r_to_pandas", "r_converter"]
+__all__ = ["to_r_columns", "to_plain", "from_r", "call", "pandas_to_r", "r_to_pandas", "r_converter"]
 
 # Functions R may call through `call()`: module -> names. Keeps the bridge's surface explicit.
 R_CALLABLE = {
@@ -40,6 +45,7 @@ R_CALLABLE = {
                  "coverage_bound", "everywhere_dominance_box", "error_table", "within_domain_cv"},
     "ess": {"equivalent_sample_size", "error_curve", "cate_ess", "permutation"},
     "risk": {"score_table", "evaluate_table"},
+    "testing": {"synthetic_census"},
 }
 
 
@@ -112,8 +118,74 @@ def to_plain(obj: Any) -> Any:
     return v
 
 
+_EPOCH_DATE = datetime.date(1970, 1, 1)
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+
+
+def _listed(v: Any) -> list:
+    """reticulate sends an R vector of length 1 as a scalar and one of length 0 as ``[]``."""
+    if v is None:
+        return []
+    return list(v) if isinstance(v, (list, tuple)) else [v]
+
+
+def _date(v: Any) -> datetime.date:
+    return _EPOCH_DATE + datetime.timedelta(days=math.floor(v))
+
+
+def _datetime(v: Any) -> datetime.datetime:
+    return _EPOCH + datetime.timedelta(seconds=v)
+
+
+_KINDS = {"double": float, "integer": int, "logical": bool, "character": str, "date": _date,
+          "datetime": _datetime, "int64": int}
+
+
+def _r_column(spec: Mapping, what: str = "column") -> list:
+    """One typed R column (``{"kind", "values", "na"}``, ``na`` the 0-based positions of R's
+    missing values) as a list with ``None`` for missing."""
+    kind = spec.get("kind")
+    convert = _KINDS.get(kind)
+    if convert is None:
+        raise InvalidArgumentError(f"{what}: unknown column kind {kind!r} from R")
+    values = _listed(spec.get("values"))
+    na = _listed(spec.get("na"))
+    if na:
+        values = list(values)
+        for i in na:
+            values[int(i)] = None
+    if kind in ("double", "integer", "logical", "character"):
+        return values  # reticulate already made them floats, ints, bools and strs
+    try:
+        return [None if v is None else convert(v) for v in values]
+    except (OverflowError, ValueError) as err:
+        raise InvalidArgumentError(f"{what}: a {kind} value is outside Python's range ({err})") from err
+
+
+def from_r(value: Any) -> Any:
+    """An argument from the R package as Python values: a data frame (``{"__rframe__": ...}``) as
+    ``{column: list}`` and a vector (``{"__rvector__": ...}``) as a list, ``None`` where R has a
+    missing value; anything else unchanged.
+
+    >>> from_r({"__rframe__": {"names": ["a", "d"], "columns": [
+    ...     {"kind": "integer", "values": [1, -2147483648], "na": 1},
+    ...     {"kind": "date", "values": [0.0, 19000.0], "na": []}]}})
+    {'a': [1, None], 'd': [datetime.date(1970, 1, 1), datetime.date(2022, 1, 8)]}
+    """
+    if isinstance(value, Mapping):
+        if "__rframe__" in value:
+            spec = value["__rframe__"]
+            names = [str(n) for n in _listed(spec.get("names"))]
+            columns = _listed(spec.get("columns"))
+            return {name: _r_column(col, f"column {name!r}") for name, col in zip(names, columns)}
+        if "__rvector__" in value:
+            return _r_column(value["__rvector__"], "vector")
+    return value
+
+
 def call(function: str, *args: Any, **kwargs: Any) -> Any:
-    """Run ``llmsurrogate.<module>.<name>`` (``function="module.name"``) and return :func:`to_plain` output.
+    """Run ``llmsurrogate.<module>.<name>`` (``function="module.name"``) on the arguments decoded by
+    :func:`from_r` and return :func:`to_plain` output.
 
     >>> call("quantiles.upper_quantile", [1.0, 2.0, 3.0], [0.5])
     [2.0]
@@ -123,6 +195,8 @@ def call(function: str, *args: Any, **kwargs: Any) -> Any:
         allowed = sorted(f"{m}.{n}" for m, names in R_CALLABLE.items() for n in names)
         raise InvalidArgumentError(f"argument `function`: {function!r} is not callable from R; choose from {allowed}")
     fn = getattr(importlib.import_module(f"llmsurrogate.{module}"), name)
+    args = tuple(from_r(a) for a in args)
+    kwargs = {k: from_r(v) for k, v in kwargs.items()}
     return to_plain(fn(*args, **kwargs))
 
 
@@ -161,19 +235,51 @@ def pandas_to_r(data: Any):
         return ro.conversion.get_conversion().py2rpy(frame)
 
 
-def r_to_pandas(r_frame: Any):
-    """An R ``data.frame`` (rpy2 object) as a pandas DataFrame."""
-    ro = require("rpy2.robjects")
-    with r_converter().context():
-        out = ro.conversion.get_conversion().rpy2py(r_frame)
+def _rpy2_column(ro: Any, col: Any, name: str):
+    """One column of an R data.frame (an rpy2 vector) with R's missing values as missing: the same
+    kinds as the reticulate route (:func:`from_r`), factors as pandas Categoricals."""
     import pandas as pd
 
-    if not isinstance(out, pd.DataFrame):
-        raise InvalidArgumentError(f"argument `r_frame` is not an R data.frame (converted to {type(out).__name__})")
-    # rpy2 3.5 leaves R's NA_character_ as its own sentinel object, which pandas does not treat as
-    # missing: make it a real missing value.
-    na_types = tuple(type(x) for x in (ro.NA_Character, ro.NA_Logical, ro.NA_Integer, ro.NA_Real))
-    for col in out.columns:
-        if out[col].dtype == object:
-            out[col] = out[col].map(lambda x: None if isinstance(x, na_types) else x)
+    classes = list(ro.r["class"](col))
+    typeof = ro.r["typeof"](col)[0]
+    if ro.r["is.list"](col)[0] or len(ro.r["dim"](col) or []) > 1:
+        raise InvalidArgumentError(f"column {name!r} is a list, matrix or data frame column; flatten it first")
+    na = [i for i, m in enumerate(ro.r["is.na"](col)) if m]
+    if "factor" in classes:
+        codes = [int(c) - 1 for c in ro.r("function(x) { x <- as.integer(x); x[is.na(x)] <- 0L; x }")(col)]
+        return pd.Categorical.from_codes(codes, categories=list(ro.r["levels"](col)), ordered="ordered" in classes)
+    if "integer64" in classes:
+        kind, values = "int64", list(ro.r("function(x) { requireNamespace('bit64'); as.character(x) }")(col))
+    elif "Date" in classes:
+        kind, values = "date", list(ro.r["as.numeric"](col))
+    elif "POSIXct" in classes:
+        kind, values = "datetime", list(ro.r["as.numeric"](col))
+    elif typeof in ("double", "integer", "logical", "character"):
+        kind, values = typeof, list(ro.r["as.vector"](col))
+    else:
+        raise InvalidArgumentError(f"column {name!r} is of R type {typeof}; numeric, integer, logical, character, "
+                                   "factor, Date, POSIXct and integer64 columns can be converted")
+    return _r_column({"kind": kind, "values": values, "na": na}, f"column {name!r}")
+
+
+def r_to_pandas(r_frame: Any):
+    """An R ``data.frame`` (rpy2 object) as a pandas DataFrame.
+
+    R's missing values are missing in every column type (rpy2's own converter turns an integer
+    ``NA`` into -2147483648): integer columns with ``NA`` become float64 with NaN, as pandas stores
+    any integer column with missing values; factors become Categoricals, Dates ``datetime.date``
+    objects, POSIXct UTC timestamps, integer64 (bit64) exact integers. Row names other than R's
+    automatic ``1..n`` become the index.
+    """
+    ro = require("rpy2.robjects", purpose="converting data frames to and from R")
+    import pandas as pd
+
+    if not isinstance(r_frame, ro.vectors.DataFrame) and not ro.r["is.data.frame"](r_frame)[0]:
+        raise InvalidArgumentError(f"argument `r_frame` is not an R data.frame (got {type(r_frame).__name__})")
+    names = [str(n) for n in ro.r["names"](r_frame)]
+    columns = {name: _rpy2_column(ro, r_frame[j], name) for j, name in enumerate(names)}
+    n = int(ro.r["nrow"](r_frame)[0])
+    out = pd.DataFrame(columns, index=pd.RangeIndex(n))
+    if ro.r(".row_names_info")(r_frame)[0] > 0:  # negative: R's automatic row names
+        out.index = [str(r) for r in ro.r["rownames"](r_frame)]
     return out

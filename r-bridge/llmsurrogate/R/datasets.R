@@ -121,3 +121,31 @@ load_acs_income_rows <- function() {
 load_acs_golden_prompt <- function() {
   .call("datasets.load_acs_golden_prompt")
 }
+
+#' Synthetic census rows with a known income probability
+#'
+#' ACS-like person rows (the columns of the ACSIncome task, see [load_acs_income_rows()]) drawn
+#' from a known logistic model, for trying [risk_scores()] and [evaluate_risk_scores()] without
+#' real data: `p_true` is the true probability that income exceeds 50,000 and `PINCP>50000` is
+#' drawn from it. About 5% of `WKHP` (hours per week) is missing (`NA`). The same `seed` gives
+#' the same rows in R and in Python (`llmsurrogate.testing.synthetic_census`).
+#'
+#' @param n Number of rows.
+#' @param seed Seed of the random draws (a whole number >= 0).
+#' @return A data frame with `n` rows and columns `AGEP`, `COW`, `SCHL`, `MAR`, `OCCP`, `POBP`,
+#'   `RELP`, `WKHP`, `SEX`, `RAC1P` (census codes), `PINCP>50000` (0/1) and `p_true`.
+#' @seealso [load_acs_income_rows()] for ten real rows.
+#' @examples
+#' if (llmsurrogate_available()) {
+#'   d <- synthetic_census(500, seed = 1)
+#'   head(d)
+#'   evaluate_risk_scores(d[["PINCP>50000"]], d$p_true, n_boot = 0)
+#' }
+#' @export
+synthetic_census <- function(n = 1000, seed = 0) {
+  n <- .check_scalar(n, "n")
+  if (n < 1 || n != round(n)) .abort("argument `n` must be a whole number >= 1", sys.call())
+  seed <- .check_scalar(seed, "seed")
+  if (seed < 0 || seed != round(seed)) .abort("argument `seed` must be a whole number >= 0", sys.call())
+  .call("testing.synthetic_census", as.integer(n), seed = as.integer(seed))
+}

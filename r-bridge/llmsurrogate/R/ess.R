@@ -8,10 +8,19 @@
 #' Both call the Python package (`llmsurrogate.ess`), whose accumulation and tests run in Rust;
 #' the numbers are the Python package's numbers.
 #'
-#' @param data A data frame, one row per observation.
+#' Column types: numeric, integer, logical, factor, character, Date, POSIXct and integer64
+#' (package bit64) columns and tibbles are accepted, and `NA` of every type is a missing value
+#' (see `missing`). Factor and character features are dummy-coded by Python; a Date feature is a
+#' category per date (convert it with `as.numeric()` for a trend). A logical outcome is 0/1
+#' (`TRUE` is 1). A two-level factor outcome is coded 0 for its first level and 1 for its second,
+#' as [stats::glm()] does, unless the prediction holds labels too; other factor and character outcomes
+#' need label predictions (a factor or character column, compared label by label under
+#' `loss = "zero_one"`) and are an error otherwise.
+#'
+#' @param data A data frame or tibble, one row per observation.
 #' @param outcome Name of the outcome column.
-#' @param prediction Name of the column holding the fixed rule's predictions, or a numeric
-#'   vector aligned with the rows of `data`.
+#' @param prediction Name of the column holding the fixed rule's predictions, or a vector
+#'   aligned with the rows of `data` (numeric, logical, or labels: factor or character).
 #' @param features Character vector of feature columns; `NULL` uses all other columns.
 #' @param algorithm `"rf"`, `"lasso"`, `"logit_l1"` (the paper's models with per-N tuning),
 #'   `"mean"` or `"majority"` (simple native learners).
@@ -27,6 +36,10 @@
 #' @param n_estimators Trees of the random forest.
 #' @param bias_correct `TRUE` adds 2 V_test / (B - 1) to the fixed-N variance, removing the
 #'   leading finite-B bias of (4.5) (docs/methods/ess.md §4.6; an extension, not in the paper).
+#' @param missing What a missing value (`NA`, of any column type) in the outcome, the prediction
+#'   or a feature does: `"error"` (default) stops and names the column and the row; `"drop"`
+#'   drops the incomplete rows (with a warning from Python; valid only when missingness is
+#'   unrelated to the data, e.g. unparseable LLM answers at random).
 #' @return An object of class `c("llmsurrogate_ess", "llmsurrogate_result")`: a list with
 #'   `table` (one row per grid point), `summary` (the printed text), `title`, `kind` and `json`,
 #'   every field of the Python result under its name (`lower_bound`, `status`, `plugin`,
@@ -46,31 +59,28 @@
 ess <- function(data, outcome, prediction, features = NULL, algorithm = "rf", grid = NULL,
                 loss = "squared", alpha = 0.05, variance = "difference", regime = "hybrid",
                 tuning = "per_n_subset", seed = 0L, n_jobs = NULL, n_estimators = 300L,
-                bias_correct = FALSE) {
-  args <- .ess_args(data, outcome, features, algorithm, grid, loss, regime, tuning, seed, n_jobs,
-                    n_estimators, sys.call(), bias_correct)
-  if (is.character(prediction)) {
-    prediction <- .check_string(prediction, "prediction")
-  } else {
-    prediction <- as.list(.check_numeric(prediction, "prediction"))
-  }
-  alpha <- .check_scalar(alpha, "alpha")
-  res <- do.call(.call, c(list("ess.equivalent_sample_size", args$data, outcome, prediction,
-                               alpha = alpha, variance = .check_string(variance, "variance")),
-                          args$kw))
-  res
+                bias_correct = FALSE, missing = "error") {
+  call <- sys.call()
+  kw <- .ess_args(algorithm, grid, loss, regime, tuning, seed, n_jobs, n_estimators, call,
+                  bias_correct, missing, features)
+  prep <- .ess_data(data, outcome, prediction, features, kw$loss, kw$missing, call)
+  do.call(.call, c(list("ess.equivalent_sample_size", prep$data, prep$outcome, prep$prediction,
+                        alpha = .check_scalar(alpha, "alpha"), variance = .check_string(variance, "variance")),
+                   kw))
 }
 
 #' @rdname ess
 #' @export
 error_curve <- function(data, outcome, features = NULL, algorithm = "rf", grid = NULL,
                         loss = "squared", alpha = 0.05, regime = "hybrid", tuning = "per_n_subset",
-                        seed = 0L, n_jobs = NULL, n_estimators = 300L, bias_correct = FALSE) {
-  args <- .ess_args(data, outcome, features, algorithm, grid, loss, regime, tuning, seed, n_jobs,
-                    n_estimators, sys.call(), bias_correct)
-  res <- do.call(.call, c(list("ess.error_curve", args$data, outcome,
-                               alpha = .check_scalar(alpha, "alpha")), args$kw))
-  res
+                        seed = 0L, n_jobs = NULL, n_estimators = 300L, bias_correct = FALSE,
+                        missing = "error") {
+  call <- sys.call()
+  kw <- .ess_args(algorithm, grid, loss, regime, tuning, seed, n_jobs, n_estimators, call,
+                  bias_correct, missing, features)
+  prep <- .ess_data(data, outcome, NULL, features, kw$loss, kw$missing, call)
+  do.call(.call, c(list("ess.error_curve", prep$data, prep$outcome, alpha = .check_scalar(alpha, "alpha")),
+                   kw))
 }
 
 #' Equivalent sample size of an LLM's treatment-effect predictions (CATE-ESS)
@@ -82,9 +92,10 @@ error_curve <- function(data, outcome, features = NULL, algorithm = "rf", grid =
 #' rule is the LLM's CATE prediction (Gao, Han and Liang 2026, Section 6; docs/methods/ess.md §7).
 #'
 #' @inheritParams ess
-#' @param treatment Name of the binary (0/1) treatment column.
 #' @param prediction Name of the column holding the LLM's CATE predictions, or a numeric vector
 #'   aligned with the rows of `data`.
+#' @param treatment Name of the binary treatment column: 0/1, logical, or a two-level factor
+#'   (0 for its first level).
 #' @param propensity The known treatment probability: a number, the name of a column, or `NULL`
 #'   for the treated share (a completely randomised experiment).
 #' @return An object of class `c("llmsurrogate_ess", "llmsurrogate_result")`, as from [ess()];
@@ -105,16 +116,12 @@ error_curve <- function(data, outcome, features = NULL, algorithm = "rf", grid =
 cate_ess <- function(data, outcome, treatment, prediction, propensity = NULL, features = NULL,
                      algorithm = "rf", grid = NULL, alpha = 0.05, variance = "difference",
                      regime = "hybrid", tuning = "per_n_subset", seed = 0L, n_jobs = NULL,
-                     n_estimators = 300L, bias_correct = FALSE) {
-  args <- .ess_args(data, outcome, features, algorithm, grid, "squared", regime, tuning, seed, n_jobs,
-                    n_estimators, sys.call(), bias_correct)
-  args$kw$loss <- NULL
+                     n_estimators = 300L, bias_correct = FALSE, missing = "error") {
+  call <- sys.call()
+  kw <- .ess_args(algorithm, grid, "squared", regime, tuning, seed, n_jobs, n_estimators, call,
+                  bias_correct, missing, features)
+  kw$loss <- NULL
   treatment <- .check_string(treatment, "treatment")
-  if (is.character(prediction)) {
-    prediction <- .check_string(prediction, "prediction")
-  } else {
-    prediction <- as.list(.check_numeric(prediction, "prediction"))
-  }
   if (!is.null(propensity)) {
     if (is.character(propensity)) {
       propensity <- .check_string(propensity, "propensity")
@@ -124,25 +131,34 @@ cate_ess <- function(data, outcome, treatment, prediction, propensity = NULL, fe
       propensity <- as.list(.check_numeric(propensity, "propensity"))
     }
   }
-  res <- do.call(.call, c(list("ess.cate_ess", args$data, outcome, treatment, prediction,
-                               propensity = propensity, alpha = .check_scalar(alpha, "alpha"),
-                               variance = .check_string(variance, "variance")),
-                          args$kw))
-  res
+  exclude <- c(treatment, if (is.character(propensity)) propensity)
+  prep <- .ess_data(data, outcome, prediction, features, "squared", kw$missing, call, exclude = exclude,
+                    treatment = treatment)
+  do.call(.call, c(list("ess.cate_ess", prep$data, prep$outcome, treatment, prep$prediction,
+                        propensity = propensity, alpha = .check_scalar(alpha, "alpha"),
+                        variance = .check_string(variance, "variance")),
+                   kw))
 }
 
-.ess_args <- function(data, outcome, features, algorithm, grid, loss, regime, tuning, seed, n_jobs,
-                      n_estimators, call, bias_correct = FALSE) {
-  cols <- .frame_arg(data, "data", call)
-  outcome <- .check_string(outcome, "outcome", call)
+# The keyword arguments shared by ess(), error_curve() and cate_ess(), checked.
+.ess_args <- function(algorithm, grid, loss, regime, tuning, seed, n_jobs, n_estimators, call,
+                      bias_correct, missing, features) {
   kw <- list(algorithm = .check_string(algorithm, "algorithm", call),
              loss = .check_string(loss, "loss", call),
              regime = .check_string(regime, "regime", call),
              tuning = .check_string(tuning, "tuning", call),
              n_jobs = .check_n_jobs(n_jobs, call),
-             bias_correct = .check_flag(bias_correct, "bias_correct", call))
+             bias_correct = .check_flag(bias_correct, "bias_correct", call),
+             missing = .check_string(missing, "missing", call))
+  if (!kw$missing %in% c("error", "drop")) {
+    .abort(sprintf("argument `missing` must be \"error\" or \"drop\", not \"%s\"", kw$missing), call)
+  }
   if (!is.null(features)) {
-    kw$features <- as.list(as.character(features))
+    if (is.factor(features)) features <- as.character(features)
+    if (!is.character(features) || anyNA(features)) {
+      .abort("argument `features` must be a character vector of column names", call)
+    }
+    kw$features <- as.list(features)
   }
   if (!is.null(grid)) {
     g <- .check_numeric(grid, "grid", call)
@@ -159,7 +175,138 @@ cate_ess <- function(data, outcome, treatment, prediction, propensity = NULL, fe
   if (identical(kw$algorithm, "rf")) {
     kw$algorithm_options <- list(n_estimators = as.integer(.check_scalar(n_estimators, "n_estimators", call)))
   }
-  list(data = cols, kw = kw)
+  kw
+}
+
+# The data, outcome and prediction of an ESS call, ready for the bridge. R's column types are
+# settled here, where Python would guess: a logical outcome or treatment is 0/1; a two-level
+# factor outcome is 0 for its first level and 1 for its second (as in glm()) unless the
+# prediction holds labels too; other factor or character outcomes are an error unless both sides
+# are labels (loss "zero_one"). With missing = "error" a missing value (NA) in any column the
+# call uses is an error naming the column and the row; with "drop" Python drops those rows.
+.ess_data <- function(data, outcome, prediction, features, loss, missing, call, exclude = character(0),
+                      treatment = NULL) {
+  if (!is.data.frame(data)) {
+    .abort(sprintf("argument `data` must be a data frame, not %s", class(data)[1]), call)
+  }
+  outcome <- .check_string(outcome, "outcome", call)
+  pred_col <- NULL
+  pred_values <- NULL
+  if (!is.null(prediction)) {
+    if (is.character(prediction) && length(prediction) == 1L) {
+      pred_col <- .check_string(prediction, "prediction", call)
+      pred_values <- data[[pred_col]]
+    } else {
+      if (!is.atomic(prediction) || is.null(prediction) || !(is.numeric(prediction) || is.logical(prediction) ||
+                                                              is.factor(prediction) || is.character(prediction))) {
+        .abort(sprintf("argument `prediction` must be a column name or a vector, not %s", class(prediction)[1]),
+               call)
+      }
+      if (length(prediction) != nrow(data)) {
+        .abort(sprintf("argument `prediction` has %d values but `data` has %d rows; pass one prediction per row",
+                       length(prediction), nrow(data)), call)
+      }
+      bad <- which(is.na(prediction))
+      if (length(bad) && missing == "error") {
+        .abort(sprintf(paste0("argument `prediction` has a missing value (NA) at position %d%s; drop or impute ",
+                              "missing values first, or pass missing = \"drop\" to drop those rows"),
+                       bad[1], .more(bad)), call)
+      }
+      pred_values <- if (is.logical(prediction)) as.integer(prediction) else prediction
+    }
+    if (is.logical(pred_values) && !is.null(pred_col)) {
+      data[[pred_col]] <- as.integer(pred_values)
+    }
+  }
+  if (outcome %in% names(data)) {
+    data[[outcome]] <- .code_outcome(data[[outcome]], outcome, pred_values, loss, call)
+  }
+  if (!is.null(treatment) && treatment %in% names(data)) {
+    data[[treatment]] <- .code_treatment(data[[treatment]], treatment, call)
+  }
+  if (missing == "error") {
+    used <- if (is.null(features)) setdiff(names(data), c(outcome, pred_col, exclude)) else features
+    .check_no_missing(data, unique(c(outcome, pred_col, exclude, used)), call)
+  }
+  if (is.null(pred_col) && !is.null(pred_values)) {
+    prediction <- .vector_arg(pred_values, "prediction", call)
+  } else {
+    prediction <- pred_col
+  }
+  list(data = .frame_arg(data, "data", call), outcome = outcome, prediction = prediction)
+}
+
+.is_labels <- function(x) is.factor(x) || is.character(x)
+
+.more <- function(bad) if (length(bad) > 1L) sprintf(" (and %d more)", length(bad) - 1L) else ""
+
+.code_outcome <- function(y, outcome, pred_values, loss, call) {
+  if (is.logical(y)) {
+    return(as.integer(y))
+  }
+  if (!.is_labels(y)) {
+    return(y)
+  }
+  if (!is.null(pred_values) && .is_labels(pred_values)) {
+    seen <- unique(as.character(y[!is.na(y)]))
+    said <- unique(as.character(pred_values[!is.na(pred_values)]))
+    if (length(seen) && length(said) && !any(said %in% seen)) {
+      .abort(sprintf(paste0("the prediction's labels (%s) have no label in common with outcome `%s` (%s); ",
+                            "use the same labels on both sides"),
+                     .show_labels(said), outcome, .show_labels(seen)), call)
+    }
+    return(y)
+  }
+  if (is.null(pred_values) && identical(loss, "zero_one")) {
+    return(y)  # class labels for the 0-1 loss of an error curve
+  }
+  if (is.factor(y) && nlevels(y) == 2L) {
+    return(as.integer(y) - 1L)
+  }
+  if (is.factor(y)) {
+    .abort(sprintf(paste0("outcome `%s` is a factor with %d levels; a numeric prediction or loss needs a numeric, ",
+                          "logical or two-level factor outcome (coded 0 for the first level and 1 for the ",
+                          "second). For class labels, give the prediction as labels too (a factor or character ",
+                          "column) with loss = \"zero_one\""), outcome, nlevels(y)), call)
+  }
+  first <- y[!is.na(y)][1]
+  .abort(sprintf(paste0("outcome `%s` is character; code it as numbers (e.g. as.integer(%s == \"%s\")) or as a ",
+                        "two-level factor (coded 0 for its first level and 1 for its second). For class labels, ",
+                        "give the prediction as labels too with loss = \"zero_one\""),
+                 outcome, outcome, if (is.na(first)) "yes" else first), call)
+}
+
+.code_treatment <- function(d, treatment, call) {
+  if (is.logical(d)) {
+    return(as.integer(d))
+  }
+  if (is.factor(d) && nlevels(d) == 2L) {
+    return(as.integer(d) - 1L)
+  }
+  if (.is_labels(d)) {
+    .abort(sprintf(paste0("treatment `%s` is %s; code it 0/1 (a logical or a two-level factor, ",
+                          "0 for the first level, also works)"), treatment,
+                   if (is.factor(d)) sprintf("a factor with %d levels", nlevels(d)) else "character"), call)
+  }
+  d
+}
+
+.show_labels <- function(x) {
+  x <- sort(x)
+  shown <- paste0("\"", utils::head(x, 5L), "\"", collapse = ", ")
+  if (length(x) > 5L) paste0(shown, ", ...") else shown
+}
+
+# With missing = "error": the first missing value (NA) of the used columns, with its row, is an error.
+.check_no_missing <- function(data, columns, call) {
+  for (col in intersect(columns, names(data))) {
+    bad <- which(is.na(data[[col]]))
+    if (length(bad)) {
+      .abort(sprintf(paste0("column `%s` has a missing value (NA) in row %d%s; drop or impute missing values ",
+                            "first, or pass missing = \"drop\" to drop the incomplete rows"),
+                     col, bad[1], .more(bad)), call)
+    }
+  }
 }
 
 #' Plot an ESS result or an error curve

@@ -6,7 +6,8 @@
 #' virtualenv with [install_llmsurrogate()].
 #'
 #' Only plain values cross between the languages: numeric vectors, character strings,
-#' data frames (as named lists of columns) and result objects (table, summary text, JSON).
+#' data frames (as named lists of typed columns; `NA` of every column type arrives in Python as
+#' a missing value) and result objects (table, summary text, JSON).
 #'
 #' @section Functions:
 #' * Equivalent sample size: [ess()], [error_curve()], [cate_ess()]; methods in
@@ -22,7 +23,7 @@
 #'   [weighted_upper_quantile()], [weighted_lower_quantile()], [weighted_quantile_interval()].
 #' * Data: [load_certainty_equivalents()], [certainty_equivalent_domains()],
 #'   [load_transfer_errors()], [transfer_error_models()], [load_acs_income_rows()],
-#'   [load_acs_golden_prompt()].
+#'   [load_acs_golden_prompt()], [synthetic_census()].
 #' * Demo: [llmsurrogate_demo()].
 #' * Results: [print()][llmsurrogate_result], [summary()][llmsurrogate_result],
 #'   [as.data.frame()][llmsurrogate_result], [plot()][plot.llmsurrogate_ess] (see

@@ -47,7 +47,7 @@ risk_scores <- function(data, task, model, backend = "transformers", method = "m
 #' @param y Numeric vector of 0/1 outcomes.
 #' @param scores Numeric vector of risk scores in \[0, 1\].
 #' @param groups Optional vector of group labels for group metrics (groups with under 4% of the
-#'   rows are skipped).
+#'   rows are skipped); `NA` is an error.
 #' @param threshold Classification threshold.
 #' @param n_boot Bootstrap resamples (0 for none).
 #' @param seed Bootstrap seed.
@@ -70,13 +70,18 @@ evaluate_risk_scores <- function(y, scores, groups = NULL, threshold = 0.5, n_bo
   }
   if (!is.null(groups)) {
     if (length(groups) != length(y)) .abort("argument `groups` must have the length of `y`", sys.call())
-    groups <- as.list(as.character(groups))
+    bad <- which(is.na(groups))
+    if (length(bad)) {
+      .abort(sprintf(paste0("argument `groups` has a missing value (NA) at position %d; give every row a ",
+                            "group (e.g. \"unknown\") or drop those rows"), bad[1]), sys.call())
+    }
+    groups <- .vector_arg(as.character(groups), "groups")
   }
   threshold <- .check_scalar(threshold, "threshold")
   n_boot <- as.integer(.check_scalar(n_boot, "n_boot"))
   seed <- as.integer(.check_scalar(seed, "seed"))
-  out <- .call("risk.evaluate_table", as.list(y), as.list(scores), groups = groups, threshold = threshold,
-               n_boot = n_boot, seed = seed)
+  out <- .call("risk.evaluate_table", .vector_arg(y, "y"), .vector_arg(scores, "scores"), groups = groups,
+               threshold = threshold, n_boot = n_boot, seed = seed)
   metrics <- out$metrics
   attr(metrics, "groups") <- out$groups
   attr(metrics, "group_summary") <- out$group_summary

@@ -70,6 +70,13 @@ NULL
       .abort(sprintf("argument `%s` needs r training-domain columns, a test column and an error column", name), call)
     }
     r <- d - 2
+    for (k in seq_len(d - 1L)) {
+      bad <- which(is.na(err[[k]]))
+      if (length(bad)) {
+        .abort(sprintf("argument `%s`: column `%s` has a missing domain (NA) in row %d; every error needs its %s",
+                       name, names(err)[k], bad[1], "training and test domains"), call)
+      }
+    }
     out <- lapply(seq_len(r), function(k) as.integer(err[[k]]))
     names(out) <- if (r == 1) "train" else paste0("train_", seq_len(r))
     out$test <- as.integer(err[[d - 1]])

@@ -190,18 +190,83 @@
   .py_guard(.from_py(.rbridge$call(fn, ...)), call = caller)
 }
 
-# ---- data frames to Python -------------------------------------------------------------------
+# ---- data frames and vectors to Python ---------------------------------------------------------
+# reticulate would send R's missing values as values (an integer NA as -2147483648, a logical NA
+# as True, a character NA as "NA"), so columns cross typed, with the 0-based positions of their
+# missing values; llmsurrogate.rbridge.from_r() puts None there. Factors cross as their labels,
+# Dates as datetime.date, POSIXct as UTC datetime.datetime, integer64 (bit64) as exact Python ints;
+# other classed numbers (difftime, ...) as their numbers.
 
-# A data frame as a named list of columns for the bridge (factors as their labels; a one-row
-# frame's columns as lists, so that Python sees lists, not scalars).
+.column_kinds <- paste("numeric, integer, logical, character, factor, Date, POSIXct and integer64",
+                       "columns")
+
+# One vector as list(kind, values, na) for the bridge; `what` names it in errors.
+.column_payload <- function(x, what, call) {
+  if (inherits(x, "AsIs")) {
+    class(x) <- setdiff(class(x), "AsIs")
+  }
+  if (is.data.frame(x) || is.matrix(x) || is.array(x) && length(dim(x)) > 1L) {
+    .abort(sprintf("%s is a matrix or data frame column; the bridge takes %s (flatten it first)",
+                   what, .column_kinds), call)
+  }
+  if (is.list(x)) {
+    .abort(sprintf("%s is a list column; the bridge takes %s", what, .column_kinds), call)
+  }
+  na <- is.na(x)
+  if (inherits(x, "integer64")) {
+    if (!requireNamespace("bit64", quietly = TRUE)) {
+      .abort(sprintf("%s is integer64; install the 'bit64' package to pass it", what), call)
+    }
+    kind <- "int64"
+    values <- as.character(x)
+  } else if (is.factor(x)) {
+    kind <- "character"
+    values <- as.character(x)
+  } else if (inherits(x, "Date")) {
+    kind <- "date"
+    values <- as.numeric(unclass(x))
+  } else if (inherits(x, c("POSIXct", "POSIXlt"))) {
+    kind <- "datetime"
+    values <- as.numeric(as.POSIXct(x))
+    na <- is.na(values)
+  } else if (is.logical(x)) {
+    kind <- "logical"
+    values <- as.vector(x)
+  } else if (is.integer(x)) {
+    kind <- "integer"
+    values <- as.vector(unclass(x))
+  } else if (is.double(x)) {
+    kind <- "double"
+    values <- as.vector(unclass(x))
+  } else if (is.character(x)) {
+    kind <- "character"
+    values <- as.vector(x)
+  } else {
+    .abort(sprintf("%s is %s; the bridge takes %s", what, typeof(x), .column_kinds), call)
+  }
+  list(kind = kind, values = unname(values), na = which(na) - 1L)
+}
+
+# A data frame (or tibble) for the bridge: Python gets {column: list} with None for missing values.
 .frame_arg <- function(data, name = "data", call = sys.call(sys.parent())) {
   if (!is.data.frame(data)) {
     .abort(sprintf("argument `%s` must be a data frame, not %s", name, class(data)[1]), call)
   }
-  lapply(as.list(data), function(col) {
-    if (is.factor(col)) col <- as.character(col)
-    if (length(col) == 1L) as.list(col) else col
+  nms <- names(data)
+  dup <- unique(nms[duplicated(nms)])
+  if (length(dup)) {
+    .abort(sprintf("argument `%s` has a duplicated column name (`%s`); column names must be unique",
+                   name, dup[1]), call)
+  }
+  cols <- lapply(seq_along(nms), function(j) {
+    .column_payload(data[[j]], sprintf("column `%s` of `%s`", nms[j], name), call)
   })
+  list(`__rframe__` = list(names = as.list(nms), columns = cols))
+}
+
+# A vector for the bridge: Python gets a list with None for missing values.
+.vector_arg <- function(x, name, call = sys.call(sys.parent())) {
+  list(`__rvector__` = .column_payload(x, sprintf("argument `%s`", name), call))
 }
 
 # ---- argument checks (R-side, with R's 1-based positions) ----------------------------------

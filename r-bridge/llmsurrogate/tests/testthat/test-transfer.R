@@ -53,3 +53,14 @@ test_that("bad input is an llmsurrogate_error naming the problem", {
   expect_error(check_everywhere_dominance(E3, matrix(1, 4, 4)), class = "llmsurrogate_error")
   expect_error(forecast_interval(matrix(1, 1, 1), 0.9), class = "llmsurrogate_error")
 })
+
+test_that("a missing domain in a long error table is named, not sent as -2147483648", {
+  skip_if_no_llmsurrogate()
+  long <- data.frame(train = c(2L, 3L, 1L, 3L, 1L, NA), test = c(1L, 1L, 2L, 2L, 3L, 3L), val = c(3, 5, 1, 6, 2, 4))
+  expect_error(forecast_interval(long, tau = 0.8), "column `train` has a missing domain \\(NA\\) in row 6",
+               class = "llmsurrogate_error")
+  long$train[6] <- 2L
+  long$test[2] <- NA
+  expect_error(check_everywhere_dominance(long, long, 0.9), "column `test` has a missing domain \\(NA\\) in row 2",
+               class = "llmsurrogate_error")
+})
