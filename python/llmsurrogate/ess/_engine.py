@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import math
 import numbers
 import warnings
@@ -319,9 +320,13 @@ def _trusted_inputs(learner: Learner):
     if learner.estimator is not None:
         yield
         return
+    import joblib
     import sklearn
 
-    with sklearn.config_context(assume_finite=True, skip_parameter_validation=True):
+    # sequential: the built-in forests and grid searches are fitted with n_jobs=1 on purpose, and
+    # a backend such as Dask would otherwise become their nested backend (it ignores n_jobs=1)
+    with sklearn.config_context(assume_finite=True, skip_parameter_validation=True), \
+            joblib.parallel_config(backend="sequential"):
         yield
 
 
@@ -390,11 +395,30 @@ def worker_kind(learner: Learner) -> str:
     return "threads" if learner.name in ("mean", "majority") else "processes"
 
 
+def _in_order(tasks, n_jobs, prefer):
+    """The tasks' results in order, streamed: joblib's generator output where the active backend
+    has it; in windows of a few tasks per worker where it does not (joblib's multiprocessing
+    backend, Ray's), so that no more than a window of results is held at once."""
+    from joblib import Parallel, effective_n_jobs
+
+    try:
+        par = Parallel(n_jobs=n_jobs, return_as="generator", prefer=prefer)
+    except ValueError:  # "Backend ... does not support return_as=generator"
+        par = None
+    if par is not None:
+        yield from par(tasks)
+        return
+    window = 4 * max(1, effective_n_jobs(n_jobs))
+    with Parallel(n_jobs=n_jobs, prefer=prefer) as par:
+        while chunk := list(itertools.islice(tasks, window)):
+            yield from par(chunk)
+
+
 def run_point(prep: Prepared, learner: Learner, N: int, tuning: str, seed: int | None, n_jobs: int | None,
               with_llm: bool, progress: Callable[[int, int], None] | None = None, params: dict | None = None) -> dict:
     """Block-out CV at one training size: a dict of variance pieces (plain and difference).
     ``params``: hyperparameters already tuned for this size (default: tune here)."""
-    from joblib import Parallel, delayed
+    from joblib import delayed
 
     if params is None:
         params = tune_for_n(prep, learner, N, tuning, seed)
@@ -410,9 +434,9 @@ def run_point(prep: Prepared, learner: Learner, N: int, tuning: str, seed: int |
     shortcut = 0
     done = 0
     with _quiet_fit_warnings():
-        par = Parallel(n_jobs=n_jobs, return_as="generator", prefer=worker_kind(learner))
-        for s, (rows, nconst) in zip(starts, par(tasks)):
-            acc.add_blocks(s, rows, n_jobs)
+        for s, (rows, nconst) in zip(starts, _in_order(tasks, n_jobs, worker_kind(learner))):
+            # rows unpickled from another process (Dask) can be misaligned; Rust needs aligned, C-ordered rows
+            acc.add_blocks(s, np.require(rows, dtype=np.float64, requirements=["C", "A"]), n_jobs)
             shortcut += nconst
             done += rows.shape[0]
             if progress is not None:
