@@ -3,12 +3,40 @@
 Each helper names the offending argument and says how to fix it, and raises a subclass of
 :class:`~llmsurrogate.exceptions.LLMSurrogateError`. Frames may be pandas or polars DataFrames or a
 mapping of column name to sequence (what R passes through reticulate); they come back as pandas.
+
+Rules every public function follows
+-----------------------------------
+**Pairing by label.** When a function pairs two or more inputs row by row (``y`` and ``scores``;
+``values`` and ``weights``; ``data`` and ``prediction``; an error matrix's rows and columns) and more
+than one of them carries pandas labels (a ``Series`` or ``DataFrame``), the rows are paired **by
+label**, never silently by position (:func:`align_by_label`):
+
+* equal indexes (same labels, same order): used as they are;
+* the same labels in another order: the later inputs are reordered to the first one's order;
+* different labels (a label in one but not the other), or duplicated labels that are not in the same
+  order: :class:`~llmsurrogate.exceptions.InvalidArgumentError` naming both arguments, with the
+  fix: ``.reset_index(drop=True)`` on both (or ``.to_numpy()``) to pair by position, or
+  ``b.loc[a.index]`` to pick the matching rows.
+
+A list, numpy array, polars Series or ``pandas.Index`` has no row labels and is paired by position.
+
+**No lossy coercion.** Numeric inputs must hold real numbers (bool, int, float). Complex numbers,
+datetime64/timedelta64 values, strings and other objects are rejected with an error naming the
+argument instead of being truncated to a real part, turned into day or nanosecond counts, or parsed
+from text (:func:`as_float_array`, :func:`reject_lossy`).
+
+**Sizes checked before allocating.** An argument that sets the size of an allocation (``bins``,
+``n_boot``, ``n``) is checked against the memory the process may use before any work starts
+(:func:`check_allocation`); the error names the argument and the memory it would need.
 """
 
 from __future__ import annotations
 
 import difflib
+import math
 import numbers
+import os
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -27,25 +55,105 @@ def _is_polars(obj: Any) -> bool:
     return type(obj).__module__.split(".")[0] == "polars"
 
 
+def _kind_problem(kind: str) -> str | None:
+    """Why a numpy dtype kind cannot become float64 without loss (None: it can)."""
+    if kind in "biuf":
+        return None
+    if kind == "c":
+        return "holds complex numbers (only real numbers are accepted; pass `.real` explicitly if that is meant)"
+    if kind in "mM":
+        return ("holds dates or durations (datetime64/timedelta64); convert them to numbers explicitly, "
+                "e.g. days since a reference date")
+    if kind in "US":
+        return "holds strings; convert them to numbers first (e.g. pandas.to_numeric)"
+    return None if kind == "O" else "has a non-numeric dtype"
+
+
+def _object_problem(arr: np.ndarray) -> str | None:
+    """Why an object array cannot become float64 without loss (None: every element is a real number or missing)."""
+    import datetime
+    import decimal
+    import fractions
+
+    for v in arr.ravel():
+        if v is None or isinstance(v, (bool, np.bool_, numbers.Real, decimal.Decimal, fractions.Fraction)):
+            continue
+        if isinstance(v, (complex, np.complexfloating)):
+            return _kind_problem("c")
+        if isinstance(v, (datetime.date, datetime.timedelta, np.datetime64, np.timedelta64)):
+            return _kind_problem("M")
+        if isinstance(v, (str, bytes)):
+            return _kind_problem("U")
+        if type(v).__name__ in ("NAType", "NaTType"):
+            if type(v).__name__ == "NaTType":
+                return _kind_problem("M")
+            continue
+        return f"holds a non-numeric value of type {type(v).__name__} ({v!r:.40})"
+    return None
+
+
+def reject_lossy(x: Any, name: str) -> None:
+    """Raise if ``x`` (numpy, pandas, polars or a sequence) holds complex, datetime/timedelta,
+    string or other non-numeric values that a float conversion would silently change."""
+    if _is_polars(x):
+        x = x.to_numpy()
+    dtype = getattr(x, "dtype", None)
+    kind = getattr(dtype, "kind", None)
+    if kind is None and dtype is not None:  # a pandas extension dtype without a numpy kind
+        kind = "O"
+    if isinstance(dtype, np.dtype) or (kind is not None and kind != "O"):
+        problem = _kind_problem(kind)
+        if problem is None and kind != "O":
+            return
+    elif isinstance(x, (str, bytes)):
+        raise InvalidArgumentError(f"argument `{name}` must be an array of numbers, not a string")
+    if hasattr(x, "to_numpy") and not isinstance(x, np.ndarray):
+        try:
+            pd_kind = getattr(getattr(x, "dtype", None), "kind", "O")
+        except Exception:  # pragma: no cover - exotic dtypes
+            pd_kind = "O"
+        problem = _kind_problem(pd_kind)
+        if problem is None and pd_kind != "O":
+            return
+        if problem is None:
+            problem = _object_problem(np.asarray(x.to_numpy(dtype=object)))
+    else:
+        arr = x if isinstance(x, np.ndarray) else np.asarray(x, dtype=object) if not np.isscalar(x) else np.asarray(x)
+        problem = _kind_problem(arr.dtype.kind)
+        if problem is None and arr.dtype.kind == "O":
+            problem = _object_problem(arr)
+    if problem is not None:
+        raise InvalidArgumentError(f"argument `{name}` {problem}")
+
+
 def as_float_array(x: Any, name: str, *, allow_nan: bool = True, allow_empty: bool = False) -> np.ndarray:
     """A 1-d C-contiguous float64 copy-or-view of ``x`` (list, numpy, pandas or polars Series).
 
-    NaN checks are left to the Rust kernels unless ``allow_nan=False``.
+    Complex, datetime64/timedelta64, string and other non-numeric values are errors (no lossy
+    coercion). NaN checks are left to the Rust kernels unless ``allow_nan=False``.
     """
     if x is None:
         raise InvalidArgumentError(f"argument `{name}` is None; pass a 1-d array of numbers")
+    if isinstance(x, (str, bytes)):
+        raise InvalidArgumentError(f"argument `{name}` must be an array of numbers, not a string")
+    if isinstance(x, Mapping):
+        raise InvalidArgumentError(f"argument `{name}` must be a 1-d array of numbers, not a mapping")
     if _is_polars(x):
         x = x.to_numpy()
-    elif hasattr(x, "to_numpy") and not isinstance(x, np.ndarray):  # pandas Series / Index
+    if isinstance(x, (list, tuple)) and any(isinstance(v, (list, tuple, np.ndarray)) for v in x):
+        try:
+            x = np.asarray(x)
+        except ValueError as err:
+            raise ShapeError(f"argument `{name}` must be 1-dimensional; got ragged nested sequences") from err
+    reject_lossy(x, name)
+    if hasattr(x, "to_numpy") and not isinstance(x, np.ndarray):  # pandas Series / Index
         try:
             x = x.to_numpy(dtype=np.float64, na_value=np.nan)
         except (TypeError, ValueError) as err:
             raise InvalidArgumentError(f"argument `{name}` must hold numbers; {err}") from err
-    if isinstance(x, (str, bytes)):
-        raise InvalidArgumentError(f"argument `{name}` must be an array of numbers, not a string")
     try:
         arr = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError) as err:
+    except (TypeError, ValueError, OverflowError) as err:
         raise InvalidArgumentError(f"argument `{name}` must hold numbers only; {err}") from err
     if arr.ndim == 0:
         arr = arr.reshape(1)
@@ -61,6 +169,105 @@ def as_float_array(x: Any, name: str, *, allow_nan: bool = True, allow_empty: bo
                 "drop or impute missing values first"
             )
     return np.ascontiguousarray(arr)
+
+
+def _row_labels(x: Any):
+    """The row labels of a pandas Series or DataFrame (None for anything else)."""
+    pd = sys.modules.get("pandas")
+    if pd is not None and isinstance(x, (pd.Series, pd.DataFrame)):
+        return x.index
+    return None
+
+
+def align_by_label(*named: tuple[str, Any]) -> list[Any]:
+    """Inputs paired row by row, aligned by their pandas labels (the rule in the module docstring).
+
+    ``named`` holds ``(argument name, value)`` pairs; the values come back in the same order. Inputs
+    without row labels (lists, numpy arrays, polars, ``pandas.Index``) pass unchanged and are paired
+    by position. Of the labelled inputs, the first sets the order: an input with equal labels passes
+    unchanged, one with the same labels in another order is reordered to match, and one with other
+    labels raises :class:`InvalidArgumentError` naming both arguments. Inputs of different lengths
+    pass unchanged (the caller's length check names them).
+    """
+    out = [value for _, value in named]
+    ref_name, ref = None, None
+    for i, (name, value) in enumerate(named):
+        idx = _row_labels(value)
+        if idx is None:
+            continue
+        if ref is None:
+            ref_name, ref = name, idx
+            continue
+        if len(idx) != len(ref) or idx.equals(ref):
+            continue
+        same_set = not idx.has_duplicates and not ref.has_duplicates and bool(idx.isin(ref).all()) \
+            and bool(ref.isin(idx).all())
+        if same_set:
+            out[i] = value.loc[ref] if value.ndim == 1 else value.loc[ref, :]
+            continue
+        extra = idx[~idx.isin(ref)]
+        missing = ref[~ref.isin(idx)]
+        if len(extra) or len(missing):
+            what = (f"label {extra.tolist()[0]!r} is in `{name}` but not in `{ref_name}`" if len(extra)
+                    else f"label {missing.tolist()[0]!r} is in `{ref_name}` but not in `{name}`")
+        else:
+            what = "their indexes hold duplicated labels in different orders"
+        raise InvalidArgumentError(
+            f"arguments `{ref_name}` and `{name}` are pandas objects whose row labels disagree ({what}); rows are "
+            f"paired by label, never by position. To pair by position, pass `.reset_index(drop=True)` (or "
+            f"`.to_numpy()`) of both; to pair the matching rows, pass `{name}.loc[{ref_name}.index]`")
+    return out
+
+
+def memory_limit() -> int | None:
+    """Bytes this process may allocate at most: physical memory, or the address-space limit if lower."""
+    limit = None
+    try:
+        limit = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - platforms without sysconf
+        pass
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY and soft > 0:
+            limit = soft if limit is None else min(limit, soft)
+    except (ImportError, ValueError, OSError):  # pragma: no cover - Windows
+        pass
+    return limit
+
+
+def _bytes(n: float) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} PiB"  # pragma: no cover
+
+
+def check_allocation(nbytes: float, name: str, value: Any, what: str) -> None:
+    """Raise before allocating ``nbytes`` (set by argument ``name`` = ``value``) when it exceeds
+    :func:`memory_limit`."""
+    limit = memory_limit()
+    if limit is not None and nbytes > limit:
+        raise InvalidArgumentError(
+            f"argument `{name}` = {value} would need {_bytes(nbytes)} of memory for {what}, more than this process "
+            f"may use ({_bytes(limit)}); choose a smaller `{name}`")
+
+
+def check_real(value: Any, name: str, *, low: float = -np.inf, high: float = np.inf,
+               low_open: bool = False, high_open: bool = False, allow_inf: bool = False) -> float:
+    """A real scalar (not a bool, not NaN) in the given interval; finite unless ``allow_inf``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise InvalidArgumentError(f"argument `{name}` must be a number; got {type(value).__name__}")
+    v = float(value)
+    ok_low = v > low if low_open else v >= low
+    ok_high = v < high if high_open else v <= high
+    if math.isnan(v) or (not allow_inf and math.isinf(v)) or not (ok_low and ok_high):
+        interval = f"{'(' if low_open else '['}{low}, {high}{')' if high_open else ']'}"
+        fin = "a number" if allow_inf else "a finite number"
+        raise InvalidArgumentError(f"argument `{name}` must be {fin} in {interval}; got {value!r}")
+    return v
 
 
 def as_levels(tau: Any, name: str = "tau") -> tuple[np.ndarray, bool]:
@@ -89,18 +296,20 @@ def check_probability(value: Any, name: str, *, low: float = 0.0, high: float = 
     return v
 
 
-def check_int(value: Any, name: str, *, minimum: int | None = None) -> int:
-    """An integer (not a bool), optionally at least ``minimum``. Whole floats such as R's 2 pass."""
-    if isinstance(value, bool):
+def check_int(value: Any, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    """An integer (not a bool), optionally in [``minimum``, ``maximum``]. Whole floats such as R's 2 pass."""
+    if isinstance(value, (bool, np.bool_)):
         raise InvalidArgumentError(f"argument `{name}` must be an integer, not a bool")
     if isinstance(value, numbers.Integral):
         out = int(value)
-    elif isinstance(value, numbers.Real) and float(value).is_integer():
+    elif isinstance(value, numbers.Real) and math.isfinite(float(value)) and float(value).is_integer():
         out = int(value)
     else:
         raise InvalidArgumentError(f"argument `{name}` must be an integer; got {value!r}")
     if minimum is not None and out < minimum:
         raise InvalidArgumentError(f"argument `{name}` must be >= {minimum}; got {out}")
+    if maximum is not None and out > maximum:
+        raise InvalidArgumentError(f"argument `{name}` must be <= {maximum}; got {out}")
     return out
 
 

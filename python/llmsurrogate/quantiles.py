@@ -42,8 +42,8 @@ from typing import Any
 import numpy as np
 
 from . import _core
-from ._validation import as_float_array, as_levels, check_n_jobs, check_probability
-from .exceptions import ShapeError
+from ._validation import align_by_label, as_float_array, as_levels, check_n_jobs, check_real
+from .exceptions import NonFiniteError, ShapeError
 
 __all__ = [
     "upper_quantile",
@@ -60,8 +60,7 @@ def _shape(out: np.ndarray, scalar: bool):
 
 
 def _inf_weight(inf_weight: Any) -> float:
-    return check_probability(inf_weight, "inf_weight", low=0.0, high=np.inf, low_open=False, high_open=True) \
-        if inf_weight != 0 else 0.0
+    return check_real(inf_weight, "inf_weight", low=0.0)
 
 
 def upper_quantile(values, tau, *, n_jobs: int | None = None):
@@ -101,7 +100,7 @@ def lower_quantile(values, tau, *, n_jobs: int | None = None):
 
 
 def _interval_level(tau) -> float:
-    return check_probability(tau, "tau", low=0.5, high=1.0, low_open=True, high_open=False)
+    return check_real(tau, "tau", low=0.5, high=1.0, low_open=True)
 
 
 def quantile_interval(values, tau: float, *, n_jobs: int | None = None) -> tuple[float, float]:
@@ -124,11 +123,37 @@ def quantile_interval(values, tau: float, *, n_jobs: int | None = None) -> tuple
 
 
 def _weighted_inputs(values, weights):
+    values, weights = align_by_label(("values", values), ("weights", weights))
     v = as_float_array(values, "values")
     w = as_float_array(weights, "weights")
     if v.shape != w.shape:
         raise ShapeError(f"arguments `values` (length {v.size}) and `weights` (length {w.size}) must have the same length")
     return v, w
+
+
+def _normalised(w: np.ndarray, inf_weight: float) -> tuple[np.ndarray, float]:
+    """Weights and the mass at infinity divided by the power of two just below their largest value, so that
+    their sum cannot overflow (three weights of 1e308 sum to inf) and no ratio changes: the division
+    by a power of two is exact. NaN, negative and all-zero weights are left for the kernel to reject."""
+    finite = w[np.isfinite(w)]
+    top = max(float(finite.max()) if finite.size else 0.0, inf_weight if np.isfinite(inf_weight) else 0.0)
+    if top <= 0.0:
+        return w, inf_weight
+    _, exp = np.frexp(top)
+    scale = np.ldexp(1.0, int(exp) - 1)   # the power of two in (top / 2, top]: scaled weights are <= 2
+    if scale == 1.0:
+        return w, inf_weight
+    return np.ascontiguousarray(w / scale), inf_weight / scale
+
+
+def _weighted_args(values, weights, inf_weight):
+    v, w = _weighted_inputs(values, weights)
+    if np.isinf(w).any():
+        raise NonFiniteError(f"argument `weights` has an infinite value at position {int(np.flatnonzero(np.isinf(w))[0])}; "
+                                   "weights must be finite")
+    extra = _inf_weight(inf_weight)
+    w, extra = _normalised(w, extra)
+    return v, w, extra
 
 
 def weighted_upper_quantile(values, weights, tau, *, inf_weight: float = 0.0, n_jobs: int | None = None):
@@ -141,9 +166,9 @@ def weighted_upper_quantile(values, weights, tau, *, inf_weight: float = 0.0, n_
     >>> weighted_upper_quantile([1.0, 2.0, 3.0], [0.2, 0.0, 0.8], [0.2, 0.21, 1.0]).tolist()
     [1.0, 3.0, 3.0]
     """
-    v, w = _weighted_inputs(values, weights)
+    v, w, extra = _weighted_args(values, weights, inf_weight)
     t, scalar = as_levels(tau)
-    return _shape(_core.weighted_upper_quantiles(v, w, t, _inf_weight(inf_weight), check_n_jobs(n_jobs)), scalar)
+    return _shape(_core.weighted_upper_quantiles(v, w, t, extra, check_n_jobs(n_jobs)), scalar)
 
 
 def weighted_lower_quantile(values, weights, tau, *, inf_weight: float = 0.0, n_jobs: int | None = None):
@@ -156,9 +181,9 @@ def weighted_lower_quantile(values, weights, tau, *, inf_weight: float = 0.0, n_
     >>> weighted_lower_quantile([1.0, 2.0, 3.0], [0.2, 0.0, 0.8], [0.0, 0.2, 0.5]).tolist()
     [1.0, 3.0, 3.0]
     """
-    v, w = _weighted_inputs(values, weights)
+    v, w, extra = _weighted_args(values, weights, inf_weight)
     t, scalar = as_levels(tau)
-    return _shape(_core.weighted_lower_quantiles(v, w, t, _inf_weight(inf_weight), check_n_jobs(n_jobs)), scalar)
+    return _shape(_core.weighted_lower_quantiles(v, w, t, extra, check_n_jobs(n_jobs)), scalar)
 
 
 def weighted_quantile_interval(values, weights, tau: float, *, inf_weight: float = 0.0,
@@ -173,8 +198,8 @@ def weighted_quantile_interval(values, weights, tau: float, *, inf_weight: float
     (2.0, 3.0)
     """
     level = _interval_level(tau)
-    v, w = _weighted_inputs(values, weights)
-    jobs, extra = check_n_jobs(n_jobs), _inf_weight(inf_weight)
+    v, w, extra = _weighted_args(values, weights, inf_weight)
+    jobs = check_n_jobs(n_jobs)
     lo = _core.weighted_lower_quantiles(v, w, np.array([1.0 - level]), extra, jobs)[0]
     hi = _core.weighted_upper_quantiles(v, w, np.array([level]), extra, jobs)[0]
     return float(lo), float(hi)

@@ -5,9 +5,21 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _core
-from .._validation import check_int
+from .._validation import check_allocation, check_int, check_n_jobs, check_real
 from ..exceptions import EmptyInputError
-from ._metrics import BOOT_METRICS, EPS, _all_metrics, _yr, calibration_curve, group_metrics
+from ._metrics import (
+    BOOT_METRICS,
+    EPS,
+    _all_metrics,
+    _bins,
+    _level,
+    _seed,
+    _threshold,
+    _yr,
+    _yrg,
+    calibration_curve,
+    group_metrics,
+)
 from ._results import RiskEvaluation
 
 
@@ -55,7 +67,6 @@ def evaluate_table(y, scores, groups=None, threshold: float = 0.5, bins: int = 1
                    seed: int = 42):
     """:func:`evaluate` as plain tables: ``{"metrics": DataFrame, "groups": DataFrame,
     "group_summary": dict, "calibration": DataFrame}``."""
-    ev = evaluate(y, scores, groups, threshold=threshold, bins=check_int(bins, "bins", minimum=1),
-                  n_boot=n_boot, seed=check_int(seed, "seed", minimum=0))
+    ev = evaluate(y, scores, groups, threshold=threshold, bins=bins, n_boot=n_boot, seed=seed)
     return {"metrics": ev.metrics, "groups": ev.groups, "group_summary": ev.group_summary,
             "calibration": ev.calibration}

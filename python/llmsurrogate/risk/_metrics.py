@@ -12,7 +12,14 @@ import warnings
 import numpy as np
 
 from .. import _core
-from .._validation import as_float_array, check_choice, check_int
+from .._validation import (
+    align_by_label,
+    as_float_array,
+    check_allocation,
+    check_choice,
+    check_int,
+    check_real,
+)
 from ..exceptions import InvalidArgumentError, LLMSurrogateWarning, ShapeError
 
 log = logging.getLogger("llmsurrogate.risk")
@@ -24,6 +31,7 @@ EPS = float(np.finfo(np.float64).eps)
 # --- inputs --------------------------------------------------------------------------------------
 
 def _yr(y, scores) -> tuple[np.ndarray, np.ndarray]:
+    y, scores = align_by_label(("y", y), ("scores", scores))
     yy = as_float_array(y, "y", allow_nan=False)
     rr = as_float_array(scores, "scores", allow_nan=False)
     if yy.shape != rr.shape:
@@ -37,13 +45,46 @@ def _yr(y, scores) -> tuple[np.ndarray, np.ndarray]:
     return yy, rr
 
 
+def _yrg(y, scores, groups) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``y``, ``scores`` and ``groups`` paired by label (pandas) or position, groups as an object array."""
+    y, scores, groups = align_by_label(("y", y), ("scores", scores), ("groups", groups))
+    yy, rr = _yr(y, scores)
+    if groups is None or isinstance(groups, (str, bytes)):
+        raise InvalidArgumentError("argument `groups` must be a sequence with one group label per row")
+    if hasattr(groups, "to_numpy"):
+        groups = groups.to_numpy()
+    g = np.asarray(groups, dtype=object)
+    if g.ndim != 1 or g.shape != yy.shape:
+        raise ShapeError(f"argument `groups` (length {g.size}) must have the length of `y` ({yy.size})")
+    return yy, rr, g
+
+
+def _threshold(threshold) -> float:
+    return check_real(threshold, "threshold", low=0.0, high=1.0)
+
+
+def _bins(bins, n: int = 0, name: str = "bins") -> int:
+    """A bin count >= 1 whose per-bin arrays (a few float64 each) fit in memory."""
+    b = check_int(bins, name, minimum=1)
+    check_allocation(32.0 * (b + 1), name, b, "the per-bin arrays")
+    return b
+
+
+def _seed(seed) -> int:
+    return check_int(seed, "seed", minimum=0, maximum=2**64 - 1)
+
+
+def _level(level) -> float:
+    return check_real(level, "level", low=0.0, high=1.0, low_open=True, high_open=True)
+
+
 # --- single metrics ------------------------------------------------------------------------------
 
 def threshold_metrics(y, scores, threshold: float = 0.5) -> dict[str, float]:
     """Spec §2.1: ŷ = 1{r >= τ}; accuracy, TPR, FNR, FPR, TNR, balanced accuracy, precision, PPR
     with folktexts' conventions for undefined ratios (TPR 0, FNR 1, FPR 1, TNR 0, precision 0)."""
     yy, rr = _yr(y, scores)
-    pred = rr >= threshold
+    pred = rr >= _threshold(threshold)
     pos = yy == 1
     tp = float(np.sum(pred & pos)); fp = float(np.sum(pred & ~pos))
     fn = float(np.sum(~pred & pos)); tn = float(np.sum(~pred & ~pos))
@@ -73,7 +114,7 @@ def ece(y, scores, bins: int = 10) -> float:
     """Paper ECE (eq. 2): equal-width bins on [0, 1], positive class, netcal's edge convention
     (scores clipped to [eps, 1-eps], bins [b_k, b_{k+1}), last closed, empty bins ignored)."""
     yy, rr = _yr(y, scores)
-    return float(_core.risk_ece_equal_width(yy, rr, check_int(bins, "bins", minimum=1)))
+    return float(_core.risk_ece_equal_width(yy, rr, _bins(bins)))
 
 
 def _quantile_edges(rr: np.ndarray, bins: int) -> np.ndarray:
@@ -86,7 +127,7 @@ def ece_quantile(y, scores, bins: int = 10) -> tuple[float, int]:
     (e_k, e_{k+1}], first closed); returns ``(ece, effective number of bins)``. All scores equal:
     one bin."""
     yy, rr = _yr(y, scores)
-    edges = _quantile_edges(rr, check_int(bins, "bins", minimum=1))
+    edges = _quantile_edges(rr, _bins(bins))
     if len(edges) < 2:
         return float(abs(rr.mean() - yy.mean())), 1
     c, sr, sy = _core.risk_bin_stats(yy, rr, edges, right=True)
@@ -96,6 +137,7 @@ def ece_quantile(y, scores, bins: int = 10) -> tuple[float, int]:
 def log_loss(y, scores, eps: float = EPS) -> float:
     """Mean negative log-likelihood with scores clipped to [eps, 1 - eps] (sklearn's clip)."""
     yy, rr = _yr(y, scores)
+    eps = check_real(eps, "eps", low=0.0, high=0.5, low_open=True, high_open=True)
     p = np.clip(rr, eps, 1 - eps)
     return float(-np.mean(yy * np.log(p) + (1 - yy) * np.log1p(-p)))
 
@@ -109,6 +151,7 @@ def brier_decomposition(y, scores, bins: int | None = 10) -> dict[str, float]:
     """
     yy, rr = _yr(y, scores)
     n = len(yy)
+    bins = None if bins is None else _bins(bins)
     if bins is None:
         _, inv = np.unique(rr, return_inverse=True)
     else:
@@ -133,6 +176,7 @@ def confidence_bias(y, scores, bins: int = 10) -> float:
     the contribution is ȳ − s̄ if s̄ < 0.5 else s̄ − ȳ, weighted by the bin share. Negative =
     under-confident, positive = over-confident."""
     yy, rr = _yr(y, scores)
+    bins = _bins(bins)
     lo, hi = float(rr.min()), float(rr.max())
     if lo == hi:
         lo, hi = lo - 0.001 * abs(lo) if lo != 0 else -0.001, hi + 0.001 * abs(hi) if hi != 0 else 0.001
@@ -157,10 +201,8 @@ def signed_calibration_error(y, scores) -> float:
 def delta_sce(y, scores, groups, a, b) -> float:
     """ΔSCE(A, B) = SCE on the rows of group ``a`` minus SCE on the rows of group ``b`` (paper
     Appendix A.1): positive means the scores favour group ``a`` beyond its outcomes."""
-    yy, rr = _yr(y, scores)
-    g = np.asarray(groups).astype(str)
-    if g.shape != yy.shape:
-        raise ShapeError(f"argument `groups` (length {g.size}) must have the length of `y` ({yy.size})")
+    yy, rr, g = _yrg(y, scores, groups)
+    g = g.astype(str)
     out = []
     for lab in (str(a), str(b)):
         m = g == lab
@@ -177,6 +219,8 @@ def best_threshold(y, scores, objective: str = "balanced_accuracy", fp_cost: flo
     ``balanced_accuracy`` (= Youden's J, what folktexts' ``compute_best_threshold`` maximises with
     unit costs), ``accuracy``, ``f1`` or ``cost`` (minimise fp_cost·FPR + fn_cost·FNR)."""
     check_choice(objective, "objective", ["balanced_accuracy", "accuracy", "f1", "cost"])
+    fp_cost = check_real(fp_cost, "fp_cost", low=0.0)
+    fn_cost = check_real(fn_cost, "fn_cost", low=0.0)
     yy, rr = _yr(y, scores)
     order = np.argsort(-rr, kind="mergesort")
     rs, ys = rr[order], yy[order]
@@ -207,6 +251,8 @@ def calibration_curve(y, scores, bins: int = 10, strategy: str = "quantile", n_b
 
     check_choice(strategy, "strategy", ["quantile", "uniform"])
     yy, rr = _yr(y, scores)
+    bins, seed, level = _bins(bins), _seed(seed), _level(level)
+    n_boot = check_int(n_boot, "n_boot", minimum=0)
     if strategy == "quantile":
         edges = _quantile_edges(rr, bins)
         if len(edges) < 2:
@@ -220,6 +266,7 @@ def calibration_curve(y, scores, bins: int = 10, strategy: str = "quantile", n_b
     for k in np.unique(idx):
         m = idx == k
         yk = yy[m]
+        check_allocation(16.0 * n_boot * len(yk), "n_boot", n_boot, f"the bootstrap resamples of a bin of {len(yk)} rows")
         boots = yk[rng.integers(0, len(yk), size=(n_boot, len(yk)))].mean(axis=1) if n_boot else np.array([np.nan])
         a = (1 - level) / 2
         rows.append({"bin": int(k), "mean_score": float(rr[m].mean()), "fraction_positive": float(yk.mean()),
@@ -259,10 +306,9 @@ def group_metrics(y, scores, groups, threshold: float = 0.5, min_share: float = 
     diff), and ``sce_diff`` (largest minus smallest group SCE)."""
     import pandas as pd
 
-    yy, rr = _yr(y, scores)
-    g = np.asarray(groups, dtype=object)
-    if g.shape != yy.shape:
-        raise ShapeError(f"argument `groups` (length {g.size}) must have the length of `y` ({yy.size})")
+    yy, rr, g = _yrg(y, scores, groups)
+    threshold, bins = _threshold(threshold), _bins(bins)
+    min_share = check_real(min_share, "min_share", low=0.0, high=1.0)
     labels, inv = np.unique(g.astype(str), return_inverse=True)
     rows = []
     for k, lab in enumerate(labels):

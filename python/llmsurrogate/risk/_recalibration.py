@@ -64,7 +64,9 @@ def fit_recalibrator(y, scores, method: str = "platt") -> Recalibrator:
 def recalibrate(y, scores, method: str = "platt", *, folds: int = 5, seed: int = 0) -> np.ndarray:
     """Cross-fitted recalibrated scores: each row is mapped by a recalibrator fitted on the other
     folds (no row is recalibrated with its own label)."""
+    check_choice(method, "method", ["temperature", "platt", "isotonic"])
     yy, rr = _yr(y, scores)
+    seed = check_int(seed, "seed", minimum=0, maximum=2**64 - 1)
     folds = check_int(folds, "folds", minimum=2)
     if folds > len(yy):
         raise InvalidArgumentError(f"argument `folds` ({folds}) exceeds the number of rows ({len(yy)})")
