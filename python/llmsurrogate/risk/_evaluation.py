@@ -34,10 +34,17 @@ def evaluate(y, scores, groups=None, *, threshold: float = 0.5, bins: int = 10, 
     """
     import pandas as pd
 
-    yy, rr = _yr(y, scores)
+    if groups is not None:
+        yy, rr, groups = _yrg(y, scores, groups)
+    else:
+        yy, rr = _yr(y, scores)
     if len(yy) == 0:
         raise EmptyInputError("argument `y` is empty")
+    threshold, bins, seed, level = _threshold(threshold), _bins(bins), _seed(seed), _level(level)
+    min_group_share = check_real(min_group_share, "min_group_share", low=0.0, high=1.0)
+    n_jobs = check_n_jobs(n_jobs)
     n_boot = check_int(n_boot, "n_boot", minimum=0)
+    check_allocation(8.0 * n_boot * (len(BOOT_METRICS) + 1), "n_boot", n_boot, "the bootstrap replicates")
     point = _all_metrics(yy, rr, threshold, bins)
     boot = None
     if n_boot > 0:
