@@ -376,12 +376,14 @@ def tune_grid(prep: Prepared, learner: Learner, grid: list[int], tuning: str, se
     """:func:`tune_for_n` for every training size in ``grid``, in parallel (each size's choice
     depends only on its own seeded subset, so the result equals the sequential one). Empty when
     there is nothing to tune or one job."""
-    from joblib import Parallel, delayed, effective_n_jobs
+    from joblib import delayed, effective_n_jobs
+
+    from .._workers import parallel
 
     if not _tunes(learner, tuning) or len(grid) < 2 or effective_n_jobs(n_jobs) == 1:
         return {}
     with _quiet_fit_warnings():
-        found = Parallel(n_jobs=n_jobs, prefer=worker_kind(learner))(
+        found = parallel(n_jobs, prefer=worker_kind(learner))(
             delayed(tune_for_n)(prep, learner, int(N), tuning, seed) for N in grid)
     return {int(N): p for N, p in zip(grid, found)}
 
@@ -398,18 +400,21 @@ def worker_kind(learner: Learner) -> str:
 def _in_order(tasks, n_jobs, prefer):
     """The tasks' results in order, streamed: joblib's generator output where the active backend
     has it; in windows of a few tasks per worker where it does not (joblib's multiprocessing
-    backend, Ray's), so that no more than a window of results is held at once."""
-    from joblib import Parallel, effective_n_jobs
+    backend, Ray's), so that no more than a window of results is held at once. Local pools are
+    capped and their workers exit with this process (``_workers.parallel``)."""
+    from joblib import effective_n_jobs
+
+    from .._workers import local_n_jobs, parallel
 
     try:
-        par = Parallel(n_jobs=n_jobs, return_as="generator", prefer=prefer)
+        par = parallel(n_jobs, return_as="generator", prefer=prefer)
     except ValueError:  # "Backend ... does not support return_as=generator"
         par = None
     if par is not None:
         yield from par(tasks)
         return
-    window = 4 * max(1, effective_n_jobs(n_jobs))
-    with Parallel(n_jobs=n_jobs, prefer=prefer) as par:
+    window = 4 * max(1, effective_n_jobs(local_n_jobs(n_jobs, prefer=prefer)))
+    with parallel(n_jobs, prefer=prefer) as par:
         while chunk := list(itertools.islice(tasks, window)):
             yield from par(chunk)
 

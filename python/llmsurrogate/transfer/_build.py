@@ -391,12 +391,15 @@ def _fit_subsets(model: Any, data: _Samples, subsets: list[tuple[int, ...]], n_j
                               f"convergence test (first: training set {first}); raise `max_iter` or check the "
                               "data", LLMSurrogateWarning, stacklevel=3)
         else:
-            from joblib import Parallel, delayed
+            from joblib import delayed
+
+            from .._workers import parallel as _parallel
 
             jobs = check_n_jobs(n_jobs)
             workers = _threads(jobs)
             chunk = max(2 * workers, 4)
-            with Parallel(n_jobs=jobs if jobs is not None else -1) as parallel:
+            # local pools capped at the cores; loky workers exit if this process dies
+            with _parallel(jobs if jobs is not None else -1) as parallel:
                 for start in range(0, len(todo), chunk):
                     idx = todo[start:start + chunk]
                     res = parallel(delayed(_fit_eval_generic)(model, data.X, data.y, data.offsets,
@@ -735,7 +738,9 @@ def _within_cv(model, X, y, offsets, subsets, held, data, k, n_jobs) -> np.ndarr
                                  n_jobs=n_jobs)
         fold = res["mse"][np.arange(len(subsets)), held]
     else:
-        from joblib import Parallel, delayed
+        from joblib import delayed
+
+        from .._workers import parallel
 
         jobs = check_n_jobs(n_jobs)
 
@@ -749,7 +754,7 @@ def _within_cv(model, X, y, offsets, subsets, held, data, k, n_jobs) -> np.ndarr
             te = slice(int(offsets[g]), int(offsets[g + 1]))
             return float(np.mean((np.asarray(est.predict(X[te]), dtype=np.float64).reshape(-1) - y[te]) ** 2))
 
-        fold = np.array(Parallel(n_jobs=jobs if jobs is not None else -1)(
+        fold = np.array(parallel(jobs if jobs is not None else -1)(
             delayed(one)(s, g) for s, g in zip(subsets, held)))
     return fold.reshape(data.n, k).mean(axis=1)
 

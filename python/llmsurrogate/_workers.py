@@ -1,0 +1,110 @@
+"""The package's joblib worker pools: sized sensibly, and never outliving the process that asked for them.
+
+Every ``joblib.Parallel`` the package opens (ESS block fits and tuning, transfer-table fits) is
+built by :func:`parallel`, which adds two things to what joblib does and changes no number:
+
+* **Workers exit when their parent dies.** joblib's default backend, loky, keeps a reusable pool
+  of worker processes alive for 300 s of idleness. When the process that started them is killed
+  (SIGKILL, the OOM killer), nothing tells them: they lived on for minutes, holding the caller's
+  stdout/stderr pipes open (a shell pipeline or ``subprocess.run(capture_output=True)`` then
+  waits for them) and keeping loky's resource tracker alive. Each loky worker now runs a
+  watchdog thread, started by a loky initializer, that ends the worker as soon as its parent is
+  gone (Linux: it sleeps on a pidfd of the parent; elsewhere it polls ``os.getppid()`` every
+  0.5 s). The initializer is one module-level function with the same arguments on every call, so
+  loky keeps reusing the same pool. ``PR_SET_PDEATHSIG`` is not used: it fires when the *thread*
+  that spawned a worker exits, and loky spawns workers from whichever thread submits work.
+  loky's resource tracker exits by itself once every process holding its pipe (the parent and
+  the workers) is gone.
+* **Local pools are capped.** With the threading, loky or multiprocessing backend, a positive
+  ``n_jobs`` above :func:`max_local_workers` (the cores joblib sees, at least 2) is lowered to it:
+  more workers cannot speed up CPU-bound fits, and ``n_jobs=1000`` started 1,000 threads or
+  processes (under a memory cap, ``multiprocessing.dummy`` then failed with an ``AttributeError``
+  while cleaning up the threads it could not start). Other backends (Dask, Ray) schedule on their
+  own and get ``n_jobs`` unchanged.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Any
+
+__all__ = ["exit_with_parent", "local_n_jobs", "max_local_workers", "parallel"]
+
+_POLL_S = 0.5
+
+
+def max_local_workers() -> int:
+    """The most workers a local joblib pool (threads or processes on this machine) gets."""
+    import joblib
+
+    return max(2, int(joblib.cpu_count()))
+
+
+def _active_backend(kwargs: dict) -> tuple[Any, Any]:
+    from joblib.parallel import get_active_backend
+
+    return get_active_backend(**{k: kwargs[k] for k in ("prefer", "require") if kwargs.get(k) is not None})
+
+
+def _is_local(backend: Any) -> bool:
+    from joblib._parallel_backends import LokyBackend, MultiprocessingBackend, ThreadingBackend
+
+    return isinstance(backend, (LokyBackend, MultiprocessingBackend, ThreadingBackend))
+
+
+def local_n_jobs(n_jobs: int | None, **kwargs: Any) -> int | None:
+    """The worker count :func:`parallel` gives joblib: ``n_jobs`` as joblib resolves it (``None``
+    takes ``joblib.parallel_config``'s), capped for local backends (see the module docstring).
+    ``kwargs``: ``prefer``/``require`` as given to ``Parallel``."""
+    from joblib import Parallel
+
+    resolved = Parallel(n_jobs=n_jobs, **{k: kwargs[k] for k in ("prefer", "require") if k in kwargs}).n_jobs
+    backend, _ = _active_backend(kwargs)
+    if _is_local(backend) and isinstance(resolved, int) and resolved > max_local_workers():
+        return max_local_workers()
+    return n_jobs
+
+
+def parallel(n_jobs: int | None, **kwargs: Any):
+    """``joblib.Parallel(n_jobs, **kwargs)`` with the local pool capped and, on loky, workers that
+    exit when this process dies. Raises what ``joblib.Parallel`` raises (e.g. ``ValueError`` for a
+    ``return_as`` the active backend lacks)."""
+    from joblib import Parallel
+    from joblib._parallel_backends import LokyBackend
+
+    backend, _ = _active_backend(kwargs)
+    n_jobs = local_n_jobs(n_jobs, **kwargs)
+    if isinstance(backend, LokyBackend) and "initializer" not in kwargs:
+        kwargs = {**kwargs, "initializer": exit_with_parent, "initargs": (os.getpid(),)}
+    return Parallel(n_jobs=n_jobs, **kwargs)
+
+
+def exit_with_parent(parent_pid: int) -> None:
+    """loky worker initializer: end this process as soon as ``parent_pid`` (its parent) is gone."""
+    if os.getppid() != parent_pid:  # the parent died before the worker got here
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(parent_pid,), name="llmsurrogate-parent-watch",
+                     daemon=True).start()
+
+
+def _watch_parent(parent_pid: int) -> None:
+    fd = None
+    pidfd_open = getattr(os, "pidfd_open", None)
+    if pidfd_open is not None:
+        try:
+            fd = pidfd_open(parent_pid)
+        except OSError:  # old kernel, seccomp: poll instead
+            fd = None
+    # still our parent after the pidfd was opened: the pidfd is the parent's, not a reused pid's
+    if fd is not None and os.getppid() == parent_pid:
+        import select
+
+        try:
+            select.select([fd], [], [])  # readable once the parent has exited
+        except OSError:
+            pass
+    while os.getppid() == parent_pid:
+        time.sleep(_POLL_S)
+    os._exit(1)
