@@ -45,7 +45,18 @@ from typing import Any
 import numpy as np
 
 from .. import _core
-from .._validation import check_choice, check_gamma, check_int, check_n_jobs, check_probability
+from .._validation import (
+    align_by_label,
+    as_float_array,
+    check_allocation,
+    check_choice,
+    check_flag,
+    check_gamma,
+    check_int,
+    check_n_jobs,
+    check_probability,
+    check_real,
+)
 from ..exceptions import InvalidArgumentError, LLMSurrogateWarning, ShapeError
 from ._results import EverywhereDominance, ForecastIntervals, WorstCaseCurve, _step
 from ._table import ErrorTable
@@ -122,6 +133,31 @@ def _clip_side(lo: float, hi: float, side: str) -> tuple[float, float]:
     return (float(lo), float(hi))
 
 
+def _n_r(n: Any, r: Any) -> tuple[int, int]:
+    """Numbers of domains n and training domains r, with n > r >= 1."""
+    n, r = check_int(n, "n", minimum=2), check_int(r, "r", minimum=1)
+    if n <= r:
+        raise InvalidArgumentError(f"arguments `n` and `r`: need n > r (more domains than training domains); "
+                                   f"got n = {n}, r = {r}")
+    return n, r
+
+
+def _check_weights(w: np.ndarray, n: int | None = None) -> np.ndarray:
+    """Likelihood ratios: finite, >= 0, not all zero (and ``n`` of them when given)."""
+    if n is not None and w.size != n:
+        raise ShapeError(f"argument `weights` needs one likelihood ratio per domain ({n}); got {w.size}")
+    bad = np.flatnonzero(~np.isfinite(w))
+    if bad.size:
+        raise InvalidArgumentError(f"argument `weights` must be finite; got {w[bad[0]]} at position {bad[0]}")
+    bad = np.flatnonzero(w < 0)
+    if bad.size:
+        raise InvalidArgumentError(f"argument `weights` must be >= 0 (likelihood ratios); got {w[bad[0]]} at "
+                                   f"position {bad[0]}")
+    if not np.any(w > 0):
+        raise InvalidArgumentError("argument `weights`: all weights are zero; at least one must be positive")
+    return w
+
+
 def _check_r(t: ErrorTable, r: Any) -> None:
     if r is not None and check_int(r, "r", minimum=1) != t.r:
         raise InvalidArgumentError(f"argument `r` ({r}) does not match the table's {t.r} training domains per error")
@@ -142,9 +178,7 @@ def coverage_bound(n: int, r: int, tau: float, side: str = "two", Gamma: float =
     if n <= r:
         raise InvalidArgumentError(f"need n > r; got n = {n}, r = {r}")
     tau = check_probability(tau, "tau", high_open=False)
-    g = float(Gamma)
-    if not g >= 1:
-        raise InvalidArgumentError(f"argument `Gamma` must be >= 1; got {Gamma}")
+    g = check_gamma(Gamma)
     lead = (2 * tau - 1) if side == "two" else tau
     return max(lead, 0.0) * (n - r) / (n + g * g)
 
@@ -154,8 +188,9 @@ def coverage_upper_bound(n: int, r: int, tau: float, side: str = "two", conserva
 
     ``conservative=True`` doubles the last (max-atom) term for two-sided intervals (docs/methods/transfer.md §2.1, A17).
     """
-    n, r, side = check_int(n, "n", minimum=2), check_int(r, "r", minimum=1), _side(side)
+    (n, r), side = _n_r(n, r), _side(side)
     tau = check_probability(tau, "tau", high_open=False)
+    conservative = check_flag(conservative, "conservative")
     atom = math.exp(math.lgamma(n - r + 1) - math.lgamma(n + 2))
     mult = 2 if (conservative and side == "two") else 1
     lead = (2 * tau - 1) if side == "two" else tau
@@ -167,7 +202,7 @@ def tau_for_coverage(n: int, r: int, coverage: float, side: str = "two") -> floa
 
     Raises if the coverage exceeds the best possible guarantee (n−r)/(n+1).
     """
-    n, r, side = check_int(n, "n", minimum=2), check_int(r, "r", minimum=1), _side(side)
+    (n, r), side = _n_r(n, r), _side(side)
     c = check_probability(coverage, "coverage")
     adj = c * (n + 1) / (n - r)
     if adj > 1 + 1e-12:
@@ -184,10 +219,14 @@ def weighted_coverage_diagnostic(n: int, r: int, tau: float, weights: Any, w_tar
     A **diagnostic, not a guarantee**: the theorem takes an expectation over the unobserved target's
     likelihood ratio; this plugs in a user-chosen ``w_target``.
     """
-    w = np.asarray(weights, dtype=float)
-    side = _side(side)
+    (n, r), side = _n_r(n, r), _side(side)
+    tau = check_probability(tau, "tau", high_open=False)
+    w = _check_weights(as_float_array(weights, "weights"))
+    w_target = check_real(w_target, "w_target", low=0.0)
+    scale = float(w.max())        # Σw / (Σw + w_target) is scale-free; dividing by the largest weight avoids overflow
+    total = float(np.sum(w / scale))
     lead = (2 * tau - 1) if side == "two" else tau
-    return max(lead, 0.0) * (n - r) / n * w.sum() / (w.sum() + float(w_target))
+    return max(lead, 0.0) * (n - r) / n * total / (total + w_target / scale)
 
 
 def robust_level(tau: float, Gamma: float, n: int, r: int, side: str = "two", mode: str = "safe"):  # noqa: N803
@@ -198,12 +237,10 @@ def robust_level(tau: float, Gamma: float, n: int, r: int, side: str = "two", mo
     proof drops (docs/methods/transfer.md §3.4, A8); ``mode="paper"`` uses the printed τ' = 1 − (1−τ)/Γ. Note the Γ of this
     model is not the Γ of 𝒲(Γ). Use the result with ``forecast_interval(err, tau=tau_prime)``.
     """
-    side = _side(side)
+    (n, r), side = _n_r(n, r), _side(side)
     mode = check_choice(mode, "mode", ["safe", "paper"])
     tau = check_probability(tau, "tau", high_open=False)
-    g = float(Gamma)
-    if not g >= 1:
-        raise InvalidArgumentError(f"argument `Gamma` must be >= 1; got {Gamma}")
+    g = check_gamma(Gamma)
     if (r + 1) * g >= n + 1:
         raise InvalidArgumentError(f"Theorem R.1 needs (r + 1) Gamma < n + 1; got ({r} + 1) * {g} >= {n + 1}")
     if mode == "paper":
@@ -239,22 +276,33 @@ def forecast_interval(err: Any, coverage: float | None = None, side: str = "two"
 
 
 def _weights(t: ErrorTable, weights: Any) -> np.ndarray:
+    import pandas as pd
+
+    if isinstance(weights, pd.Series):
+        # a labelled input paired with the table's domains: paired by label (the rule of _validation)
+        labels = [str(v) for v in weights.index]
+        domains = [str(d) for d in t.domains]
+        if weights.index.has_duplicates or set(labels) != set(domains):
+            extra = sorted(set(labels) - set(domains), key=str)[:3]
+            missing = sorted(set(domains) - set(labels), key=str)[:3]
+            raise InvalidArgumentError(
+                f"arguments `err` and `weights`: the index of `weights` must hold the table's domain labels, each "
+                f"once (not in the table: {extra}; without a weight: {missing}); weights are paired with domains by "
+                "label. To pair by position (the table's domain order), pass `weights.to_numpy()`")
+        weights = dict(zip(labels, weights.tolist()))
     if isinstance(weights, Mapping):
         missing = [d for d in t.domains if d not in weights and str(d) not in weights]
         if missing:
             raise InvalidArgumentError(f"argument `weights` has no weight for domain(s) {missing[:5]}")
-        w = np.array([float(weights[d] if d in weights else weights[str(d)]) for d in t.domains])
+        w = as_float_array([weights[d] if d in weights else weights[str(d)] for d in t.domains], "weights")
     else:
-        w = np.asarray(weights, dtype=np.float64).ravel()
-    if w.size != t.n:
-        raise ShapeError(f"argument `weights` needs one likelihood ratio per domain ({t.n}); got {w.size}")
-    if not np.all(np.isfinite(w)):
-        raise InvalidArgumentError("argument `weights` must be finite")
-    if np.any(w < 0):
-        raise InvalidArgumentError("argument `weights` must be >= 0 (likelihood ratios)")
-    if not np.any(w > 0):
-        raise InvalidArgumentError("argument `weights`: all weights are zero; at least one must be positive")
-    return np.ascontiguousarray(w)
+        w = as_float_array(np.ravel(weights) if isinstance(weights, np.ndarray) else weights, "weights",
+                           allow_empty=True)
+    w = _check_weights(w, t.n)
+    # only ratios matter: divide by the power of two just below the largest weight (exact), so that
+    # the kernel's sums cannot overflow (three weights of 1e308 sum to inf)
+    _, exp = np.frexp(float(w.max()))
+    return np.ascontiguousarray(w / np.ldexp(1.0, int(exp) - 1))
 
 
 def weighted_forecast_interval(err: Any, weights: Any, coverage: float | None = None, side: str = "two", *,
@@ -279,8 +327,11 @@ def forecast_intervals(tables: Mapping[str, Any], coverage: Sequence[float] | fl
 
     if not isinstance(tables, Mapping) or not tables:
         raise InvalidArgumentError("argument `tables` must be a non-empty mapping model name -> error table")
-    covs = [coverage] if np.isscalar(coverage) else list(coverage)
+    covs = [coverage] if np.isscalar(coverage) else list(as_float_array(coverage, "coverage"))
     sides = [sides] if isinstance(sides, str) else list(sides)
+    if not sides:
+        raise InvalidArgumentError("argument `sides` is empty; pass e.g. ('two',) or ('two', 'upper')")
+    correction = check_flag(correction, "correction")
     rows, first = [], None
     for name, err in tables.items():
         t = _table(err, arg=f"tables[{name!r}]")
@@ -325,7 +376,8 @@ def worst_case_curve(err: Any, tau: Sequence[float] | float = (0.5, 0.75, 0.9, 0
 
     t = _table(err)
     g = check_gamma(Gamma_max, "Gamma_max")
-    taus = np.atleast_1d(np.asarray(tau, dtype=float))
+    lower = check_flag(lower, "lower")
+    taus = as_float_array(tau, "tau")
     for x in taus:
         check_probability(float(x), "tau", high_open=False)
     rows = []
@@ -358,7 +410,7 @@ def _same(err1: Any, err2: Any) -> tuple[ErrorTable, ErrorTable]:
 
 
 def _taulist(taulist: Any) -> np.ndarray:
-    taus = np.atleast_1d(np.asarray(taulist, dtype=float))
+    taus = as_float_array(taulist, "taulist", allow_empty=True)
     if taus.size == 0:
         raise InvalidArgumentError("argument `taulist` is empty")
     bad = ~((taus > 0) & (taus <= 1))
@@ -470,6 +522,7 @@ def everywhere_dominance(err1: Any, err2: Any, taulist: Any = DEFAULT_TAULIST, m
     t1, t2 = _same(err1, err2)
     taus = _taulist(taulist)
     mode = check_choice(mode, "mode", ["exact", "paper", "transferUQ"])
+    verify = check_flag(verify, "verify")
     wit = _core.everywhere_dominance(_core_table(t1), _core_table(t2), taus, mode)
     rows = []
     for x, w in zip(taus, wit):
@@ -503,7 +556,12 @@ def check_everywhere_dominance(err1: Any, err2: Any, taulist: Any = DEFAULT_TAUL
 
 def lp2_simplex(a: Any, b: Any, tau: float) -> tuple[float, dict[int, float]]:
     """min aᵀv s.t. bᵀv ≥ τ, Σv = 1, v ≥ 0 in closed form (two-point support; +inf if infeasible)."""
-    obj, sup = _core.lp2_simplex(np.ascontiguousarray(a, dtype=float), np.ascontiguousarray(b, dtype=float), float(tau))
+    a, b = align_by_label(("a", a), ("b", b))
+    av = as_float_array(a, "a", allow_nan=False)
+    bv = as_float_array(b, "b", allow_nan=False)
+    if av.shape != bv.shape:
+        raise ShapeError(f"arguments `a` (length {av.size}) and `b` (length {bv.size}) must have the same length")
+    obj, sup = _core.lp2_simplex(av, bv, check_real(tau, "tau", low=0.0, high=1.0))
     return obj, dict(sup)
 
 
@@ -511,7 +569,13 @@ def lp2_simplex(a: Any, b: Any, tau: float) -> tuple[float, dict[int, float]]:
 
 def ustat_tail_bound(x: float, y: float, n: int, k: int) -> dict[str, float]:
     """Lemma Q.1: B_{n,k}(x; y) ≥ P(U ≤ x) and its parts (Hoeffding b1, Bentkus b2, Maurer b3)."""
-    b, b1, b2, b3 = _core.ustat_tail_bound(float(x), float(y), check_int(n, "n", minimum=1), check_int(k, "k", minimum=1))
+    x, y = check_real(x, "x", low=0.0, high=1.0), check_real(y, "y", low=0.0, high=1.0)
+    n, k = check_int(n, "n", minimum=1, maximum=2**63 - 1), check_int(k, "k", minimum=1)
+    if k > n:
+        raise InvalidArgumentError(f"argument `k`: the U-statistic order must lie in 1..n ({n}); got {k}")
+    # Bentkus's term sums ceil(floor(n/k) x) + 1 binomial terms, one float64 each
+    check_allocation(8.0 * ((n // k) * x + 2), "n", n, "the binomial terms of Bentkus's bound")
+    b, b1, b2, b3 = _core.ustat_tail_bound(x, y, n, k)
     return {"B": b, "hoeffding": b1, "bentkus": b2, "maurer": b3}
 
 
@@ -566,7 +630,7 @@ def qte_interval(err: Any, coverage: float, side: str = "two", betas: Any = DEFA
     side = _side(side)
     k = _order(t, order)
     alpha = _alpha(coverage, side)
-    b = np.atleast_1d(np.asarray(betas, dtype=float))
+    b = as_float_array(betas, "betas", allow_empty=True)
     if b.size == 0 or np.any(~((b > 0) & (b < 1))):
         raise InvalidArgumentError("argument `betas` must be quantile levels in (0, 1)")
     jl, ju = _ci_ranks(t.N, t.n, k, np.ascontiguousarray(b), alpha)
@@ -590,9 +654,7 @@ def ete_interval(err: Any, coverage: float, side: str = "two", bd: float = 1.0, 
     _check_r(t, r)
     side = _side(side)
     k = _order(t, order)
-    bd = float(bd)
-    if not (np.isfinite(bd) and bd > 0):
-        raise InvalidArgumentError(f"argument `bd` must be a positive finite bound; got {bd}")
+    bd = check_real(bd, "bd", low=0.0, low_open=True)
     if t.values.min() < 0 or t.values.max() > bd:
         raise InvalidArgumentError(f"ete_interval needs every error in [0, bd] = [0, {bd}]; the errors span "
                                    f"[{t.values.min():.4g}, {t.values.max():.4g}] (set `bd`, or use e.g. 1/shortfall)")

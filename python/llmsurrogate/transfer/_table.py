@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import as_frame, require_columns
+from .._validation import as_frame, reject_lossy, require_columns
 from ..exceptions import InvalidArgumentError, NonFiniteError, ShapeError
 from ..results import Result, Summary, result_dataclass
 
@@ -109,11 +109,14 @@ class ErrorTable(Result):
                 raise ShapeError(f"argument `{arg}`: the matrix's row labels (training domains) and column "
                                  "labels (test domains) must be the same domains")
             labels = list(matrix.index)
-            if not isinstance(matrix.columns, pd.RangeIndex):
+            if set(map(str, matrix.index)) == set(map(str, matrix.columns)):  # paired by label, RangeIndex too
                 matrix = matrix.loc[:, [c for lab in labels for c in matrix.columns if str(c) == str(lab)]]
+            for col in matrix.columns:
+                reject_lossy(matrix[col], arg)
             arr = matrix.to_numpy(dtype=np.float64, na_value=np.nan)
             domains = list(domains) if domains is not None else labels
         else:
+            reject_lossy(matrix if isinstance(matrix, np.ndarray) else np.asarray(matrix, dtype=object), arg)
             try:
                 arr = np.asarray(matrix, dtype=np.float64)
             except (TypeError, ValueError) as err:
@@ -162,6 +165,7 @@ class ErrorTable(Result):
         index = {d: i for i, d in enumerate(domains)}
         tr = np.array([[index[v] for v in row] for row in frame[train].to_numpy().tolist()], dtype=np.int64)
         te = np.array([index[v] for v in frame[test].tolist()], dtype=np.int64)
+        reject_lossy(frame[error], f"{arg}[{error!r}]")
         try:
             values = frame[error].to_numpy(dtype=np.float64, na_value=np.nan)
         except (TypeError, ValueError) as err:
