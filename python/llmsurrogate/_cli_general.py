@@ -8,13 +8,13 @@ from pathlib import Path
 
 import click
 
-from ._cli_support import handle_errors, progress_bar, read_table, use_agg_backend
+from ._cli_support import FiniteFloat, NJobs, handle_errors, progress_bar, read_table, use_agg_backend
 
 
 @click.command()
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("demo-output"),
               show_default=True, help="Folder for the table (CSV), the summary (JSON) and the figure (PNG).")
-@click.option("--tau", type=click.FloatRange(0.5, 1.0, min_open=True), default=0.95, show_default=True,
+@click.option("--tau", type=FiniteFloat(0.5, 1.0, min_open=True), default=0.95, show_default=True,
               help="Quantile level of the forecast interval.")
 @click.option("--no-plot", is_flag=True, help="Skip the figure.")
 @click.option("--ess/--no-ess", "with_ess", default=True, show_default=True,
@@ -23,8 +23,10 @@ from ._cli_support import handle_errors, progress_bar, read_table, use_agg_backe
 def demo(out_dir: Path, tau: float, no_plot: bool, with_ess: bool):
     """Transfer forecast intervals on the bundled 44-subject-pool data (paper Table 5), and the ESS
     of a textbook CPT rule on one subject pool."""
+    from ._atomic import check_output_dir
     from .demo import run_all
 
+    check_output_dir(out_dir)
     if not no_plot:
         use_agg_backend()
     with progress_bar() as bar:
@@ -52,9 +54,9 @@ def datasets():
 @click.option("--data", "data_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True,
               help="CSV or Parquet file.")
 @click.option("--column", required=True, help="Column holding the values.")
-@click.option("--tau", type=float, multiple=True, required=True, help="Level in [0, 1]; repeat for several.")
+@click.option("--tau", type=FiniteFloat(0, 1), multiple=True, required=True, help="Level in [0, 1]; repeat for several.")
 @click.option("--weights", default=None, help="Optional column of non-negative weights.")
-@click.option("--n-jobs", type=int, default=None, help="Threads (default: LLMSURROGATE_NUM_THREADS or all cores).")
+@click.option("--n-jobs", type=NJobs(), default=None, help="Threads (default: LLMSURROGATE_NUM_THREADS or all cores).")
 @handle_errors
 def quantile(data_path: Path, column: str, tau: tuple[float, ...], weights: str | None, n_jobs: int | None):
     """Upper and lower empirical quantiles of one column."""

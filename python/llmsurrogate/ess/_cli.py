@@ -2,7 +2,13 @@
 
 Finished grid points are cached under ``OUT/.ess_cache/<key>/`` where the key hashes the data file
 and every argument that changes the numbers, so an interrupted run restarted with the same
-arguments reuses them.
+arguments reuses them. Each ``N_<n>.json`` holds the point, what produced it (the llmsurrogate,
+numpy and scikit-learn versions) and a BLAKE2b checksum of the point; a file that cannot be read,
+fails the checksum or came from other versions is not trusted: the point is recomputed, the file
+replaced, and the count reported on stderr.
+
+Every output is written atomically (:mod:`llmsurrogate._atomic`), and the output folder is checked
+(writable, not overwriting ``--data``) before any work starts.
 """
 
 from __future__ import annotations
@@ -13,7 +19,60 @@ from pathlib import Path
 
 import click
 
-from .._cli_support import handle_errors, progress_bar, read_table, use_agg_backend
+from .._cli_support import (FiniteFloat, NameList, NJobs, PositiveIntList, Seed, handle_errors, progress_bar,
+                            read_table, use_agg_backend)
+
+
+#: Distributions whose versions can change a grid point (besides llmsurrogate itself).
+PRODUCER_DISTS = ("numpy", "scikit-learn")
+POINT_FORMAT = 1
+
+
+def _point_checksum(point: dict, prod: dict) -> str:
+    from .._atomic import checksum
+
+    return checksum(json.dumps(prod, sort_keys=True), json.dumps(point, sort_keys=True, default=str))
+
+
+def encode_point(point: dict) -> str:
+    """The text of a cache file: the point with its producer and checksum."""
+    from .._atomic import producer
+
+    prod = producer(*PRODUCER_DISTS)
+    return json.dumps({"format": POINT_FORMAT, "producer": prod, "checksum": _point_checksum(point, prod),
+                       "point": point}, default=str)
+
+
+def decode_point(text: str, n_train: int) -> dict | None:
+    """The point of a cache file, or None when it is damaged, from other versions or for another N."""
+    from .._atomic import producer
+
+    try:
+        entry = json.loads(text)
+        point, prod = entry["point"], entry["producer"]
+        if entry.get("format") != POINT_FORMAT or prod != producer(*PRODUCER_DISTS):
+            return None
+        if entry["checksum"] != _point_checksum(point, prod) or int(point["n_train"]) != n_train:
+            return None
+        return point
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+        return None
+
+
+def load_points(cache_dir: Path) -> tuple[dict, int]:
+    """Trusted points ``{N: point}`` of a cache folder and the number of files rejected."""
+    cache, rejected = {}, 0
+    for f in sorted(cache_dir.glob("N_*.json")):
+        try:
+            n_train = int(f.stem[2:])
+            point = decode_point(f.read_text(encoding="utf-8"), n_train)
+        except (OSError, ValueError):
+            point = None
+        if point is None:
+            rejected += 1
+        else:
+            cache[n_train] = point
+    return cache, rejected
 
 
 def _key(data_path: Path, args: dict) -> str:
@@ -30,30 +89,36 @@ def _key(data_path: Path, args: dict) -> str:
               help="CSV or Parquet file, one row per observation.")
 @click.option("--outcome", required=True, help="Outcome column.")
 @click.option("--prediction", default=None, help="Column with the fixed rule's (LLM's) predictions; omit for the error curve only.")
-@click.option("--features", default=None, help="Comma-separated feature columns (default: all other columns).")
+@click.option("--features", type=NameList(), default=None, help="Comma-separated feature columns (default: all other columns).")
 @click.option("--algorithm", default="rf", show_default=True, type=click.Choice(["rf", "lasso", "logit_l1", "mean", "majority"]))
 @click.option("--loss", default="squared", show_default=True, type=click.Choice(["squared", "absolute", "zero_one", "brier", "log"]))
-@click.option("--grid", default=None, help="Comma-separated training sizes (default 1, 2, 5, 10, ... up to n/2).")
-@click.option("--alpha", default=0.05, show_default=True, type=float, help="One-sided level of the ESS bound.")
+@click.option("--grid", type=PositiveIntList(), default=None, help="Comma-separated training sizes (default 1, 2, 5, 10, ... up to n/2).")
+@click.option("--alpha", default=0.05, show_default=True, type=FiniteFloat(0, 0.5, min_open=True),
+              help="One-sided level of the ESS bound, in (0, 0.5].")
 @click.option("--variance", default="difference", show_default=True, type=click.Choice(["difference", "sum"]))
 @click.option("--regime", default="hybrid", show_default=True, type=click.Choice(["hybrid", "fixed_N", "fixed_B"]))
 @click.option("--bias-correct", is_flag=True, help="Add 2 V_test/(B-1) to the fixed-N variance (docs/methods/ess.md §4.6; not in the paper).")
 @click.option("--tuning", default="per_n_subset", show_default=True, type=click.Choice(["per_n_subset", "per_block", "none"]))
-@click.option("--seed", default="0", show_default=True, help="Permutation seed (an integer), or 'none' to keep the file's order.")
-@click.option("--n-estimators", default=300, show_default=True, type=int, help="Trees for --algorithm rf.")
+@click.option("--seed", type=Seed(allow_none=True), default="0", show_default=True, help="Permutation seed (an integer), or 'none' to keep the file's order.")
+@click.option("--n-estimators", default=300, show_default=True, type=click.IntRange(1, 100_000),
+              help="Trees for --algorithm rf (1 to 100,000).")
 @click.option("--missing", default="error", show_default=True, type=click.Choice(["error", "drop"]),
               help="Rows with a missing outcome, prediction or feature: stop with an error, or drop them (with a warning).")
-@click.option("--n-jobs", type=int, default=None, help="Parallel block fits and Rust threads (default: all cores).")
+@click.option("--n-jobs", type=NJobs(), default=None, help="Parallel block fits and Rust threads (default: all cores).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("ess-output"), show_default=True)
 @click.option("--no-plot", is_flag=True, help="Skip the figure.")
 @handle_errors
 def ess_command(data_path, outcome, prediction, features, algorithm, loss, grid, alpha, variance, regime, bias_correct,
                 tuning, seed, n_estimators, missing, n_jobs, out_dir, no_plot):
     """Equivalent sample size of a fixed prediction rule (block-out CV + sequential one-sided CI)."""
+    from .._atomic import check_output_dir, save_figure, write_frame, write_text
     from ..exceptions import InvalidArgumentError
     from ._engine import HYBRID_MIN_BLOCKS
     from ._estimators import Plumbing, run_error_curve, run_ess
 
+    stem = "error_curve" if prediction is None else "ess"
+    check_output_dir(out_dir, files=[f"{stem}_table.csv", f"{stem}_summary.json", f"{stem}_plot.png"],
+                     inputs=[data_path])
     frame = read_table(data_path)
     feats = [f.strip() for f in features.split(",")] if features else None
     try:
@@ -65,19 +130,20 @@ def ess_command(data_path, outcome, prediction, features, algorithm, loss, grid,
     args = dict(outcome=outcome, prediction=prediction, features=feats, algorithm=algorithm, loss=loss,
                 grid=grid_vals, seed=seed_val, tuning=tuning, options=options, missing=missing)
     cache_dir = out_dir / ".ess_cache" / _key(data_path, args)
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    cache = {}
-    for f in cache_dir.glob("N_*.json"):
-        pt = json.loads(f.read_text())
-        cache[int(pt["n_train"])] = pt
+    check_output_dir(cache_dir, arg="--out")
+    cache, rejected = load_points(cache_dir)
+
+    computed = []
 
     def save_point(pt):
-        tmp = cache_dir / f".N_{pt['n_train']}.tmp"
-        tmp.write_text(json.dumps(pt, default=str))
-        tmp.replace(cache_dir / f"N_{pt['n_train']}.json")
+        write_text(cache_dir / f"N_{pt['n_train']}.json", encode_point(pt), what="cache entry")
+        computed.append(int(pt["n_train"]))
 
     if cache:
         click.echo(f"reusing {len(cache)} finished grid point(s) from {cache_dir}", err=True)
+    if rejected:
+        click.echo(f"rejected {rejected} cached grid point(s) (damaged, or from another llmsurrogate/numpy/"
+                   f"scikit-learn version): recomputing them", err=True)
     plumbing = Plumbing(cache=cache, on_point=save_point)
     common = dict(hybrid_min_blocks=HYBRID_MIN_BLOCKS, algorithm_options=options, missing=missing,
                   bias_correct=bias_correct)
@@ -85,14 +151,13 @@ def ess_command(data_path, outcome, prediction, features, algorithm, loss, grid,
         if prediction is None:
             result = run_error_curve(plumbing, frame, outcome, feats, algorithm, grid_vals, loss, regime, tuning,
                                      seed_val, n_jobs, alpha=alpha, progress=bar, **common)
-            stem = "error_curve"
         else:
             result = run_ess(plumbing, frame, outcome, prediction, feats, algorithm, grid_vals, loss, alpha, variance,
                              regime, tuning, seed_val, n_jobs, progress=bar, **common)
-            stem = "ess"
+    click.echo(f"grid points: {len(cache)} reused, {len(computed)} computed, {rejected} rejected from the cache",
+               err=True)
     click.echo(result.summary().as_text())
-    out_dir.mkdir(parents=True, exist_ok=True)
-    result.table.to_csv(out_dir / f"{stem}_table.csv", index=False)
+    write_frame(out_dir / f"{stem}_table.csv", result.table)
     summary = {"kind": result.kind, "args": {k: v for k, v in args.items()}, "alpha": alpha, "regime": regime,
                "bias_correct": bool(bias_correct)}
     if prediction is not None:
@@ -100,12 +165,12 @@ def ess_command(data_path, outcome, prediction, features, algorithm, loss, grid,
                        plugin=None if result.plugin == float("inf") else result.plugin, llm_error=result.llm_error,
                        llm_se=result.llm_se, conclusion=result.conclusion(), variance=variance)
     summary["result"] = json.loads(result.to_json(indent=None))
-    (out_dir / f"{stem}_summary.json").write_text(json.dumps(summary, indent=2))
+    write_text(out_dir / f"{stem}_summary.json", json.dumps(summary, indent=2))
     written = [f"{stem}_table.csv", f"{stem}_summary.json"]
     if not no_plot:
         use_agg_backend()
         ax = result.plot()
         ax.figure.tight_layout()
-        ax.figure.savefig(out_dir / f"{stem}_plot.png", dpi=130)
+        save_figure(ax.figure, out_dir / f"{stem}_plot.png", dpi=130)
         written.append(f"{stem}_plot.png")
     click.echo(f"\nWrote {', '.join(written)} to {out_dir}/")

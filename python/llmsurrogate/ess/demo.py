@@ -111,15 +111,14 @@ def write_demo(out_dir, plot: bool = True, progress: ProgressCallback | None = N
     """Run :func:`run_ess_demo`, print its table with ``echo`` and write ``ess_demo_table.csv``,
     ``ess_demo_<algo>.json`` and ``ess_demo.png`` (two panels: random forest and lasso) to
     ``out_dir``; returns the file names written."""
-    from pathlib import Path
+    from .._atomic import check_output_dir, save_figure, write_frame, write_text
 
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = check_output_dir(out_dir)
     res = run_ess_demo(progress=progress, **kwargs)
-    res["table"].to_csv(out_dir / "ess_demo_table.csv", index=False)
+    write_frame(out_dir / "ess_demo_table.csv", res["table"])
     written = ["ess_demo_table.csv"]
     for algo in ("rf", "lasso"):
-        res[algo].save(out_dir / f"ess_demo_{algo}.json")
+        write_text(out_dir / f"ess_demo_{algo}.json", res[algo].to_json())
         written.append(f"ess_demo_{algo}.json")
     if plot:
         import matplotlib.pyplot as plt
@@ -131,7 +130,7 @@ def write_demo(out_dir, plot: bool = True, progress: ProgressCallback | None = N
             ax.set_ylabel("mean squared error of the certainty equivalent")
             ax.set_yscale("log")
         fig.tight_layout()
-        fig.savefig(out_dir / "ess_demo.png", dpi=130)
+        save_figure(fig, out_dir / "ess_demo.png", dpi=130)
         plt.close(fig)
         written.append("ess_demo.png")
     echo("\nEquivalent sample size of a textbook CPT rule (Tversky-Kahneman 1992, not fitted)")

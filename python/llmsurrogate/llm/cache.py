@@ -1,11 +1,21 @@
 """On-disk cache of every LLM output (SQLite in WAL mode).
 
-Each entry is keyed by a SHA-256 over (backend, model identity, prompt text, template version,
-decoding parameters) and holds a float32 array. Writes happen one transaction per batch, so a
+Each entry is keyed by a SHA-256 over (backend, model identity -- which holds the weights
+fingerprint or revision and the dtype --, prompt text, template version, decoding parameters) and
+holds an array. Every entry also carries what produced it (``producer``: the llmsurrogate, torch,
+transformers and vllm versions installed when it was computed) and a BLAKE2b ``checksum`` over
+its key, producer, dtype and bytes. An entry read back with another producer, a wrong checksum or
+a NaN is not trusted: it is a miss, recomputed and overwritten, and counted in ``Cache.rejected``
+(:func:`cached_batches` also warns). A database file SQLite cannot read (truncated, garbage)
+raises :class:`CacheCorruptError`, naming the file: move it aside (or delete it) and run again to
+start a new cache -- the package never moves or deletes a user's cache on its own. A full disk
+raises a :class:`~llmsurrogate.exceptions.ComputationError` that says so (finished batches stay).
+
+Writes happen one transaction per batch, so a
 run killed at any point keeps every finished batch and, started again, redoes no finished
 prompt. Several processes may read and write one cache at the same time: SQLite's WAL mode
-serialises writers (``busy_timeout`` waits for the lock) and ``INSERT OR IGNORE`` makes a
-duplicate write of an identical result harmless.
+serialises writers (``busy_timeout`` waits for the lock) and ``INSERT OR REPLACE`` makes a
+duplicate write of an identical result harmless (and repairs a rejected entry).
 
 >>> import tempfile, numpy as np
 >>> with tempfile.TemporaryDirectory() as d:
@@ -18,21 +28,24 @@ duplicate write of an identical result harmless.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import sqlite3
 import threading
 import time
+import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..exceptions import InvalidArgumentError
+from .._atomic import checksum, producer
+from ..exceptions import ComputationError, InvalidArgumentError, LLMSurrogateWarning
 
-__all__ = ["Cache", "NullCache", "as_cache"]
+__all__ = ["Cache", "NullCache", "as_cache", "CacheCorruptError", "entry_producer"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS outputs (
@@ -40,9 +53,32 @@ CREATE TABLE IF NOT EXISTS outputs (
     kind TEXT NOT NULL,
     dtype TEXT NOT NULL,
     value BLOB NOT NULL,
-    created REAL NOT NULL
+    created REAL NOT NULL,
+    producer TEXT NOT NULL DEFAULT '',
+    checksum TEXT NOT NULL DEFAULT ''
 ) WITHOUT ROWID;
 """
+
+#: The installed distributions whose versions can change an LLM output (the weights fingerprint,
+#: dtype and device-independent identity are part of the key already).
+PRODUCER_DISTS = ("torch", "transformers", "vllm")
+
+
+class CacheCorruptError(ComputationError):
+    """The cache's SQLite file cannot be read (truncated, overwritten, not a database)."""
+
+
+def entry_producer() -> str:
+    """The producer string stored with (and required of) every entry written by this process."""
+    return _canonical(producer(*PRODUCER_DISTS))
+
+
+def _entry_checksum(key: str, prod: str, dtype: str, blob: bytes) -> str:
+    return checksum(key, prod, dtype, blob)
+
+
+def _has_nan(arr: np.ndarray) -> bool:
+    return arr.dtype.kind in "fc" and bool(np.isnan(arr).any())
 
 
 def _retry_locked(action, attempts: int = 50):
@@ -75,10 +111,48 @@ class Cache:
         self.path = self.directory / self.FILENAME
         self.timeout = float(timeout)
         self._local = threading.local()
-        conn = self._conn()
-        _retry_locked(lambda: conn.executescript(_SCHEMA))
+        self.producer = entry_producer()
         self.hits = 0
         self.misses = 0
+        #: entries found but not trusted (other producer, bad checksum, NaN): counted in ``misses`` too
+        self.rejected = 0
+        with self._guard():
+            conn = self._conn()
+            _retry_locked(lambda: conn.executescript(_SCHEMA))
+            self._migrate(conn)
+
+    @contextlib.contextmanager
+    def _guard(self):
+        """Turn SQLite's errors into package errors that name the file and the fix."""
+        try:
+            yield
+        except sqlite3.OperationalError as err:
+            msg = str(err)
+            if "disk is full" in msg or "disk I/O error" in msg:
+                raise ComputationError(f"LLM cache {self.path}: {msg}; free space on that disk (or pass another "
+                                       "--cache folder) and run again: finished batches are kept") from err
+            if "locked" in msg or "readonly" in msg or "unable to open" in msg:
+                raise ComputationError(f"LLM cache {self.path}: {msg}") from err
+            raise CacheCorruptError(self._corrupt_message(err)) from err
+        except sqlite3.DatabaseError as err:
+            raise CacheCorruptError(self._corrupt_message(err)) from err
+
+    def _corrupt_message(self, err) -> str:
+        return (f"LLM cache {self.path} is damaged ({err}); move it aside or delete it, with its -wal and -shm "
+                f"files (e.g. mv {self.path} {self.path}.damaged), and run again to start a new cache")
+
+    def _migrate(self, conn) -> None:
+        """Add the producer and checksum columns to a cache written by an older release (its
+        entries then fail the checks and are recomputed as they are met)."""
+        cols = {row[1] for row in conn.execute("PRAGMA table_info(outputs)")}
+        for col in ("producer", "checksum"):
+            if col not in cols:
+                try:
+                    _retry_locked(lambda c=col: conn.execute(
+                        f"ALTER TABLE outputs ADD COLUMN {c} TEXT NOT NULL DEFAULT ''"))
+                except sqlite3.OperationalError as err:  # another process added it first
+                    if "duplicate column" not in str(err):
+                        raise
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -113,19 +187,40 @@ class Cache:
             out.append(h.hexdigest())
         return out
 
+    def _decode(self, k: str, dtype: str, blob: Any, prod: Any, check: Any) -> np.ndarray | None:
+        """The entry's array, or None when it fails a check."""
+        if prod != self.producer or not isinstance(blob, bytes) or not isinstance(dtype, str):
+            return None
+        if check != _entry_checksum(k, prod, dtype, blob):
+            return None
+        try:
+            arr = np.frombuffer(blob, dtype=np.dtype(dtype))
+        except (TypeError, ValueError):
+            return None
+        return None if _has_nan(arr) else arr
+
     def get_many(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
-        """The stored arrays of the keys found (missing keys are absent from the result)."""
-        conn = self._conn()
+        """The stored arrays of the keys found and trusted (others are absent from the result;
+        entries that fail a check are counted in :attr:`rejected`)."""
         out: dict[str, np.ndarray] = {}
         uniq = list(dict.fromkeys(keys))
         chunk = 900  # under SQLite's default limit of bound variables
-        for i in range(0, len(uniq), chunk):
-            part = uniq[i: i + chunk]
-            q = f"SELECT key, dtype, value FROM outputs WHERE key IN ({','.join('?' * len(part))})"
-            for k, dtype, blob in conn.execute(q, part):
-                out[k] = np.frombuffer(blob, dtype=np.dtype(dtype))
+        rejected = 0
+        with self._guard():
+            conn = self._conn()
+            for i in range(0, len(uniq), chunk):
+                part = uniq[i: i + chunk]
+                q = ("SELECT key, dtype, value, producer, checksum FROM outputs "
+                     f"WHERE key IN ({','.join('?' * len(part))})")
+                for k, dtype, blob, prod, check in conn.execute(q, part):
+                    arr = self._decode(k, dtype, blob, prod, check)
+                    if arr is None:
+                        rejected += 1
+                    else:
+                        out[k] = arr
         self.hits += len(out)
         self.misses += len(uniq) - len(out)
+        self.rejected += rejected
         return out
 
     def put_many(self, items: Iterable[tuple[str, np.ndarray]], kind: str = "") -> None:
@@ -134,27 +229,40 @@ class Cache:
         rows = []
         for k, arr in items:
             a = np.ascontiguousarray(arr)
-            rows.append((k, kind, a.dtype.str, a.tobytes(), now))
+            if _has_nan(a):  # never stored: a NaN read back is always damage
+                continue
+            blob = a.tobytes()
+            rows.append((k, kind, a.dtype.str, blob, now, self.producer,
+                         _entry_checksum(k, self.producer, a.dtype.str, blob)))
         if not rows:
             return
-        conn = self._conn()
 
-        def write():
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                conn.executemany("INSERT OR IGNORE INTO outputs VALUES (?, ?, ?, ?, ?)", rows)
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
+        with self._guard():
+            conn = self._conn()
 
-        _retry_locked(write)
+            def write():
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    conn.executemany("INSERT OR REPLACE INTO outputs (key, kind, dtype, value, created, producer, "
+                                     "checksum) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+                    conn.execute("COMMIT")
+                except BaseException:
+                    # SQLite may have rolled back already (a full disk does): a second ROLLBACK would
+                    # hide the real error behind "cannot rollback - no transaction is active"
+                    if conn.in_transaction:
+                        with contextlib.suppress(sqlite3.Error):
+                            conn.execute("ROLLBACK")
+                    raise
+
+            _retry_locked(write)
 
     def __len__(self) -> int:
-        return self._conn().execute("SELECT COUNT(*) FROM outputs").fetchone()[0]
+        with self._guard():
+            return self._conn().execute("SELECT COUNT(*) FROM outputs").fetchone()[0]
 
     def integrity_ok(self) -> bool:
-        return self._conn().execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        with self._guard():
+            return self._conn().execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
     def close(self) -> None:
         conn = getattr(self._local, "conn", None)
@@ -171,6 +279,7 @@ class NullCache:
 
     hits = 0
     misses = 0
+    rejected = 0
 
     @staticmethod
     def keys(**kw):
@@ -200,7 +309,12 @@ def cached_batches(cache, keys: Sequence[str], compute, *, batch_size: int, kind
     and store each batch as it finishes. Returns the arrays in key order. ``progress``: a
     ``progress(label, done, total)`` callback (:mod:`llmsurrogate._progress`), label ``"prompts"``."""
     cache = as_cache(cache)
+    rejected0 = cache.rejected
     found = cache.get_many(keys)
+    if cache.rejected > rejected0:
+        warnings.warn(f"LLM cache {getattr(cache, 'path', '')}: {cache.rejected - rejected0} stored output(s) failed "
+                      "their checksum or came from another llmsurrogate/torch/transformers/vllm version; recomputed",
+                      LLMSurrogateWarning, stacklevel=2)
     out: list[np.ndarray | None] = [found.get(k) for k in keys]
     # deduplicate missing keys: identical prompts are computed once
     todo: dict[str, list[int]] = {}

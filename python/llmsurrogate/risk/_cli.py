@@ -38,35 +38,45 @@ def score(data_path, task_spec, backend, model, method, cache_dir, out_dir, batc
     """LLM risk scores for every row of --data, with metrics when the label is present."""
     import json
 
+    import warnings
+
     from .. import risk
+    from .._atomic import check_output_dir, save_figure, write_frame, write_text
+    from ..exceptions import LLMSurrogateWarning
     from ..llm.cache import Cache
     from ..llm.factory import load_task, make_backend
 
+    outputs = ("scores.csv", "metrics.csv", "metrics.json", "calibration.png", "run.json")
+    check_output_dir(out_dir, files=outputs, inputs=[data_path], arg="--out")
+    check_output_dir(cache_dir, files=(Cache.FILENAME,), inputs=[data_path], arg="--cache")
     frame = read_table(data_path)
     task = load_task(task_spec, arg="--task")
     cache = Cache(cache_dir)
     be = make_backend(backend, model, device=device, batch_size=batch_size)
-    with progress_bar() as bar:
+    with progress_bar() as bar, warnings.catch_warnings():
+        # rejected cache entries are counted and reported below, once
+        warnings.filterwarnings("ignore", message="LLM cache .*", category=LLMSurrogateWarning)
         res = risk.risk_scores(frame, task, be, method, cache=cache, batch_size=batch_size or 16,
                                correct_order_bias=not no_order_correction, chat=chat, progress=bar)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    res.table.to_csv(out_dir / "scores.csv", index=False)
+    write_frame(out_dir / "scores.csv", res.table)
     written = ["scores.csv"]
     meta = dict(res.meta)
+    meta["cache_rejected"] = cache.rejected
     if "label" in res.table:
         gcol = group_col or task.sensitive_attribute
         groups = frame[gcol].to_numpy() if gcol and gcol in frame.columns else None
         ev = res.evaluate(groups=groups, n_boot=n_boot)
-        ev.metrics.to_csv(out_dir / "metrics.csv", index=False)
-        ev.to_json(out_dir / "metrics.json")
+        write_frame(out_dir / "metrics.csv", ev.metrics)
+        write_text(out_dir / "metrics.json", ev.to_json())
         written += ["metrics.csv", "metrics.json"]
         click.echo(ev.summary().as_text())
         if not no_plot:
             use_agg_backend()
             fig = risk.plot_calibration(res.table["label"], res.table["score"], groups=groups)
-            fig.savefig(out_dir / "calibration.png", dpi=130)
+            save_figure(fig, out_dir / "calibration.png", dpi=130)
             written.append("calibration.png")
-    (out_dir / "run.json").write_text(json.dumps(meta, indent=1, default=str))
+    write_text(out_dir / "run.json", json.dumps(meta, indent=1, default=str))
     written.append("run.json")
-    click.echo(f"cache: {meta['cache_hits']} prompts reused, {meta['cache_misses']} computed")
+    rejected = f" ({cache.rejected} stored outputs rejected: damaged or from another version)" if cache.rejected else ""
+    click.echo(f"cache: {meta['cache_hits']} prompts reused, {meta['cache_misses']} computed{rejected}")
     click.echo(f"Wrote {', '.join(written)} to {out_dir}/")

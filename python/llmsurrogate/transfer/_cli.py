@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from .._cli_support import handle_errors, read_table
+from .._cli_support import FiniteFloat, NameList, NJobs, Seed, Subsets, handle_errors, read_table
 
 @click.group("transfer")
 def transfer_group():
@@ -37,16 +37,18 @@ def _read_error_table(path: Path):
 
 @transfer_group.command("intervals")
 @click.argument("data", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--coverage", type=float, multiple=True, default=(0.8, 0.9, 0.95), show_default=True,
+@click.option("--coverage", type=FiniteFloat(0, 1, min_open=True), multiple=True, default=(0.8, 0.9, 0.95),
+              show_default=True,
               help="Nominal coverage (two-sided: tau = (1 + c)/2); repeat for several.")
 @click.option("--side", type=click.Choice(["two", "upper", "lower", "left", "right"]), multiple=True,
               default=("two",), show_default=True, help="Interval side(s).")
 @click.option("--correction", is_flag=True, help="Inflate coverage by (n+1)/(n-r) so that Proposition 1 guarantees it.")
-@click.option("--gamma", "gamma", type=float, default=None,
+@click.option("--gamma", "gamma", type=FiniteFloat(1, allow_inf=True), default=None,
               help="Also give the worst-case interval over likelihood ratios in [1/Gamma, Gamma] (inf allowed).")
 @click.option("--compare", is_flag=True,
               help="Also check worst-case and everywhere dominance of the first model over each other one.")
-@click.option("--tau", "taus", type=float, multiple=True, default=(0.5, 0.75, 0.9, 0.95), show_default=True,
+@click.option("--tau", "taus", type=FiniteFloat(0, 1, min_open=True), multiple=True, default=(0.5, 0.75, 0.9, 0.95),
+              show_default=True,
               help="Levels for --compare.")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the interval table to this CSV file.")
@@ -60,7 +62,10 @@ def transfer_intervals(data, coverage, side, correction, gamma, compare, taus, o
     import pandas as pd
 
     from .. import transfer as tr
+    from .._atomic import atomic_target, check_output_file
 
+    if out_path is not None:
+        check_output_file(out_path, inputs=data)
     tables = {p.stem: _read_error_table(p) for p in data}
     res = tr.forecast_intervals(tables, coverage=list(coverage), sides=list(side), correction=correction)
     table = res.tidy()
@@ -73,7 +78,8 @@ def transfer_intervals(data, coverage, side, correction, gamma, compare, taus, o
     click.echo(f"n = {first.n} domains, r = {first.r}; 'guaranteed' is Proposition 1's coverage bound")
     click.echo(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     if out_path is not None:
-        table.to_csv(out_path, index=False)
+        with atomic_target(out_path) as tmp:  # CSV whatever the suffix
+            table.to_csv(tmp, index=False)
         click.echo(f"\nWrote {out_path}")
     if compare and len(tables) > 1:
         names = list(tables)
@@ -100,22 +106,29 @@ def transfer_intervals(data, coverage, side, correction, gamma, compare, taus, o
 @click.option("--normalize", type=click.Choice(["deterioration", "shortfall"]), default=None,
               help="Divide by the in-sample error on the test domain (default: raw transfer error).")
 @click.option("--shortfall-model", multiple=True, help="Other models of the shortfall's model set (repeatable).")
-@click.option("--subsets", default="all", show_default=True, help="'all' training sets, or how many to sample.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed for sampled training sets and for rf.")
+@click.option("--subsets", type=Subsets(), default="all", show_default=True,
+              help="'all' training sets, or how many to sample.")
+@click.option("--seed", type=Seed(2**32 - 1), default=0, show_default=True, help="Seed for sampled training sets and for rf.")
 @click.option("--domain", default="domain", show_default=True, help="Domain column.")
-@click.option("--features", default="z1,z2,p1", show_default=True, help="Comma-separated feature columns.")
+@click.option("--features", type=NameList(), default="z1,z2,p1", show_default=True,
+              help="Comma-separated feature columns.")
 @click.option("--target", default="ce", show_default=True, help="Outcome column.")
 @click.option("--matrix", is_flag=True, help="Write the r = 1 table as an n x n matrix [train, test] instead.")
 @click.option("--cache", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Folder for finished fits; an interrupted build resumes from it.")
-@click.option("--n-jobs", type=int, default=None, help="Threads or joblib workers (default: all cores).")
+@click.option("--n-jobs", type=NJobs(), default=None, help="Threads or joblib workers (default: all cores).")
 @handle_errors
 def transfer_build(data_path, model_name, out_path, r, metric, normalize, shortfall_model, subsets, seed, domain,
                    features, target, matrix, cache, n_jobs):
     """Fit a model on every training set of r domains and write its transfer-error table."""
+    from .._atomic import check_output_dir, check_output_file, write_frame
     from ..exceptions import InvalidArgumentError
     from . import error_table, make_model
+    from ._build import collect_cache_stats
 
+    check_output_file(out_path, inputs=[data_path])
+    if cache is not None:
+        check_output_dir(cache, arg="--cache")
     frame = read_table(data_path)
     model = make_model(model_name, random_state=seed)
     others = [make_model(m, random_state=seed) for m in shortfall_model] or None
@@ -125,9 +138,13 @@ def transfer_build(data_path, model_name, out_path, r, metric, normalize, shortf
             n_sub = int(subsets)
         except ValueError as err:
             raise InvalidArgumentError(f"--subsets must be 'all' or a positive integer; got {subsets!r}") from err
-    table = error_table(frame, model, r=r, metric=metric, normalize=normalize, subsets=n_sub, n_jobs=n_jobs,
-                        shortfall_models=others, domain=domain, features=[f.strip() for f in features.split(",")],
-                        target=target, cache=cache, progress=True, random_state=seed, name=model_name)
+    with collect_cache_stats() as stats:
+        table = error_table(frame, model, r=r, metric=metric, normalize=normalize, subsets=n_sub, n_jobs=n_jobs,
+                            shortfall_models=others, domain=domain, features=[f.strip() for f in features.split(",")],
+                            target=target, cache=cache, progress=True, random_state=seed, name=model_name)
+    if cache is not None:
+        click.echo(f"cache: {stats.hits} fits reused, {stats.computed} computed, {stats.rejected} rejected "
+                   "(damaged or from another version)", err=True)
     import pandas as pd
 
     if isinstance(table, pd.DataFrame):
@@ -136,9 +153,5 @@ def transfer_build(data_path, model_name, out_path, r, metric, normalize, shortf
         out = table.to_matrix().reset_index()
     else:
         out = table.tidy()
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    if out_path.suffix.lower() in {".parquet", ".pq"}:
-        out.to_parquet(out_path, index=False)
-    else:
-        out.to_csv(out_path, index=False)
+    write_frame(out_path, out)
     click.echo(f"wrote {len(out)} rows to {out_path}")

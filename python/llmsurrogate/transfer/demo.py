@@ -143,15 +143,16 @@ def write_demo(out_dir: str | Path, tau: float = 0.95, plot: bool = True, progre
     """Run :func:`run_demo` and :func:`run_transfer_application`, print their summaries with ``echo``
     and write ``transfer_forecast_intervals.{csv,json,png}``, ``transfer_dominance.csv`` and
     ``transfer_application.png`` to ``out_dir``; returns the file names written."""
-    out_dir = Path(out_dir)
+    from .._atomic import check_output_dir, save_figure, write_frame, write_text
+
+    out_dir = check_output_dir(out_dir)
     result = run_demo(tau=tau, progress=progress)
     echo(result.summary().as_text())
-    out_dir.mkdir(parents=True, exist_ok=True)
-    result.table.to_csv(out_dir / "transfer_forecast_intervals.csv", index=False)
-    result.to_json(out_dir / "transfer_forecast_intervals.json")
+    write_frame(out_dir / "transfer_forecast_intervals.csv", result.table)
+    write_text(out_dir / "transfer_forecast_intervals.json", result.to_json())
     written = ["transfer_forecast_intervals.csv", "transfer_forecast_intervals.json"]
     if plot:
-        result.plot().savefig(out_dir / "transfer_forecast_intervals.png", dpi=130)
+        save_figure(result.plot(), out_dir / "transfer_forecast_intervals.png", dpi=130)
         written.append("transfer_forecast_intervals.png")
     app = run_transfer_application()
     summary = app.summary()
@@ -159,9 +160,9 @@ def write_demo(out_dir: str | Path, tau: float = 0.95, plot: bool = True, progre
     echo(summary.tables[1][1].to_string(index=False))
     for note in summary.notes:
         echo(f"Note: {note}")
-    app.dominance.to_csv(out_dir / "transfer_dominance.csv", index=False)
+    write_frame(out_dir / "transfer_dominance.csv", app.dominance)
     written.append("transfer_dominance.csv")
     if plot:
-        app.plot().savefig(out_dir / "transfer_application.png", dpi=130)
+        save_figure(app.plot(), out_dir / "transfer_application.png", dpi=130)
         written.append("transfer_application.png")
     return written
