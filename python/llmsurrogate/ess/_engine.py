@@ -14,7 +14,16 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import _core
-from .._validation import as_frame, check_choice, check_n_jobs, check_probability, require_columns
+from .._validation import (
+    align_by_label,
+    as_frame,
+    check_choice,
+    check_int,
+    check_n_jobs,
+    check_probability,
+    reject_lossy,
+    require_columns,
+)
 from ..exceptions import (
     InvalidArgumentError,
     LLMSurrogateWarning,
@@ -48,11 +57,29 @@ class Prepared:
     eps: float
 
 
+# Row numbers in messages: Python positions (0-based), written "row i (0-based)"; the R bridge
+# (llmsurrogate.rbridge.r_message) turns each into R's 1-based row.
 def _finite(arr: np.ndarray, name: str) -> None:
     bad = np.flatnonzero(~np.isfinite(arr))
     if bad.size:
-        raise NonFiniteError(f"argument `{name}` has a non-finite value ({arr[bad[0]]}) at row {bad[0]}; "
-                             "drop or impute missing values first")
+        raise NonFiniteError(f"argument `{name}` has a non-finite value ({arr[bad[0]]}) at row {bad[0]} (0-based); "
+                             "drop or impute missing values first (or pass missing='drop')")
+
+
+def check_learner_outcome(learner: Any, y: np.ndarray, outcome: str) -> None:
+    """A classifier (``logit_l1``, a random forest under a classification loss, a scikit-learn
+    classifier) needs class labels: 0/1 when it predicts probabilities. Raises about the argument
+    instead of scikit-learn's "Unknown label type: continuous"."""
+    if learner.output == "proba" and not np.isin(y, (0.0, 1.0)).all():
+        odd = y[~np.isin(y, (0.0, 1.0))][0]
+        raise InvalidArgumentError(
+            f"algorithm {learner.name!r} is a classifier and needs a 0/1 outcome; {outcome} has other values "
+            f"(e.g. {odd:g}); use algorithm='lasso' or 'rf' (regressions) for a numeric outcome")
+    if learner.output == "label" and not np.all(y == np.round(y)):
+        odd = y[y != np.round(y)][0]
+        raise InvalidArgumentError(
+            f"algorithm {learner.name!r} is a classifier and needs class labels; {outcome} has non-integer values "
+            f"(e.g. {odd:g}); use a regression (algorithm='lasso' or 'rf' with loss='squared')")
 
 
 def _numeric(series, name: str) -> np.ndarray:
@@ -60,6 +87,7 @@ def _numeric(series, name: str) -> np.ndarray:
 
     if isinstance(series, pd.Series) and series.dtype == bool:
         series = series.astype(float)
+    reject_lossy(series, name)  # no datetime -> nanoseconds, complex -> real part
     try:
         arr = np.asarray(pd.to_numeric(pd.Series(series), errors="raise"), dtype=np.float64)
     except (TypeError, ValueError) as err:
@@ -69,6 +97,7 @@ def _numeric(series, name: str) -> np.ndarray:
 
 def default_grid(n: int) -> list[int]:
     """1, 2, 5, 10, 20, 50, ... up to n // 2."""
+    n = check_int(n, "n", minimum=0)
     out, base = [], 1
     while True:
         for m in (1, 2, 5):
@@ -158,6 +187,8 @@ def prepare(data: Any, outcome: str, prediction: Any, features: Any, loss: Any, 
     import pandas as pd
 
     frame = as_frame(data)
+    if not isinstance(prediction, str) and not hasattr(prediction, "predict"):
+        frame, prediction = align_by_label(("data", frame), ("prediction", prediction))  # pandas: by label
     if not isinstance(outcome, str):
         raise InvalidArgumentError("argument `outcome` must be a column name (a string)")
     require_columns(frame, [outcome])
@@ -180,7 +211,8 @@ def prepare(data: Any, outcome: str, prediction: Any, features: Any, loss: Any, 
     elif loss_name == "zero_one" and not pd.api.types.is_numeric_dtype(raw_y) and raw_y.dtype != bool:
         codes, uniques = pd.factorize(raw_y)
         if (codes < 0).any():
-            raise NonFiniteError(f"outcome {outcome!r} has a missing value at row {int(np.flatnonzero(codes < 0)[0])}")
+            raise NonFiniteError(f"outcome {outcome!r} has a missing value at row {int(np.flatnonzero(codes < 0)[0])} "
+                                 "(0-based); drop or impute missing values first (or pass missing='drop')")
         label_map = {v: float(i) for i, v in enumerate(uniques)}
         y = codes.astype(np.float64)
     else:
@@ -210,8 +242,16 @@ def prepare(data: Any, outcome: str, prediction: Any, features: Any, loss: Any, 
         else:
             raw_p = prediction
         if label_map is not None:
-            llm_pred = np.asarray([label_map.get(v, -1.0) for v in pd.Series(raw_p).tolist()], dtype=np.float64)
+            raw_list = pd.Series(np.asarray(raw_p).ravel() if not isinstance(raw_p, pd.Series) else raw_p).tolist()
+            if raw_list and not any(v in label_map for v in raw_list if v is not None):
+                labels = ", ".join(repr(v) for v in list(label_map)[:5])
+                seen = ", ".join(repr(v) for v in list(dict.fromkeys(raw_list))[:5])
+                raise InvalidArgumentError(
+                    f"argument `prediction`: none of its values ({seen}) is a label of outcome {outcome!r} ({labels}); "
+                    "under loss 'zero_one' predictions are compared with the labels, so code both alike")
+            llm_pred = np.asarray([label_map.get(v, -1.0) for v in raw_list], dtype=np.float64)
         else:
+            reject_lossy(raw_p, "prediction")
             try:
                 llm_pred = np.asarray(pd.to_numeric(pd.Series(np.asarray(raw_p).ravel() if not isinstance(raw_p, pd.Series) else raw_p), errors="raise"), dtype=np.float64)
             except (TypeError, ValueError) as err:
@@ -241,6 +281,11 @@ def prepare(data: Any, outcome: str, prediction: Any, features: Any, loss: Any, 
     else:
         sub = frame[feats]
         cat = [c for c in feats if not (pd.api.types.is_numeric_dtype(sub[c]) or sub[c].dtype == bool)]
+        for c in cat:  # get_dummies would code a missing value as all-zero dummies, silently
+            isna = sub[c].isna().to_numpy()
+            if isna.any():
+                raise NonFiniteError(f"feature {c!r} has a missing value at row {int(np.flatnonzero(isna)[0])} "
+                                     "(0-based); drop or impute missing values first (or pass missing='drop')")
         if cat:
             sub = pd.get_dummies(sub, columns=cat, drop_first=True, dtype=float)
         try:
@@ -251,7 +296,8 @@ def prepare(data: Any, outcome: str, prediction: Any, features: Any, loss: Any, 
         bad = np.argwhere(~np.isfinite(X))
         if bad.size:
             r, c = bad[0]
-            raise NonFiniteError(f"feature {names[c]!r} has a non-finite value at row {r}; drop or impute first")
+            raise NonFiniteError(f"feature {names[c]!r} has a non-finite value ({X[r, c]}) at row {r} (0-based); "
+                                 "drop or impute missing values first (or pass missing='drop')")
     # permutation (one for every N)
     if seed is None:
         perm = None

@@ -30,8 +30,11 @@ def permutation(n: int, seed: int) -> np.ndarray:
     """
     from .. import _core
 
+    from .._validation import check_allocation
+
     n = check_int(n, "n", minimum=0)
-    seed = check_int(seed, "seed", minimum=0)
+    seed = check_int(seed, "seed", minimum=0, maximum=2**64 - 1)
+    check_allocation(16.0 * n, "n", n, "the permutation")
     return _core.ess_permutation(n, seed)
 
 
@@ -156,12 +159,13 @@ def run_error_curve(plumbing: Plumbing, data, outcome, features, algorithm, grid
     bias_correct = check_flag(bias_correct, "bias_correct")
     prep = _engine.prepare(data, outcome, None, features, loss, seed, missing=missing)
     learner = resolve_learner(algorithm, prep.loss_name, algorithm_options)
+    _engine.check_learner_outcome(learner, prep.y, f"outcome {outcome!r}")
     grid = _checked_grid(grid, prep.n, regime, hmb)
     points = _run_points(prep, learner, grid, tuning, seed, n_jobs, False, progress, plumbing)
     if bias_correct:
         points = _engine.bias_corrected(points)
     table = _engine.curve_table(points, alpha, regime, hmb, prep.loss_name)
-    table["params"] = [str(p.get("params", {})) for p in points]
+    table["params"] = [_params_json(p) for p in points]
     viol = _engine.monotonicity_violations(table)
     notes = [_hybrid_note(hmb)] if regime == "hybrid" else []
     if bias_correct:
@@ -210,12 +214,14 @@ def run_ess(plumbing: Plumbing, data, outcome, prediction, features, algorithm, 
                            y_override=plumbing.y,
                            missing=missing)
     learner = resolve_learner(algorithm, prep.loss_name, algorithm_options)
+    _engine.check_learner_outcome(learner, prep.y, f"outcome {outcome!r}" if plumbing.y is None else
+                                  f"the transformed outcome Y* of {outcome!r}")
     grid = _checked_grid(grid, prep.n, regime, hmb)
     points = _run_points(prep, learner, grid, tuning, seed, n_jobs, True, progress, plumbing)
     if bias_correct:
         points = _engine.bias_corrected(points)
     table, seq = _engine.ess_inference(points, alpha, regime, hmb, variance)
-    table["params"] = [str(p.get("params", {})) for p in points]
+    table["params"] = [_params_json(p) for p in points]
     llm = prep.llm_loss
     llm_error = float(np.mean(llm))
     llm_se = float(np.std(llm, ddof=1) / math.sqrt(prep.n))
@@ -253,8 +259,9 @@ def run_ess(plumbing: Plumbing, data, outcome, prediction, features, algorithm, 
 
 def transformed_outcome(y, treatment, propensity) -> np.ndarray:
     """IPW transformed outcome Y* = Y (D - pi) / (pi (1 - pi)), with E[Y* | X] = tau(X) (docs/methods/ess.md §7.4)."""
-    from .._validation import as_float_array
+    from .._validation import align_by_label, as_float_array
 
+    y, treatment, propensity = align_by_label(("y", y), ("treatment", treatment), ("propensity", propensity))
     y = as_float_array(y, "outcome", allow_nan=False)
     d = as_float_array(treatment, "treatment", allow_nan=False)
     pi = np.broadcast_to(as_float_array(propensity, "propensity", allow_nan=False), y.shape) \
@@ -286,6 +293,10 @@ def cate_ess(data, outcome: str, treatment: str, prediction, propensity=None, fe
     frame = as_frame(data)
     require_columns(frame, [outcome, treatment])
     prop_col = propensity if isinstance(propensity, str) else None
+    if prop_col:
+        require_columns(frame, [prop_col])
+    if kwargs.get("missing", "error") == "drop":
+        frame, prediction, propensity = _drop_cate_missing(frame, outcome, treatment, prediction, propensity)
     if propensity is None:
         d = np.asarray(frame[treatment], dtype=float)
         propensity = float(np.mean(d))
@@ -324,8 +335,11 @@ def arm_ess(data, outcome: str, treatment: str, arm: Any, prediction, features=N
         raise InvalidArgumentError(f"no rows with {treatment} == {arm!r}; choose an arm that occurs in the data")
     sub = frame.loc[keep].reset_index(drop=True)
     if not isinstance(prediction, str) and not hasattr(prediction, "predict"):
+        from .._validation import align_by_label
+
+        frame, prediction = align_by_label(("data", frame), ("prediction", prediction))  # pandas: by label
         prediction = np.asarray(prediction)
-        if prediction.shape[0] != len(frame):
+        if prediction.ndim != 1 or prediction.shape[0] != len(frame):
             from ..exceptions import ShapeError
 
             raise ShapeError(f"argument `prediction` has {prediction.shape[0]} values but `data` has {len(frame)} rows")

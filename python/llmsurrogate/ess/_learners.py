@@ -205,13 +205,54 @@ class Learner:
         return np.ascontiguousarray(est.predict(Xte), dtype=np.float64), False
 
 
+#: The keys of ``algorithm_options`` each algorithm reads; any other key is an error.
+OPTION_KEYS = {"rf": ("n_estimators", "param_grid"), "logit_l1": ("C_grid",), "lasso": (), "mean": (),
+               "majority": ()}
+CUSTOM_OPTION_KEYS = ("param_grid",)
+
+
+def check_options(options: Any, algorithm: str, allowed: tuple[str, ...]) -> dict:
+    """``algorithm_options`` as a dict holding only keys ``algorithm`` reads, with valid values."""
+    import difflib
+
+    from .._validation import as_float_array, check_int
+
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise InvalidArgumentError(f"argument `algorithm_options` must be a dict or None; got {type(options).__name__}")
+    for key in options:
+        if key not in allowed:
+            hint = difflib.get_close_matches(str(key), list(allowed), n=1)
+            extra = f"; did you mean {hint[0]!r}?" if hint else ""
+            raise InvalidArgumentError(
+                f"argument `algorithm_options`: unknown key {key!r} for algorithm {algorithm!r} (it reads "
+                f"{list(allowed) or 'no options'}){extra}")
+    out = dict(options)
+    if "n_estimators" in out:
+        out["n_estimators"] = check_int(out["n_estimators"], "algorithm_options['n_estimators']", minimum=1)
+    if "C_grid" in out:
+        grid = as_float_array(out["C_grid"], "algorithm_options['C_grid']", allow_nan=False)
+        if np.any(grid <= 0):
+            raise InvalidArgumentError("argument `algorithm_options['C_grid']` must hold positive numbers")
+        out["C_grid"] = grid.tolist()
+    if "param_grid" in out:
+        grid = out["param_grid"]
+        grids = grid if isinstance(grid, list) else [grid]
+        if not grids or not all(isinstance(g, dict) and g and all(isinstance(v, (list, tuple)) and len(v) > 0
+                                                                  for v in g.values()) for g in grids):
+            raise InvalidArgumentError("argument `algorithm_options['param_grid']` must be a dict (or a list of "
+                                       "dicts) of parameter name -> non-empty list of values")
+    return out
+
+
 def resolve_learner(algorithm: Any, loss_name: str, options: dict | None) -> Learner:
     """The :class:`Learner` for ``algorithm`` (a name or a scikit-learn estimator) and the loss."""
-    options = dict(options or {})
     if isinstance(algorithm, str):
         if algorithm not in BUILTIN:
             raise InvalidArgumentError(
                 f"argument `algorithm` must be one of {list(BUILTIN)} or a scikit-learn estimator; got {algorithm!r}")
+        options = check_options(options, algorithm, OPTION_KEYS[algorithm])
         if loss_name in ("zero_one",):
             output = "label"
         elif loss_name in ("brier", "log"):
@@ -231,6 +272,7 @@ def resolve_learner(algorithm: Any, loss_name: str, options: dict | None) -> Lea
             f"(a scikit-learn estimator or pipeline); got {type(algorithm).__name__}")
     from sklearn.base import is_classifier
 
+    options = check_options(options, type(algorithm).__name__, CUSTOM_OPTION_KEYS)
     try:
         classifier = is_classifier(algorithm)
     except (AttributeError, TypeError):
