@@ -15,7 +15,7 @@ def weighted_upper_quantiles(values: npt.NDArray[np.float64], weights: npt.NDArr
 def weighted_lower_quantiles(values: npt.NDArray[np.float64], weights: npt.NDArray[np.float64], taus: npt.NDArray[np.float64], inf_weight: float = 0.0, n_jobs: int | None = None) -> npt.NDArray[np.float64]: ...
 
 class TransferTable:
-    """A transfer-error table sorted once (rust/transfer.rs)."""
+    """A transfer-error table sorted once (rust/transfer/table.rs)."""
     def __init__(self, values: npt.NDArray[np.float64], test: npt.NDArray[np.int64], n: int, n_jobs: int | None = None) -> None: ...
     @property
     def n(self) -> int: ...
@@ -71,7 +71,7 @@ def nls_fit_subsets(
 def nls_predict(family: str, theta: npt.NDArray[np.float64], z1: npt.NDArray[np.float64], z2: npt.NDArray[np.float64],
                 p: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """Certainty equivalents under the full parameter vector ``theta`` of ``family``."""
-# risk scores (rust/risk.rs)
+# risk scores (rust/risk/mod.rs)
 RISK_BOOT_METRICS: list[str]
 def risk_roc_auc(y: npt.NDArray[np.float64], scores: npt.NDArray[np.float64]) -> float: ...
 def risk_bin_stats(y: npt.NDArray[np.float64], scores: npt.NDArray[np.float64], edges: npt.NDArray[np.float64], right: bool = False) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...

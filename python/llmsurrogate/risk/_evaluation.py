@@ -30,7 +30,7 @@ def evaluate(y, scores, groups=None, *, threshold: float = 0.5, bins: int = 10, 
 
     The headline metrics (accuracy, balanced accuracy, Brier, log loss, ROC AUC, ECE, SCE) get
     ``n_boot`` row-bootstrap replicates (Rust, parallel, seed ``seed``; PRNG documented in
-    ``rust/risk.rs``): ``se`` is their standard deviation, the CI their percentiles.
+    ``rust/risk/mod.rs``): ``se`` is their standard deviation, the CI their percentiles.
     """
     import pandas as pd
 

@@ -31,7 +31,7 @@ argument reproduces the package:
   breakpoints of ē_τ(Γ); ``mode="transferUQ"`` checks Γ = Gamma only, at the package's index
   J − 1 with a strict ``<``.
 
-All hot loops run in the Rust core (``rust/transfer.rs``, ``rust/ustat.rs``) on a table sorted once
+All hot loops run in the Rust core (``rust/transfer/``) on a table sorted once
 and cached on the :class:`ErrorTable`.
 """
 
@@ -59,7 +59,7 @@ from .._validation import (
 )
 from ..exceptions import InvalidArgumentError, LLMSurrogateWarning, ShapeError
 from ._results import EverywhereDominance, ForecastIntervals, WorstCaseCurve, _step
-from ._table import ErrorTable
+from ._table import ErrorTable, PooledErrors, _pooled
 
 __all__ = [
     "forecast_interval", "weighted_forecast_interval", "forecast_intervals", "ForecastIntervals",
@@ -77,8 +77,31 @@ DEFAULT_BETAS = np.round(np.arange(0.2, 0.8 + 1e-9, 0.01), 10)
 
 # ---- plumbing -------------------------------------------------------------------------------------
 
-def _table(err: Any, arg: str = "err") -> ErrorTable:
-    return ErrorTable.coerce(err, arg=arg)
+def _table(err: Any, arg: str = "err", pooled: bool = False, r: Any = None) -> ErrorTable:
+    """``err`` as an :class:`ErrorTable`; with ``pooled=True`` read as transferUQ does (two-column
+    form, ordered training tuples, missing cells: a :class:`PooledErrors`), with a warning when
+    cells are missing."""
+    if not pooled:
+        return ErrorTable.coerce(err, arg=arg)
+    t = _pooled(err, arg=arg, r=r)
+    if isinstance(t, PooledErrors) and not t.complete:
+        if t.missing:
+            what = f"{t.missing} of its {t.N + t.missing} errors are missing (NA)"
+        elif t.expected is not None:
+            what = f"it has {t.N} errors where {t.n} domains with r = {t.r} need {t.expected}"
+        else:
+            what = "its test domains have different numbers of errors"
+        warnings.warn(f"argument `{arg}`: {what}; as transferUQ does, the result uses the errors given, but "
+                      "Proposition 1's guarantee needs one error per (training set, test domain)",
+                      LLMSurrogateWarning, stacklevel=3)
+    return t
+
+
+def _sorted_values(t: Any) -> np.ndarray:
+    """The pooled errors in ascending order (also for tables with missing cells)."""
+    if isinstance(t, PooledErrors) and not t.balanced:
+        return np.sort(t.values)
+    return _core_table(t).sorted_values()
 
 
 def _core_table(t: ErrorTable, negate: bool = False):
@@ -86,6 +109,10 @@ def _core_table(t: ErrorTable, negate: bool = False):
     key = "_llms_core_neg" if negate else "_llms_core"
     core = t.__dict__.get(key)
     if core is None:
+        if isinstance(t, PooledErrors) and not t.balanced:
+            raise InvalidArgumentError(
+                "this computation needs the same number of errors for every test domain (weights, worst cases and "
+                "dominance are per test domain); the table has missing cells: fill them or drop their domains")
         vals = -t.values if negate else t.values
         core = _core.TransferTable(np.ascontiguousarray(vals, dtype=np.float64),
                                    np.ascontiguousarray(t.test, dtype=np.int64), t.n)
@@ -159,6 +186,9 @@ def _check_weights(w: np.ndarray, n: int | None = None) -> np.ndarray:
 
 
 def _check_r(t: ErrorTable, r: Any) -> None:
+    if t.r is None:
+        raise InvalidArgumentError("argument `r` is missing: a two-column (test, error) table does not give the number "
+                                   "of training domains; pass `r`")
     if r is not None and check_int(r, "r", minimum=1) != t.r:
         raise InvalidArgumentError(f"argument `r` ({r}) does not match the table's {t.r} training domains per error")
 
@@ -254,7 +284,7 @@ def robust_level(tau: float, Gamma: float, n: int, r: int, side: str = "two", mo
 # ---- forecast intervals ---------------------------------------------------------------------------
 
 def forecast_interval(err: Any, coverage: float | None = None, side: str = "two", correction: bool = False, *,
-                      tau: float | None = None) -> tuple[float, float]:
+                      tau: float | None = None, mode: str = "exact", pooled: bool = False) -> tuple[float, float]:
     """Forecast interval for the transfer error to a new domain (Section 3, Proposition 1).
 
     Pools the N errors and returns ``(lower, upper)`` = [e̲_τ, ē_τ] = [f_(N+1−k), f_(k)], k = ⌈τN⌉,
@@ -263,16 +293,53 @@ def forecast_interval(err: Any, coverage: float | None = None, side: str = "two"
     covers the realised error with probability at least (2τ−1)(n−r)/(n+1) (τ(n−r)/(n+1)
     one-sided); ``correction=True`` raises τ so that this guarantee equals ``coverage``.
 
+    ``mode="exact"`` (default) takes the Definition-2 rank k = ⌈τN⌉ with levels compared to 1e-12;
+    ``mode="transferUQ"`` computes τ and the rank as transferUQ 0.1.0 does (``quantile(type = 1)``,
+    whose fuzz of 4 machine epsilons picks the next order statistic when τN lands a rounding error
+    above an integer, as in corrected intervals: docs/methods/transfer.md, departure 18).
+    ``pooled=True`` reads ``err`` as transferUQ does (see :class:`PooledErrors`).
+
     >>> import numpy as np
     >>> E = np.array([[np.nan, 1, 2], [3, np.nan, 4], [5, 6, np.nan]])
     >>> forecast_interval(E, tau=0.8)
     (2.0, 5.0)
     """
-    t = _table(err)
+    t = _table(err, pooled=pooled)
     side = _side(side)
+    mode = check_choice(mode, "mode", ["exact", "transferUQ"])
+    if correction and t.r is None:
+        raise InvalidArgumentError("argument `correction`: the finite-sample correction needs r, the number of "
+                                   "training domains, which a two-column (test, error) table does not give")
+    if mode == "transferUQ":
+        return _clip_side(*_transferuq_interval(t, coverage, side, bool(correction), tau), side)
     level = _tau(coverage, side, tau, n=t.n, r=t.r, correction=bool(correction))
+    if isinstance(t, PooledErrors) and not t.balanced:
+        f = np.sort(t.values)
+        k = min(max(math.ceil(f.size * (level - 1e-12)), 1), f.size)  # rust/common/quantiles.rs upper_rank
+        return _clip_side(f[f.size - k], f[k - 1], side)
     lo, hi = _core_table(t).intervals(np.array([level]))
     return _clip_side(lo[0], hi[0], side)
+
+
+def _r_type1(f: np.ndarray, p: float) -> float:
+    """R's ``quantile(x, p, type = 1)`` of the sorted ``f``, fuzz included (R 4.x quantile.default)."""
+    n = f.size
+    nppm = n * p
+    j = math.floor(nppm + 4 * np.finfo(float).eps)
+    return float(f[min(j, n - 1)] if nppm > j else f[max(j - 1, 0)])
+
+
+def _transferuq_interval(t: Any, coverage: Any, side: str, correction: bool, tau: Any) -> tuple[float, float]:
+    """transferUQ 0.1.0's forecast_interval, floating point included."""
+    if tau is not None:
+        level = _tau(coverage, side, tau)
+    else:
+        c = check_probability(coverage, "coverage", low=0.0, high=1.0, high_open=False)
+        if correction:
+            c = min((t.n + 1) / (t.n - t.r) * c, 1.0)
+        level = (1 + c) / 2 if side == "two" else c
+    f = _sorted_values(t)
+    return -_r_type1(-f[::-1], level), _r_type1(f, level)
 
 
 def _weights(t: ErrorTable, weights: Any) -> np.ndarray:
@@ -306,14 +373,14 @@ def _weights(t: ErrorTable, weights: Any) -> np.ndarray:
 
 
 def weighted_forecast_interval(err: Any, weights: Any, coverage: float | None = None, side: str = "two", *,
-                               tau: float | None = None) -> tuple[float, float]:
+                               tau: float | None = None, pooled: bool = False) -> tuple[float, float]:
     """Forecast interval under a known likelihood ratio (Section 4.1, Theorem 1).
 
     ``weights`` holds ω(S_d) for each domain (array in the table's domain order, or a mapping
     domain → weight); each pooled error gets the weight of its **test** domain (eq. 7). Only ratios
     matter. Zero weights are allowed (closed box); negative or all-zero weights are errors.
     """
-    t = _table(err)
+    t = _table(err, pooled=pooled)
     side = _side(side)
     level = _tau(coverage, side, tau)
     lo, hi = _core_table(t).weighted(_weights(t, weights), np.array([level]))
@@ -349,13 +416,13 @@ def forecast_intervals(tables: Mapping[str, Any], coverage: Sequence[float] | fl
 # ---- worst case over bounded likelihood ratios (Corollary 1, Theorem R.2) ------------------------------
 
 def worst_case_interval(err: Any, coverage: float | None = None, Gamma: float = math.inf, side: str = "two", *,  # noqa: N803
-                        tau: float | None = None) -> tuple[float, float]:
+                        tau: float | None = None, pooled: bool = False) -> tuple[float, float]:
     """Worst-case forecast interval [e̲_τ(Γ), ē_τ(Γ)] over likelihood ratios in [1/Γ, Γ] (eq. 8).
 
     Exact (Theorem R.2 closed form); coverage ≥ (2τ−1)(n−r)/(n+Γ²) by Corollary 1. Γ = 1 gives
     :func:`forecast_interval`; Γ = ∞ gives the largest per-test-domain quantile.
     """
-    t = _table(err)
+    t = _table(err, pooled=pooled)
     side = _side(side)
     g = check_gamma(Gamma)
     level = _tau(coverage, side, tau)
@@ -403,8 +470,11 @@ def worst_case_tau_curve(err: Any, Gamma: float = math.inf):  # noqa: N803
     return pd.DataFrame({"prob": core.worst_case_p(check_gamma(Gamma)), "val": core.sorted_values()})
 
 
-def _same(err1: Any, err2: Any) -> tuple[ErrorTable, ErrorTable]:
-    t1, t2 = _table(err1, "err1"), _table(err2, "err2")
+def _same(err1: Any, err2: Any, pooled: bool = False) -> tuple[ErrorTable, ErrorTable]:
+    t1, t2 = _table(err1, "err1", pooled), _table(err2, "err2", pooled)
+    if type(t1) is not type(t2):  # one complete ErrorTable, one pooled: compare as pooled
+        t1, t2 = (x if isinstance(x, PooledErrors) else PooledErrors(x.values, x.test, x.domains, x.r, name=x.name)
+                  for x in (t1, t2))
     t1.same_design(t2, arg="err2")
     return t1, t2
 
@@ -425,7 +495,7 @@ def _worstcase_exact(t1: ErrorTable, t2: ErrorTable, taus: np.ndarray, g: float)
 
 
 def check_worstcase_dominance(err1: Any, err2: Any, taulist: Any = DEFAULT_TAULIST, Gamma: float = math.inf,  # noqa: N803
-                              mode: str = "exact"):
+                              mode: str = "exact", pooled: bool = False):
     """Does method 1 worst-case-upper-dominate method 2 (Definition 7)? Frame ``tau, res``.
 
     ``mode="exact"`` (default): ē_{1,τ}(Γ) ≤ ē_{2,τ}(Γ) for **every** Γ in [1, Gamma], checked exactly
@@ -435,7 +505,7 @@ def check_worstcase_dominance(err1: Any, err2: Any, taulist: Any = DEFAULT_TAULI
     """
     import pandas as pd
 
-    t1, t2 = _same(err1, err2)
+    t1, t2 = _same(err1, err2, pooled)
     taus = _taulist(taulist)
     g = check_gamma(Gamma)
     mode = check_choice(mode, "mode", ["exact", "transferUQ"])
@@ -452,7 +522,8 @@ def check_worstcase_dominance(err1: Any, err2: Any, taulist: Any = DEFAULT_TAULI
     return pd.DataFrame({"tau": taus, "res": np.array(res, dtype=bool)})
 
 
-def critical_gamma(err1: Any, err2: Any, tau: Any, kind: str = "everywhere", Gamma_max: float = 1e6) -> Any:  # noqa: N803
+def critical_gamma(err1: Any, err2: Any, tau: Any, kind: str = "everywhere", Gamma_max: float = 1e6,  # noqa: N803
+                   pooled: bool = False) -> Any:
     """Largest Γ* up to which method 1 dominates method 2 at τ.
 
     ``kind="everywhere"`` (default; docs/methods/transfer.md §4.3): Γ-bounded everywhere dominance, ē₁^w ≤ ē₂^w for every
@@ -461,7 +532,7 @@ def critical_gamma(err1: Any, err2: Any, tau: Any, kind: str = "everywhere", Gam
     ``kind="worstcase"``: worst-case dominance (Definition 7) on [1, Γ*], exact from the Γ breakpoints
     (``inf``: for all Γ). ``nan``: no dominance even at Γ = 1. A float for scalar τ, else an array.
     """
-    t1, t2 = _same(err1, err2)
+    t1, t2 = _same(err1, err2, pooled)
     kind = check_choice(kind, "kind", ["everywhere", "worstcase"])
     scalar = np.isscalar(tau)
     taus = _taulist(tau)
@@ -472,13 +543,14 @@ def critical_gamma(err1: Any, err2: Any, tau: Any, kind: str = "everywhere", Gam
     return float(out[0]) if scalar else out
 
 
-def everywhere_dominance_box(err1: Any, err2: Any, taulist: Any = DEFAULT_TAULIST, Gamma: float = 2.0):  # noqa: N803
+def everywhere_dominance_box(err1: Any, err2: Any, taulist: Any = DEFAULT_TAULIST, Gamma: float = 2.0,  # noqa: N803
+                             pooled: bool = False):
     """Γ-bounded everywhere dominance (docs/methods/transfer.md §4.3, an extension of Definition 8): does ē₁^w ≤ ē₂^w hold
     for every likelihood-ratio vector w ∈ [1/Γ, Γ]^n? Frame ``tau, res``. Γ = 1 is the plain
     comparison of :func:`forecast_interval` upper ends; Γ → ∞ approaches everywhere dominance."""
     import pandas as pd
 
-    t1, t2 = _same(err1, err2)
+    t1, t2 = _same(err1, err2, pooled)
     taus = _taulist(taulist)
     res = _core.box_dominance(_core_table(t1), _core_table(t2), taus, check_gamma(Gamma))
     return pd.DataFrame({"tau": taus, "res": np.array(res, dtype=bool)})
@@ -538,7 +610,8 @@ def everywhere_dominance(err1: Any, err2: Any, taulist: Any = DEFAULT_TAULIST, m
     return EverywhereDominance(table=pd.DataFrame(rows), mode=mode)
 
 
-def check_everywhere_dominance(err1: Any, err2: Any, taulist: Any = DEFAULT_TAULIST, mode: str = "exact"):
+def check_everywhere_dominance(err1: Any, err2: Any, taulist: Any = DEFAULT_TAULIST, mode: str = "exact",
+                               pooled: bool = False):
     """Does method 1 everywhere-upper-dominate method 2 (Definition 8)? Frame ``tau, res``.
 
     ``mode="exact"`` (default; correct): all j scanned. ``mode="paper"``: the paper's pruning j ≥ τN,
@@ -547,7 +620,7 @@ def check_everywhere_dominance(err1: Any, err2: Any, taulist: Any = DEFAULT_TAUL
     """
     import pandas as pd
 
-    t1, t2 = _same(err1, err2)
+    t1, t2 = _same(err1, err2, pooled)
     taus = _taulist(taulist)
     mode = check_choice(mode, "mode", ["exact", "paper", "transferUQ"])
     wit = _core.everywhere_dominance(_core_table(t1), _core_table(t2), taus, mode)
@@ -615,7 +688,7 @@ def clear_rank_cache() -> None:
 
 
 def qte_interval(err: Any, coverage: float, side: str = "two", betas: Any = DEFAULT_BETAS, r: Any = None,
-                 order: Any = None):
+                 order: Any = None, pooled: bool = False):
     """Confidence intervals for quantiles q_β of the transfer-error distribution (Prop. Q.1).
 
     Frame ``beta, lb, ub``. Uses the U-statistic bound of order k = r + 1 (``order="transferUQ"``
@@ -625,7 +698,7 @@ def qte_interval(err: Any, coverage: float, side: str = "two", betas: Any = DEFA
     """
     import pandas as pd
 
-    t = _table(err)
+    t = _table(err, pooled=pooled, r=r)
     _check_r(t, r)
     side = _side(side)
     k = _order(t, order)
@@ -634,7 +707,7 @@ def qte_interval(err: Any, coverage: float, side: str = "two", betas: Any = DEFA
     if b.size == 0 or np.any(~((b > 0) & (b < 1))):
         raise InvalidArgumentError("argument `betas` must be quantile levels in (0, 1)")
     jl, ju = _ci_ranks(t.N, t.n, k, np.ascontiguousarray(b), alpha)
-    f = _core_table(t).sorted_values()
+    f = _sorted_values(t)
     ext = np.concatenate([[-np.inf], f, [np.inf]])
     lb, ub = ext[jl], ext[ju]
     if side == "upper":
@@ -644,13 +717,14 @@ def qte_interval(err: Any, coverage: float, side: str = "two", betas: Any = DEFA
     return pd.DataFrame({"beta": b, "lb": lb, "ub": ub})
 
 
-def ete_interval(err: Any, coverage: float, side: str = "two", bd: float = 1.0, r: Any = None, order: Any = None):
+def ete_interval(err: Any, coverage: float, side: str = "two", bd: float = 1.0, r: Any = None, order: Any = None,
+                 pooled: bool = False):
     """Confidence interval for the mean transfer error E[e] (Prop. Q.2); errors must lie in [0, bd].
 
     Returns ``(lower, upper)`` (±inf on the open side of one-sided intervals). Order k = r + 1 by
     default (``order="transferUQ"``: k = r).
     """
-    t = _table(err)
+    t = _table(err, pooled=pooled, r=r)
     _check_r(t, r)
     side = _side(side)
     k = _order(t, order)

@@ -4,7 +4,7 @@ Andrews, Fudenberg, Lei, Liang & Wu (2025), Section 5.2; ``docs/methods/transfer
 pays ``z1`` with probability ``p`` and ``z2`` otherwise (``|z1| >= |z2|`` in the application); the
 models predict the certainty equivalent and are fitted by nonlinear least squares (minimum mean
 squared error) in the Rust core: a bounded Levenberg–Marquardt with several starting points,
-keeping the best (``rust/nls.rs``).
+keeping the best (``rust/transfer/nls.rs``).
 
 * :class:`EU` -- expected utility with CRRA (isoelastic, ``utility="crra"``, parameter ``eta``)
   or exponential (CARA, ``utility="cara"``, parameter ``a``) utility.
