@@ -7,6 +7,8 @@ Each capability owns its commands in ``<capability>/_cli.py`` and builds them fr
 from __future__ import annotations
 
 import functools
+import math
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,24 +18,162 @@ import click
 from ._progress import RichProgress
 from .exceptions import InvalidArgumentError, LLMSurrogateError
 
-__all__ = ["handle_errors", "progress_bar", "read_table", "use_agg_backend"]
+__all__ = ["FiniteFloat", "NJobs", "NameList", "PositiveIntList", "Seed", "Subsets", "handle_errors",
+           "one_line", "progress_bar", "read_table", "use_agg_backend"]
+
+#: Set to 1 to let unexpected exceptions through with their traceback (for bug reports).
+DEBUG_ENV = "LLMSURROGATE_DEBUG"
+
+
+def one_line(text: object) -> str:
+    """``text`` on one line: its lines joined with spaces (an error message is one line on stderr)."""
+    return " ".join(part.strip() for part in str(text).splitlines() if part.strip())
 
 
 def handle_errors(fn):
-    """Turn package errors into exit code 1 with a clean one-line message, Ctrl-C into 130."""
+    """Every error of a command as one line on stderr, never a traceback: package errors and
+    anything else raised while running it (a bad value that got past the option types, an OS
+    error) exit 1; Ctrl-C exits 130. click's own usage errors (exit 2) pass through. With
+    ``LLMSURROGATE_DEBUG=1`` an unexpected exception keeps its traceback."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
         except LLMSurrogateError as err:
-            click.secho(f"Error: {err}", fg="red", err=True)
+            click.secho(f"Error: {one_line(err)}", fg="red", err=True)
             sys.exit(1)
         except KeyboardInterrupt:
             click.secho("Interrupted; results written so far are kept.", fg="yellow", err=True)
             sys.exit(130)
+        except (click.exceptions.ClickException, click.exceptions.Abort, click.exceptions.Exit):
+            raise
+        except Exception as err:  # noqa: BLE001 - the command line never shows a traceback
+            if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
+                raise
+            detail = one_line(err) or "(no message)"
+            click.secho(f"Error: {type(err).__name__}: {detail} (set {DEBUG_ENV}=1 for the traceback)",
+                        fg="red", err=True)
+            sys.exit(1)
 
     return wrapper
+
+
+# ------------------------------------------------------------------------------------------------
+# Option types: a bad value is a usage error (exit 2) before any work starts
+# ------------------------------------------------------------------------------------------------
+
+class FiniteFloat(click.FloatRange):
+    """A float in a range (``click.FloatRange``), never NaN; infinite only with ``allow_inf``."""
+
+    def __init__(self, min: float | None = None, max: float | None = None, *, min_open: bool = False,
+                 max_open: bool = False, allow_inf: bool = False) -> None:
+        super().__init__(min=min, max=max, min_open=min_open, max_open=max_open)
+        self.allow_inf = allow_inf
+
+    def convert(self, value, param, ctx):
+        rv = super().convert(value, param, ctx)
+        if math.isnan(rv):
+            self.fail(f"{value!r} is not a number.", param, ctx)
+        if math.isinf(rv) and not self.allow_inf:
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return rv
+
+
+class Seed(click.ParamType):
+    """A non-negative integer seed up to ``maximum``, or (with ``allow_none``) ``none``."""
+
+    name = "integer"
+
+    def __init__(self, maximum: int = 2**64 - 1, allow_none: bool = False) -> None:
+        self.maximum = maximum
+        self.allow_none = allow_none
+        if allow_none:
+            self.name = "integer|none"
+
+    def convert(self, value, param, ctx):
+        if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+            text = value
+        else:
+            text = str(value).strip()
+            if self.allow_none and text.lower() == "none":
+                return None
+        try:
+            out = int(text)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not an integer{' or none' if self.allow_none else ''}.", param, ctx)
+        if not 0 <= out <= self.maximum:
+            self.fail(f"{out} is not in the range 0 to {self.maximum}.", param, ctx)
+        return out
+
+
+class NJobs(click.ParamType):
+    """joblib's ``n_jobs``: a positive count or -k (all cores but k - 1); never 0."""
+
+    name = "integer"
+
+    def convert(self, value, param, ctx):
+        try:
+            out = int(value) if not isinstance(value, bool) else None
+        except (TypeError, ValueError):
+            out = None
+        if out is None or (isinstance(value, float) and not value.is_integer()):
+            self.fail(f"{value!r} is not an integer.", param, ctx)
+        if out == 0:
+            self.fail("0 is not allowed: use a positive count, or -1 for all cores.", param, ctx)
+        if abs(out) > 2**31 - 1:
+            self.fail(f"{out} is out of range.", param, ctx)
+        return out
+
+
+class NameList(click.ParamType):
+    """Comma-separated names, none empty. The command gets the text back with the spaces around
+    names removed (it splits on commas)."""
+
+    name = "name,name,..."
+
+    def convert(self, value, param, ctx):
+        parts = [p.strip() for p in str(value).split(",")]
+        if not any(parts):
+            self.fail("give at least one name.", param, ctx)
+        if not all(parts):
+            self.fail(f"{value!r} has an empty name (check the commas).", param, ctx)
+        return ",".join(parts)
+
+
+class PositiveIntList(click.ParamType):
+    """Comma-separated positive integers. The command gets the text back, normalised (it splits on commas)."""
+
+    name = "int,int,..."
+
+    def convert(self, value, param, ctx):
+        parts = [p.strip() for p in str(value).split(",")]
+        try:
+            ints = [int(p) for p in parts]
+        except ValueError:
+            self.fail(f"{value!r} is not a comma-separated list of integers.", param, ctx)
+        bad = [v for v in ints if v < 1]
+        if bad:
+            self.fail(f"{bad[0]} is not a positive integer.", param, ctx)
+        return ",".join(str(v) for v in ints)
+
+
+class Subsets(click.ParamType):
+    """``all``, or a positive number of training sets to sample."""
+
+    name = "all|integer"
+
+    def convert(self, value, param, ctx):
+        text = str(value).strip()
+        if text.lower() == "all":
+            return "all"
+        try:
+            out = int(text)
+        except ValueError:
+            self.fail(f"{value!r} is not 'all' or a positive integer.", param, ctx)
+        if out < 1:
+            self.fail(f"{out} is not a positive integer.", param, ctx)
+        return out
 
 
 def progress_bar() -> RichProgress:
@@ -42,20 +182,49 @@ def progress_bar() -> RichProgress:
 
 
 def read_table(path: Path, arg: str = "--data") -> Any:
-    """Read a CSV or Parquet file into pandas, with an error that names the file on failure."""
+    """Read a CSV or Parquet file into pandas, with an error that names the file on failure.
+
+    Column names must be unique: pandas would silently rename a repeated CSV column ``x`` to
+    ``x.1``, so the header is read on its own and a repeated name is an error that names it.
+    """
     import pandas as pd
 
     suffix = path.suffix.lower()
     try:
         if suffix in {".parquet", ".pq"}:
-            return pd.read_parquet(path)
-        if suffix in {".csv", ".txt", ".gz"}:
-            return pd.read_csv(path)
+            import pyarrow.parquet as pq
+
+            _check_unique_columns([str(c) for c in pq.read_schema(path).names], path, arg)
+            frame = pd.read_parquet(path)
+            header = [str(c) for c in frame.columns]
+        elif suffix in {".csv", ".txt", ".gz"}:
+            frame = pd.read_csv(path)
+            raw = pd.read_csv(path, header=None, nrows=1, dtype=str, keep_default_na=False)
+            header = [str(v) for v in raw.iloc[0]] if len(raw) else []
+        else:
+            raise InvalidArgumentError(f"{arg} {path}: unsupported file type {suffix!r}; use .csv or .parquet")
+    except LLMSurrogateError:
+        raise
     except ImportError as err:
         raise InvalidArgumentError(f"reading {path.name} needs pyarrow: pip install pyarrow ({err})") from err
     except (OSError, ValueError) as err:
-        raise InvalidArgumentError(f"could not read {arg} {path}: {err}") from err
-    raise InvalidArgumentError(f"{arg} {path}: unsupported file type {suffix!r}; use .csv or .parquet")
+        raise InvalidArgumentError(f"could not read {arg} {path}: {one_line(err)}") from err
+    _check_unique_columns(header, path, arg)
+    return frame
+
+
+def _check_unique_columns(header: list[str], path: Path, arg: str) -> None:
+    """Raise on a column name that appears more than once (empty names, which pandas numbers
+    ``Unnamed: i``, excepted)."""
+    import collections
+
+    counts = collections.Counter(h for h in header if h.strip())
+    repeated = [name for name, k in counts.items() if k > 1]
+    if repeated:
+        name = repeated[0]
+        more = f" (also {', '.join(repr(r) for r in repeated[1:4])})" if len(repeated) > 1 else ""
+        raise InvalidArgumentError(f"{arg} {path.name}: column {name!r} appears {counts[name]} times in the "
+                                   f"header{more}; column names must be unique")
 
 
 def use_agg_backend() -> None:

@@ -44,8 +44,17 @@ cli.add_command(ess_command, "ess")
 cli.add_command(score, "score")
 
 
+def _one_line_warning(message, category, filename, lineno, line=None) -> str:
+    from ._cli_support import one_line
+
+    return f"Warning: {one_line(message)}\n"
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Entry point of the ``llmsurrogate`` console script."""
+    """Entry point of the ``llmsurrogate`` console script. Warnings are shown as one line each."""
+    import warnings
+
+    warnings.formatwarning = _one_line_warning
     cli.main(args=argv, prog_name="llmsurrogate")
 
 

@@ -1,0 +1,248 @@
+"""Every command line error is one line (issue 11, defect 5).
+
+A bad option value is a click usage error (exit 2) or a one-line ``Error: ...`` (exit 1), never a
+traceback: ``ess --seed abc`` and ``ess --n-estimators 0`` gave tracebacks. Every command runs with a
+table of bad values below. Duplicate column names in an input file are an error (pandas renamed
+the second ``x`` to ``x.1``).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from llmsurrogate._cli_support import handle_errors, read_table
+from llmsurrogate.cli import cli
+from llmsurrogate.datasets import load_transfer_errors
+from llmsurrogate.exceptions import InvalidArgumentError
+
+EXE = shutil.which("llmsurrogate", path=str(Path(sys.executable).parent))
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory) -> dict[str, str]:
+    d = tmp_path_factory.mktemp("cli_errors")
+    rng = np.random.default_rng(1)
+    n = 60
+    x = rng.normal(size=n)
+    pd.DataFrame({"x": x, "y": x + rng.normal(size=n), "llm": x}).to_csv(d / "ess.csv", index=False)
+    rows = []
+    for dom in range(4):
+        for _ in range(12):
+            z1, z2, p = rng.uniform(0, 10), rng.uniform(0, 10), rng.uniform(0.1, 0.9)
+            rows.append({"domain": f"d{dom}", "z1": z1, "z2": z2, "p1": p, "ce": p * z1 + (1 - p) * z2})
+    pd.DataFrame(rows).to_csv(d / "lotteries.csv", index=False)
+    load_transfer_errors("abdg").iloc[:6, :6].to_csv(d / "matrix.csv")
+    (d / "dup.csv").write_text("x,y,x\n1,2,3\n4,5,6\n")
+    (d / "empty.csv").write_text("")
+    (d / "garbage.parquet").write_bytes(b"not a parquet file at all")
+    (d / "table.json").write_text("{}")
+    (d / "a_file").write_text("x")
+    (d / "notes.txt").write_bytes(b"\xff\xfe\x00binary\x00\xff")
+    return {k: str(v) for k, v in {
+        "ess": d / "ess.csv", "lot": d / "lotteries.csv", "matrix": d / "matrix.csv", "dup": d / "dup.csv",
+        "empty": d / "empty.csv", "garbage": d / "garbage.parquet", "json": d / "table.json",
+        "file": d / "a_file", "binary": d / "notes.txt", "missing": d / "no_such.csv", "dir": d,
+        "out": d / "out",
+    }.items()}
+
+
+# (command prefix, valid arguments, {option: [bad values]}); a value "{key}" is a file from `files`
+COMMANDS = {
+    "ess": (["ess"], ["--data", "{ess}", "--outcome", "y", "--prediction", "llm", "--algorithm", "mean",
+                      "--no-plot", "--out", "{out}"], {
+        "--seed": ["abc", "1.5", "-1", "", str(2**64)],
+        "--n-estimators": ["0", "-3", "x", "1e9"],
+        "--alpha": ["0", "0.7", "nan", "inf", "-0.1", "x"],
+        "--grid": ["x", "0", "1,,2", "", "-5", "1000000"],
+        "--features": ["", ",", "x,,y", "nope"],
+        "--n-jobs": ["0", "2.5", "x", str(2**40)],
+        "--algorithm": ["forest"], "--loss": ["l2"], "--variance": ["x"], "--regime": ["x"], "--tuning": ["x"],
+        "--missing": ["impute"],
+        "--outcome": ["nope", ""], "--prediction": ["nope", ""],
+        "--data": ["{missing}", "{dir}", "{dup}", "{empty}", "{garbage}", "{json}", "{binary}"],
+        "--out": ["{file}"],
+    }),
+    "quantile": (["quantile"], ["--data", "{ess}", "--column", "y", "--tau", "0.5"], {
+        "--tau": ["-0.1", "1.5", "nan", "x", "inf"],
+        "--n-jobs": ["0", "x"],
+        "--column": ["nope"], "--weights": ["nope", "x"],
+        "--data": ["{missing}", "{dup}", "{empty}", "{garbage}", "{json}"],
+    }),
+    "transfer intervals": (["transfer", "intervals", "{matrix}"], [], {
+        "--coverage": ["0", "1.5", "nan", "x", "-1"],
+        "--gamma": ["0.5", "nan", "x", "-inf"],
+        "--tau": ["0", "2", "nan"],
+        "--side": ["both"],
+        "--out": ["{dir}"],
+    }),
+    "transfer build": (["transfer", "build"], ["--data", "{lot}", "--model", "eu", "--out", "{out}/t.csv"], {
+        "-r": ["0", "x", "4", "99"],
+        "--metric": ["mae"], "--normalize": ["x"],
+        "--subsets": ["0", "-2", "x", "1.5"],
+        "--seed": ["-1", str(2**32), "abc"],
+        "--features": ["", ",", "z1,,z2", "nope"],
+        "--n-jobs": ["0", "x"],
+        "--model": ["bogus", "cpt:xyz"],
+        "--domain": ["nope"], "--target": ["nope"],
+        "--data": ["{missing}", "{dup}", "{empty}", "{garbage}"],
+        "--out": ["{dir}", "{lot}"],
+        "--cache": ["{file}"],
+    }),
+    "score": (["score"], ["--data", "{ess}", "--task", "ACSIncome", "--model", "{dir}", "--cache", "{out}/c",
+                          "--out", "{out}/s"], {
+        "--batch-size": ["0", "x"], "--n-boot": ["-1", "x"],
+        "--backend": ["nope"], "--method": ["nope"],
+        "--task": ["nope", "{json}"],
+        "--data": ["{missing}", "{dup}"],
+    }),
+    "demo": (["demo"], ["--out", "{out}/demo"], {
+        "--tau": ["0.3", "nan", "x", "2", "1.5"],
+        "--out": ["{file}"],
+    }),
+    "datasets": (["datasets"], [], {"--nope": ["1"]}),
+}
+
+
+def _cases():
+    for name, (prefix, base, bad) in COMMANDS.items():
+        for opt, values in bad.items():
+            for value in values:
+                yield pytest.param(prefix, base, opt, value, id=f"{name} {opt}={value!r}")
+
+
+def _fill(args: list[str], files: dict[str, str]) -> list[str]:
+    return [a.format(**files) for a in args]
+
+
+def _with(base: list[str], opt: str, value: str) -> list[str]:
+    """``base`` with ``opt`` set to ``value`` (replacing its value when ``base`` has it)."""
+    out = list(base)
+    if opt in out:
+        out[out.index(opt) + 1] = value
+    else:
+        out += [opt, value]
+    return out
+
+
+def assert_one_line_error(exit_code: int, stderr: str, what: str) -> None:
+    assert "Traceback" not in stderr, f"{what}: traceback\n{stderr}"
+    assert exit_code in (1, 2), f"{what}: exit {exit_code}\n{stderr}"
+    lines = [ln for ln in stderr.splitlines() if ln.strip()]
+    errors = [ln for ln in lines if ln.startswith("Error:")]
+    assert len(errors) == 1, f"{what}: want one 'Error:' line\n{stderr}"
+    if exit_code == 1:  # package errors: the message and nothing else
+        assert lines == errors, f"{what}: more than one line on stderr\n{stderr}"
+    else:  # click usage errors: usage, a hint and one error line
+        assert all(ln.startswith(("Usage:", "Try ", "Error:")) for ln in lines), f"{what}\n{stderr}"
+
+
+@pytest.mark.parametrize(("prefix", "base", "opt", "value"), list(_cases()))
+def test_bad_option_values_give_one_line_errors(files, tmp_path, prefix, base, opt, value):
+    files = {**files, "out": str(tmp_path / "out")}
+    args = _fill(prefix, files) + _with(_fill(base, files), opt, value.format(**files))
+    res = CliRunner().invoke(cli, args)
+    what = " ".join(args)
+    assert res.exception is None or isinstance(res.exception, SystemExit), (
+        f"{what}: uncaught {type(res.exception).__name__}: {res.exception}")
+    assert_one_line_error(res.exit_code, res.stderr, what)
+
+
+@pytest.mark.parametrize("args", [["--seed", "abc"], ["--n-estimators", "0"], ["--n-jobs", "0"]],
+                         ids=["seed-abc", "n-estimators-0", "n-jobs-0"])
+def test_console_script_reported_cases(files, tmp_path, args):
+    """The cases from the issue, through the real console script."""
+    assert EXE, "the llmsurrogate console script is not installed next to this Python"
+    res = subprocess.run([EXE, "ess", "--data", files["ess"], "--outcome", "y", "--out", str(tmp_path / "o"),
+                          "--no-plot", *args], capture_output=True, text=True, timeout=120)
+    assert_one_line_error(res.returncode, res.stderr, " ".join(args))
+    assert res.returncode == 2 and args[0] in res.stderr
+
+
+def test_package_error_through_console_script_is_one_line(files, tmp_path):
+    assert EXE
+    res = subprocess.run([EXE, "quantile", "--data", files["dup"], "--column", "x", "--tau", "0.5"],
+                         capture_output=True, text=True, timeout=120)
+    assert_one_line_error(res.returncode, res.stderr, "quantile on dup.csv")
+    assert res.returncode == 1 and "'x' appears 2 times" in res.stderr
+
+
+def test_unexpected_exceptions_are_one_line_unless_debugging(monkeypatch):
+    @click.command()
+    @handle_errors
+    def boom():
+        raise ValueError("bad\nvalue")
+
+    monkeypatch.delenv("LLMSURROGATE_DEBUG", raising=False)
+    res = CliRunner().invoke(boom, [])
+    assert res.exit_code == 1 and isinstance(res.exception, SystemExit)
+    assert res.stderr.strip() == "Error: ValueError: bad value (set LLMSURROGATE_DEBUG=1 for the traceback)"
+    monkeypatch.setenv("LLMSURROGATE_DEBUG", "1")
+    res = CliRunner().invoke(boom, [])
+    assert isinstance(res.exception, ValueError)
+
+
+def test_multiline_package_error_is_joined():
+    @click.command()
+    @handle_errors
+    def boom():
+        raise InvalidArgumentError("first\n  second")
+
+    res = CliRunner().invoke(boom, [])
+    assert res.exit_code == 1 and res.stderr.strip() == "Error: first second"
+
+
+# ------------------------------------------------------------------------------------------------
+# duplicate column names
+# ------------------------------------------------------------------------------------------------
+
+def test_duplicate_csv_columns_are_an_error(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text("a,b,a,b,c\n1,2,3,4,5\n")
+    with pytest.raises(InvalidArgumentError, match=r"column 'a' appears 2 times.*also 'b'"):
+        read_table(path)
+    gz = tmp_path / "d.csv.gz"
+    pd.DataFrame([[1, 2]], columns=["q", "q"]).to_csv(gz, index=False)
+    with pytest.raises(InvalidArgumentError, match="column 'q' appears 2 times"):
+        read_table(gz)
+
+
+def test_duplicate_parquet_columns_are_an_error(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "d.parquet"
+    pq.write_table(pa.table([pa.array([1]), pa.array([2])], names=["a", "a"]), path)
+    with pytest.raises(InvalidArgumentError, match="column 'a' appears 2 times"):
+        read_table(path)
+
+
+def test_distinct_columns_that_look_mangled_are_kept(tmp_path):
+    """``x`` and ``x.1`` in the file are two different columns; an index column with an empty name is fine."""
+    path = tmp_path / "ok.csv"
+    path.write_text(",x,x.1,NA\n0,1,2,3\n")
+    frame = read_table(path)
+    assert list(frame.columns) == ["Unnamed: 0", "x", "x.1", "NA"]
+    pd.DataFrame({"x": [1.0]}).to_parquet(tmp_path / "ok.parquet")
+    assert list(read_table(tmp_path / "ok.parquet").columns) == ["x"]
+
+
+def test_ess_cli_rejects_duplicate_columns_before_work(files, tmp_path):
+    res = CliRunner().invoke(cli, ["ess", "--data", files["dup"], "--outcome", "y", "--out", str(tmp_path / "o")])
+    assert res.exit_code == 1 and "column 'x' appears 2 times" in res.stderr
+
+
+def test_valid_values_still_parse(files, tmp_path):
+    """The option types accept what they accepted before (seed 'none', a grid, features with spaces)."""
+    res = CliRunner().invoke(cli, ["ess", "--data", files["ess"], "--outcome", "y", "--prediction", "llm",
+                                   "--algorithm", "mean", "--grid", " 5, 10", "--features", " x ", "--seed", "None",
+                                   "--alpha", "0.5", "--n-jobs", "-1", "--no-plot", "--out", str(tmp_path / "o")])
+    assert res.exit_code == 0, res.output
