@@ -21,6 +21,8 @@ from __future__ import annotations
 import datetime
 import importlib
 import math
+import re
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -28,10 +30,10 @@ import numpy as np
 
 from ._optional import require
 from ._validation import as_frame
-from .exceptions import InvalidArgumentError
+from .exceptions import InvalidArgumentError, LLMSurrogateWarning
 from .results import Result
 
-__all__ = ["to_r_columns", "to_plain", "from_r", "call", "pandas_to_r", "r_to_pandas", "r_converter"]
+__all__ = ["to_r_columns", "to_plain", "from_r", "call", "r_call", "r_message", "pandas_to_r", "r_to_pandas", "r_converter"]
 
 # Functions R may call through `call()`: module -> names. Keeps the bridge's surface explicit.
 R_CALLABLE = {
@@ -198,6 +200,55 @@ def call(function: str, *args: Any, **kwargs: Any) -> Any:
     args = tuple(from_r(a) for a in args)
     kwargs = {k: from_r(v) for k, v in kwargs.items()}
     return to_plain(fn(*args, **kwargs))
+
+
+# Python's words in messages and R's: type names after "got"/"not", and literals.
+_R_TYPES = {"str": "character", "bool": "logical", "float": "numeric", "int": "integer", "NoneType": "NULL",
+            "list": "a list", "tuple": "a list", "dict": "a named list", "ndarray": "numeric",
+            "float64": "numeric", "int64": "integer", "DataFrame": "a data.frame", "Series": "a vector"}
+_R_TYPE_RE = re.compile(r"\b(got|not|of type) (" + "|".join(sorted(_R_TYPES, key=len, reverse=True)) + r")\b")
+_R_LITERALS = [(re.compile(r"\bTrue\b"), "TRUE"), (re.compile(r"\bFalse\b"), "FALSE"),
+               (re.compile(r"\bNone\b"), "NULL"), (re.compile(r"(?<![\w.])-inf\b"), "-Inf"),
+               (re.compile(r"(?<![\w.-])inf\b"), "Inf"), (re.compile(r"(?<![\w.])nan\b"), "NaN")]
+_ZERO_BASED = re.compile(r"\b(row|rows|position|index) (\d+) \(0-based\)")
+
+
+def r_message(message: str) -> str:
+    """A Python message in R's terms: 0-based positions marked ``(0-based)`` become 1-based (the
+    package's messages mark every 0-based row and position so), Python type names become R's
+    (str -> character, bool -> logical, float -> numeric, ...) and True/False/None/inf/nan become
+    TRUE/FALSE/NULL/Inf/NaN.
+
+    >>> r_message("feature 'x' has a missing value at row 3 (0-based); got str, not True")
+    "feature 'x' has a missing value at row 4; got character, not TRUE"
+    """
+    out = _ZERO_BASED.sub(lambda m: f"{m.group(1)} {int(m.group(2)) + 1}", str(message))
+    out = _R_TYPE_RE.sub(lambda m: f"{m.group(1)} {_R_TYPES[m.group(2)]}", out)
+    for pattern, word in _R_LITERALS:
+        out = pattern.sub(word, out)
+    return out
+
+
+def r_call(function: str, *args: Any, **kwargs: Any) -> dict:
+    """:func:`call` for the R package: ``{"value": ..., "warnings": [{"message", "class"}]}``.
+
+    Warnings are collected instead of printed, so that R raises them as R warnings (class
+    ``llmsurrogate_warning``) that ``suppressWarnings()`` and ``tryCatch(warning = )`` see; the
+    messages of warnings and errors are put in R's terms by :func:`r_message` (the exception keeps
+    its class).
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", LLMSurrogateWarning)
+        try:
+            value = call(function, *args, **kwargs)
+        except Exception as err:
+            if err.args and isinstance(err.args[0], str):
+                err.args = (r_message(err.args[0]), *err.args[1:])
+            raise
+    out = []
+    for w in caught:
+        out.append({"message": r_message(str(w.message)), "class": w.category.__name__})
+    return {"value": value, "warnings": out}
 
 
 def shutdown_workers() -> None:

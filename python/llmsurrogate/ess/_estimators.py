@@ -152,6 +152,14 @@ def error_curve(data, outcome: str, features=None, algorithm: Any = "rf", grid=N
                            progress=progress, missing=missing, bias_correct=bias_correct)
 
 
+def _params_json(point: dict) -> str:
+    """The tuned hyperparameters of a grid point as JSON (``{"alpha": null}``), readable in any
+    language (the R package turns it into one column per hyperparameter)."""
+    import json
+
+    return json.dumps(point.get("params") or {}, sort_keys=True, default=str)
+
+
 def run_error_curve(plumbing: Plumbing, data, outcome, features, algorithm, grid, loss, regime, tuning, seed, n_jobs, *,
                     alpha, hybrid_min_blocks, algorithm_options, progress, missing, bias_correct) -> ErrorCurve:
     """:func:`error_curve` with the internal :class:`Plumbing`."""
@@ -316,6 +324,46 @@ def cate_ess(data, outcome: str, treatment: str, prediction, propensity=None, fe
     opts.update(kwargs)
     return run_ess(Plumbing(y=ystar, exclude=exclude), frame, outcome, prediction, features, algorithm, grid, "squared",
                    alpha, variance, regime, tuning, seed, n_jobs, **opts)
+
+
+def _drop_cate_missing(frame, outcome, treatment, prediction, propensity):
+    """``missing="drop"`` for :func:`cate_ess`: rows with a missing or infinite outcome, treatment or
+    propensity go before the transformed outcome is computed (the other drops happen in prepare)."""
+    import warnings
+
+    import pandas as pd
+
+    from ..exceptions import LLMSurrogateWarning, ShapeError
+
+    def bad(values) -> np.ndarray:
+        num = pd.to_numeric(pd.Series(np.asarray(values, dtype=object)), errors="coerce")
+        return ~np.isfinite(num.to_numpy(dtype=np.float64, na_value=np.nan))
+
+    mask = bad(frame[outcome]) | bad(frame[treatment])
+    prop_array = None
+    if isinstance(propensity, str):
+        mask |= bad(frame[propensity])
+    elif propensity is not None and not np.isscalar(propensity):
+        prop_array = np.asarray(propensity, dtype=object).ravel()
+        if prop_array.shape[0] != len(frame):
+            raise ShapeError(f"argument `propensity` has {prop_array.shape[0]} values but `data` has {len(frame)} rows")
+        mask |= bad(prop_array)
+    dropped = int(mask.sum())
+    if not dropped:
+        return frame, prediction, propensity
+    warnings.warn(f"missing='drop': removed {dropped} of {len(frame)} rows with a missing or infinite outcome, "
+                  "treatment or propensity; valid only if missingness is unrelated to (X, Y)",
+                  LLMSurrogateWarning, stacklevel=3)
+    keep = ~mask
+    if prediction is not None and not isinstance(prediction, str) and not hasattr(prediction, "predict"):
+        pred = np.asarray(prediction)
+        if pred.shape[0] != len(frame):
+            raise ShapeError(f"argument `prediction` has {pred.shape[0]} values but `data` has {len(frame)} rows; "
+                             "pass one prediction per row, in the same order")
+        prediction = pred[keep]
+    if prop_array is not None:
+        propensity = prop_array[keep].astype(float)
+    return frame.loc[keep].reset_index(drop=True), prediction, propensity
 
 
 def arm_ess(data, outcome: str, treatment: str, arm: Any, prediction, features=None, **kwargs) -> EssResult:

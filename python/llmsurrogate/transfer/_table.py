@@ -33,7 +33,7 @@ from .._validation import as_frame, reject_lossy, require_columns
 from ..exceptions import InvalidArgumentError, NonFiniteError, ShapeError
 from ..results import Result, Summary, result_dataclass
 
-__all__ = ["ErrorTable"]
+__all__ = ["ErrorTable", "PooledErrors"]
 
 
 def _labels(values: Sequence[Any]) -> list:
@@ -270,3 +270,144 @@ class ErrorTable(Result):
         return Summary(title, facts={"domains (n)": self.n, "training domains (r)": self.r,
                                      "errors (N)": self.N, "per test domain (K)": self.K},
                        tables=[("distribution of the pooled errors", dist)])
+
+
+class PooledErrors:
+    """transferUQ's reading of an error table: every error pooled as given (``pooled=True``).
+
+    The authors' package only looks at the errors and their test domains, so it also takes
+    (a) the two-column form ``test, error`` (``r`` then comes from the caller, or stays unknown),
+    (b) ordered training tuples (each unordered training set once per order, e.g. its ``r = 2``
+    example), and (c) tables with missing cells, whose remaining errors it uses ("the theoretical
+    guarantee is unclear"). This holds such a table: ``values``, ``test`` (0..n-1), ``domains``,
+    ``r`` (``None`` when unknown) and ``missing`` (how many errors were NaN and left out). It is
+    *balanced* when every test domain has the same number of errors ``K``; the functions that need
+    the per-domain structure (weighted and worst-case intervals, dominance) need a balanced table.
+    docs/methods/transfer.md §7 (input conventions).
+    """
+
+    def __init__(self, values, test, domains, r, *, missing: int = 0, expected: int | None = None,
+                 name: str = "", metric: str = "transfer error"):
+        self.values = np.ascontiguousarray(values, dtype=np.float64)
+        self.test = np.ascontiguousarray(test, dtype=np.int64)
+        self.domains = list(domains)
+        self._r = r
+        self.missing = int(missing)
+        self.expected = expected
+        self.name = name
+        self.metric = metric
+        counts = np.bincount(self.test, minlength=len(self.domains))
+        self.balanced = bool(counts.size and np.all(counts == counts[0]) and counts[0] > 0)
+
+    n = property(lambda self: len(self.domains), doc="Number of domains.")
+    N = property(lambda self: int(self.values.size), doc="Number of pooled errors.")  # noqa: N815
+
+    @property
+    def r(self):
+        """Number of training domains, or ``None`` (two-column form without ``r``)."""
+        return self._r
+
+    @property
+    def K(self) -> int:  # noqa: N802 - the paper's symbol
+        """Errors per test domain (balanced tables only)."""
+        return self.N // self.n
+
+    @property
+    def complete(self) -> bool:
+        """No missing cells and, when ``r`` is known, one error per (training set or tuple, test)."""
+        return self.missing == 0 and self.balanced and (self.expected is None or self.N == self.expected)
+
+    def same_design(self, other: Any, *, arg: str = "err2") -> None:
+        """Raise unless ``other`` has the same domains and number of errors per test domain."""
+        if list(map(str, self.domains)) != list(map(str, other.domains)):
+            raise ShapeError(f"argument `{arg}` covers other domains than `err1`; both methods must be "
+                             "evaluated on the same domains")
+        if not np.array_equal(np.bincount(self.test, minlength=self.n), np.bincount(other.test, minlength=other.n)):
+            raise ShapeError(f"argument `{arg}` has another number of errors per test domain than `err1`")
+
+
+def _pooled(err: Any, *, arg: str, r: Any = None, name: str = "") -> "ErrorTable | PooledErrors":
+    """transferUQ's reading of ``err`` (``pooled=True``): a complete table in the package's own
+    layout stays an :class:`ErrorTable`; anything else transferUQ accepts becomes a
+    :class:`PooledErrors`. Long frames are read by position as transferUQ does: the last column
+    holds the errors, the one before it the test domain, the first ``ncol - 2`` the training
+    domains (none: the two-column form)."""
+    import pandas as pd
+
+    if isinstance(err, (ErrorTable, PooledErrors)):
+        return err
+    if r is not None:
+        if isinstance(r, bool) or not isinstance(r, (int, np.integer, float)) or float(r) != int(r) or int(r) < 1:
+            raise InvalidArgumentError(f"argument `r` must be a whole number >= 1; got {r!r}")
+        r = int(r)
+    if isinstance(err, Mapping) or type(err).__module__.split(".")[0] == "polars":
+        err = as_frame(err, arg)
+    # a long frame has a `test` column or is not square (transferUQ's matrices are square)
+    long = isinstance(err, pd.DataFrame) and ("test" in map(str, err.columns) or err.shape[0] != err.shape[1])
+    frame = err if long else None
+    if frame is None:  # a square matrix
+        try:
+            arr = err.to_numpy(dtype=np.float64, na_value=np.nan) if isinstance(err, pd.DataFrame) else \
+                np.asarray(err, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise InvalidArgumentError(f"argument `{arg}` must be a numeric matrix; {exc}") from exc
+        if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
+            raise ShapeError(f"argument `{arg}` must be a square n x n matrix [train, test]; got shape {arr.shape}")
+        n = arr.shape[0]
+        test, train = np.nonzero(~np.eye(n, dtype=bool).T)
+        frame = pd.DataFrame({"train": train, "test": test, "error": arr[train, test]})
+        if r is not None and r != 1:
+            raise InvalidArgumentError(f"argument `r` ({r}) does not match a square matrix (r = 1)")
+    d = frame.shape[1]
+    if d < 2:
+        raise InvalidArgumentError(f"argument `{arg}` needs at least two columns: the test domain and the error")
+    cols = list(frame.columns)
+    train_cols, test_col, err_col = cols[:d - 2], cols[d - 2], cols[d - 1]
+    if train_cols and r is not None and r != len(train_cols):
+        raise InvalidArgumentError(f"argument `r` ({r}) does not match the {len(train_cols)} training-domain "
+                                   f"columns of `{arg}`")
+    r = len(train_cols) if train_cols else r
+    if len(frame) == 0:
+        raise InvalidArgumentError(f"argument `{arg}` has no rows")
+    for c in [*train_cols, test_col]:
+        isna = frame[c].isna().to_numpy()
+        if isna.any():
+            raise InvalidArgumentError(f"argument `{arg}`: column {str(c)!r} has a missing domain at row "
+                                       f"{int(np.flatnonzero(isna)[0])} (0-based); every error needs its training "
+                                       "and test domains")
+    try:
+        values = frame[err_col].to_numpy(dtype=np.float64, na_value=np.nan)
+    except (TypeError, ValueError) as exc:
+        raise InvalidArgumentError(f"argument `{arg}`: column {str(err_col)!r} must hold numbers; {exc}") from exc
+    inf = np.flatnonzero(np.isinf(values))
+    if inf.size:
+        raise NonFiniteError(f"argument `{arg}`: the error at row {int(inf[0])} (0-based) is {values[inf[0]]}; "
+                             "errors must be finite (NaN marks a missing cell)")
+    domains = _labels(frame[[*train_cols, test_col]].to_numpy().ravel().tolist())
+    index = {v: i for i, v in enumerate(domains)}
+    test = np.array([index[v] for v in frame[test_col].tolist()], dtype=np.int64)
+    train = np.array([[index[v] for v in row] for row in frame[train_cols].to_numpy().tolist()], dtype=np.int64) \
+        if train_cols else np.zeros((len(frame), 0), dtype=np.int64)
+    clash = np.flatnonzero(np.any(train == test[:, None], axis=1))
+    if clash.size:
+        raise InvalidArgumentError(f"argument `{arg}`: row {int(clash[0])} (0-based) has its test domain "
+                                   f"{domains[test[clash[0]]]!r} among its training domains")
+    keep = ~np.isnan(values)
+    missing = int((~keep).sum())
+    if not keep.any():
+        raise InvalidArgumentError(f"argument `{arg}`: every error is missing (NaN)")
+    n = len(domains)
+    if r is not None and n <= r:
+        raise InvalidArgumentError(f"argument `{arg}`: need more domains than training domains (n > r); "
+                                   f"got n = {n}, r = {r}")
+    if train_cols and missing == 0:
+        try:  # the package's own layout (one error per unordered training set): keep the full checks
+            return ErrorTable._from_arrays(values, test, train, domains, name=name, metric="transfer error", arg=arg)
+        except (InvalidArgumentError, ShapeError):
+            pass
+    expected = None
+    if r is not None:
+        ordered = n * math.perm(n - 1, r)
+        unordered = n * math.comb(n - 1, r)
+        expected = ordered if values.size == ordered or values.size > unordered else unordered
+    return PooledErrors(values[keep], test[keep], domains, r, missing=missing, expected=expected, name=name)
