@@ -371,10 +371,9 @@ def require_columns(frame, columns: Sequence[str], name: str = "data") -> None:
 
 def check_gamma(value: Any, name: str = "Gamma") -> float:
     """A bound Γ >= 1 on a likelihood ratio (``inf`` allowed)."""
-    try:
-        g = float(value)
-    except (TypeError, ValueError) as err:
-        raise InvalidArgumentError(f"argument `{name}` must be a number >= 1 (Inf allowed)") from err
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise InvalidArgumentError(f"argument `{name}` must be a number >= 1 (Inf allowed); got {value!r}")
+    g = float(value)
     if not g >= 1:
         raise InvalidArgumentError(f"argument `{name}` must be >= 1 (Inf allowed); got {value}")
     return g

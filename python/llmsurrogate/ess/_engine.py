@@ -219,7 +219,7 @@ def prepare(data: Any, outcome: str, prediction: Any, features: Any, loss: Any, 
         y = _numeric(raw_y, f"outcome {outcome!r}")
     _finite(y, f"outcome ({outcome!r})")
     if np.ptp(y) == 0:
-        raise InvalidArgumentError(f"outcome {outcome!r} is constant ({y[0]:g}); every rule predicts it perfectly "
+        raise InvalidArgumentError(f"argument `outcome`: {outcome!r} is constant ({y[0]:g}); every rule predicts it perfectly "
                                    "or not at all, and the ESS is not defined")
     if loss_name in ("brier", "log") and not np.isin(y, (0.0, 1.0)).all():
         raise InvalidArgumentError(f"loss {loss_name!r} needs a binary outcome coded 0/1; {outcome!r} has other values "
@@ -252,6 +252,9 @@ def prepare(data: Any, outcome: str, prediction: Any, features: Any, loss: Any, 
             llm_pred = np.asarray([label_map.get(v, -1.0) for v in raw_list], dtype=np.float64)
         else:
             reject_lossy(raw_p, "prediction")
+            if np.ndim(raw_p) != 1 and not (np.ndim(raw_p) == 2 and np.shape(raw_p)[1] == 1):
+                raise ShapeError(f"argument `prediction` must be 1-dimensional (one prediction per row); got shape "
+                                 f"{np.shape(raw_p)}")
             try:
                 llm_pred = np.asarray(pd.to_numeric(pd.Series(np.asarray(raw_p).ravel() if not isinstance(raw_p, pd.Series) else raw_p), errors="raise"), dtype=np.float64)
             except (TypeError, ValueError) as err:
@@ -304,8 +307,8 @@ def prepare(data: Any, outcome: str, prediction: Any, features: Any, loss: Any, 
     else:
         if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) and not (isinstance(seed, float) and seed.is_integer()):
             raise InvalidArgumentError(f"argument `seed` must be a non-negative integer or None; got {seed!r}")
-        if int(seed) < 0:
-            raise InvalidArgumentError(f"argument `seed` must be >= 0; got {seed}")
+        if not 0 <= int(seed) < 2**64:
+            raise InvalidArgumentError(f"argument `seed` must lie in [0, 2**64 - 1]; got {seed}")
         perm = _core.ess_permutation(n, int(seed))
         X, y = X[perm], y[perm]
         llm_pred = llm_pred[perm] if llm_pred is not None else None

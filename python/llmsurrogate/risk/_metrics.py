@@ -204,10 +204,10 @@ def delta_sce(y, scores, groups, a, b) -> float:
     yy, rr, g = _yrg(y, scores, groups)
     g = g.astype(str)
     out = []
-    for lab in (str(a), str(b)):
+    for arg, lab in (("a", str(a)), ("b", str(b))):
         m = g == lab
         if not m.any():
-            raise InvalidArgumentError(f"group {lab!r} has no rows; groups present: {sorted(set(g))[:20]}")
+            raise InvalidArgumentError(f"argument `{arg}`: group {lab!r} has no rows; groups present: {sorted(set(g))[:20]}")
         out.append(float(rr[m].mean() - yy[m].mean()))
     return out[0] - out[1]
 
