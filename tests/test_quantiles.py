@@ -175,3 +175,42 @@ def test_rust_errors_map_to_the_hierarchy():
         _core.lower_quantiles(np.array([1.0]), np.array([], dtype=float))
     with pytest.raises(InvalidArgumentError, match="0 threads"):
         _core.resolve_threads(0)
+
+
+# ---- issue 11, defect 1: silent wrong answers --------------------------------------------------------
+
+def test_weights_near_the_float_maximum_do_not_overflow():
+    # three weights of 1e308 summed to inf, and every level selected the first value
+    assert q.weighted_upper_quantile([1, 2, 3], [1e308] * 3, 0.9) == 3.0
+    assert q.weighted_lower_quantile([1, 2, 3], [1e308] * 3, 0.1) == 1.0
+    assert q.weighted_quantile_interval([1, 2, 3], [1e308] * 3, 0.9) == (1.0, 3.0)
+    assert q.weighted_upper_quantile([1, 2, 3], [1e308] * 3, 0.5, inf_weight=1e308) == \
+        q.weighted_upper_quantile([1, 2, 3], [1.0] * 3, 0.5, inf_weight=1.0)
+    # tiny (subnormal) weights keep their ratios too
+    assert q.weighted_upper_quantile([1, 2, 3], [5e-324] * 3, 0.9) == 3.0
+
+
+def test_values_and_weights_are_paired_by_label():
+    values = pd.Series([1.0, 2.0, 3.0], index=["a", "b", "c"])
+    weights = pd.Series([0.0, 0.0, 1.0], index=["c", "b", "a"])  # all the mass on "a" = 1.0
+    assert q.weighted_upper_quantile(values, weights, 0.9) == 1.0
+    assert q.weighted_upper_quantile(values, weights.loc[values.index].to_numpy(), 0.9) == 1.0
+    with pytest.raises(InvalidArgumentError, match=r"`values` and `weights`.*reset_index"):
+        q.weighted_upper_quantile(values, pd.Series([1.0, 1.0, 1.0], index=["a", "b", "z"]), 0.9)
+    # a plain array pairs by position
+    assert q.weighted_upper_quantile(values, [0.0, 0.0, 1.0], 0.9) == 3.0
+
+
+@pytest.mark.parametrize("bad, word", [
+    (np.array([1 + 1j, 2 + 0j]), "complex"),
+    (np.array(["2020-01-01", "2020-01-02"], dtype="datetime64[D]"), "datetime64"),
+    (np.array([1, 2], dtype="timedelta64[D]"), "datetime64"),
+    (pd.Series(pd.to_datetime(["2020-01-01", "2020-01-02"])), "datetime64"),
+    (["1.5", "2"], "strings"),
+    (np.array([1.0, "2"], dtype=object), "strings"),
+])
+def test_lossy_inputs_are_rejected(bad, word):
+    with pytest.raises(InvalidArgumentError, match=rf"`values`.*{word}"):
+        q.upper_quantile(bad, 0.5)
+    with pytest.raises(InvalidArgumentError, match=rf"`weights`.*{word}"):
+        q.weighted_upper_quantile([1.0, 2.0], bad, 0.5)

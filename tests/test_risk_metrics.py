@@ -256,3 +256,61 @@ def test_calibration_curve_and_plots(tmp_path):
     fig2 = risk.plot_score_histogram(r, groups=np.arange(500) % 2)
     fig2.savefig(tmp_path / "h.png")
     assert (tmp_path / "c.png").stat().st_size > 5000
+
+
+# ---- issue 11, defect 1: silent wrong answers --------------------------------------------------------
+
+def test_pandas_inputs_are_paired_by_label():
+    y = pd.Series([0, 1], index=[0, 1])
+    s = pd.Series([0.9, 0.1], index=[1, 0])  # by label: y=0 has 0.1, y=1 has 0.9
+    assert risk.roc_auc(y, s) == 1.0
+    y2, r2 = sample(60, seed=3)
+    ys, rs = pd.Series(y2, index=np.arange(60) * 7), pd.Series(r2, index=np.arange(60) * 7)
+    shuffled = rs.sample(frac=1.0, random_state=1)
+    for fn in (risk.roc_auc, risk.ece, risk.log_loss, risk.signed_calibration_error, risk.confidence_bias,
+               risk.best_threshold, risk.threshold_metrics, risk.brier_decomposition):
+        assert fn(ys, shuffled) == fn(y2, r2), fn.__name__
+    assert risk.ece_quantile(ys, shuffled) == risk.ece_quantile(y2, r2)
+    pd.testing.assert_frame_equal(risk.calibration_curve(ys, shuffled), risk.calibration_curve(y2, r2))
+    groups = pd.Series(np.where(np.arange(60) % 2 == 0, "a", "b"), index=np.arange(60) * 7)
+    assert risk.delta_sce(ys, shuffled, groups.sample(frac=1.0, random_state=2), "a", "b") == \
+        risk.delta_sce(y2, r2, groups.to_numpy(), "a", "b")
+    ev1 = risk.evaluate(ys, shuffled, groups.sample(frac=1.0, random_state=4), n_boot=20)
+    ev2 = risk.evaluate(y2, r2, groups.to_numpy(), n_boot=20)
+    pd.testing.assert_frame_equal(ev1.metrics, ev2.metrics)
+    pd.testing.assert_frame_equal(ev1.groups, ev2.groups)
+    np.testing.assert_array_equal(risk.recalibrate(ys, shuffled, folds=3), risk.recalibrate(y2, r2, folds=3))
+    with pytest.raises(InvalidArgumentError, match=r"`y` and `scores`.*reset_index"):
+        risk.roc_auc(y, pd.Series([0.9, 0.1], index=[1, 2]))
+
+
+@pytest.mark.parametrize("call, arg", [
+    (lambda y, r: risk.threshold_metrics(y, r, threshold=float("nan")), "threshold"),
+    (lambda y, r: risk.threshold_metrics(y, r, threshold=1.5), "threshold"),
+    (lambda y, r: risk.log_loss(y, r, eps=0.6), "eps"),
+    (lambda y, r: risk.log_loss(y, r, eps=0.0), "eps"),
+    (lambda y, r: risk.evaluate(y, r, level=0), "level"),
+    (lambda y, r: risk.evaluate(y, r, level=1.0), "level"),
+    (lambda y, r: risk.evaluate(y, r, threshold=float("nan")), "threshold"),
+    (lambda y, r: risk.evaluate(y, r, bins=0), "bins"),
+    (lambda y, r: risk.evaluate(y, r, seed=-1), "seed"),
+    (lambda y, r: risk.evaluate(y, r, min_group_share=2.0), "min_group_share"),
+    (lambda y, r: risk.evaluate(y, r, n_boot=10**11), "n_boot"),
+    (lambda y, r: risk.calibration_curve(y, r, bins=0), "bins"),
+    (lambda y, r: risk.calibration_curve(y, r, bins=-1), "bins"),
+    (lambda y, r: risk.calibration_curve(y, r, level=float("nan")), "level"),
+    (lambda y, r: risk.calibration_curve(y, r, n_boot=-1), "n_boot"),
+    (lambda y, r: risk.confidence_bias(y, r, bins=0), "bins"),
+    (lambda y, r: risk.brier_decomposition(y, r, bins=-3), "bins"),
+    (lambda y, r: risk.ece(y, r, bins=10**10), "bins"),
+    (lambda y, r: risk.ece_quantile(y, r, bins=10**10), "bins"),
+    (lambda y, r: risk.best_threshold(y, r, "cost", fp_cost=float("nan")), "fp_cost"),
+    (lambda y, r: risk.group_metrics(y, r, np.zeros(len(y)), min_share=-0.1), "min_share"),
+    (lambda y, r: risk.recalibrate(y, r, seed=-2), "seed"),
+    (lambda y, r: risk.roc_auc(y.astype(complex), r), "y"),
+    (lambda y, r: risk.roc_auc(y, np.array(r, dtype=object).astype(str)), "scores"),
+])
+def test_invalid_parameters_are_rejected(call, arg):
+    y, r = sample(40, seed=1)
+    with pytest.raises(InvalidArgumentError, match=rf"`{arg}`"):
+        call(y, r)

@@ -512,3 +512,82 @@ def test_critical_gamma_on_the_fixture():
     g = tr.critical_gamma(cpt[0], rf[0], 0.9)
     assert tr.everywhere_dominance_box(cpt[0], rf[0], [0.9], Gamma=g * 0.999).res[0]
     assert not tr.everywhere_dominance_box(cpt[0], rf[0], [0.9], Gamma=g * 1.001).res[0]
+
+
+# ---- issue 11, defect 1: silent wrong answers --------------------------------------------------------
+
+E3Z = np.array([[0.0, 1, 2], [3, 0, 4], [5, 6, 0]])
+
+
+def test_matrix_rows_are_paired_with_columns_by_label():
+    ref_interval = tr.forecast_interval(E3Z, tau=0.8)
+    permuted = pd.DataFrame(E3Z).iloc[[2, 0, 1]]      # rows permuted, columns keep their RangeIndex
+    assert tr.forecast_interval(permuted, tau=0.8) == ref_interval
+    assert tr.worst_case_interval(permuted, tau=0.8, Gamma=2.0) == tr.worst_case_interval(E3Z, tau=0.8, Gamma=2.0)
+    assert tr.weighted_forecast_interval(permuted, {0: 1, 1: 2, 2: 3}, tau=0.8) == \
+        tr.weighted_forecast_interval(E3Z, [1, 2, 3], tau=0.8)
+    labelled = pd.DataFrame(E3Z, index=list("abc"), columns=list("abc"))
+    assert tr.forecast_interval(labelled.iloc[[1, 2, 0]], tau=0.8) == ref_interval
+
+
+def test_series_weights_are_paired_with_domains_by_label():
+    labelled = pd.DataFrame(E3Z, index=list("abc"), columns=list("abc"))
+    w = pd.Series([3.0, 1.0, 2.0], index=list("cab"))
+    assert tr.weighted_forecast_interval(labelled, w, tau=0.8) == tr.weighted_forecast_interval(E3Z, [1, 2, 3], tau=0.8)
+    with pytest.raises(InvalidArgumentError, match=r"`err` and `weights`.*to_numpy"):
+        tr.weighted_forecast_interval(labelled, pd.Series([1.0, 2.0, 3.0]), tau=0.8)
+
+
+def test_weights_near_the_float_maximum_do_not_overflow():
+    lo, hi = tr.weighted_forecast_interval(E3Z, [1e308] * 3, tau=0.8)
+    assert (lo, hi) == tr.weighted_forecast_interval(E3Z, [1.0] * 3, tau=0.8)
+    assert lo < hi
+    assert tr.weighted_coverage_diagnostic(3, 1, 0.9, [1e308] * 3, 1e308) == \
+        pytest.approx(tr.weighted_coverage_diagnostic(3, 1, 0.9, [1.0] * 3, 1.0))
+
+
+@pytest.mark.parametrize("call, arg", [
+    (lambda: tr.weighted_coverage_diagnostic(3, 1, 0.9, [1, -1, 1], 1), "weights"),
+    (lambda: tr.weighted_coverage_diagnostic(3, 1, 0.9, [1, np.nan, 1], 1), "weights"),
+    (lambda: tr.weighted_coverage_diagnostic(3, 1, 0.9, [], 1), "weights"),
+    (lambda: tr.weighted_coverage_diagnostic(3, 1, 1.5, [1, 1, 1], 1), "tau"),
+    (lambda: tr.weighted_coverage_diagnostic(3, 1, 0.9, [1, 1, 1], -1), "w_target"),
+    (lambda: tr.weighted_coverage_diagnostic(1, 1, 0.9, [1, 1, 1], 1), "n"),
+    (lambda: tr.tau_for_coverage(2, 5, 0.8), "n"),
+    (lambda: tr.coverage_upper_bound(3, 3, 0.9), "n"),
+    (lambda: tr.robust_level(0.9, 1.5, 3, 5), "n"),
+    (lambda: tr.robust_level(0.9, "x", 30, 1), "Gamma"),
+    (lambda: tr.coverage_bound(10, 1, 0.9, Gamma="x"), "Gamma"),
+    (lambda: tr.lp2_simplex([1, 2], [0.1, 0.9], 1.5), "tau"),
+    (lambda: tr.lp2_simplex([1, 2], [0.1, 0.9], np.nan), "tau"),
+    (lambda: tr.lp2_simplex([1, 2], [0.1], 0.5), "a"),
+    (lambda: tr.lp2_simplex([1, np.nan], [0.1, 0.9], 0.5), "a"),
+    (lambda: tr.worst_case_curve(E3Z, tau=[]), "tau"),
+    (lambda: tr.worst_case_curve(E3Z, tau=[0.5 + 0j]), "tau"),
+    (lambda: tr.forecast_intervals({"m": E3Z}, coverage=[]), "coverage"),
+    (lambda: tr.forecast_intervals({"m": E3Z}, sides=[]), "sides"),
+    (lambda: tr.check_worstcase_dominance(E3Z, E3Z, taulist=[]), "taulist"),
+    (lambda: tr.qte_interval(E3Z, 0.9, betas=["0.5"]), "betas"),
+    (lambda: tr.ete_interval(E3Z / 10, 0.9, bd=np.nan), "bd"),
+    (lambda: tr.ustat_tail_bound(0.3, 1.5, 10, 1), "y"),
+    (lambda: tr.ustat_tail_bound(0.3, 0.5, 10, 11), "k"),
+    (lambda: tr.ustat_tail_bound(0.3, 0.5, 2**63, 1), "n"),
+    (lambda: tr.ustat_tail_bound(0.3, 0.5, 10**12, 1), "n"),
+    (lambda: tr.forecast_interval(E3Z.astype(complex), tau=0.8), "err"),
+    (lambda: tr.forecast_interval(pd.DataFrame(E3Z).astype("datetime64[ns]"), tau=0.8), "err"),
+])
+def test_invalid_parameters_are_rejected(call, arg):
+    with pytest.raises(InvalidArgumentError, match=rf"`{arg}`"):
+        call()
+
+
+def test_two_tables_are_paired_by_domain_label():
+    rng = np.random.default_rng(5)
+    m1, m2 = rng.random((4, 4)), rng.random((4, 4))
+    a, b = pd.DataFrame(m1).iloc[[2, 0, 3, 1]], pd.DataFrame(m2).iloc[[1, 3, 0, 2]]
+    taus = [0.6, 0.75, 0.9]
+    pd.testing.assert_frame_equal(tr.check_everywhere_dominance(a, b, taus), tr.check_everywhere_dominance(m1, m2, taus))
+    pd.testing.assert_frame_equal(tr.check_worstcase_dominance(a, b, taus), tr.check_worstcase_dominance(m1, m2, taus))
+    np.testing.assert_array_equal(tr.critical_gamma(a, b, taus), tr.critical_gamma(m1, m2, taus))
+    with pytest.raises(InvalidArgumentError, match="`weights`"):
+        tr.weighted_forecast_interval(m1, np.ones((1, 4)), tau=0.8)   # 2-d weights are not flattened

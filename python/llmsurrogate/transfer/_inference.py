@@ -363,8 +363,7 @@ def _weights(t: ErrorTable, weights: Any) -> np.ndarray:
             raise InvalidArgumentError(f"argument `weights` has no weight for domain(s) {missing[:5]}")
         w = as_float_array([weights[d] if d in weights else weights[str(d)] for d in t.domains], "weights")
     else:
-        w = as_float_array(np.ravel(weights) if isinstance(weights, np.ndarray) else weights, "weights",
-                           allow_empty=True)
+        w = as_float_array(weights, "weights", allow_empty=True)
     w = _check_weights(w, t.n)
     # only ratios matter: divide by the power of two just below the largest weight (exact), so that
     # the kernel's sums cannot overflow (three weights of 1e308 sum to inf)
@@ -475,8 +474,24 @@ def _same(err1: Any, err2: Any, pooled: bool = False) -> tuple[ErrorTable, Error
     if type(t1) is not type(t2):  # one complete ErrorTable, one pooled: compare as pooled
         t1, t2 = (x if isinstance(x, PooledErrors) else PooledErrors(x.values, x.test, x.domains, x.r, name=x.name)
                   for x in (t1, t2))
+    t2 = _in_domain_order(t2, t1)
     t1.same_design(t2, arg="err2")
     return t1, t2
+
+
+def _in_domain_order(t2: ErrorTable, t1: ErrorTable) -> ErrorTable:
+    """``t2`` with its domains in ``t1``'s order when both hold the same domain labels in another order
+    (two matrices whose rows are permuted differently): tables are paired by domain label, never by
+    position (the rule of ``_validation``)."""
+    if type(t1) is not ErrorTable or type(t2) is not ErrorTable or len(t1.domains) != len(t2.domains):
+        return t2
+    d1, d2 = [str(d) for d in t1.domains], [str(d) for d in t2.domains]
+    if d1 == d2 or set(d1) != set(d2) or len(set(d1)) != len(d1):
+        return t2
+    pos = {d: i for i, d in enumerate(d1)}
+    to1 = np.array([pos[d] for d in d2], dtype=np.int64)
+    return ErrorTable._from_arrays(t2.values.copy(), to1[t2.test], to1[t2.train], list(t1.domains), name=t2.name,
+                                   metric=t2.metric, arg="err2")
 
 
 def _taulist(taulist: Any) -> np.ndarray:
