@@ -136,6 +136,22 @@ def test_sigkilled_ess_api_leaves_no_workers(ess_data, tmp_path):
     assert eof
 
 
+def test_sigkilled_transfer_build_leaves_no_workers(tmp_path):
+    """``transfer build`` with a scikit-learn model fits through loky too."""
+    rng = np.random.default_rng(2)
+    rows = []
+    for dom in range(10):
+        z1, z2, p = rng.uniform(0, 10, 300), rng.uniform(0, 10, 300), rng.uniform(0.1, 0.9, 300)
+        rows.append(pd.DataFrame({"domain": f"d{dom}", "z1": z1, "z2": z2, "p1": p,
+                                  "ce": p * z1 + (1 - p) * z2 + rng.normal(size=300)}))
+    pd.concat(rows).to_csv(tmp_path / "lotteries.csv", index=False)
+    cmd = [sys.executable, "-m", "llmsurrogate.cli", "transfer", "build", "--data", str(tmp_path / "lotteries.csv"),
+           "--model", "rf", "-r", "3", "--n-jobs", "2", "--out", str(tmp_path / "t.csv")]
+    survivors, eof, elapsed = _kill_mid_run_and_watch(cmd, tmp_path)
+    assert survivors == [], f"processes alive {elapsed:.1f} s after the parent was killed: {survivors}"
+    assert eof, "the caller's pipe did not reach EOF"
+
+
 def test_exit_with_parent_ends_an_orphaned_process(tmp_path):
     """The initializer itself: a grandchild whose parent dies exits within a second or two."""
     code = textwrap.dedent("""
