@@ -149,3 +149,27 @@ synthetic_census <- function(n = 1000, seed = 0) {
   if (seed < 0 || seed != round(seed)) .abort("argument `seed` must be a whole number >= 0", sys.call())
   .call("testing.synthetic_census", as.integer(n), seed = as.integer(seed))
 }
+
+#' transferUQ's transfer-error matrices (CertaintyEquivalents)
+#'
+#' The data object of the authors' R package 'transferUQ', so that its README and vignette run
+#' with only the `library()` line changed: the unnormalized (raw) and normalized (shortfall)
+#' transfer errors on certainty equivalents for binary lotteries, for 17 and 19 models across 44
+#' domains. The same published matrices as [load_transfer_errors()] (which adds dimnames), stored
+#' as transferUQ stores them.
+#'
+#' @format A list with two elements, `unnormalized` (17 models) and `normalized` (19 models), each
+#'   a named list of plain 44 x 44 numeric matrices (no dimnames), `err[i, j]` the error of the
+#'   model trained on domain `i` and tested on domain `j`, the diagonal the in-sample error. Models
+#'   in transferUQ's order: `EU_iso`, `RF`, the CPT variants named by their free parameters (`a`,
+#'   `ab`, ..., `abdg`: alpha, beta, delta, gamma), `kernel_ridge_rbf`; `normalized` also has
+#'   `EU_expo` and `b`.
+#' @source The R package transferUQ 0.1.0 (`data/CertaintyEquivalents.rda`, MIT License, Lihua
+#'   Lei); Andrews, Fudenberg, Lei, Liang and Wu (2025), "The Transfer Performance of Economic
+#'   Models". Built by `data-raw/CertaintyEquivalents.R` from the Python package's copy.
+#' @seealso [load_transfer_errors()], [forecast_interval()].
+#' @examples
+#' err_CPT <- CertaintyEquivalents$unnormalized[["abdg"]]
+#' dim(err_CPT)
+#' names(CertaintyEquivalents$normalized)
+"CertaintyEquivalents"

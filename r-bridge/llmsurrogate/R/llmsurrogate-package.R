@@ -23,7 +23,8 @@
 #'   [weighted_upper_quantile()], [weighted_lower_quantile()], [weighted_quantile_interval()].
 #' * Data: [load_certainty_equivalents()], [certainty_equivalent_domains()],
 #'   [load_transfer_errors()], [transfer_error_models()], [load_acs_income_rows()],
-#'   [load_acs_golden_prompt()], [synthetic_census()].
+#'   [load_acs_golden_prompt()], [synthetic_census()]; transferUQ's data object
+#'   [CertaintyEquivalents].
 #' * Demo: [llmsurrogate_demo()].
 #' * Results: [print()][llmsurrogate_result], [summary()][llmsurrogate_result],
 #'   [as.data.frame()][llmsurrogate_result], [plot()][plot.llmsurrogate_ess] (see

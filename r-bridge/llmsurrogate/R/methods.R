@@ -3,31 +3,86 @@
 
 #' Methods for llmsurrogate results
 #'
-#' `print()` shows the result's summary text (as the Python package prints it); `summary()`
-#' returns an object of class `"summary.llmsurrogate_result"` holding the title, the table and
-#' that text; `as.data.frame()` gives the tidy table, one row per estimate.
+#' `print()` is short: the title and the main numbers (for an ESS, the lower bound with its
+#' one-sided interval, the plug-in ESS and the LLM's error). `summary()` is fuller: the whole
+#' report (every setting, the per-grid-point table, the notes), with R's spellings (`TRUE`,
+#' `FALSE`, `Inf`, `NA`). `as.data.frame()` gives the result's table, one row per estimate, with
+#' plain columns: the tuned hyperparameters (`params`) become one column each, `param_<name>`
+#' (`NA` where a grid point has none).
 #'
-#' @param x,object A result, e.g. from [llmsurrogate_demo()].
+#' With the 'broom' package (or 'generics') installed, `tidy()`, `glance()` are available:
+#' `tidy()` is the table in broom's names (`estimate`, `std.error`, `statistic`, `p.value`,
+#' `conf.low`, `conf.high` where they apply), `glance()` one row of the result's scalar fields.
+#' `confint()` gives the confidence intervals (an ESS: its one-sided interval \[lower bound, Inf),
+#' at level 1 - `alpha` chosen when it was computed; an error curve: one interval per training
+#' size) and `coef()` the point estimates (an ESS: the lower bound and the plug-in ESS; an error
+#' curve: the error per training size).
+#'
+#' @param x,object A result, e.g. from [ess()], [error_curve()] or [llmsurrogate_demo()].
 #' @param row.names,optional Passed on as in [as.data.frame()]: `row.names` replaces the row
 #'   names; `optional` is ignored.
+#' @param parm,level For `confint()`: which estimates (names or positions; all by default) and
+#'   the level, which must be the one the result was computed at (1 - `alpha`).
 #' @param ... Unused.
 #' @return `print()` returns `x` invisibly; `summary()` a `"summary.llmsurrogate_result"`;
-#'   `as.data.frame()` a data frame.
+#'   `as.data.frame()`, `tidy()` and `glance()` data frames; `confint()` a matrix with one row
+#'   per estimate; `coef()` a named numeric vector.
+#' @examples
+#' if (llmsurrogate_available()) {
+#'   set.seed(1)
+#'   d <- data.frame(y = rnorm(80), x = rnorm(80))
+#'   d$llm <- d$x / 2
+#'   res <- ess(d, "y", "llm", algorithm = "lasso", grid = c(2, 5, 10), n_jobs = 1)
+#'   res
+#'   summary(res)
+#'   confint(res)
+#'   coef(res)
+#'   head(as.data.frame(res))
+#' }
 #' @name llmsurrogate_result
 NULL
+
+# Python's spellings in printed text as R's: True/False/None/inf/nan -> TRUE/FALSE/NA/Inf/NaN.
+.r_spellings <- function(text) {
+  text <- gsub("\\bTrue\\b", "TRUE", text, perl = TRUE)
+  text <- gsub("\\bFalse\\b", "FALSE", text, perl = TRUE)
+  text <- gsub("\\bNone\\b", "NA", text, perl = TRUE)
+  text <- gsub("(?<![A-Za-z0-9_.])inf\\b", "Inf", text, perl = TRUE)
+  gsub("(?<![A-Za-z0-9_.])nan\\b", "NaN", text, perl = TRUE)
+}
+
+.fmt <- function(x, digits = 4) {
+  if (is.null(x) || length(x) == 0L) return("NA")
+  if (is.numeric(x)) return(format(x, digits = digits))
+  as.character(x)
+}
 
 #' @rdname llmsurrogate_result
 #' @export
 print.llmsurrogate_result <- function(x, ...) {
-  cat(x$summary, "\n", sep = "")
+  cat(x$title, "\n", sep = "")
+  if (inherits(x, "llmsurrogate_ess")) {
+    level <- if (is.numeric(x$alpha)) sprintf("%g%%", 100 * (1 - x$alpha)) else ""
+    cat(sprintf("ESS lower bound %s (one-sided %s CI [%s, Inf)); plug-in ESS %s\n", .fmt(x$lower_bound), level,
+                .fmt(x$lower_bound), .fmt(x$plugin)))
+    cat(sprintf("LLM error %s (SE %s); status: %s\n", .fmt(x$llm_error), .fmt(x$llm_se), .fmt(x$status)))
+  } else if (inherits(x, "llmsurrogate_error_curve")) {
+    tab <- x$table
+    cat(sprintf("error by training size N: %s\n",
+                paste(sprintf("%s: %s", tab$n_train, .fmt(tab$error)), collapse = ", ")))
+  } else if (is.data.frame(x$table) && nrow(x$table)) {
+    print(utils::head(as.data.frame(x), 6L), row.names = FALSE)
+    if (nrow(x$table) > 6L) cat(sprintf("... %d more rows\n", nrow(x$table) - 6L))
+  }
+  cat("Use summary() for the full report, as.data.frame() for the table.\n")
   invisible(x)
 }
 
 #' @rdname llmsurrogate_result
 #' @export
 summary.llmsurrogate_result <- function(object, ...) {
-  structure(list(kind = object$kind, title = object$title, table = object$table,
-                 text = object$summary),
+  structure(list(kind = object$kind, title = object$title, table = as.data.frame(object),
+                 text = .r_spellings(object$summary)),
             class = "summary.llmsurrogate_result")
 }
 
@@ -38,14 +93,101 @@ print.summary.llmsurrogate_result <- function(x, ...) {
   invisible(x)
 }
 
+# The `params` column (JSON per row, llmsurrogate.ess) as one column per hyperparameter.
+.expand_params <- function(df) {
+  if (!"params" %in% names(df) || !is.character(df$params)) {
+    return(df)
+  }
+  parsed <- lapply(df$params, function(p) {
+    if (is.na(p) || !nzchar(p)) return(list())
+    tryCatch(jsonlite::fromJSON(p, simplifyVector = FALSE), error = function(e) list())
+  })
+  keys <- unique(unlist(lapply(parsed, names)))
+  out <- df[setdiff(names(df), "params")]
+  for (k in keys) {
+    vals <- lapply(parsed, function(p) if (is.null(p[[k]])) NA else p[[k]])
+    col <- if (all(lengths(vals) == 1L)) unlist(vals) else vapply(vals, function(v) paste(v, collapse = ","), "")
+    out[[paste0("param_", k)]] <- col
+  }
+  out
+}
+
 #' @rdname llmsurrogate_result
 #' @export
 as.data.frame.llmsurrogate_result <- function(x, row.names = NULL, optional = FALSE, ...) {
-  out <- x$table
+  out <- .expand_params(x$table)
   if (!is.null(row.names)) {
     row.names(out) <- row.names
   }
   out
+}
+
+# broom's names for a result's table.
+.tidy_names <- c(diff = "estimate", diff_se = "std.error", z = "statistic", p_value = "p.value",
+                 error = "estimate", se = "std.error", ci_low = "conf.low", ci_high = "conf.high",
+                 lower = "conf.low", upper = "conf.high")
+
+#' @rdname llmsurrogate_result
+#' @exportS3Method generics::tidy
+tidy.llmsurrogate_result <- function(x, ...) {
+  out <- as.data.frame(x)
+  if (inherits(x, c("llmsurrogate_ess", "llmsurrogate_error_curve"))) {
+    hit <- names(out) %in% names(.tidy_names) & !(.tidy_names[names(out)] %in% names(out))
+    names(out)[hit] <- .tidy_names[names(out)[hit]]
+  }
+  out
+}
+
+#' @rdname llmsurrogate_result
+#' @exportS3Method generics::glance
+glance.llmsurrogate_result <- function(x, ...) {
+  skip <- c("kind", "title", "table", "summary", "json", "permutation", "permutation_hash", "notes", "ci")
+  keep <- Filter(function(v) is.atomic(v) && length(v) == 1L, x[setdiff(names(x), skip)])
+  as.data.frame(keep, stringsAsFactors = FALSE, optional = TRUE)
+}
+
+.check_level <- function(level, alpha, call) {
+  if (!is.numeric(alpha) || length(alpha) != 1L) return(invisible())
+  if (!is.numeric(level) || length(level) != 1L || abs(level - (1 - alpha)) > 1e-9) {
+    .abort(sprintf(paste("argument `level`: this result's intervals are at level %g (1 - alpha); compute the result",
+                         "again with alpha = 1 - level for another level"), 1 - alpha), call)
+  }
+}
+
+#' @rdname llmsurrogate_result
+#' @export
+confint.llmsurrogate_result <- function(object, parm, level = NULL, ...) {
+  call <- sys.call()
+  alpha <- object$alpha
+  if (is.null(level)) level <- if (is.numeric(alpha)) 1 - alpha else 0.95
+  .check_level(level, alpha, call)
+  pct <- function(p) paste(format(100 * p, trim = TRUE, scientific = FALSE, digits = 3), "%")
+  if (inherits(object, "llmsurrogate_ess")) {
+    out <- matrix(c(object$lower_bound, Inf), 1L, dimnames = list("ess", c(pct(1 - level), "100 %")))
+  } else if (is.data.frame(object$table) && all(c("ci_low", "ci_high") %in% names(object$table))) {
+    tab <- object$table
+    rn <- if ("n_train" %in% names(tab)) paste0("N=", tab$n_train) else as.character(seq_len(nrow(tab)))
+    out <- cbind(tab$ci_low, tab$ci_high)
+    dimnames(out) <- list(rn, c(pct((1 - level) / 2), pct(1 - (1 - level) / 2)))
+  } else {
+    .abort(sprintf("confint() has no intervals for a result of kind %s", object$kind), call)
+  }
+  if (!missing(parm)) out <- out[parm, , drop = FALSE]
+  out
+}
+
+#' @rdname llmsurrogate_result
+#' @export
+coef.llmsurrogate_result <- function(object, ...) {
+  if (inherits(object, "llmsurrogate_ess")) {
+    return(c(ess = as.numeric(object$lower_bound), ess_plugin = as.numeric(object$plugin)))
+  }
+  tab <- object$table
+  if (inherits(object, "llmsurrogate_error_curve")) {
+    return(stats::setNames(tab$error, paste0("N=", tab$n_train)))
+  }
+  .abort(sprintf("coef() has no point estimates for a result of kind %s; see as.data.frame()", object$kind),
+         sys.call())
 }
 
 #' Plot forecast intervals

@@ -17,7 +17,7 @@
 #' @param batch_size Prompts per forward pass, or `NULL` for the backend's default (16 on the
 #'   CPU, 128 on a GPU).
 #' @param correct_order_bias Average over all answer orders (default `TRUE`).
-#' @return A data frame with `row` (0-based position), `score`, `answer_mass`, `label` (when the
+#' @return A data frame with `row` (the row of `data`, 1-based), `score`, `answer_mass`, `label` (when the
 #'   data hold it) and, for multiple choice, `score_order_k` per answer order.
 #' @seealso [evaluate_risk_scores()]
 #' @export
@@ -31,8 +31,10 @@ risk_scores <- function(data, task, model, backend = "transformers", method = "m
   if (!is.null(cache)) cache <- .check_string(cache, "cache")
   if (!is.null(batch_size)) batch_size <- as.integer(.check_scalar(batch_size, "batch_size"))
   correct_order_bias <- .check_flag(correct_order_bias, "correct_order_bias")
-  .call("risk.score_table", cols, task, model, backend = backend, method = method, cache = cache,
-        batch_size = batch_size, correct_order_bias = correct_order_bias)
+  out <- .call("risk.score_table", cols, task, model, backend = backend, method = method, cache = cache,
+               batch_size = batch_size, correct_order_bias = correct_order_bias)
+  if (is.numeric(out$row)) out$row <- as.integer(out$row) + 1L  # R's row of `data` (Python's is 0-based)
+  out
 }
 
 #' Evaluate risk scores against binary outcomes

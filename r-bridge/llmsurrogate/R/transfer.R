@@ -2,90 +2,155 @@
 #'
 #' Drop-in versions of the functions of the authors' R package 'transferUQ' (Andrews, Fudenberg,
 #' Lei, Liang and Wu, 2025, "The Transfer Performance of Economic Models"), computed by the Rust
-#' core of the Python package 'llmsurrogate'. `err` is either a square matrix with `err[i, j]` the
-#' error of the model trained on domain `i` and tested on domain `j` (diagonal ignored; r = 1), or
-#' a data.frame whose last column holds the errors, the second-last the test domain and the first
-#' r columns the training domains (every training set with every test domain outside it, once).
+#' core of the Python package 'llmsurrogate'; transferUQ's README and vignette run with only the
+#' `library()` line changed (its data object is [CertaintyEquivalents]).
+#'
+#' @details
+#' `err` takes transferUQ's forms:
+#' * a square matrix, `err[i, j]` the error of the model trained on domain `i` and tested on
+#'   domain `j` (r = 1; the diagonal is ignored);
+#' * a data.frame (or tibble) with r + 2 columns, read by position: the first r columns hold the
+#'   training domains, the next the test domain, the last the errors. Domains may be numbers,
+#'   strings or factors (so [transfer_error_table()] output goes straight in). Each training set
+#'   may appear once per test domain (unordered) or once per order of its domains (transferUQ's
+#'   r = 2 example with ordered pairs);
+#' * a data.frame with two columns, test domain and error (transferUQ's "not recommended" form);
+#'   `qte_interval()` and `ete_interval()` then need `r`, and `correction = TRUE` is not possible.
+#'
+#' A missing error (`NA` in a cell or in the last column) is left out and the others are used, as
+#' transferUQ does, with a warning of class `"llmsurrogate_warning"`: Proposition 1's guarantee
+#' needs one error per (training set, test domain). Weighted and worst-case intervals and the
+#' dominance checks work per test domain and need every cell. `Inf` is an error, named as
+#' `err[i, j]`.
 #'
 #' `coverage` is the nominal level c: two-sided intervals use \eqn{\tau = (1 + c)/2}, one-sided
-#' ones \eqn{\tau = c}; `tau` may be given instead. `side` is `"two"`, `"left"` (\eqn{[a, \infty)},
-#' also `"lower"`) or `"right"` (\eqn{(-\infty, a]}, also `"upper"`).
+#' ones \eqn{\tau = c}; `tau` may be given instead. Several levels give a data.frame with one row
+#' per level (`coverage` or `tau`, `lower`, `upper`). `side` is `"two"`, `"left"`
+#' (\eqn{[a, \infty)}, also `"lower"`) or `"right"` (\eqn{(-\infty, a]}, also `"upper"`).
 #'
-#' Where the paper or 'transferUQ' is wrong the default is the correct method:
-#' `qte_interval()`/`ete_interval()` use the U-statistic order r + 1 (`order = "transferUQ"`: r);
-#' `check_everywhere_dominance()` scans every rank (`mode = "paper"` adds the paper's invalid
-#' pruning, `mode = "transferUQ"` reproduces the package); `check_worstcase_dominance()` checks all
-#' \eqn{\Gamma} in \[1, Gamma\] exactly (`mode = "transferUQ"`: only Gamma, with the package's
-#' off-by-one index).
+#' @section Where the defaults differ from transferUQ on purpose:
+#' Each default is the method of the paper as it should be computed; an argument gives
+#' transferUQ's answer (docs/methods/transfer.md, "Departures").
+#' * **Rank of the quantile** (`forecast_interval(mode = )`): the default takes the exact
+#'   Definition-2 rank \eqn{k = \lceil \tau N \rceil}, comparing levels to \eqn{10^{-12}}.
+#'   transferUQ calls `quantile(type = 1)`, whose fuzz of 4 machine epsilons picks the next order
+#'   statistic when \eqn{\tau N} lands a rounding error above a whole number, which happens in
+#'   corrected intervals (e.g. coverage 0.5, n = 44: \eqn{\tau N = 990} exactly, transferUQ takes
+#'   rank 991). `mode = "transferUQ"` reproduces it, floating point included.
+#' * **Root-finding tolerance** (`qte_interval()`, `ete_interval()`): transferUQ inverts the
+#'   U-statistic bound with `uniroot()` at its default tolerance (about \eqn{1.2 \times 10^{-4}}
+#'   on the level) and then rounds up; the package uses the exact discrete rank rule (quantiles,
+#'   docs/methods/transfer.md §5.3) and bisection to \eqn{10^{-13}} (the mean, §5.4). The bounds
+#'   can therefore differ from transferUQ's by one or two order statistics (quantiles) or about
+#'   \eqn{10^{-4}} (means), also with `order = "transferUQ"`.
+#' * **U-statistic order** (`order = `): the default is r + 1 (the kernel involves r + 1 domains,
+#'   Lemma Q.1); transferUQ uses r, which doubles the effective sample size for r = 1 and makes
+#'   the intervals too narrow. `order = "transferUQ"` uses r.
+#' * **Everywhere dominance** (`check_everywhere_dominance(mode = )`): the default scans every rank;
+#'   the paper's and transferUQ's pruning to \eqn{j \ge \tau N} (Appendix R.3) is invalid (on the
+#'   published matrices it claims that CPT everywhere-dominates RF for \eqn{\tau \ge 0.96}, and
+#'   explicit weights show that it does not). `mode = "paper"` adds the pruning, `mode =
+#'   "transferUQ"` reproduces transferUQ 0.1.0 (pruning, its LP in count units).
+#' * **Worst-case dominance** (`check_worstcase_dominance(mode = )`): the default checks every
+#'   \eqn{\Gamma} in \[1, `Gamma`\] exactly; `mode = "transferUQ"` checks only `Gamma`, at
+#'   transferUQ's index (one before Corollary R.1's) with a strict `<`.
 #'
 #' @param err,err1,err2 Error matrix or data.frame (see Details).
-#' @param coverage Nominal coverage in (0, 1).
+#' @param coverage Nominal coverage in (0, 1); a vector gives one interval per level.
 #' @param side `"two"`, `"left"`/`"lower"` or `"right"`/`"upper"`.
 #' @param correction Inflate the coverage by (n + 1)/(n - r) so that Proposition 1 guarantees it.
-#' @param tau Quantile level instead of `coverage`.
+#' @param tau Quantile level(s) instead of `coverage`.
 #' @param weights Likelihood ratio of each domain (in domain order).
 #' @param Gamma Bound on the likelihood ratio (\eqn{\ge 1}, `Inf` allowed).
 #' @param betas Quantile levels of the transfer-error distribution.
-#' @param r Number of training domains (checked against `err`).
+#' @param r Number of training domains (checked against `err`; needed for the two-column form).
 #' @param bd Known upper bound of the errors.
 #' @param order U-statistic order: `NULL` (r + 1) or `"transferUQ"` (r).
 #' @param taulist Levels at which to compare two methods.
-#' @param mode See Details.
+#' @param mode `forecast_interval()`: `"exact"` or `"transferUQ"`; `check_everywhere_dominance()`:
+#'   `"exact"`, `"paper"` or `"transferUQ"`; `check_worstcase_dominance()`: `"exact"` or
+#'   `"transferUQ"`. See the section on defaults.
 #' @param kind `critical_gamma()`: `"everywhere"` (Gamma-bounded everywhere dominance, docs/methods/transfer.md §4.3) or
 #'   `"worstcase"`.
 #' @param Gamma_max Largest Gamma searched by `critical_gamma()`.
 #' @return `forecast_interval()`, `weighted_forecast_interval()`, `worst_case_interval()` and
-#'   `ete_interval()`: a numeric vector `c(lower, upper)`. `qte_interval()`: a data.frame `beta, lb,
-#'   ub`. The `check_*` functions: a data.frame `tau, res`. `critical_gamma()`: a numeric vector (the largest Gamma with dominance;
-#'   `Inf` if it always holds, `NA` if not even at Gamma = 1).
+#'   `ete_interval()`: a numeric vector `c(lower, upper)` (a data.frame for several levels).
+#'   `qte_interval()`: a data.frame `beta, lb, ub`. The `check_*` functions: a data.frame `tau,
+#'   res`. `critical_gamma()`: a numeric vector (the largest Gamma with dominance; `Inf` if it
+#'   always holds, `NA` if not even at Gamma = 1).
 #' @examples
 #' if (llmsurrogate_available()) {
 #'   E <- matrix(c(NA, 3, 5, 1, NA, 6, 2, 4, NA), 3)
 #'   forecast_interval(E, tau = 0.8)           # c(2, 5)
-#'   cpt <- as.matrix(load_transfer_errors("abdg"))
-#'   rf <- as.matrix(load_transfer_errors("RF"))
-#'   forecast_interval(cpt, 0.9)                # Table 5: [2.46, 15.99]
-#'   check_everywhere_dominance(cpt, rf, c(0.9, 0.96))
+#'   # transferUQ's README
+#'   err_CPT <- CertaintyEquivalents$unnormalized[["abdg"]]
+#'   err_RF <- CertaintyEquivalents$unnormalized[["RF"]]
+#'   forecast_interval(err_CPT, 0.8)
+#'   forecast_interval(err_CPT, c(0.8, 0.9))   # one row per level
+#'   qte_interval(err_CPT, 0.8, betas = 0.5)
+#'   qte_interval(err_CPT, 0.8, betas = 0.5, order = "transferUQ")
+#'   check_everywhere_dominance(err_CPT, err_RF, c(0.9, 0.96))
+#'   check_everywhere_dominance(err_CPT, err_RF, c(0.9, 0.96), mode = "transferUQ")
 #' }
 #' @name transfer_inference
 NULL
 
+# `err` as transferUQ reads it, for the bridge: a matrix becomes a long frame (train, test, error;
+# 1-based positions as domains, NA for a missing cell); a data.frame is read by position (the last
+# column holds the errors, the one before it the test domain, the first ncol - 2 the training
+# domains), with its domain labels as they are (numbers, strings or factors). Python's
+# `pooled=True` then pools the errors given, as transferUQ does.
 .err_arg <- function(err, name, call) {
-  if (is.matrix(err) || (is.data.frame(err) && nrow(err) == ncol(err) && !any(c("test") %in% names(err)) &&
+  if (is.matrix(err) || (is.data.frame(err) && nrow(err) == ncol(err) && !("test" %in% names(err)) &&
                          ncol(err) > 3)) {
     m <- as.matrix(err)
-    if (!is.numeric(m) || nrow(m) != ncol(m)) {
-      .abort(sprintf("argument `%s` must be a square numeric matrix [train, test]", name), call)
+    if (!(is.numeric(m) || is.logical(m) && all(is.na(m))) || nrow(m) != ncol(m)) {
+      .abort(sprintf("argument `%s` must be a square numeric matrix with %s[i, j] the error of training on domain i and testing on domain j",
+                     name, name), call)
     }
     n <- nrow(m)
-    if (n < 2) .abort(sprintf("argument `%s`: need at least 2 domains", name), call)
-    idx <- which(row(m) != col(m))
-    v <- as.numeric(m[idx])
-    v[is.na(v)] <- NaN
-    return(list(train = as.integer(row(m)[idx]), test = as.integer(col(m)[idx]), error = v))
+    if (n < 2) .abort(sprintf("argument `%s`: need at least 2 domains; got a %d x %d matrix", name, n, n), call)
+    off <- row(m) != col(m)
+    bad <- which(off & !is.na(m) & !is.finite(m), arr.ind = TRUE)
+    if (length(bad)) {
+      .abort(sprintf("argument `%s`: %s[%d, %d] is %s; errors must be finite (NA marks a missing cell)", name, name,
+                     bad[1, 1], bad[1, 2], format(m[bad[1, 1], bad[1, 2]])), call)
+    }
+    idx <- which(off)
+    df <- data.frame(train = row(m)[idx], test = col(m)[idx], error = as.numeric(m[idx]))
+    return(.frame_arg(df, name, call))
   }
   if (is.data.frame(err)) {
     d <- ncol(err)
-    if (d < 3) {
-      .abort(sprintf("argument `%s` needs r training-domain columns, a test column and an error column", name), call)
+    if (d < 2) {
+      .abort(sprintf("argument `%s` needs at least two columns: the test domain and the error (last)", name), call)
     }
-    r <- d - 2
+    err <- as.data.frame(err)
+    original <- names(err)
+    r <- d - 2L
+    names(err) <- c(if (r == 1L) "train" else if (r > 1L) paste0("train_", seq_len(r)), "test", "error")
+    v <- err$error
+    if (!(is.numeric(v) || is.logical(v) && all(is.na(v)))) {
+      .abort(sprintf("argument `%s`: the last column must hold the errors (numeric); it is %s", name,
+                     .r_type(v)), call)
+    }
+    bad <- which(!is.na(v) & !is.finite(v))
+    if (length(bad)) {
+      .abort(sprintf("argument `%s`: the error in row %d is %s; errors must be finite (NA marks a missing cell)",
+                     name, bad[1], format(v[bad[1]])), call)
+    }
+    err$error <- as.numeric(v)
     for (k in seq_len(d - 1L)) {
       bad <- which(is.na(err[[k]]))
       if (length(bad)) {
         .abort(sprintf("argument `%s`: column `%s` has a missing domain (NA) in row %d; every error needs its %s",
-                       name, names(err)[k], bad[1], "training and test domains"), call)
+                       name, original[k], bad[1], "training and test domains"), call)
       }
     }
-    out <- lapply(seq_len(r), function(k) as.integer(err[[k]]))
-    names(out) <- if (r == 1) "train" else paste0("train_", seq_len(r))
-    out$test <- as.integer(err[[d - 1]])
-    v <- as.numeric(err[[d]])
-    v[is.na(v)] <- NaN
-    out$error <- v
-    return(out)
+    return(.frame_arg(err, name, call))
   }
-  .abort(sprintf("argument `%s` must be a square matrix or a data.frame (train..., test, error)", name), call)
+  .abort(sprintf("argument `%s` must be a square matrix or a data.frame (train..., test, error); got %s", name,
+                 .r_type(err)), call)
 }
 
 .side_arg <- function(side) side[1]
@@ -95,14 +160,42 @@ NULL
   x
 }
 
+# One interval per coverage level: `c(lower, upper)` for one level; a data.frame `coverage, lower,
+# upper` for several (transferUQ's functions take one level).
+.per_level <- function(coverage, tau, f) {
+  levels <- if (!is.null(tau)) tau else coverage
+  if (length(levels) <= 1L) {
+    return(.pair(f(coverage, tau)))
+  }
+  rows <- lapply(levels, function(x) {
+    if (is.null(tau)) .pair(f(x, NULL)) else .pair(f(NULL, x))
+  })
+  out <- data.frame(level = levels, lower = vapply(rows, `[`, numeric(1), 1L),
+                    upper = vapply(rows, `[`, numeric(1), 2L))
+  names(out)[1] <- if (is.null(tau)) "coverage" else "tau"
+  out
+}
+
+.level_arg <- function(x, name, call) {
+  if (is.null(x)) return(NULL)
+  x <- .check_numeric(x, name, call)
+  x
+}
+
 #' @rdname transfer_inference
 #' @export
 forecast_interval <- function(err, coverage = NULL, side = c("two", "left", "right"), correction = FALSE,
-                              tau = NULL) {
+                              tau = NULL, mode = c("exact", "transferUQ")) {
   call <- sys.call()
   e <- .err_arg(err, "err", call)
-  .pair(.call("transfer.forecast_interval", e, coverage, .side_arg(side), .check_flag(correction, "correction"),
-              tau = tau))
+  correction <- .check_flag(correction, "correction", call)
+  mode <- match.arg(mode)
+  coverage <- .level_arg(coverage, "coverage", call)
+  tau <- .level_arg(tau, "tau", call)
+  .per_level(coverage, tau, function(cv, t) {
+    .call_in(call, "transfer.forecast_interval", e, cv, .side_arg(side), correction, tau = t, mode = mode,
+             pooled = TRUE)
+  })
 }
 
 #' @rdname transfer_inference
@@ -111,8 +204,12 @@ weighted_forecast_interval <- function(err, weights, coverage = NULL, side = c("
                                        tau = NULL) {
   call <- sys.call()
   e <- .err_arg(err, "err", call)
-  w <- .check_numeric(weights, "weights")
-  .pair(.call("transfer.weighted_forecast_interval", e, as.list(w), coverage, .side_arg(side), tau = tau))
+  w <- as.list(.check_numeric(weights, "weights", call))
+  coverage <- .level_arg(coverage, "coverage", call)
+  tau <- .level_arg(tau, "tau", call)
+  .per_level(coverage, tau, function(cv, t) {
+    .call_in(call, "transfer.weighted_forecast_interval", e, w, cv, .side_arg(side), tau = t, pooled = TRUE)
+  })
 }
 
 #' @rdname transfer_inference
@@ -121,8 +218,19 @@ worst_case_interval <- function(err, coverage = NULL, Gamma = Inf, side = c("two
                                 tau = NULL) {
   call <- sys.call()
   e <- .err_arg(err, "err", call)
-  .pair(.call("transfer.worst_case_interval", e, coverage, .check_scalar(Gamma, "Gamma"), .side_arg(side),
-              tau = tau))
+  Gamma <- .check_scalar(Gamma, "Gamma", call)
+  coverage <- .level_arg(coverage, "coverage", call)
+  tau <- .level_arg(tau, "tau", call)
+  .per_level(coverage, tau, function(cv, t) {
+    .call_in(call, "transfer.worst_case_interval", e, cv, Gamma, .side_arg(side), tau = t, pooled = TRUE)
+  })
+}
+
+.r_arg <- function(r, call) {
+  if (is.null(r)) return(NULL)
+  r <- .check_scalar(r, "r", call)
+  if (r < 1 || r != round(r)) .abort("argument `r` must be a whole number >= 1", call)
+  as.integer(r)
 }
 
 #' @rdname transfer_inference
@@ -131,8 +239,8 @@ qte_interval <- function(err, coverage, side = c("two", "left", "right"), betas 
                          r = NULL, order = NULL) {
   call <- sys.call()
   e <- .err_arg(err, "err", call)
-  .call("transfer.qte_interval", e, .check_scalar(coverage, "coverage"), .side_arg(side),
-        as.list(.check_numeric(betas, "betas")), r = r, order = order)
+  .call_in(call, "transfer.qte_interval", e, .check_scalar(coverage, "coverage", call), .side_arg(side),
+           as.list(.check_numeric(betas, "betas", call)), r = .r_arg(r, call), order = order, pooled = TRUE)
 }
 
 #' @rdname transfer_inference
@@ -140,32 +248,36 @@ qte_interval <- function(err, coverage, side = c("two", "left", "right"), betas 
 ete_interval <- function(err, coverage, side = c("two", "left", "right"), bd = 1, r = NULL, order = NULL) {
   call <- sys.call()
   e <- .err_arg(err, "err", call)
-  .pair(.call("transfer.ete_interval", e, .check_scalar(coverage, "coverage"), .side_arg(side),
-              .check_scalar(bd, "bd"), r = r, order = order))
+  .pair(.call_in(call, "transfer.ete_interval", e, .check_scalar(coverage, "coverage", call), .side_arg(side),
+                 .check_scalar(bd, "bd", call), r = .r_arg(r, call), order = order, pooled = TRUE))
 }
 
 #' @rdname transfer_inference
 #' @export
-check_worstcase_dominance <- function(err1, err2, taulist = seq(0.5, 1, 0.01), Gamma = Inf, mode = "exact") {
+check_worstcase_dominance <- function(err1, err2, taulist = seq(0.5, 1, 0.01), Gamma = Inf,
+                                      mode = c("exact", "transferUQ")) {
   call <- sys.call()
-  .call("transfer.check_worstcase_dominance", .err_arg(err1, "err1", call), .err_arg(err2, "err2", call),
-        as.list(.check_numeric(taulist, "taulist")), .check_scalar(Gamma, "Gamma"), .check_string(mode, "mode"))
+  .call_in(call, "transfer.check_worstcase_dominance", .err_arg(err1, "err1", call), .err_arg(err2, "err2", call),
+           as.list(.check_numeric(taulist, "taulist", call)), .check_scalar(Gamma, "Gamma", call), match.arg(mode),
+           pooled = TRUE)
 }
 
 #' @rdname transfer_inference
 #' @export
-check_everywhere_dominance <- function(err1, err2, taulist = seq(0.5, 1, 0.01), mode = "exact") {
+check_everywhere_dominance <- function(err1, err2, taulist = seq(0.5, 1, 0.01),
+                                       mode = c("exact", "paper", "transferUQ")) {
   call <- sys.call()
-  .call("transfer.check_everywhere_dominance", .err_arg(err1, "err1", call), .err_arg(err2, "err2", call),
-        as.list(.check_numeric(taulist, "taulist")), .check_string(mode, "mode"))
+  .call_in(call, "transfer.check_everywhere_dominance", .err_arg(err1, "err1", call), .err_arg(err2, "err2", call),
+           as.list(.check_numeric(taulist, "taulist", call)), match.arg(mode), pooled = TRUE)
 }
 
 #' @rdname transfer_inference
 #' @export
-critical_gamma <- function(err1, err2, tau, kind = "everywhere", Gamma_max = 1e6) {
+critical_gamma <- function(err1, err2, tau, kind = c("everywhere", "worstcase"), Gamma_max = 1e6) {
   call <- sys.call()
-  out <- .call("transfer.critical_gamma", .err_arg(err1, "err1", call), .err_arg(err2, "err2", call),
-               as.list(.check_numeric(tau, "tau")), .check_string(kind, "kind"), .check_scalar(Gamma_max, "Gamma_max"))
+  out <- .call_in(call, "transfer.critical_gamma", .err_arg(err1, "err1", call), .err_arg(err2, "err2", call),
+                  as.list(.check_numeric(tau, "tau", call)), match.arg(kind),
+                  .check_scalar(Gamma_max, "Gamma_max", call), pooled = TRUE)
   .pair(out)
 }
 
@@ -173,6 +285,6 @@ critical_gamma <- function(err1, err2, tau, kind = "everywhere", Gamma_max = 1e6
 #' @export
 everywhere_dominance_box <- function(err1, err2, taulist = seq(0.5, 1, 0.01), Gamma = 2) {
   call <- sys.call()
-  .call("transfer.everywhere_dominance_box", .err_arg(err1, "err1", call), .err_arg(err2, "err2", call),
-        as.list(.check_numeric(taulist, "taulist")), .check_scalar(Gamma, "Gamma"))
+  .call_in(call, "transfer.everywhere_dominance_box", .err_arg(err1, "err1", call), .err_arg(err2, "err2", call),
+           as.list(.check_numeric(taulist, "taulist", call)), .check_scalar(Gamma, "Gamma", call), pooled = TRUE)
 }

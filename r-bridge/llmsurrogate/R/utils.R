@@ -184,10 +184,39 @@
   tryCatch(expr, error = function(e) .rethrow(e, call))
 }
 
-# Call llmsurrogate.<fn> ("module.name") through the bridge and convert the plain result.
+# Call llmsurrogate.<fn> ("module.name") through the bridge and convert the plain result. Python's
+# warnings come back collected (llmsurrogate.rbridge.r_call) and are raised as R warnings of class
+# "llmsurrogate_warning" from the exported function's call; messages are in R's terms (1-based
+# rows, TRUE/FALSE, R type names).
 .call <- function(fn, ...) {
-  caller <- sys.call(sys.parent())
-  .py_guard(.from_py(.rbridge$call(fn, ...)), call = caller)
+  .call_in(sys.call(sys.parent()), fn, ...)
+}
+
+# .call() with the exported function's call given (for calls from inside helper closures).
+.call_in <- function(call, fn, ...) {
+  .python_check(call)
+  out <- .py_guard(.rbridge$r_call(fn, ...), call = call)
+  for (w in out$warnings) {
+    .warn(w$message, call = call, python_class = w$class)
+  }
+  .py_guard(.from_py(out$value), call = call)
+}
+
+# Signal a warning of class "llmsurrogate_warning" (suppressWarnings() and tryCatch(warning = )
+# see it like any R warning).
+.warn <- function(message, call = NULL, python_class = NA_character_) {
+  warning(structure(class = c("llmsurrogate_warning", "warning", "condition"),
+                    list(message = message, call = call, python_class = python_class)))
+}
+
+# R's word for the type of `x`, for messages: numeric, integer, character, logical, factor, NULL, ...
+.r_type <- function(x) {
+  if (is.null(x)) return("NULL")
+  if (is.factor(x)) return("a factor")
+  if (is.data.frame(x)) return("a data.frame")
+  if (is.matrix(x)) return(sprintf("a %s matrix", typeof(x)))
+  if (is.list(x)) return("a list")
+  switch(typeof(x), double = "numeric", closure = , builtin = "a function", typeof(x))
 }
 
 # ---- data frames and vectors to Python ---------------------------------------------------------

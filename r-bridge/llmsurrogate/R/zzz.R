@@ -13,6 +13,36 @@
   }
 }
 
+# LLMSURROGATE_PYTHON as the package last applied it (see .python_check()).
+.state <- new.env(parent = emptyenv())
+
+# Called before every call into Python: LLMSURROGATE_PYTHON set or changed after library() is still
+# honoured while Python has not started; once it has, the interpreter cannot change within the R
+# session, and the user is told to restart R (one line, not reticulate's configuration dump).
+.python_check <- function(call) {
+  wanted <- Sys.getenv("LLMSURROGATE_PYTHON", unset = "")
+  if (identical(wanted, .state$python)) {
+    return(invisible(NULL))
+  }
+  if (reticulate::py_available(initialize = FALSE)) {
+    current <- tryCatch(reticulate::py_config()$python, error = function(e) NA_character_)
+    same <- nzchar(wanted) && !is.na(current) &&
+      identical(normalizePath(wanted, mustWork = FALSE), normalizePath(current, mustWork = FALSE))
+    if (!nzchar(wanted) || same) {
+      .state$python <- wanted
+      return(invisible(NULL))
+    }
+    .abort(paste0("LLMSURROGATE_PYTHON was set to ", wanted, " after Python started (", current, "); ",
+                  "R cannot switch Python within a session: restart R, with LLMSURROGATE_PYTHON set before ",
+                  "library(llmsurrogate) (e.g. in ~/.Renviron)"), call)
+  }
+  if (nzchar(wanted)) {
+    Sys.setenv(RETICULATE_PYTHON = wanted)
+  }
+  .state$python <- wanted
+  invisible(NULL)
+}
+
 # The virtualenv install_llmsurrogate() creates; reticulate prefers it when no other Python has
 # been requested.
 .default_envname <- "r-llmsurrogate"
@@ -34,6 +64,7 @@
     Sys.setenv(PYTHONWARNINGS = if (nzchar(old)) paste(old, quiet, sep = ",") else quiet)
   }
   python <- Sys.getenv("LLMSURROGATE_PYTHON", unset = "")
+  .state$python <- python
   if (nzchar(python)) {
     Sys.setenv(RETICULATE_PYTHON = python)
   } else if (utils::packageVersion("reticulate") >= "1.41" &&

@@ -59,3 +59,65 @@ test_that("ESS results carry every field, with 1-based permutations", {
   curve <- error_curve(d, "y", algorithm = "mean", grid = c(1, 2), seed = 4)
   expect_identical(curve$permutation, res$permutation)
 })
+
+# Results as R users expect them (issue 10, defect 4).
+ess_example <- function() {
+  set.seed(11)
+  d <- data.frame(y = rnorm(80), x = rnorm(80))
+  d$llm <- d$x / 2
+  ess(d, "y", "llm", algorithm = "lasso", grid = c(2, 5, 10), n_jobs = 1)
+}
+
+test_that("print() is short and R-like; summary() is the full report in R's spellings", {
+  skip_if_no_llmsurrogate()
+  res <- ess_example()
+  out <- capture.output(print(res))
+  expect_lte(length(out), 5L)
+  expect_match(out[1], "^ESS of the fixed rule vs lasso")
+  expect_match(out[2], "Inf\\)\\)")
+  expect_false(any(grepl("\\b(True|False|inf|nan|None)\\b", out)))
+  full <- capture.output(print(summary(res)))
+  expect_gt(length(full), length(out))
+  expect_true(any(grepl("\\b(TRUE|FALSE)\\b", full)))
+  expect_true(any(grepl("Inf", full)))
+  expect_false(any(grepl("\\b(True|False|inf|nan|None)\\b", full)))
+})
+
+test_that("as.data.frame() has plain columns: params become param_<name>", {
+  skip_if_no_llmsurrogate()
+  res <- ess_example()
+  df <- as.data.frame(res)
+  expect_false("params" %in% names(df))
+  expect_true("param_alpha" %in% names(df))
+  expect_type(df$param_alpha, "double")
+  expect_false(any(vapply(df, function(col) is.character(col) && any(grepl("[{}']", col)), logical(1))))
+  curve <- error_curve(data.frame(y = rnorm(40), x = rnorm(40)), "y", algorithm = "mean", grid = c(1, 2))
+  expect_false("params" %in% names(as.data.frame(curve)))  # {} everywhere: no columns
+})
+
+test_that("confint(), coef(), tidy() and glance() work on ESS results and error curves", {
+  skip_if_no_llmsurrogate()
+  res <- ess_example()
+  ci <- confint(res)
+  expect_identical(dim(ci), c(1L, 2L))
+  expect_identical(unname(ci[1, ]), c(as.numeric(res$lower_bound), Inf))
+  expect_identical(colnames(ci), c("5 %", "100 %"))
+  expect_error(confint(res, level = 0.9), "level 0.95", class = "llmsurrogate_error")
+  expect_identical(coef(res), c(ess = as.numeric(res$lower_bound), ess_plugin = as.numeric(res$plugin)))
+  skip_if_not_installed("broom")
+  td <- broom::tidy(res)
+  expect_true(all(c("n_train", "estimate", "std.error", "statistic", "p.value") %in% names(td)))
+  expect_identical(td$estimate, res$table$diff)
+  gl <- broom::glance(res)
+  expect_identical(nrow(gl), 1L)
+  expect_identical(gl$lower_bound, res$lower_bound)
+  expect_identical(gl$status, res$status)
+
+  set.seed(4)
+  curve <- error_curve(data.frame(y = rnorm(60), x = rnorm(60)), "y", algorithm = "mean", grid = c(1, 2, 5))
+  cc <- confint(curve)
+  expect_identical(rownames(cc), c("N=1", "N=2", "N=5"))
+  expect_identical(unname(cc[, 1]), curve$table$ci_low)
+  expect_identical(coef(curve), stats::setNames(curve$table$error, c("N=1", "N=2", "N=5")))
+  expect_identical(broom::tidy(curve)$conf.high, curve$table$ci_high)
+})

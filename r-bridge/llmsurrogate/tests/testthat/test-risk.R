@@ -39,6 +39,7 @@ test_that("risk_scores scores data frame rows with a local tiny model", {
   s <- risk_scores(rows, "ACSIncome", dir, cache = file.path(tempdir(), "cache"))
   expect_s3_class(s, "data.frame")
   expect_identical(nrow(s), 10L)
+  expect_identical(s$row, 1:10)  # R's rows, 1-based
   expect_true(all(s$score >= 0 & s$score <= 1))
   expect_equal(s$score, (s$score_order_0 + s$score_order_1) / 2, tolerance = 1e-12)
   expect_identical(as.numeric(s$label), as.numeric(rows[["PINCP>50000"]]))

@@ -45,8 +45,10 @@ test_that("Table 5 and the Appendix Q intervals are reproduced", {
 test_that("bad input is an llmsurrogate_error naming the problem", {
   skip_if_no_llmsurrogate()
   bad <- E3
-  bad[1, 2] <- NA
-  expect_error(forecast_interval(bad, 0.9), class = "llmsurrogate_error")
+  bad[1, 2] <- NA  # a missing cell: the rest is used, as transferUQ does, with a warning
+  expect_warning(forecast_interval(bad, 0.9), class = "llmsurrogate_warning")
+  bad[1, 2] <- -Inf
+  expect_error(forecast_interval(bad, 0.9), "err[1, 2] is -Inf", fixed = TRUE, class = "llmsurrogate_error")
   expect_error(forecast_interval(E3, 1.5), "coverage", class = "llmsurrogate_error")
   expect_error(forecast_interval(E3, tau = 0.5), "0.5", class = "llmsurrogate_error")
   expect_error(weighted_forecast_interval(E3, c(1, -1, 1), 0.9), "weights", class = "llmsurrogate_error")

@@ -1,0 +1,86 @@
+# Conditions as R users expect them (issue 10, defect 3): Python warnings as classed R warnings,
+# 1-based rows and err[i, j] cells, R's type words, messages about the argument instead of
+# scikit-learn's, and a one-line message when LLMSURROGATE_PYTHON changes after Python started.
+
+na_frame <- function() {
+  set.seed(5)
+  d <- data.frame(y = rnorm(60), x = rnorm(60))
+  d$llm <- d$x / 2
+  d$y[c(4, 9)] <- NA
+  d
+}
+
+test_that("Python warnings are R warnings of class llmsurrogate_warning", {
+  skip_if_no_llmsurrogate()
+  d <- na_frame()
+  w <- tryCatch(ess(d, "y", "llm", algorithm = "mean", grid = c(1, 2), missing = "drop"),
+                warning = function(w) w)
+  expect_s3_class(w, c("llmsurrogate_warning", "warning", "condition"), exact = TRUE)
+  expect_identical(w$python_class, "LLMSurrogateWarning")
+  expect_match(conditionMessage(w), "removed 2 of 60 rows")
+  expect_false(grepl("\\.py:[0-9]+", conditionMessage(w)))  # no Python file path
+  expect_match(deparse(conditionCall(w))[1], "^ess\\(")
+  # suppressWarnings() silences it, and nothing is printed instead
+  printed <- capture.output(
+    res <- suppressWarnings(ess(d, "y", "llm", algorithm = "mean", grid = c(1, 2), missing = "drop")),
+    type = "message")
+  expect_s3_class(res, "llmsurrogate_ess")
+  expect_identical(printed, character(0))
+  expect_warning(ess(d, "y", "llm", algorithm = "mean", grid = c(1, 2), missing = "drop"),
+                 class = "llmsurrogate_warning")
+})
+
+test_that("rows are 1-based and matrix cells err[i, j] in messages", {
+  skip_if_no_llmsurrogate()
+  set.seed(5)
+  d <- data.frame(y = rnorm(40), x = rnorm(40), llm = 0)
+  d$x[7] <- Inf
+  expect_error(ess(d, "y", "llm", algorithm = "mean", grid = c(1, 2)), "row 7\\b", class = "llmsurrogate_error")
+  E <- matrix(c(NA, 3, 5, 1, NA, 6, 2, 4, NA), 3)
+  E[3, 2] <- Inf
+  expect_error(forecast_interval(E, 0.8), "err[3, 2] is Inf", fixed = TRUE, class = "llmsurrogate_error")
+  long <- data.frame(train = c(2, 3, 1, 3, 1, 2), test = c(1, 1, 2, 2, 3, 3), val = c(3, 5, 1, NaN, 2, -Inf))
+  expect_error(forecast_interval(long, 0.8), "error in row 6 is -Inf", fixed = TRUE, class = "llmsurrogate_error")
+})
+
+test_that("messages use R's words: TRUE/FALSE, NULL, Inf, numeric, character", {
+  skip_if_no_llmsurrogate()
+  r_message <- llmsurrogate:::.rbridge$r_message
+  expect_identical(r_message("argument `x` must be True or False; got str at row 0 (0-based)"),
+                   "argument `x` must be TRUE or FALSE; got character at row 1")
+  expect_identical(r_message("got float, not None; the value is inf or nan"),
+                   "got numeric, not NULL; the value is Inf or NaN")
+  # end to end: a Python check that R does not repeat
+  e <- tryCatch(ess(data.frame(y = rnorm(20), llm = 0, x = rnorm(20)), "y", "llm", algorithm = "mean",
+                    grid = c(1, 2), regime = "other"), error = function(e) e)
+  expect_s3_class(e, "llmsurrogate_error")
+  expect_false(grepl("\\b(True|False|None|str|NoneType)\\b", conditionMessage(e)))
+})
+
+test_that("a classifier on a continuous outcome is a message about the argument", {
+  skip_if_no_llmsurrogate()
+  set.seed(2)
+  d <- data.frame(y = rnorm(60), x = rnorm(60))
+  d$llm <- d$x
+  # before: scikit-learn's "Unknown label type: continuous" from inside a block fit
+  expect_error(ess(d, "y", "llm", algorithm = "logit_l1", grid = c(2, 5)),
+               "algorithm 'logit_l1' is a classifier and needs a 0/1 outcome", class = "llmsurrogate_error")
+  expect_error(error_curve(d, "y", algorithm = "logit_l1", grid = c(2, 5)), "needs a 0/1 outcome",
+               class = "llmsurrogate_error")
+})
+
+test_that("LLMSURROGATE_PYTHON set after Python started asks for a restart, in one message", {
+  skip_if_no_llmsurrogate()
+  llmsurrogate_version()  # Python is running
+  old <- Sys.getenv("LLMSURROGATE_PYTHON", unset = NA)
+  on.exit(if (is.na(old)) Sys.unsetenv("LLMSURROGATE_PYTHON") else Sys.setenv(LLMSURROGATE_PYTHON = old))
+  Sys.setenv(LLMSURROGATE_PYTHON = file.path(tempdir(), "another", "python"))
+  e <- tryCatch(upper_quantile(1:3, 0.5), error = function(e) e)
+  expect_s3_class(e, "llmsurrogate_error")
+  expect_match(conditionMessage(e), "restart R")
+  expect_false(grepl("libpython|pythonhome|numpy:|python versions found", conditionMessage(e)))
+  expect_length(strsplit(conditionMessage(e), "\n")[[1]], 1L)
+  # set back to the interpreter in use: calls work again
+  if (is.na(old)) Sys.unsetenv("LLMSURROGATE_PYTHON") else Sys.setenv(LLMSURROGATE_PYTHON = old)
+  expect_equal(upper_quantile(1:3, 0.5), 2)
+})
