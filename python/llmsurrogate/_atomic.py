@@ -13,7 +13,8 @@ mount or a full quota only shows on a real write), and an output that would over
 refused.
 
 ``LLMSURROGATE_TEST_WRITE_DELAY`` (seconds): a test hook that pauses between writing the
-temporary file and renaming it, so that kill tests can hit the final write.
+temporary file and renaming it, so that kill tests can hit the final write; with
+``LLMSURROGATE_TEST_WRITE_DELAY_MATCH`` (a glob such as ``*.csv``) only for matching file names.
 
 >>> import tempfile, pathlib
 >>> with tempfile.TemporaryDirectory() as d:
@@ -40,11 +41,23 @@ __all__ = ["write_bytes", "write_text", "write_frame", "save_figure", "atomic_ta
 _DELAY_ENV = "LLMSURROGATE_TEST_WRITE_DELAY"
 
 
-def _delay() -> None:
+def _delay(name: str) -> None:
     value = os.environ.get(_DELAY_ENV)
+    pattern = os.environ.get(_DELAY_ENV + "_MATCH")
+    if pattern:
+        import fnmatch
+
+        if not fnmatch.fnmatch(name, pattern):
+            return
     if value:
         with contextlib.suppress(ValueError):
             time.sleep(float(value))
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -70,10 +83,16 @@ def atomic_target(path: str | os.PathLike, *, what: str = "output") -> Iterator[
     os.close(fd)
     tmp = Path(tmp_name)
     try:
+        # mkstemp creates 0600: give the file the mode it would have had (or the one it replaces)
+        try:
+            mode = path.stat().st_mode & 0o7777
+        except OSError:
+            mode = 0o666 & ~_umask()
+        os.chmod(tmp, mode)
         yield tmp
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
-        _delay()
+        _delay(path.name)
         os.replace(tmp, path)
         _fsync_dir(folder)
     except OSError as err:

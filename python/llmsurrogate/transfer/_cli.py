@@ -121,8 +121,10 @@ def transfer_intervals(data, coverage, side, correction, gamma, compare, taus, o
 def transfer_build(data_path, model_name, out_path, r, metric, normalize, shortfall_model, subsets, seed, domain,
                    features, target, matrix, cache, n_jobs):
     """Fit a model on every training set of r domains and write its transfer-error table."""
+    import warnings
+
     from .._atomic import check_output_dir, check_output_file, write_frame
-    from ..exceptions import InvalidArgumentError
+    from ..exceptions import InvalidArgumentError, LLMSurrogateWarning
     from . import error_table, make_model
     from ._build import collect_cache_stats
 
@@ -138,7 +140,9 @@ def transfer_build(data_path, model_name, out_path, r, metric, normalize, shortf
             n_sub = int(subsets)
         except ValueError as err:
             raise InvalidArgumentError(f"--subsets must be 'all' or a positive integer; got {subsets!r}") from err
-    with collect_cache_stats() as stats:
+    with collect_cache_stats() as stats, warnings.catch_warnings():
+        # rejected cache entries are counted and reported below, once
+        warnings.filterwarnings("ignore", message=".*cached fit", category=LLMSurrogateWarning)
         table = error_table(frame, model, r=r, metric=metric, normalize=normalize, subsets=n_sub, n_jobs=n_jobs,
                             shortfall_models=others, domain=domain, features=[f.strip() for f in features.split(",")],
                             target=target, cache=cache, progress=True, random_state=seed, name=model_name)
