@@ -305,3 +305,18 @@ def test_ess_grid_point_cache_tampered_entry_is_a_counted_miss(tmp_path, mode):
     assert (out / "ess_summary.json").read_bytes() == summary
     res = _ess(data, out)  # repaired
     assert "grid points: 4 reused, 0 computed, 0 rejected" in res.stderr
+
+
+def test_score_with_a_damaged_cache_file_is_one_line_exit_1(tmp_path):
+    from llmsurrogate.cli import cli
+
+    data = tmp_path / "rows.csv"
+    pd.DataFrame({"AGEP": [30]}).to_csv(data, index=False)
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / Cache.FILENAME).write_bytes(b"garbage " * 100)
+    res = CliRunner().invoke(cli, ["score", "--data", str(data), "--task", "ACSIncome", "--model",
+                                   str(tmp_path / "no-model"), "--cache", str(tmp_path / "cache"),
+                                   "--out", str(tmp_path / "out")])
+    assert res.exit_code == 1, res.output
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "llm_cache.sqlite is damaged" in lines[0] and "move it aside" in lines[0]

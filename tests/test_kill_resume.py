@@ -373,3 +373,41 @@ def test_out_equal_to_data_fails_before_computing(tmp_path, no_compute):
     shutil.copy(data, table)
     _fails_fast(["ess", "--data", table, "--outcome", "ce", "--prediction", "z1", "--out", tmp_path], "input")
     assert data.read_bytes() == before
+
+
+def test_a_failed_write_keeps_the_old_file_and_names_the_path(tmp_path, monkeypatch):
+    """A full disk during an output write: the old file stays whole, no temporary file is left, and
+    the error (exit 1 on the command line) names the file."""
+    import errno
+
+    from llmsurrogate import _atomic
+    from llmsurrogate.exceptions import ComputationError
+
+    target = tmp_path / "ess_summary.json"
+    target.write_text("old")
+    real_open = open
+
+    class FullDisk:
+        def __init__(self, fh):
+            self.fh = fh
+
+        def write(self, data):
+            self.fh.write(data[: 8192])
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.fh.close()
+
+    def fake_open(path, mode="r", *a, **k):
+        fh = real_open(path, mode, *a, **k)
+        return FullDisk(fh) if "w" in mode else fh
+
+    monkeypatch.setattr(_atomic, "open", fake_open, raising=False)
+    with pytest.raises(ComputationError, match="No space left on device") as err:
+        _atomic.write_text(target, "x" * 100_000)
+    assert str(target) in str(err.value)
+    assert target.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["ess_summary.json"]
