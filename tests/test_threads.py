@@ -31,10 +31,17 @@ def test_environment_variable_and_n_jobs():
     assert bad.returncode != 0 and "LLMSURROGATE_NUM_THREADS" in bad.stderr and "InvalidArgumentError" in bad.stderr
 
 
+def expected_cap() -> int:
+    """Most threads a pool gets: twice the logical cores the process may use, at least 4."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(2 * cores, 4)
+
+
 def test_joblib_conventions():
     cores = llmsurrogate.num_threads(-1)
     assert cores >= 1
-    assert llmsurrogate.num_threads(5) == 5
+    assert llmsurrogate.num_threads(3) == 3  # the cap is at least 4
+    assert llmsurrogate.num_threads(5) == min(5, expected_cap())
     assert llmsurrogate.num_threads(-2) == max(cores - 1, 1)
     with pytest.raises(InvalidArgumentError):
         llmsurrogate.num_threads(True)
@@ -48,3 +55,48 @@ def test_results_do_not_depend_on_thread_count():
     outs = [q.weighted_lower_quantile(v, w, taus, n_jobs=k) for k in (1, 2, 3)]
     for o in outs[1:]:
         np.testing.assert_array_equal(outs[0], o)
+
+
+def test_thread_counts_are_capped():
+    from llmsurrogate import _core
+
+    assert _core.max_threads() == expected_cap()
+    assert llmsurrogate.num_threads(1000) == expected_cap()
+    assert llmsurrogate.num_threads(2**62) == expected_cap()
+    assert llmsurrogate.num_threads(-(2**63)) == 1  # keeps 2^63 - 1 cores free: one thread
+    assert threads_in_subprocess("1000").stdout.strip() == str(expected_cap())
+
+
+THREAD_PROBE = """
+import os, time
+import numpy as np
+from llmsurrogate import quantiles as q
+
+def alive():
+    return len(os.listdir("/proc/self/task"))
+
+v = np.random.default_rng(0).standard_normal(1 << 16)  # above the serial cut-off: pools are used
+ref = q.upper_quantile(v, [0.1, 0.5, 0.9], n_jobs=1)
+base = alive()
+for n_jobs in (1000, 999, 500, 300, 64, 33, 17, 9, 7, 5, 3, 2, 1000):
+    out = q.upper_quantile(v, [0.1, 0.5, 0.9], n_jobs=n_jobs)
+    assert np.array_equal(out, ref), n_jobs  # numbers do not depend on the thread count
+peak = alive()
+deadline = time.monotonic() + 10  # evicted pools' threads exit asynchronously
+while alive() - base > {bound} and time.monotonic() < deadline:
+    time.sleep(0.05)
+print(base, peak, alive())
+"""
+
+
+def test_threads_stay_bounded_after_n_jobs_1000():
+    """After calls with n_jobs=1000 (and a dozen other sizes) at most MAX_CACHED_POOLS pools of at
+    most max_threads() workers stay alive (before: one pool per size, 1,009+ threads)."""
+    bound = 4 * expected_cap()  # MAX_CACHED_POOLS = 4
+    code = THREAD_PROBE.format(bound=bound)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    base, peak, end = map(int, proc.stdout.split())
+    assert end - base <= bound, f"{end - base} extra threads alive (bound {bound}; peak {peak - base})"
+    # never more than one pool over the bound at a time, even transiently
+    assert peak - base <= bound + expected_cap(), f"peak of {peak - base} extra threads"

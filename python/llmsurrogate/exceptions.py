@@ -25,6 +25,7 @@ __all__ = [
     "NonFiniteError",
     "ColumnNotFoundError",
     "MissingDependencyError",
+    "ResourceError",
     "ComputationError",
     "ConvergenceError",
     "LLMSurrogateWarning",
@@ -49,6 +50,12 @@ class EmptyInputError(InvalidArgumentError):
 
 class NonFiniteError(InvalidArgumentError):
     """An input holds NaN (missing) or infinite values where only finite numbers make sense."""
+
+
+class ResourceError(InvalidArgumentError, MemoryError):
+    """An argument sets the size of an allocation this process cannot make (``n``, ``bins``,
+    ``n_boot``, ...). Raised before the work starts, naming the argument and the memory it would
+    need; it is also a :class:`MemoryError`."""
 
 
 class ColumnNotFoundError(LLMSurrogateError, KeyError):

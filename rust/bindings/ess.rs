@@ -51,11 +51,14 @@ pub fn ess_uses_avx2() -> bool {
     k::uses_avx2()
 }
 
-/// The documented SplitMix64 + Fisher–Yates permutation of 0..n (as int64).
+/// The documented SplitMix64 + Fisher–Yates permutation of 0..n (as int64). An `n` whose 8·n
+/// bytes this process cannot allocate raises `ResourceError` naming `n`.
 #[pyfunction]
-pub fn ess_permutation<'py>(py: Python<'py>, n: usize, seed: u64) -> Bound<'py, PyArray1<i64>> {
-    let p: Vec<i64> = py.detach(|| k::permutation(n, seed)).into_iter().map(|v| v as i64).collect();
-    p.into_pyarray(py)
+pub fn ess_permutation<'py>(py: Python<'py>, n: usize, seed: u64) -> PyResult<Bound<'py, PyArray1<i64>>> {
+    let perm = run_detached(py, Some(1), 0, || k::permutation(n, seed))?;
+    // values < n <= isize::MAX; the map reuses the u64 buffer (same size and alignment)
+    let p: Vec<i64> = perm.into_iter().map(|v| v as i64).collect();
+    Ok(p.into_pyarray(py))
 }
 
 /// Per-observation losses of a prediction vector.

@@ -4,8 +4,8 @@
 //!
 //! * `errors.rs`: `From<CoreError> for PyErr`, the one mapping of kernel errors to the classes of
 //!   `llmsurrogate.exceptions` (binding code writes `?`);
-//! * `parallel.rs`: `run_detached` (a kernel on the sized pool, GIL released) and
-//!   `resolve_threads`;
+//! * `parallel.rs`: `run_detached` (a kernel on the sized pool, GIL released), `resolve_threads`,
+//!   `max_threads` and `cached_pool_sizes` (the bounds of `common::parallel`);
 //! * one file per capability: `quantiles.rs` (the common quantiles), `ess.rs` (with the forest
 //!   walk), `transfer.rs` (with the U-statistic bounds and the model fits), `risk.rs`.
 
@@ -29,7 +29,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("THREADS_ENV", crate::common::parallel::THREADS_ENV)?;
     m.add("LEVEL_TOL", crate::common::quantiles::LEVEL_TOL)?;
+    m.add("MAX_CACHED_POOLS", crate::common::parallel::MAX_CACHED_POOLS)?;
     m.add_function(wrap_pyfunction!(parallel::resolve_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(parallel::max_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(parallel::cached_pool_sizes, m)?)?;
     m.add_function(wrap_pyfunction!(quantiles::upper_quantiles, m)?)?;
     m.add_function(wrap_pyfunction!(quantiles::lower_quantiles, m)?)?;
     m.add_function(wrap_pyfunction!(quantiles::weighted_upper_quantiles, m)?)?;

@@ -16,9 +16,23 @@ pub fn run_detached<T: Send>(
     Ok(py.detach(|| parallel::install_for(n_jobs, items, kernel))?)
 }
 
-/// The thread count a kernel would use for this `n_jobs` (None reads LLMSURROGATE_NUM_THREADS).
+/// The thread count a kernel would use for this `n_jobs` (None reads LLMSURROGATE_NUM_THREADS),
+/// at most `max_threads()`.
 #[pyfunction]
 #[pyo3(signature = (n_jobs=None))]
 pub fn resolve_threads(n_jobs: Option<i64>) -> PyResult<usize> {
     Ok(parallel::resolve_threads(n_jobs)?)
+}
+
+/// The most worker threads a kernel uses (twice the logical cores, at least 4): a larger `n_jobs`
+/// is lowered to it.
+#[pyfunction]
+pub fn max_threads() -> usize {
+    parallel::max_threads()
+}
+
+/// Thread counts of the cached pools, least recently used first (at most `MAX_CACHED_POOLS`).
+#[pyfunction]
+pub fn cached_pool_sizes() -> Vec<usize> {
+    parallel::cached_pool_sizes()
 }

@@ -54,13 +54,15 @@ pub fn risk_bootstrap<'py>(
     threshold: f64, bins: usize, eps: f64, n_jobs: Option<i64>,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
     let (y, r) = (y.as_slice()?, scores.as_slice()?);
-    let flat = run_detached(py, n_jobs, y.len() * n_boot, || k::bootstrap_metrics(y, r, n_boot, seed, threshold, bins, eps))?;
+    let flat = run_detached(py, n_jobs, y.len().saturating_mul(n_boot), || k::bootstrap_metrics(y, r, n_boot, seed, threshold, bins, eps))?;
     let cols = k::BOOT_METRICS.len();
     Ok(flat.into_pyarray(py).reshape([n_boot, cols])?)
 }
 
 /// The row indices of bootstrap replicate `b` (documents the PRNG; used by reference tests).
 #[pyfunction]
-pub fn risk_bootstrap_indices<'py>(py: Python<'py>, n: usize, seed: u64, b: usize) -> Bound<'py, PyArray1<u64>> {
-    k::bootstrap_indices(n, seed, b).into_iter().map(|i| i as u64).collect::<Vec<u64>>().into_pyarray(py)
+pub fn risk_bootstrap_indices<'py>(py: Python<'py>, n: usize, seed: u64, b: usize) -> PyResult<Bound<'py, PyArray1<u64>>> {
+    let idx = run_detached(py, Some(1), 0, || k::bootstrap_indices(n, seed, b))?;
+    // usize and u64 have the same size here: the map reuses the buffer
+    Ok(idx.into_iter().map(|i| i as u64).collect::<Vec<u64>>().into_pyarray(py))
 }

@@ -172,9 +172,11 @@ pub fn ustat_mean_upper(u_value: f64, n: usize, k: usize, alpha: f64) -> PyResul
 }
 
 fn to_usize(arg: &str, v: &[i64]) -> CoreResult<Vec<usize>> {
-    v.iter()
-        .map(|&x| usize::try_from(x).map_err(|_| CoreError::invalid(arg, format!("indices must be >= 0; got {x}"))))
-        .collect()
+    let mut out = check::with_capacity(arg, format!("{} entries", v.len()), v.len(), "the indices")?;
+    for &x in v {
+        out.push(usize::try_from(x).map_err(|_| CoreError::invalid(arg, format!("indices must be >= 0; got {x}")))?);
+    }
+    Ok(out)
 }
 
 /// Fit one model per training subset; returns a dict of arrays
@@ -192,36 +194,48 @@ pub fn nls_fit_subsets<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let fam = nls::Family::parse(family)?;
     let starts_arr = starts.as_array();
+    // an array of shape (2^40, 0) holds no numbers but would make 2^40 vectors: fallible
+    let n_starts = starts_arr.nrows();
+    let mut start_rows: Vec<Vec<f64>> = check::with_capacity("starts", format!("{n_starts} rows"), n_starts, "the starting points")?;
+    start_rows.extend(starts_arr.rows().into_iter().map(|r| r.to_vec()));
     let spec = nls::ModelSpec {
         family: fam,
         theta: slice(&theta)?.to_vec(),
         free: to_usize("free", slice(&free)?)?,
         lower: slice(&lower)?.to_vec(),
         upper: slice(&upper)?.to_vec(),
-        starts: starts_arr.rows().into_iter().map(|r| r.to_vec()).collect(),
+        starts: start_rows,
     };
     let offs = to_usize("offsets", slice(&offsets)?)?;
     let sub_arr = subsets.as_array();
     let r = sub_arr.shape()[1];
-    let subs: Vec<i64> = sub_arr.iter().copied().collect();
+    // the subsets may be a broadcast view (no memory behind its shape): copied fallibly
+    let mut subs: Vec<i64> = check::with_capacity("subsets", format!("{} entries", sub_arr.len()), sub_arr.len(), "the training subsets")?;
+    subs.extend(sub_arr.iter().copied());
     let subs = to_usize("subsets", &subs)?;
     let (z1s, z2s, ps, ys) = (slice(&z1)?, slice(&z2)?, slice(&p)?, slice(&y)?);
     let data = nls::Lotteries { z1: z1s, z2: z2s, p: ps, y: ys, offsets: &offs };
     let opts = nls::LmOptions { max_iter, ftol, xtol, gtol };
     let n_sub = if r == 0 { 0 } else { subs.len() / r };
     let items = if n_sub > 1 { usize::MAX } else { 0 };
-    let fits = run_detached(py, n_jobs, items, || nls::fit_subsets(&spec, &data, &subs, r, &opts))?;
     let pdim = fam.n_params();
-    let n = data.n_domains();
+    // every fit holds its MSE on all n domains, and the result copies them into one (S, n) array:
+    // S · n grows as the product of two input sizes, so the memory is checked before fitting
+    let n = offs.len().saturating_sub(1);
+    let per_fit = n.saturating_add(pdim).saturating_mul(16).saturating_add(std::mem::size_of::<nls::SubsetFit>());
+    let need = n_sub.checked_mul(per_fit);
+    check::memory("subsets", format!("{n_sub} subsets x {n} domains"), need, n_sub as f64 * per_fit as f64, "the fits' per-domain MSEs")?;
+    let fits = run_detached(py, n_jobs, items, || nls::fit_subsets(&spec, &data, &subs, r, &opts))?;
     let mut th = Vec::with_capacity(n_sub * pdim);
     let mut mse = Vec::with_capacity(n_sub * n);
     for f in &fits {
         th.extend_from_slice(&f.theta);
         mse.extend_from_slice(&f.mse);
     }
+    let shape_err = |e: numpy::ndarray::ShapeError| CoreError::invalid("subsets", format!("fit results do not form a table ({e})"));
     let out = PyDict::new(py);
-    out.set_item("theta", numpy::ndarray::Array2::from_shape_vec((n_sub, pdim), th).expect("shape").into_pyarray(py))?;
-    out.set_item("mse", numpy::ndarray::Array2::from_shape_vec((n_sub, n), mse).expect("shape").into_pyarray(py))?;
+    out.set_item("theta", numpy::ndarray::Array2::from_shape_vec((n_sub, pdim), th).map_err(shape_err)?.into_pyarray(py))?;
+    out.set_item("mse", numpy::ndarray::Array2::from_shape_vec((n_sub, n), mse).map_err(shape_err)?.into_pyarray(py))?;
     out.set_item("train_mse", fits.iter().map(|f| f.train_mse).collect::<Vec<_>>().into_pyarray(py))?;
     out.set_item("converged", fits.iter().map(|f| f.converged).collect::<Vec<_>>().into_pyarray(py))?;
     out.set_item("iterations", fits.iter().map(|f| f.iterations as i64).collect::<Vec<_>>().into_pyarray(py))?;

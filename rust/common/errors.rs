@@ -33,6 +33,23 @@ pub enum CoreError {
     /// The thread pool could not be built.
     #[error("could not start {threads} worker threads: {reason}")]
     ThreadPool { threads: usize, reason: String },
+
+    /// An argument sets the size of an allocation that this process cannot make (checked before
+    /// any work, with fallible allocation: never an abort). `bytes` is what it would need
+    /// (a float: the exact count may not fit in 64 bits).
+    #[error("argument `{arg}` = {value} would need {} of memory for {what}, more than this process can allocate; choose a smaller `{arg}`", format_bytes(*bytes))]
+    TooLarge { arg: String, value: String, bytes: f64, what: String },
+}
+
+/// `bytes` for people: "512 bytes", "1.5 GiB", "16.0 TiB".
+pub fn format_bytes(bytes: f64) -> String {
+    let units = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    let (mut n, mut i) = (bytes, 0);
+    while n >= 1024.0 && i + 1 < units.len() {
+        n /= 1024.0;
+        i += 1;
+    }
+    if i == 0 { format!("{n:.0} {}", units[0]) } else { format!("{n:.1} {}", units[i]) }
 }
 
 impl CoreError {
@@ -44,6 +61,7 @@ impl CoreError {
             CoreError::LengthMismatch { .. } => "ShapeError",
             CoreError::NegativeWeight { .. } | CoreError::InvalidArgument { .. } => "InvalidArgumentError",
             CoreError::ThreadPool { .. } => "ComputationError",
+            CoreError::TooLarge { .. } => "ResourceError",
         }
     }
 
@@ -119,6 +137,74 @@ pub mod check {
         Ok(())
     }
 
+    /// Bytes taken by `len` values of `T`, or `None` past `isize::MAX` (no allocation can hold
+    /// them). The float is for messages.
+    pub fn bytes_of<T>(len: usize) -> (Option<usize>, f64) {
+        let size = std::mem::size_of::<T>().max(1);
+        let exact = len.checked_mul(size).filter(|&b| b <= isize::MAX as usize);
+        (exact, len as f64 * size as f64)
+    }
+
+    /// Physical memory plus swap in bytes (Linux: `/proc/meminfo`, read once); `None` elsewhere.
+    /// An allocation larger than this cannot be used even where the kernel would grant the
+    /// address space (`vm.overcommit_memory = 1`), so it is refused up front.
+    pub fn memory_total() -> Option<usize> {
+        static TOTAL: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+        *TOTAL.get_or_init(|| {
+            let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+            let kib = |key: &str| -> Option<usize> {
+                let line = text.lines().find(|l| l.starts_with(key))?;
+                line[key.len()..].trim().trim_end_matches("kB").trim().parse::<usize>().ok()
+            };
+            let total = kib("MemTotal:")?.saturating_add(kib("SwapTotal:").unwrap_or(0));
+            Some(total.saturating_mul(1024))
+        })
+    }
+
+    fn fits(bytes: usize) -> bool {
+        bytes <= isize::MAX as usize && memory_total().map_or(true, |total| bytes <= total)
+    }
+
+    fn too_large(arg: &str, value: impl std::fmt::Display, bytes: f64, what: &str) -> CoreError {
+        CoreError::TooLarge { arg: arg.to_string(), value: value.to_string(), bytes, what: what.to_string() }
+    }
+
+    /// An empty vector with room for `len` values of `T`, allocated fallibly: when the process
+    /// cannot get the memory (or `len` overflows) the error names argument `arg` = `value`, the
+    /// memory it would need and `what` it is for. Every allocation whose size comes from a user's
+    /// number (not from the length of an array already in memory) goes through this or
+    /// [`filled`].
+    pub fn with_capacity<T>(arg: &str, value: impl std::fmt::Display, len: usize, what: &str) -> CoreResult<Vec<T>> {
+        let (exact, approx) = bytes_of::<T>(len);
+        if !exact.is_some_and(fits) {
+            return Err(too_large(arg, value, approx, what));
+        }
+        let mut v: Vec<T> = Vec::new();
+        v.try_reserve_exact(len).map_err(|_| too_large(arg, value, approx, what))?;
+        Ok(v)
+    }
+
+    /// `len` copies of `fill`, allocated fallibly (see [`with_capacity`]).
+    pub fn filled<T: Clone>(arg: &str, value: impl std::fmt::Display, len: usize, fill: T, what: &str) -> CoreResult<Vec<T>> {
+        let mut v = with_capacity(arg, value, len, what)?;
+        v.resize(len, fill);
+        Ok(v)
+    }
+
+    /// Check that `bytes` (possibly several buffers, held at the same time) could be allocated now,
+    /// by reserving them and giving them back at once (untouched pages cost nothing). For results
+    /// whose pieces are allocated in many places (one per parallel task), before the work starts.
+    pub fn memory(arg: &str, value: impl std::fmt::Display, bytes: Option<usize>, approx: f64, what: &str) -> CoreResult<()> {
+        match bytes {
+            Some(b) if fits(b) => {
+                let mut probe: Vec<u8> = Vec::new();
+                probe.try_reserve_exact(b).map_err(|_| too_large(arg, value, approx, what))?;
+                Ok(())
+            }
+            _ => Err(too_large(arg, value, approx, what)),
+        }
+    }
+
     /// A finite number >= 0.
     pub fn nonnegative_scalar(arg: &str, value: f64) -> CoreResult<()> {
         if !value.is_finite() || value < 0.0 {
@@ -160,5 +246,37 @@ mod tests {
         assert!(check::probability("tau", &[f64::NAN]).unwrap_err().to_string().contains("NaN"));
         assert!(check::no_nan("v", &[f64::INFINITY, 1.0]).is_ok());
         assert!(check::finite("v", &[f64::INFINITY, 1.0]).is_err());
+    }
+
+    #[test]
+    fn fallible_allocation_names_the_argument_and_the_memory() {
+        // 2^47 f64 = 1 PiB: more than any address space gives a process
+        let e = check::with_capacity::<f64>("n", 1u64 << 47, 1 << 47, "the permutation").unwrap_err();
+        assert_eq!(e.python_class(), "ResourceError");
+        let msg = e.to_string();
+        assert!(msg.contains("`n` = 140737488355328") && msg.contains("1.0 PiB") && msg.contains("the permutation"), "{msg}");
+        // a byte count past usize: an error, not a capacity-overflow panic
+        let e = check::with_capacity::<f64>("n", usize::MAX, usize::MAX, "terms").unwrap_err();
+        assert!(e.to_string().contains("EiB"), "{e}");
+        let e = check::filled("bins", 7, usize::MAX / 2, 0u8, "bins").unwrap_err();
+        assert_eq!(e.python_class(), "ResourceError");
+        assert_eq!(check::filled("bins", 3, 3, 1.5f64, "bins").unwrap(), vec![1.5; 3]);
+        assert!(check::with_capacity::<u64>("n", 0, 0, "x").unwrap().is_empty());
+        assert!(check::memory("subsets", 1, Some(1 << 20), 1048576.0, "fits").is_ok());
+        assert!(check::memory("subsets", 1, Some(1 << 50), 2f64.powi(50), "fits").is_err());
+        assert!(check::memory("subsets", 1, None, 1e30, "fits").unwrap_err().to_string().contains("`subsets` = 1"));
+        // more than physical memory and swap: refused before asking the kernel
+        if let Some(total) = check::memory_total() {
+            assert!(total > 0);
+            assert!(check::with_capacity::<u8>("n", 1, total + 1, "x").is_err());
+        }
+    }
+
+    #[test]
+    fn byte_formatting() {
+        assert_eq!(format_bytes(512.0), "512 bytes");
+        assert_eq!(format_bytes(1536.0), "1.5 KiB");
+        assert_eq!(format_bytes(16.0 * 1024f64.powi(4)), "16.0 TiB");
+        assert!(format_bytes(1e40).ends_with("EiB"));
     }
 }

@@ -39,15 +39,20 @@ impl Forest<'_> {
         if self.n_out == 0 {
             return Err(CoreError::invalid("value", "must hold at least one number per node"));
         }
-        check::same_len("value", self.value.len(), "nodes x outputs", n * self.n_out)?;
-        if self.offsets.len() < 2 || self.offsets[0] != 0 || *self.offsets.last().unwrap() != n {
+        // n_out comes from an array's shape, which may be huge with no elements: no wrapping product
+        let cells = n.checked_mul(self.n_out).ok_or_else(|| {
+            CoreError::invalid("value", format!("{n} nodes x {} outputs overflows", self.n_out))
+        })?;
+        check::same_len("value", self.value.len(), "nodes x outputs", cells)?;
+        if self.offsets.len() < 2 || self.offsets[0] != 0 || self.offsets[self.offsets.len() - 1] != n {
             return Err(CoreError::invalid("offsets", "must run from 0 to the number of nodes, one entry per tree plus one"));
+        }
+        // strictly increasing (so every offset lies in 0..=n) before any node is read
+        if let Some(t) = self.offsets.windows(2).position(|w| w[1] <= w[0]) {
+            return Err(CoreError::invalid("offsets", format!("tree {t} has no nodes (offsets must increase strictly)")));
         }
         for t in 0..self.offsets.len() - 1 {
             let (lo, hi) = (self.offsets[t], self.offsets[t + 1]);
-            if hi <= lo {
-                return Err(CoreError::invalid("offsets", format!("tree {t} has no nodes")));
-            }
             let size = (hi - lo) as i64;
             for j in lo..hi {
                 let (l, r) = (self.left[j], self.right[j]);
@@ -137,17 +142,23 @@ pub fn predict_mean(forest: &Forest<'_>, x: &[f32], n_features: usize) -> CoreRe
     }
     let rows = x.len() / n_features;
     let k = forest.n_out;
+    if rows == 0 {
+        return Ok(Vec::new());
+    }
     let trees = forest.trees();
     // one 24-byte record per node with global child indices; a leaf points at itself, so a row
     // can take branch-free steps past its leaf and rows overlap in the CPU
     let nodes = compact(forest);
     let depth = depths(forest);
     let roots = &forest.offsets[..trees];
-    let mut out = vec![0.0f64; rows * k];
+    // rows × outputs, allocated fallibly (both come from array shapes, the product from neither)
+    let cells = rows.checked_mul(k).unwrap_or(usize::MAX);
+    let mut out: Vec<f64> = check::filled("X", format!("{rows} rows x {k} outputs"), cells, 0.0, "the predictions")?;
     // tree-major within a chunk of rows (about two chunks per thread): a tree's nodes stay in cache
     // while the whole chunk walks it; every output still receives its trees' values in tree order
+    // (so the chunking does not change a bit); a chunk holds at most all rows
     const LANES: usize = 8;
-    let chunk = rows.div_ceil(2 * rayon::current_num_threads()).max(256);
+    let chunk = rows.div_ceil(2 * rayon::current_num_threads()).max(256).min(rows);
     out.par_chunks_mut(chunk * k).zip(x.par_chunks(chunk * n_features)).for_each(|(acc, xs)| {
         for t in 0..trees {
             let (root, steps) = (roots[t], depth[t]);
@@ -237,5 +248,30 @@ mod tests {
         let bad = vec![0, 3, 5];
         let forest = Forest { left: &l, right: &r, feature: &f, threshold: &th, value: &v, offsets: &bad, n_out: 2 };
         assert!(predict_mean(&forest, &[0.0f32, 0.0], 2).is_err());
+        // an offset past the nodes in the middle (was an out-of-bounds index, a panic)
+        let (l, r, f, th, v, _) = stumps();
+        let bad = vec![0, 10, 6];
+        let forest = Forest { left: &l, right: &r, feature: &f, threshold: &th, value: &v, offsets: &bad, n_out: 2 };
+        assert!(predict_mean(&forest, &[0.0f32, 0.0], 2).unwrap_err().to_string().contains("offsets"));
+        // n_out from an empty array of huge width: nodes x outputs wraps to 0 (was a panic)
+        let forest = Forest { left: &l, right: &r, feature: &f, threshold: &th, value: &[], offsets: &[0, 3, 6], n_out: 1 << 62 };
+        assert!(predict_mean(&forest, &[0.0f32, 0.0], 2).is_err());
+        // no rows: an empty answer, whatever the width of X (was a zero chunk size, a panic)
+        let (l, r, f, th, v, o) = stumps();
+        let forest = Forest { left: &l, right: &r, feature: &f, threshold: &th, value: &v, offsets: &o, n_out: 2 };
+        assert!(predict_mean(&forest, &[], 2).unwrap().is_empty());
+        assert!(predict_mean(&forest, &[], 1 << 62).is_err() || predict_mean(&forest, &[], 1 << 62).unwrap().is_empty());
+    }
+
+    #[test]
+    fn chunking_does_not_change_the_bits() {
+        // 1000 rows walk the same two stumps whatever the chunk (rows < 256 and above)
+        let (l, r, f, th, v, o) = stumps();
+        let forest = Forest { left: &l, right: &r, feature: &f, threshold: &th, value: &v, offsets: &o, n_out: 2 };
+        let x: Vec<f32> = (0..2000).map(|i| ((i * 37) % 100) as f32 / 100.0).collect();
+        let all = predict_mean(&forest, &x, 2).unwrap();
+        for rows in [1usize, 7, 255, 256, 257, 1000] {
+            assert_eq!(predict_mean(&forest, &x[..2 * rows], 2).unwrap(), all[..2 * rows].to_vec());
+        }
     }
 }

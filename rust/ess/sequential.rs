@@ -130,11 +130,15 @@ pub fn sequential_test(points: &[GridPoint], z_crit: f64, regime: Regime, varian
         rows.push(row);
     }
     let stop_index = rows.iter().position(|r| !r.reject);
-    let lower_bound = match stop_index {
-        Some(0) => 1,
-        Some(k) => points[k - 1].n_train + 1,
-        None => points[points.len() - 1].n_train + 1,
+    let last_rejected = match stop_index {
+        Some(0) => 0,
+        Some(k) => points[k - 1].n_train,
+        None => points[points.len() - 1].n_train,
     };
+    // grid values are the caller's numbers: u64::MAX + 1 must not wrap to 0
+    let lower_bound = last_rejected
+        .checked_add(1)
+        .ok_or_else(|| CoreError::invalid("grid", format!("grid value {last_rejected} is too large (the bound is N + 1)")))?;
     Ok(SequentialResult { rows, lower_bound, stop_index })
 }
 
@@ -165,5 +169,12 @@ mod tests {
         // degenerate variance: not rejected, flagged
         let r = sequential_test(&[mk(3, 0.0, 0.0)], 1.6, Regime::FixedB, VarianceKind::Difference).unwrap();
         assert!(r.rows[0].degenerate && !r.rows[0].reject);
+        // a rejected grid value of u64::MAX: N + 1 does not fit, an error (was an overflow)
+        let e = sequential_test(&[mk(u64::MAX, 1.0, 1.0)], 1.6, Regime::FixedN, VarianceKind::Difference).unwrap_err();
+        assert!(e.to_string().contains("`grid`"), "{e}");
+        // n_used = 0 gives an infinite standard error: degenerate, not a panic
+        let mut p = mk(3, 1.0, 1.0);
+        p.diff.n_used = 0;
+        assert!(sequential_test(&[p], 1.6, Regime::FixedN, VarianceKind::Difference).unwrap().rows[0].degenerate);
     }
 }

@@ -46,7 +46,11 @@ pub fn variance_pieces(e_b: &[f64], lbar: &[f64], n_block: usize) -> CoreResult<
     if b < 2 {
         return Err(CoreError::invalid("e_b", format!("block-out CV needs at least 2 blocks; got {b}")));
     }
-    check::same_len("lbar", lbar.len(), "B * N", b * n_block)?;
+    // n_train is a caller's number: B · N must not wrap around
+    let n_used = b.checked_mul(n_block).ok_or_else(|| {
+        CoreError::invalid("n_train", format!("{b} blocks x N = {n_block} overflows; N must be the training size of these blocks"))
+    })?;
+    check::same_len("lbar", lbar.len(), "B * N", n_used)?;
     check::finite("e_b", e_b)?;
     check::finite("lbar", lbar)?;
     let nf = n_block as f64;
@@ -63,7 +67,7 @@ pub fn variance_pieces(e_b: &[f64], lbar: &[f64], n_block: usize) -> CoreResult<
     let xi: Vec<f64> = e_b.iter().zip(&s_b).map(|(r, s)| r + s).collect();
     Ok(Pieces {
         blocks: b,
-        n_used: b * n_block,
+        n_used,
         ecv,
         v_train,
         v_test,
@@ -72,4 +76,18 @@ pub fn variance_pieces(e_b: &[f64], lbar: &[f64], n_block: usize) -> CoreResult<
         sigma2_fixed_b: v_test,
         sigma2_bm: nf * sample_var(&xi),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn huge_training_size_is_an_error_not_an_overflow() {
+        // B · N wraps to 4 for B = 4, N = 2^62 + 1 on 64 bits: must not pass the length check
+        let e = variance_pieces(&[1.0, 2.0, 3.0, 4.0], &[1.0; 4], (1usize << 62) + 1).unwrap_err();
+        assert!(e.to_string().contains("`n_train`"), "{e}");
+        assert!(variance_pieces(&[1.0, 2.0], &[1.0; 4], usize::MAX).is_err());
+        assert!(variance_pieces(&[1.0, 2.0], &[1.0, 2.0, 3.0, 4.0], 2).is_ok());
+    }
 }

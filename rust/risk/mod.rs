@@ -13,7 +13,8 @@ use rayon::prelude::*;
 
 /// The seed of bootstrap replicate `b`.
 pub fn replicate_seed(seed: u64, b: usize) -> u64 {
-    seed ^ 0x9E37_79B9_7F4A_7C15u64.wrapping_mul(b as u64 + 1)
+    // b + 1 wraps only for b = 2^64 - 1 (mod 2^64 arithmetic, like the generator itself)
+    seed ^ 0x9E37_79B9_7F4A_7C15u64.wrapping_mul((b as u64).wrapping_add(1))
 }
 
 fn check_inputs(y: &[f64], r: &[f64]) -> CoreResult<()> {
@@ -103,7 +104,15 @@ fn uniform_bin(x: f64, bins: usize) -> usize {
     ((x * bins as f64).floor() as usize).min(bins - 1)
 }
 
+/// Equal-width ECE of the rows `rows` (all rows when `None`). When there are more bins than rows,
+/// at most one bin per row is occupied, and the per-bin sums are kept for the occupied bins only
+/// (O(rows) memory whatever `bins`, e.g. `bins = 10^10`), with the same additions in the same order
+/// as the dense arrays, so the same bits.
 fn ece_uniform_idx(y: &[f64], r: &[f64], bins: usize, rows: Option<&[usize]>) -> f64 {
+    let n_rows = rows.map_or(r.len(), <[usize]>::len);
+    if bins > n_rows {
+        return ece_uniform_sparse(y, r, bins, rows);
+    }
     let (mut c, mut sr, mut sy) = (vec![0f64; bins], vec![0f64; bins], vec![0f64; bins]);
     let mut add = |i: usize| {
         let x = r[i].clamp(f64::EPSILON, 1.0 - f64::EPSILON);
@@ -117,6 +126,35 @@ fn ece_uniform_idx(y: &[f64], r: &[f64], bins: usize, rows: Option<&[usize]>) ->
         None => { (0..r.len()).for_each(&mut add); r.len() }
     } as f64;
     (0..bins).filter(|&k| c[k] > 0.0).map(|k| (sy[k] - sr[k]).abs()).sum::<f64>() / n
+}
+
+/// [`ece_uniform_idx`] for `bins` above the number of rows: (bin, row position) pairs sorted, so
+/// each occupied bin accumulates its rows in row order and bins are summed in bin order, exactly
+/// as the dense version does.
+fn ece_uniform_sparse(y: &[f64], r: &[f64], bins: usize, rows: Option<&[usize]>) -> f64 {
+    let keyed: Vec<(usize, usize)> = match rows {
+        Some(ix) => ix.iter().enumerate().map(|(pos, &i)| (uniform_bin(r[i].clamp(f64::EPSILON, 1.0 - f64::EPSILON), bins), pos)).collect(),
+        None => (0..r.len()).map(|i| (uniform_bin(r[i].clamp(f64::EPSILON, 1.0 - f64::EPSILON), bins), i)).collect(),
+    };
+    let n = keyed.len() as f64;
+    let mut keyed = keyed;
+    keyed.sort_unstable();
+    let row_of = |pos: usize| rows.map_or(pos, |ix| ix[pos]);
+    let mut gaps = Vec::new();
+    let mut g = 0;
+    while g < keyed.len() {
+        let (mut sr, mut sy) = (0f64, 0f64);
+        let mut e = g;
+        while e < keyed.len() && keyed[e].0 == keyed[g].0 {
+            let i = row_of(keyed[e].1);
+            sr += r[i].clamp(f64::EPSILON, 1.0 - f64::EPSILON);
+            sy += y[i];
+            e += 1;
+        }
+        gaps.push((sy - sr).abs());
+        g = e;
+    }
+    gaps.into_iter().sum::<f64>() / n
 }
 
 /// Metric names of the bootstrap, in column order.
@@ -175,21 +213,27 @@ pub fn bootstrap_metrics(y: &[f64], r: &[f64], n_boot: usize, seed: u64, thresho
     }
     let n = r.len();
     let bins = bins.max(1);
-    let out: Vec<[f64; 7]> = (0..n_boot)
-        .into_par_iter()
-        .map(|b| {
-            let mut rng = SplitMix64::new(replicate_seed(seed, b));
-            let rows: Vec<usize> = (0..n).map(|_| rng.below_multiply_shift(n)).collect();
-            metrics_of(y, r, &rows, threshold, bins, eps)
-        })
-        .collect();
-    Ok(out.into_iter().flatten().collect())
+    let cols = BOOT_METRICS.len();
+    // the n_boot × 7 result, allocated fallibly before any work: n_boot = 10^11 is an error naming
+    // n_boot, not an abort. Each replicate writes its own row, so the values do not depend on
+    // the thread count.
+    let len = n_boot.checked_mul(cols).unwrap_or(usize::MAX);
+    let mut out: Vec<f64> = check::filled("n_boot", n_boot, len, 0.0, "the bootstrap replicates (7 float64 each)")?;
+    out.par_chunks_mut(cols).enumerate().for_each(|(b, row)| {
+        let mut rng = SplitMix64::new(replicate_seed(seed, b));
+        let rows: Vec<usize> = (0..n).map(|_| rng.below_multiply_shift(n)).collect();
+        row.copy_from_slice(&metrics_of(y, r, &rows, threshold, bins, eps));
+    });
+    Ok(out)
 }
 
-/// The bootstrap row indices of replicate `b` (for reference implementations and tests).
-pub fn bootstrap_indices(n: usize, seed: u64, b: usize) -> Vec<usize> {
+/// The bootstrap row indices of replicate `b` (for reference implementations and tests); `n`
+/// indices, allocated fallibly.
+pub fn bootstrap_indices(n: usize, seed: u64, b: usize) -> CoreResult<Vec<usize>> {
     let mut rng = SplitMix64::new(replicate_seed(seed, b));
-    (0..n).map(|_| rng.below_multiply_shift(n)).collect()
+    let mut out = check::with_capacity("n", n, n, "the bootstrap indices")?;
+    out.extend((0..n).map(|_| rng.below_multiply_shift(n)));
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -235,6 +279,64 @@ mod tests {
         assert_eq!(uniform_bin(0.0, 10), 0);
     }
 
+    /// The dense arrays of `ece_uniform_idx`, whatever the bin count (the reference of the sparse
+    /// path).
+    fn ece_dense(y: &[f64], r: &[f64], bins: usize, rows: Option<&[usize]>) -> f64 {
+        let (mut c, mut sr, mut sy) = (vec![0f64; bins], vec![0f64; bins], vec![0f64; bins]);
+        let all: Vec<usize> = (0..r.len()).collect();
+        let ix = rows.unwrap_or(&all);
+        for &i in ix {
+            let x = r[i].clamp(f64::EPSILON, 1.0 - f64::EPSILON);
+            let k = uniform_bin(x, bins);
+            c[k] += 1.0;
+            sr[k] += x;
+            sy[k] += y[i];
+        }
+        (0..bins).filter(|&k| c[k] > 0.0).map(|k| (sy[k] - sr[k]).abs()).sum::<f64>() / ix.len() as f64
+    }
+
+    #[test]
+    fn sparse_ece_gives_the_dense_bits() {
+        let mut rng = SplitMix64::new(11);
+        for trial in 0..200 {
+            let n = 1 + rng.below_multiply_shift(60);
+            // coarse scores so that rows share bins
+            let r: Vec<f64> = (0..n).map(|_| rng.below_multiply_shift(50) as f64 / 49.0).collect();
+            let y: Vec<f64> = (0..n).map(|_| rng.below_multiply_shift(2) as f64).collect();
+            let rows: Vec<usize> = (0..n).map(|_| rng.below_multiply_shift(n)).collect();
+            for bins in [n + 1, 2 * n + 3, 97, 1000] {
+                if bins <= n {
+                    continue;
+                }
+                let a = ece_uniform_sparse(&y, &r, bins, None);
+                assert_eq!(a.to_bits(), ece_dense(&y, &r, bins, None).to_bits(), "trial {trial} bins {bins}");
+                let b = ece_uniform_sparse(&y, &r, bins, Some(&rows));
+                assert_eq!(b.to_bits(), ece_dense(&y, &r, bins, Some(&rows)).to_bits(), "trial {trial} bins {bins}");
+            }
+        }
+    }
+
+    #[test]
+    fn huge_sizes_are_errors_or_answers_not_aborts() {
+        let y = [0.0, 1.0, 1.0, 0.0];
+        let r = [0.2, 0.8, 0.6, 0.3];
+        // bins = 10^10 (was 240 GB of bin arrays): one bin per row, answered in O(rows) memory
+        let want = ((0.2f64 - 0.0).abs() + (0.8f64 - 1.0).abs() + (0.6f64 - 1.0).abs() + (0.3f64 - 0.0).abs()) / 4.0;
+        for bins in [10_000_000_000usize, usize::MAX] {
+            assert!((ece_equal_width(&y, &r, bins).unwrap() - want).abs() < 1e-15);
+            assert!(point_metrics(&y, &r, 0.5, bins, f64::EPSILON).is_ok());
+            assert_eq!(bootstrap_metrics(&y, &r, 3, 1, 0.5, bins, f64::EPSILON).unwrap().len(), 21);
+        }
+        // n_boot = 10^11 (5.6 TB of replicates) and beyond: errors naming n_boot
+        for n_boot in [100_000_000_000usize, usize::MAX / 7 + 1, usize::MAX] {
+            let e = bootstrap_metrics(&y, &r, n_boot, 1, 0.5, 10, f64::EPSILON).unwrap_err();
+            assert_eq!(e.python_class(), "ResourceError");
+            assert!(e.to_string().contains(&format!("`n_boot` = {n_boot}")), "{e}");
+        }
+        assert!(bootstrap_indices(1 << 62, 0, 0).unwrap_err().to_string().contains("`n`"));
+        assert!(bootstrap_indices(0, 0, usize::MAX).unwrap().is_empty());
+    }
+
     #[test]
     fn bin_index_conventions() {
         let e = [0.0, 0.5, 1.0];
@@ -254,7 +356,7 @@ mod tests {
         let b = crate::common::parallel::install(Some(1), || bootstrap_metrics(&y, &r, 20, 42, 0.5, 10, f64::EPSILON)).unwrap();
         assert_eq!(a.len(), 140);
         // pinned: the replicate Python and R reproduce (SplitMix64::below_multiply_shift)
-        assert_eq!(bootstrap_indices(10, 42, 3), vec![0, 8, 2, 8, 3, 6, 2, 4, 5, 5]);
+        assert_eq!(bootstrap_indices(10, 42, 3).unwrap(), vec![0, 8, 2, 8, 3, 6, 2, 4, 5, 5]);
         assert!(a.iter().zip(&b).all(|(x, z)| x.to_bits() == z.to_bits() || (x.is_nan() && z.is_nan())));
         assert!(roc_auc(&[0.0, 2.0], &[0.1, 0.2]).is_err());
         assert!(roc_auc(&[0.0], &[0.1, 0.2]).is_err());

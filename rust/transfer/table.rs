@@ -80,6 +80,18 @@ impl SortedTable {
         if n < 2 {
             return Err(CoreError::invalid("n", format!("need at least 2 domains; got {n}")));
         }
+        // every domain appears K >= 1 times, so n <= N: checked before the per-domain counts are
+        // allocated (a huge n is an error, not an abort)
+        if n > values.len() {
+            return Err(CoreError::invalid(
+                "n",
+                format!("{n} domains need at least {n} errors (K >= 1 per test domain); the table has {}", values.len()),
+            ));
+        }
+        // rows are indexed by u32 below
+        if values.len() > u32::MAX as usize {
+            return Err(CoreError::invalid("values", format!("at most {} errors per table; got {}", u32::MAX, values.len())));
+        }
         let mut counts = vec![0usize; n];
         for (i, &t) in test.iter().enumerate() {
             if t < 0 || t as usize >= n {
@@ -349,6 +361,11 @@ pub(super) mod tests {
         assert!(SortedTable::new(&[1.0, f64::NAN], &[0, 1], 2).is_err());
         assert!(SortedTable::new(&[1.0, 2.0, 3.0], &[0, 1, 1], 2).is_err());
         assert!(SortedTable::new(&[1.0, 2.0], &[0, 2], 2).is_err());
+        // a huge n is refused before its per-domain counts are allocated (was an abort)
+        for n in [3usize, 1 << 40, usize::MAX] {
+            let e = SortedTable::new(&[1.0, 2.0], &[0, 1], n).unwrap_err();
+            assert!(e.to_string().contains("`n`"), "{e}");
+        }
         assert!(t1_table().worst_case_upper(0.6, 0.5).is_err());
     }
 }

@@ -7,7 +7,7 @@
 //! m = ⌊n/k⌋ (the definition's ⌈n/k⌉, the missing exp and the printed g are corrected as in
 //! docs/methods/transfer.md §5). For transfer errors k = r + 1; the authors' package uses k = r.
 
-use crate::common::errors::{CoreError, CoreResult};
+use crate::common::errors::{check, CoreError, CoreResult};
 
 /// Bernoulli KL divergence h₁(x; y) with 0·log 0 = 0.
 pub fn kl_bernoulli(x: f64, y: f64) -> f64 {
@@ -15,21 +15,26 @@ pub fn kl_bernoulli(x: f64, y: f64) -> f64 {
     term(x, y) + term(1.0 - x, 1.0 - y)
 }
 
-/// log P(Bin(m, y) ≤ kmax), summed in log space.
-pub fn log_binom_cdf(kmax: i64, m: u64, y: f64) -> f64 {
+/// log P(Bin(m, y) ≤ kmax), summed in log space. The kmax + 1 terms are held at once (8 bytes
+/// each, allocated fallibly): when they do not fit, the error names argument `n` (the number of
+/// domains, m = ⌊n/k⌋) and the memory.
+pub fn log_binom_cdf(kmax: i64, m: u64, y: f64) -> CoreResult<f64> {
     if kmax < 0 {
-        return f64::NEG_INFINITY;
+        return Ok(f64::NEG_INFINITY);
     }
     if kmax as u64 >= m || y <= 0.0 {
-        return 0.0;
+        return Ok(0.0);
     }
     if y >= 1.0 {
-        return f64::NEG_INFINITY;
+        return Ok(f64::NEG_INFINITY);
     }
     let (ly, l1y) = (y.ln(), (-y).ln_1p());
     // log terms t_i = log C(m,i) + i log y + (m−i) log(1−y), i = 0..kmax
     let mut logc = 0.0f64;
-    let mut terms = Vec::with_capacity(kmax as usize + 1);
+    // kmax < m <= usize::MAX here, so kmax + 1 does not overflow
+    let len = usize::try_from(kmax).unwrap_or(usize::MAX).saturating_add(1);
+    let what = format!("the {len} binomial terms of Bentkus's bound (m = {m})");
+    let mut terms: Vec<f64> = check::with_capacity("n", m, len, &what)?;
     for i in 0..=kmax as u64 {
         if i > 0 {
             logc += ((m - i + 1) as f64).ln() - (i as f64).ln();
@@ -37,7 +42,7 @@ pub fn log_binom_cdf(kmax: i64, m: u64, y: f64) -> f64 {
         terms.push(logc + i as f64 * ly + (m - i) as f64 * l1y);
     }
     let mx = terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    mx + terms.iter().map(|t| (t - mx).exp()).sum::<f64>().ln()
+    Ok(mx + terms.iter().map(|t| (t - mx).exp()).sum::<f64>().ln())
 }
 
 fn g_lambda(l: f64) -> f64 {
@@ -88,6 +93,16 @@ pub fn log_maurer(x: f64, y: f64, n: f64, k: f64) -> f64 {
     best.min(fc).min(fd).min(0.0)
 }
 
+/// Put the caller's `n` (and `k`) into a memory error of [`log_binom_cdf`].
+fn name_n(err: CoreError, n: usize, k: usize) -> CoreError {
+    match err {
+        CoreError::TooLarge { bytes, what, .. } => {
+            CoreError::TooLarge { arg: "n".into(), value: format!("{n} (with k = {k})"), bytes, what }
+        }
+        other => other,
+    }
+}
+
 /// (B, b¹, b², b³) for P(U ≤ x), E U = y, n domains, order k. B = 1 when x ≥ y.
 pub fn tail_bound_parts(x: f64, y: f64, n: usize, k: usize) -> CoreResult<(f64, f64, f64, f64)> {
     if k == 0 || k > n {
@@ -98,7 +113,7 @@ pub fn tail_bound_parts(x: f64, y: f64, n: usize, k: usize) -> CoreResult<(f64, 
     }
     let m = (n / k) as u64;
     let b1 = (-(m as f64) * kl_bernoulli(x.min(y), y)).exp();
-    let b2 = (1.0 + log_binom_cdf((m as f64 * x - 1e-12).ceil() as i64, m, y)).exp();
+    let b2 = (1.0 + log_binom_cdf((m as f64 * x - 1e-12).ceil() as i64, m, y).map_err(|e| name_n(e, n, k))?).exp();
     let b3 = log_maurer(x, y, n as f64, k as f64).exp();
     let b = if x >= y { 1.0 } else { b1.min(b2).min(b3).min(1.0) };
     Ok((b, b1, b2, b3))
@@ -118,7 +133,7 @@ pub fn tail_bound_below(x: f64, y: f64, n: usize, k: usize, level: f64, strict: 
     if ok((-(m as f64) * kl_bernoulli(x, y)).exp()) {
         return Ok(true);
     }
-    if ok((1.0 + log_binom_cdf((m as f64 * x - 1e-12).ceil() as i64, m, y)).exp()) {
+    if ok((1.0 + log_binom_cdf((m as f64 * x - 1e-12).ceil() as i64, m, y).map_err(|e| name_n(e, n, k))?).exp()) {
         return Ok(true);
     }
     Ok(ok(log_maurer(x, y, n as f64, k as f64).exp()) || ok(1.0))
@@ -129,12 +144,21 @@ pub fn tail_bound(x: f64, y: f64, n: usize, k: usize) -> CoreResult<f64> {
     Ok(tail_bound_parts(x, y, n, k)?.0)
 }
 
+/// Largest table size N that [`quantile_ci_ranks`] accepts: 2^53, where integers stop being exact
+/// as floats (far beyond any table that fits in memory).
+pub const MAX_TABLE_SIZE: usize = 1 << 53;
+
 /// Ranks (j_L, j_U) of the quantile CI (docs/methods/transfer.md §5.3):
 /// j_L = max{j : B((j−1)/N; β) ≤ α} (0 if none: q̂^L = −∞),
 /// j_U = min{j : B(1 − j/N; 1 − β) ≤ α} (N+1 if none: q̂^U = +∞).
 pub fn quantile_ci_ranks(big_n: usize, n: usize, k: usize, beta: f64, alpha: f64) -> CoreResult<(usize, usize)> {
     if !(beta > 0.0 && beta < 1.0) {
         return Err(CoreError::invalid("betas", format!("quantile levels must lie in (0, 1); got {beta}")));
+    }
+    // the searches below compute lo + hi and big_n + 1: keep them far from overflow (and N exact
+    // as a float)
+    if big_n == 0 || big_n > MAX_TABLE_SIZE {
+        return Err(CoreError::invalid("N", format!("the table size must lie in 1..={MAX_TABLE_SIZE}; got {big_n}")));
     }
     let nf = big_n as f64;
     // j_L: predicate B((j-1)/N; β) ≤ α is true on a prefix of 1..=N.
@@ -232,6 +256,36 @@ mod tests {
                 assert_eq!(tail_bound_below(x, y, n, k, level, true).unwrap(), b < level);
             }
         }
+    }
+
+    #[test]
+    fn huge_n_is_an_error_not_a_panic_or_an_abort() {
+        // 2^63 domains: the term count overflows any allocation (was a capacity-overflow panic);
+        // 10^12 domains: 2.4 TB of terms (was an allocation-failure abort)
+        for n in [1usize << 63, 1_000_000_000_000, usize::MAX] {
+            let e = tail_bound_parts(0.3, 0.5, n, 1).unwrap_err();
+            assert_eq!(e.python_class(), "ResourceError");
+            let msg = e.to_string();
+            assert!(msg.contains(&format!("`n` = {n} (with k = 1)")) && msg.contains("Bentkus"), "{msg}");
+            // a level below every bound reaches Bentkus's term: the same error
+            assert!(tail_bound_below(0.3, 0.5, n, 1, -1.0, false).is_err());
+            // where Hoeffding's bound decides, no terms are needed: answered, no panic
+            assert!(tail_bound_below(0.3, 0.5, n, 1, 0.05, false).unwrap());
+            let _ = quantile_ci_ranks(100, n, 1, 0.5, 0.1);
+        }
+        // huge n with x = 0 or x >= y needs one term or none: still answered
+        assert!(tail_bound_parts(0.0, 0.5, 1 << 62, 1).is_ok());
+        assert_eq!(tail_bound_parts(1.0, 0.5, 1 << 62, 1).unwrap().0, 1.0);
+        assert!(log_binom_cdf(i64::MAX, u64::MAX, 0.5).unwrap_err().to_string().contains("`n`"));
+        let _ = mean_upper(0.3, 1 << 63, 1, 0.05);
+    }
+
+    #[test]
+    fn table_size_is_bounded() {
+        assert!(quantile_ci_ranks(0, 44, 2, 0.5, 0.1).unwrap_err().to_string().contains("`N`"));
+        assert!(quantile_ci_ranks(usize::MAX, 44, 2, 0.5, 0.1).is_err());
+        assert!(quantile_ci_ranks(MAX_TABLE_SIZE + 1, 44, 2, 0.5, 0.1).is_err());
+        assert!(quantile_ci_ranks(1, 44, 2, 0.5, 0.1).is_ok());
     }
 
     #[test]
