@@ -4,7 +4,7 @@
   alive for minutes, holding the caller's pipe open. Now every process it started is gone within
   seconds and the pipe reaches EOF.
 * ``n_jobs=1000`` started a thousand threads (under a memory cap: an ``AttributeError`` from
-  ``multiprocessing.dummy``); local pools are now capped at the cores joblib sees (at least 2).
+  ``multiprocessing.dummy``); local pools are now capped like the Rust pools (max(2 x cores, 4)).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import llmsurrogate
 from llmsurrogate import _workers
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc (Linux)")
@@ -202,7 +203,8 @@ def test_local_pools_are_capped():
     import joblib
 
     cap = _workers.max_local_workers()
-    assert cap == max(2, joblib.cpu_count())
+    cores = len(os.sched_getaffinity(0))
+    assert cap == max(2 * cores, 4) == llmsurrogate.num_threads(10**6)  # the Rust pools' cap too
     assert _workers.local_n_jobs(1000, prefer="threads") == cap
     assert _workers.local_n_jobs(1000, prefer="processes") == cap
     assert _workers.local_n_jobs(1) == 1 and _workers.local_n_jobs(-1) == -1 and _workers.local_n_jobs(None) is None

@@ -16,11 +16,11 @@ built by :func:`parallel`, which adds two things to what joblib does and changes
   loky's resource tracker exits by itself once every process holding its pipe (the parent and
   the workers) is gone.
 * **Local pools are capped.** With the threading, loky or multiprocessing backend, a positive
-  ``n_jobs`` above :func:`max_local_workers` (the cores joblib sees, at least 2) is lowered to it:
-  more workers cannot speed up CPU-bound fits, and ``n_jobs=1000`` started 1,000 threads or
-  processes (under a memory cap, ``multiprocessing.dummy`` then failed with an ``AttributeError``
-  while cleaning up the threads it could not start). Other backends (Dask, Ray) schedule on their
-  own and get ``n_jobs`` unchanged.
+  ``n_jobs`` above :func:`max_local_workers` is lowered to it: the same cap as the Rust kernels'
+  thread pools (``_core.max_threads()``: twice the logical cores this process may use, at least
+  4). ``n_jobs=1000`` started 1,000 threads or processes (under a memory cap,
+  ``multiprocessing.dummy`` then failed with an ``AttributeError`` while cleaning up the threads it
+  could not start). Other backends (Dask, Ray) schedule on their own and get ``n_jobs`` unchanged.
 """
 
 from __future__ import annotations
@@ -36,10 +36,11 @@ _POLL_S = 0.5
 
 
 def max_local_workers() -> int:
-    """The most workers a local joblib pool (threads or processes on this machine) gets."""
-    import joblib
+    """The most workers a local joblib pool (threads or processes on this machine) gets: the Rust
+    thread pools' cap, twice the logical cores this process may use and at least 4."""
+    from . import _core
 
-    return max(2, int(joblib.cpu_count()))
+    return int(_core.max_threads())
 
 
 def _active_backend(kwargs: dict) -> tuple[Any, Any]:
