@@ -110,11 +110,16 @@ test_that("transferUQ's README runs unchanged and gives its answers", {
 
 test_that("transferUQ's vignette runs with only the library lines changed and gives its answers", {
   skip_if_no_llmsurrogate()
-  # --- transferUQ vignette (transferUQ_demo.Rmd): library("transferUQ") -> llmsurrogate;
-  # library("tidyverse") -> dplyr, which has the verbs and the pipe it uses (latex2exp is unused);
-  # the ggplot2 figures are drawn where ggplot2 is installed ---
+  skip_if_not_installed("dplyr")
+  skip_if_not_installed("ggplot2")
+  grDevices::pdf(NULL)  # the vignette's figures go to a null device
+  on.exit(grDevices::dev.off(), add = TRUE)
+  # --- transferUQ's vignette (vignettes/transferUQ_demo.Rmd), its R chunks in order. Library
+  # lines: "transferUQ" -> "llmsurrogate"; "tidyverse" -> its parts the vignette uses, dplyr
+  # (mutate, recode, %>%) and ggplot2; "latex2exp" (unused by the code; not in Debian) dropped ---
   library("llmsurrogate")
   library("dplyr", warn.conflicts = FALSE)
+  library("ggplot2")
   set.seed(1)
 
   ## Load "CertaintyEquivalents" data used in the paper
@@ -138,6 +143,17 @@ test_that("transferUQ's vignette runs with only the library lines changed and gi
   }) %>% Reduce(rbind, .) %>%
       mutate(model = recode(model, `EU_iso` = "EU", `kernel_ridge_rbf` = "Ridge"))
 
+  forecast_plot <- forecast_bounds %>%
+      ggplot(aes(x = model, color = model)) +
+      geom_errorbar(aes(ymin = lb, ymax = ub)) +
+      coord_flip() +
+      theme_bw() +
+      theme(legend.position = "none",
+            panel.grid = element_blank()) +
+      ylab("Transfer deterioration") +
+      xlab("Model")
+  forecast_plot
+
   ## 80% confidence intervals for expected inverse normalized transfer errors
   exp_bounds <-
       lapply(names(inv_normalized_transfer), function(model){
@@ -147,6 +163,17 @@ test_that("transferUQ's vignette runs with only the library lines changed and gi
                  ub = interval[2])
   }) %>% Reduce(rbind, .) %>%
       mutate(model = recode(model, `EU_iso` = "EU", `kernel_ridge_rbf` = "Ridge"))
+
+  exp_plot <- exp_bounds %>%
+      ggplot(aes(x = model, color = model)) +
+      geom_errorbar(aes(ymin = lb, ymax = ub)) +
+      coord_flip() +
+      theme_bw() +
+      theme(legend.position = "none",
+            panel.grid = element_blank()) +
+      ylab("Expected inverse normalized transfer error") +
+      xlab("Model")
+  exp_plot
 
   ## 80% confidence intervals for median (unnormalized) transfer errors
   med_bounds <-
@@ -158,27 +185,28 @@ test_that("transferUQ's vignette runs with only the library lines changed and gi
   }) %>% Reduce(rbind, .) %>%
       mutate(model = recode(model, `EU_iso` = "EU", `kernel_ridge_rbf` = "Ridge"))
 
+  med_plot <- med_bounds %>%
+      ggplot(aes(x = model, color = model)) +
+      geom_errorbar(aes(ymin = lb, ymax = ub)) +
+      coord_flip() +
+      theme_bw() +
+      theme(legend.position = "none",
+            panel.grid = element_blank()) +
+      ylab("Median transfer error") +
+      xlab("Model")
+  med_plot
+
   ## Compare CPT and RF in terms of worst-case-upper-dominance
   wc <- check_worstcase_dominance(transfer_error[["abdg"]], transfer_error[["RF"]])
 
   ## Compare CPT and RF in terms of everywhere-upper-dominance
   ev <- check_everywhere_dominance(transfer_error[["abdg"]], transfer_error[["RF"]])
-
-  if (requireNamespace("ggplot2", quietly = TRUE)) {
-    library("ggplot2")
-    forecast_plot <- forecast_bounds %>%
-        ggplot(aes(x = model, color = model)) +
-        geom_errorbar(aes(ymin = lb, ymax = ub)) +
-        coord_flip() +
-        theme_bw() +
-        theme(legend.position = "none",
-              panel.grid = element_blank()) +
-        ylab("Transfer deterioration") +
-        xlab("Model")
-    expect_s3_class(forecast_plot, "ggplot")
-  }
   # --- end of the vignette ---
 
+  for (p in list(forecast_plot, exp_plot, med_plot)) {
+    expect_s3_class(p, "ggplot")
+    expect_silent(print(p))
+  }
   models <- names(transfer_error)
   expect_identical(forecast_bounds$model, recode(models, `EU_iso` = "EU", `kernel_ridge_rbf` = "Ridge"))
   expect_equal(forecast_bounds$lb, unname(ref_forecast_deterioration), tolerance = 1e-12)
