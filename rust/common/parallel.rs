@@ -81,9 +81,11 @@ fn resolve_with(n_jobs: Option<i64>, env: Option<&str>, cores: usize) -> CoreRes
     }
 }
 
-/// The cached pools, least recently used first.
-fn pools() -> &'static Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>> {
-    static POOLS: OnceLock<Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>>> = OnceLock::new();
+/// Cached pools with their thread counts, least recently used first.
+type PoolCache = Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>>;
+
+fn pools() -> &'static PoolCache {
+    static POOLS: OnceLock<PoolCache> = OnceLock::new();
     POOLS.get_or_init(|| Mutex::new(Vec::with_capacity(MAX_CACHED_POOLS + 1)))
 }
 

@@ -152,7 +152,7 @@ pub fn predict_mean(forest: &Forest<'_>, x: &[f32], n_features: usize) -> CoreRe
     let depth = depths(forest);
     let roots = &forest.offsets[..trees];
     // rows × outputs, allocated fallibly (both come from array shapes, the product from neither)
-    let cells = rows.checked_mul(k).unwrap_or(usize::MAX);
+    let cells = rows.saturating_mul(k);
     let mut out: Vec<f64> = check::filled("X", format!("{rows} rows x {k} outputs"), cells, 0.0, "the predictions")?;
     // tree-major within a chunk of rows (about two chunks per thread): a tree's nodes stay in cache
     // while the whole chunk walks it; every output still receives its trees' values in tree order

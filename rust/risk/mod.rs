@@ -217,7 +217,7 @@ pub fn bootstrap_metrics(y: &[f64], r: &[f64], n_boot: usize, seed: u64, thresho
     // the n_boot × 7 result, allocated fallibly before any work: n_boot = 10^11 is an error naming
     // n_boot, not an abort. Each replicate writes its own row, so the values do not depend on
     // the thread count.
-    let len = n_boot.checked_mul(cols).unwrap_or(usize::MAX);
+    let len = n_boot.saturating_mul(cols);
     let mut out: Vec<f64> = check::filled("n_boot", n_boot, len, 0.0, "the bootstrap replicates (7 float64 each)")?;
     out.par_chunks_mut(cols).enumerate().for_each(|(b, row)| {
         let mut rng = SplitMix64::new(replicate_seed(seed, b));

@@ -572,7 +572,15 @@ pub fn fit_rows(spec: &ModelSpec, c: &Compressed, domains: &[usize], opts: &LmOp
             best = Some(fit);
         }
     }
-    let mut best = best.expect("at least one start");
+    // `ModelSpec::check` guarantees a start when a parameter is free (and `starts` holds the empty
+    // one otherwise); without one the fit is reported as failed, not a panic
+    let mut best = best.unwrap_or_else(|| LmFit {
+        x: spec.free.iter().map(|&i| spec.theta[i]).collect(),
+        sse: f64::INFINITY,
+        iterations: 0,
+        converged: false,
+        status: "no starting point",
+    });
     // A free parameter that does not affect the training fit (e.g. beta on gains-only data, or
     // gamma when every training lottery has p = 1/2) is not identified: any value is a least-squares
     // solution. Set it to its default (the value it has in the restricted models), so the result

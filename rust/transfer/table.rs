@@ -220,11 +220,13 @@ impl SortedTable {
             let g = gamma_star(&sc, j, (big_c_base - j as f64).min(0.0), n);
             if g > best {
                 let v = self.values[j - 1];
-                if vs.last() == Some(&v) {
-                    *gs.last_mut().expect("non-empty") = g;
-                } else {
-                    gs.push(g);
-                    vs.push(v);
+                match gs.last_mut() {
+                    // same value as the last piece: that piece extends to g
+                    Some(last) if vs.last() == Some(&v) => *last = g,
+                    _ => {
+                        gs.push(g);
+                        vs.push(v);
+                    }
                 }
                 best = g;
                 if g >= gamma_max {
