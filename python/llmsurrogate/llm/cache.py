@@ -128,10 +128,10 @@ class Cache:
             yield
         except sqlite3.OperationalError as err:
             msg = str(err)
-            if "disk is full" in msg or "disk I/O error" in msg:
+            if "disk is full" in msg:
                 raise ComputationError(f"LLM cache {self.path}: {msg}; free space on that disk (or pass another "
                                        "--cache folder) and run again: finished batches are kept") from err
-            if "locked" in msg or "readonly" in msg or "unable to open" in msg:
+            if "locked" in msg or "readonly" in msg or "unable to open" in msg or "I/O error" in msg:
                 raise ComputationError(f"LLM cache {self.path}: {msg}") from err
             raise CacheCorruptError(self._corrupt_message(err)) from err
         except sqlite3.DatabaseError as err:
