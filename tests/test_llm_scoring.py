@@ -194,3 +194,20 @@ def test_few_shot_examples_follow_the_permuted_question():
     num = risk.risk_scores(ROWS.iloc[1:2], TASK, CallableBackend(lambda p: {"5": 0.0}), method="numeric",
                            few_shot=shots)
     assert num.scores[0] == pytest.approx(0.5 + 0.05)  # "5" then "5": 0.5 + 0.5/10
+
+
+def test_risk_scores_meta_counts_hits_misses_and_rejected_entries(tmp_path):
+    import sqlite3
+
+    from llmsurrogate import risk
+
+    rows = ROWS.iloc[1:4]
+    first = risk.risk_scores(rows, TASK, CallableBackend(oracle()), cache=tmp_path)
+    assert first.meta["cache_misses"] == 6 and first.meta["cache_hits"] == 0 and first.meta["cache_rejected"] == 0
+    with sqlite3.connect(Cache(tmp_path).path) as conn:  # damage one stored output
+        (key,), = conn.execute("SELECT key FROM outputs LIMIT 1").fetchall()
+        conn.execute("UPDATE outputs SET checksum = 'x' WHERE key = ?", (key,))
+    with pytest.warns(Warning):
+        again = risk.risk_scores(rows, TASK, CallableBackend(oracle()), cache=tmp_path)
+    assert (again.meta["cache_hits"], again.meta["cache_misses"], again.meta["cache_rejected"]) == (5, 1, 1)
+    np.testing.assert_array_equal(again.scores, first.scores)

@@ -46,7 +46,7 @@ def _score_rows(data, task, backend, method, cache, batch_size, correct_order_bi
 
     rows = rows_of(data, task)
     cache = as_cache(cache)
-    h0, m0 = cache.hits, cache.misses
+    h0, m0, r0 = cache.hits, cache.misses, cache.rejected
     table = pd.DataFrame({"row": np.arange(len(rows))})
     fn = chat_prompt_fn(backend, task, "multiple_choice" if method == "multiple_choice" else "numeric",
                         system_prompt) if chat else None
@@ -85,7 +85,8 @@ def _score_rows(data, task, backend, method, cache, batch_size, correct_order_bi
     meta = {"task": task.name, "task_fingerprint": task.fingerprint(), "method": method,
             "backend": dict(getattr(backend, "identity", {})), "correct_order_bias": bool(correct_order_bias),
             "chat": bool(chat), "few_shot": 0 if few_shot is None else len(ex_rows),
-            "cache_hits": cache.hits - h0, "cache_misses": cache.misses - m0}
+            "cache_hits": cache.hits - h0, "cache_misses": cache.misses - m0,
+            "cache_rejected": cache.rejected - r0}
     return RiskScores(table=table, meta=meta)
 
 
