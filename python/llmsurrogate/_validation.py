@@ -248,9 +248,11 @@ def _bytes(n: float) -> str:
 def check_allocation(nbytes: float, name: str, value: Any, what: str) -> None:
     """Raise before allocating ``nbytes`` (set by argument ``name`` = ``value``) when it exceeds
     :func:`memory_limit`."""
+    from .exceptions import ResourceError
+
     limit = memory_limit()
     if limit is not None and nbytes > limit:
-        raise InvalidArgumentError(
+        raise ResourceError(
             f"argument `{name}` = {value} would need {_bytes(nbytes)} of memory for {what}, more than this process "
             f"may use ({_bytes(limit)}); choose a smaller `{name}`")
 
