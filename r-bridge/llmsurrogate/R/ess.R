@@ -46,7 +46,10 @@
 #'   `llm_error`, `llm_se`, `alpha`, `grid`, `seed`, `n`, `notes`, `permutation` as 1-based row
 #'   numbers, ...) and `ci`, the one-sided interval `c(lower = lower_bound, upper = Inf)`.
 #'   `error_curve()` returns class `c("llmsurrogate_error_curve", "llmsurrogate_result")`. Both
-#'   have `print()`, `summary()`, `plot()` and `as.data.frame()` methods.
+#'   have `print()` (short), `summary()` (the full report), `plot()`, `as.data.frame()` (the
+#'   table; the tuned hyperparameters, JSON in `table$params`, as one column `param_<name>`
+#'   each), `confint()`, `coef()`, and, with 'broom' installed, `tidy()` and `glance()` methods
+#'   (see [llmsurrogate_result]).
 #' @examples
 #' if (llmsurrogate_available()) {
 #'   set.seed(1)

@@ -84,3 +84,19 @@ test_that("LLMSURROGATE_PYTHON set after Python started asks for a restart, in o
   if (is.na(old)) Sys.unsetenv("LLMSURROGATE_PYTHON") else Sys.setenv(LLMSURROGATE_PYTHON = old)
   expect_equal(upper_quantile(1:3, 0.5), 2)
 })
+
+test_that("cate_ess(missing = \"drop\") drops a missing outcome or treatment before Y* (one classed warning)", {
+  skip_if_no_llmsurrogate()
+  set.seed(3)
+  n <- 80
+  d <- data.frame(y = rnorm(n), t = rbinom(n, 1, 0.5), x = rnorm(n), tau = 1)
+  d$y[4] <- NA
+  d$t[6] <- NA
+  # before: Python computed the transformed outcome on every row and failed on the NA
+  expect_warning(res <- cate_ess(d, "y", "t", "tau", features = "x", algorithm = "mean", grid = c(1, 2),
+                                 missing = "drop"),
+                 "removed 2 of 80 rows with a missing or infinite outcome, treatment", class = "llmsurrogate_warning")
+  expect_identical(res$n, 78L)
+  expect_error(cate_ess(d, "y", "t", "tau", features = "x", algorithm = "mean", grid = c(1, 2)),
+               class = "llmsurrogate_error")
+})
