@@ -100,3 +100,16 @@ test_that("cate_ess(missing = \"drop\") drops a missing outcome or treatment bef
   expect_error(cate_ess(d, "y", "t", "tau", features = "x", algorithm = "mean", grid = c(1, 2)),
                class = "llmsurrogate_error")
 })
+
+test_that("LLMSURROGATE_PYTHON set after library() but before Python starts is honoured", {
+  skip_if_no_llmsurrogate()
+  python <- reticulate::py_config()$python
+  code <- sprintf(paste("library(llmsurrogate); Sys.setenv(LLMSURROGATE_PYTHON = %s);",
+                        "cat(upper_quantile(c(1, 2, 3), 0.5), reticulate::py_config()$python == %s)"),
+                  deparse(python), deparse(python))
+  rscript <- file.path(R.home("bin"), "Rscript")
+  out <- system2(rscript, c("--vanilla", "-e", shQuote(code)), stdout = TRUE, stderr = TRUE,
+                 env = c(paste0("R_LIBS=", paste(.libPaths(), collapse = .Platform$path.sep)),
+                         "LLMSURROGATE_PYTHON=", "RETICULATE_PYTHON="))
+  expect_identical(utils::tail(out, 1), "2 TRUE")
+})
