@@ -191,3 +191,11 @@ def test_params_column_is_json():
     params = [json.loads(p) for p in res.table["params"]]
     assert all(isinstance(p, dict) for p in params)
     assert "'" not in "".join(res.table["params"])  # not Python's repr
+
+
+def test_error_table_rows_are_marked_0_based_and_reach_r_1_based():
+    frame = pd.DataFrame({"train": [2, 3, 1, 3, 1, 1], "test": [1, 1, 2, 2, 3, 1], "error": [3, 5, 1, 6, 2, 4.0]})
+    with pytest.raises(InvalidArgumentError, match=r"row 5 \(0-based\) has its test domain 1"):
+        tr.forecast_interval(frame, tau=0.8)
+    with pytest.raises(InvalidArgumentError, match=r"row 6 has its test domain 1"):
+        rbridge.r_call("transfer.forecast_interval", frame.to_dict("list"), tau=0.8, pooled=True)

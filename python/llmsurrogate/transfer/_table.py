@@ -180,15 +180,15 @@ class ErrorTable(Result):
                                        f"got n = {n}, r = {r}")
         bad = np.flatnonzero(~np.isfinite(values))
         if bad.size:
-            raise NonFiniteError(f"argument `{arg}`: error at row {bad[0]} is {values[bad[0]]}; "
+            raise NonFiniteError(f"argument `{arg}`: error at row {bad[0]} (0-based) is {values[bad[0]]}; "
                                  "every (train, test) combination needs a finite error")
         train = np.sort(train, axis=1)
         if r > 1 and np.any(np.diff(train, axis=1) == 0):
             row = int(np.flatnonzero(np.any(np.diff(train, axis=1) == 0, axis=1))[0])
-            raise InvalidArgumentError(f"argument `{arg}`: row {row} repeats a training domain")
+            raise InvalidArgumentError(f"argument `{arg}`: row {row} (0-based) repeats a training domain")
         clash = np.flatnonzero(np.any(train == test[:, None], axis=1))
         if clash.size:
-            raise InvalidArgumentError(f"argument `{arg}`: row {clash[0]} has its test domain "
+            raise InvalidArgumentError(f"argument `{arg}`: row {clash[0]} (0-based) has its test domain "
                                        f"{domains[test[clash[0]]]!r} among its training domains")
         keys = np.column_stack([test, train])
         order = np.lexsort(keys[:, ::-1].T)
