@@ -70,15 +70,21 @@ def prompt_logprobs_cached(backend, prompts: Sequence[str], *, cache=None, batch
 
     def compute(idx):
         rag = backend.prompt_logprobs([prompts[i] for i in idx])
-        # one float64 array per prompt: [token ids..., log-probs...] (ids are exact in float64)
-        return [np.concatenate([rag.token_ids[rag.offsets[j]: rag.offsets[j + 1]].astype(np.float64),
-                                rag[j].astype(np.float64)]) for j in range(len(idx))]
+        # one float64 array per prompt: [token ids..., log-probs...] (ids are exact in float64); the
+        # first token's NaN is stored as 0 (the cache refuses NaN) and restored on reading
+        rows = []
+        for j in range(len(idx)):
+            v = rag[j].astype(np.float64)
+            v[:1] = 0.0
+            rows.append(np.concatenate([rag.token_ids[rag.offsets[j]: rag.offsets[j + 1]].astype(np.float64), v]))
+        return rows
 
     rows = cached_batches(cache, keys, compute, batch_size=max(batch_size, commit_every), kind="prompt_logprobs",
                           progress=progress)
     lens = np.array([len(r) // 2 for r in rows], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
     values = np.concatenate([r[len(r) // 2:] for r in rows]).astype(np.float32) if rows else np.zeros(0, np.float32)
+    values[offsets[:-1][lens > 0]] = np.nan  # the first token of a prompt has no context
     ids = np.concatenate([r[: len(r) // 2] for r in rows]).astype(np.int32) if rows else np.zeros(0, np.int32)
     return RaggedLogprobs(values=values, offsets=offsets, token_ids=ids)
 
