@@ -326,7 +326,7 @@ def check_n_jobs(n_jobs: Any) -> int | None:
     """``None`` (use LLMSURROGATE_NUM_THREADS or all cores), a positive count or -k (joblib style)."""
     if n_jobs is None:
         return None
-    out = check_int(n_jobs, "n_jobs")
+    out = check_int(n_jobs, "n_jobs", minimum=-(2**31), maximum=2**31 - 1)
     if out == 0:
         raise InvalidArgumentError("argument `n_jobs` must not be 0; use a positive count, -1 for all cores, or None")
     return out

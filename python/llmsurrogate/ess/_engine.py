@@ -116,6 +116,8 @@ def check_grid(grid: Any, n: int) -> list[int]:
         return g
     if isinstance(grid, numbers.Real):
         grid = [grid]
+    if isinstance(grid, (str, bytes, dict)) or not hasattr(grid, "__iter__"):
+        raise InvalidArgumentError(f"argument `grid` must be a list of whole numbers (training sizes); got {grid!r}")
     vals = []
     for v in grid:
         if isinstance(v, bool) or not isinstance(v, numbers.Real) or not float(v).is_integer():

@@ -390,7 +390,8 @@ def arm_ess(data, outcome: str, treatment: str, arm: Any, prediction, features=N
         if prediction.ndim != 1 or prediction.shape[0] != len(frame):
             from ..exceptions import ShapeError
 
-            raise ShapeError(f"argument `prediction` has {prediction.shape[0]} values but `data` has {len(frame)} rows")
+            raise ShapeError(f"argument `prediction` must hold one value per row of `data` ({len(frame)}); got shape "
+                             f"{prediction.shape}")
         prediction = prediction[keep]
     if features is None:
         skip = {outcome, treatment} | ({prediction} if isinstance(prediction, str) else set())

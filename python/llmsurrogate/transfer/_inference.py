@@ -204,9 +204,7 @@ def coverage_bound(n: int, r: int, tau: float, side: str = "two", Gamma: float =
     >>> round(coverage_bound(44, 1, 0.95), 4)
     0.86
     """
-    n, r, side = check_int(n, "n", minimum=2), check_int(r, "r", minimum=1), _side(side)
-    if n <= r:
-        raise InvalidArgumentError(f"need n > r; got n = {n}, r = {r}")
+    (n, r), side = _n_r(n, r), _side(side)
     tau = check_probability(tau, "tau", high_open=False)
     g = check_gamma(Gamma)
     lead = (2 * tau - 1) if side == "two" else tau
@@ -221,7 +219,10 @@ def coverage_upper_bound(n: int, r: int, tau: float, side: str = "two", conserva
     (n, r), side = _n_r(n, r), _side(side)
     tau = check_probability(tau, "tau", high_open=False)
     conservative = check_flag(conservative, "conservative")
-    atom = math.exp(math.lgamma(n - r + 1) - math.lgamma(n + 2))
+    try:
+        atom = math.exp(math.lgamma(n - r + 1) - math.lgamma(n + 2))
+    except OverflowError:  # n beyond ~1e305: the atom (n - r)!/(n + 1)! <= 1/(n + 1) is 0 in floating point
+        atom = 0.0
     mult = 2 if (conservative and side == "two") else 1
     lead = (2 * tau - 1) if side == "two" else tau
     return min(1.0, lead * (n - r) / (n + 1) + (r + 1) / (n + 1) + mult * atom)
@@ -236,7 +237,7 @@ def tau_for_coverage(n: int, r: int, coverage: float, side: str = "two") -> floa
     c = check_probability(coverage, "coverage")
     adj = c * (n + 1) / (n - r)
     if adj > 1 + 1e-12:
-        raise InvalidArgumentError(f"coverage {c} cannot be guaranteed with n = {n}, r = {r}; the maximum is "
+        raise InvalidArgumentError(f"argument `coverage`: {c} cannot be guaranteed with n = {n}, r = {r}; the maximum is "
                                    f"(n - r)/(n + 1) = {(n - r) / (n + 1):.4f}")
     adj = min(adj, 1.0)
     return (1 + adj) / 2 if side == "two" else adj
@@ -272,7 +273,8 @@ def robust_level(tau: float, Gamma: float, n: int, r: int, side: str = "two", mo
     tau = check_probability(tau, "tau", high_open=False)
     g = check_gamma(Gamma)
     if (r + 1) * g >= n + 1:
-        raise InvalidArgumentError(f"Theorem R.1 needs (r + 1) Gamma < n + 1; got ({r} + 1) * {g} >= {n + 1}")
+        raise InvalidArgumentError(f"arguments `Gamma`, `n` and `r`: Theorem R.1 needs (r + 1) Gamma < n + 1; got "
+                                   f"({r} + 1) * {g} >= {n + 1}")
     if mode == "paper":
         tp = 1 - (1 - tau) / g
     else:
