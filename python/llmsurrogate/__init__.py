@@ -37,7 +37,7 @@ from .exceptions import *  # noqa: F403  (the LLMSurrogateError hierarchy, liste
 
 __version__: str = _core.__version__
 
-_SUBMODULES = {"quantiles", "datasets", "results", "rbridge", "demo", "cli", "transfer", "ess", "llm", "risk"}
+_SUBMODULES = {"quantiles", "datasets", "results", "rbridge", "demo", "cli", "transfer", "ess", "llm", "risk", "fe", "lookahead"}
 
 __all__ = ["__version__", "num_threads", *exceptions.__all__, *sorted(_SUBMODULES)]
 

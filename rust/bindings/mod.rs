@@ -11,6 +11,7 @@
 
 mod errors;
 mod ess;
+mod fe;
 mod parallel;
 mod quantiles;
 mod risk;
@@ -62,5 +63,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(risk::risk_point_metrics, m)?)?;
     m.add_function(wrap_pyfunction!(risk::risk_bootstrap, m)?)?;
     m.add_function(wrap_pyfunction!(risk::risk_bootstrap_indices, m)?)?;
+    m.add_function(wrap_pyfunction!(fe::fe_demean, m)?)?;
     Ok(())
 }

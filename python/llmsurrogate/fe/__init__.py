@@ -1,0 +1,33 @@
+"""Fixed-effects OLS for economists: :func:`feols` with pyfixest's formula syntax and defaults.
+
+Shared machinery (the lookahead-bias test builds on it; it imports no capability)::
+
+    >>> import numpy as np, pandas as pd
+    >>> from llmsurrogate import fe
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"firm": rng.integers(0, 20, 400), "date": rng.integers(0, 30, 400),
+    ...                    "x": rng.normal(size=400)})
+    >>> df["y"] = 2.0 * df["x"] + df["firm"] * 0.1 + rng.normal(size=400)
+    >>> fit = fe.feols("y ~ x | firm + date", df, vcov={"CRV1": "firm"})
+    >>> round(float(fit.coef()["x"]), 1)
+    2.0
+
+* :func:`feols` -- ``"y ~ x1 + x2 + x1:x2 | firm + date"``; ``vcov`` ``"iid"``, ``"hetero"`` (HC1),
+  ``{"CRV1": "date"}`` or ``{"CRV1": "firm+date"}``; analytic weights; singletons, collinear
+  regressors and rows with missing values dropped with a count and a warning.
+* :class:`FeolsResult` -- ``coef()``, ``se()``, ``tstat()``, ``pvalue()``, ``confint()``,
+  ``tidy()``, ``summary()``, ``nobs``, ``r2``, ``r2_within``, ``fe_levels``.
+* :func:`etable` -- several models side by side (text, LaTeX or a DataFrame).
+* :func:`demean` -- the within transformation alone (Rust, weighted, parallel over columns).
+
+The method, the small-sample corrections and the demeaning algorithm: docs/methods/lookahead.md §5.3.
+"""
+
+from __future__ import annotations
+
+from ._demean import Demeaned, demean
+from ._estimation import feols
+from ._formula import Formula, parse_formula
+from ._results import FeolsResult, etable
+
+__all__ = ["feols", "FeolsResult", "etable", "demean", "Demeaned", "Formula", "parse_formula"]

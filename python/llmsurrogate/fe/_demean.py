@@ -1,0 +1,85 @@
+"""The within transformation, Python side: fixed-effect codes, singleton removal, and the call
+into the Rust kernel (``rust/fe/demean.rs``: conjugate gradient on the symmetric Kaczmarz sweep,
+weighted, parallel over columns, GIL released).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import _core
+from ..exceptions import ConvergenceError, InvalidArgumentError
+
+#: Default relative tolerance of the demeaning (W-norm of the conjugate-gradient residual over the
+#: W-norm of the column).
+DEFAULT_TOL = 1e-12
+#: Default most iterations per column.
+DEFAULT_MAXITER = 10_000
+
+
+def factorize(values) -> tuple[np.ndarray, int]:
+    """Integer codes 0..G-1 (in order of first appearance) and G; missing values get -1."""
+    import pandas as pd
+
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    return codes.astype(np.int64), len(uniques)
+
+
+def recode(codes: np.ndarray) -> tuple[np.ndarray, int]:
+    """Codes renumbered 0..G-1 after rows were dropped (levels that lost every row disappear)."""
+    uniq, inv = np.unique(codes, return_inverse=True)
+    return inv.astype(np.uint32), len(uniq)
+
+
+def singleton_mask(codes: list[np.ndarray]) -> np.ndarray:
+    """Rows to keep after removing singletons as fixest does: a row alone in its level of any
+    fixed effect is dropped, repeatedly, until no fixed effect has a level with one row."""
+    n = len(codes[0]) if codes else 0
+    keep = np.ones(n, dtype=bool)
+    while True:
+        changed = False
+        for c in codes:
+            counts = np.bincount(c[keep], minlength=int(c.max()) + 1 if n else 0)
+            single = keep & (counts[c] == 1)
+            if single.any():
+                keep &= ~single
+                changed = True
+        if not changed:
+            return keep
+
+
+@dataclass(frozen=True)
+class Demeaned:
+    """Demeaned columns (n, p), iterations and final relative residual per column."""
+
+    values: np.ndarray
+    iterations: np.ndarray
+    residual: np.ndarray
+    converged: bool
+
+
+def demean(x: np.ndarray, codes: list[np.ndarray], weights: np.ndarray | None = None, *,
+           tol: float = DEFAULT_TOL, maxiter: int = DEFAULT_MAXITER, n_jobs: int | None = None) -> Demeaned:
+    """Demean the columns of ``x`` (n, p) over the fixed effects ``codes`` (each 0..G-1, length n),
+    with optional weights. Raises :class:`ConvergenceError` when a column misses ``tol`` after
+    ``maxiter`` iterations."""
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim == 1:
+        x = x[:, None]
+    n, p = x.shape
+    if not codes:
+        raise InvalidArgumentError("argument `codes`: pass at least one fixed effect")
+    stacked = np.ascontiguousarray(np.vstack([np.asarray(c, dtype=np.uint32) for c in codes]))
+    n_groups = [int(c.max()) + 1 if n else 0 for c in stacked]
+    w = None if weights is None else np.ascontiguousarray(weights, dtype=np.float64)
+    values, iters, resid, converged = _core.fe_demean(
+        np.ascontiguousarray(x.T), stacked, n_groups, w, float(tol), int(maxiter), n_jobs)
+    if not converged:
+        worst = int(np.argmax(resid))
+        raise ConvergenceError(
+            f"demeaning did not converge: column {worst} has relative residual {resid[worst]:.3g} > "
+            f"fixef_tol={tol:g} after fixef_maxiter={maxiter} iterations; raise `fixef_maxiter` or `fixef_tol`"
+        )
+    return Demeaned(values=values.T, iterations=np.asarray(iters), residual=np.asarray(resid), converged=bool(converged))

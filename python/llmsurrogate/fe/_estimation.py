@@ -1,0 +1,237 @@
+"""``feols``: OLS with absorbed fixed effects (pyfixest's formula syntax and defaults)."""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+
+from .._validation import as_frame, check_n_jobs, require_columns
+from ..exceptions import InvalidArgumentError, LLMSurrogateWarning
+from ._demean import DEFAULT_MAXITER, DEFAULT_TOL, demean, factorize, recode, singleton_mask
+from ._formula import parse_formula
+from ._results import FeolsResult
+from ._vcov import compute_vcov, parse_vcov
+
+#: Relative pivot below which a regressor counts as collinear with the ones before it (and the
+#: fixed effects): its demeaned, partialled-out sum of squares over its raw sum of squares.
+COLLIN_TOL = 1e-9
+
+
+def _numeric(frame, col: str) -> np.ndarray:
+    import pandas as pd
+
+    s = frame[col]
+    if not (pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s)) or pd.api.types.is_complex_dtype(s):
+        raise InvalidArgumentError(
+            f"argument `fml`: column {col!r} is not numeric (dtype {s.dtype}); regressors and the outcome must be "
+            "numbers (make dummies or codes first; categorical fixed effects go after `|`)")
+    return s.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def _drop_collinear(A: np.ndarray, raw_ss: np.ndarray, names: list[str], tol: float) -> list[int]:
+    """Indices of the columns kept by a Cholesky sweep that drops a column whose pivot is below
+    ``tol`` times its raw sum of squares (collinear with the kept ones or absorbed by the fixed
+    effects)."""
+    k = A.shape[0]
+    keep: list[int] = []
+    L = np.zeros((k, k))
+    for j in range(k):
+        if keep:
+            lj = np.linalg.solve(L[np.ix_(keep, keep)], A[keep, j]) if keep else np.zeros(0)
+            pivot = A[j, j] - lj @ lj
+        else:
+            lj = np.zeros(0)
+            pivot = A[j, j]
+        if raw_ss[j] <= 0 or pivot <= tol * raw_ss[j]:
+            continue
+        L[j, keep] = lj
+        L[j, j] = np.sqrt(pivot)
+        keep.append(j)
+    return keep
+
+
+def feols(fml: str, data, vcov=None, weights=None, *, fixef_rm: str = "singleton", fixef_tol: float = DEFAULT_TOL,
+          fixef_maxiter: int = DEFAULT_MAXITER, collin_tol: float = COLLIN_TOL, n_jobs: int | None = None) -> FeolsResult:
+    """OLS of ``fml`` with absorbed fixed effects, as ``pyfixest.feols`` (same formula syntax and
+    default small-sample corrections; docs/methods/lookahead.md §5.3).
+
+    Parameters
+    ----------
+    fml : str
+        ``"y ~ x1 + x2 + x1:x2 | firm + date"``: numeric regressors, ``:`` and ``*`` interactions, and
+        after ``|`` any number of fixed effects (``a^b`` for an interacted one). Without ``|`` an
+        intercept is fitted.
+    data : pandas or polars DataFrame, or a mapping of column name to values.
+    vcov : ``"iid"`` (default), ``"hetero"`` (HC1), ``{"CRV1": "date"}`` or ``{"CRV1": "firm+date"}``.
+    weights : None, a column name of ``data``, or an array of n non-negative analytic weights.
+    fixef_rm : ``"singleton"`` (default, as pyfixest: rows alone in a fixed-effect level are dropped,
+        repeatedly, with a count and a warning) or ``"none"``.
+    fixef_tol, fixef_maxiter : tolerance and iteration cap of the demeaning (relative residual of its
+        conjugate-gradient iteration; :class:`ConvergenceError` when missed).
+    collin_tol : relative pivot below which a regressor is dropped as collinear (with a warning).
+    n_jobs : threads of the demeaning (None: ``LLMSURROGATE_NUM_THREADS`` or all cores).
+
+    Rows with a missing value in any column used (outcome, regressors, fixed effects, cluster
+    columns, weights) are dropped and counted. Returns a :class:`FeolsResult`.
+    """
+    import pandas as pd
+
+    started = time.perf_counter()
+    form = parse_formula(fml)
+    spec = parse_vcov(vcov)
+    if fixef_rm not in ("singleton", "none"):
+        raise InvalidArgumentError(f"argument `fixef_rm` must be 'singleton' or 'none'; got {fixef_rm!r}")
+    if not (isinstance(fixef_tol, (int, float)) and 0 < fixef_tol < 1):
+        raise InvalidArgumentError(f"argument `fixef_tol` must lie in (0, 1); got {fixef_tol!r}")
+    if not (isinstance(fixef_maxiter, (int, np.integer)) and fixef_maxiter >= 1):
+        raise InvalidArgumentError(f"argument `fixef_maxiter` must be an integer >= 1; got {fixef_maxiter!r}")
+    n_jobs = check_n_jobs(n_jobs)
+    frame = as_frame(data, "data")
+    require_columns(frame, form.columns(), "data")
+    require_columns(frame, list(spec.clusters), "data")
+    n_input = len(frame)
+    if n_input == 0:
+        raise InvalidArgumentError("argument `data` has no rows")
+
+    y = _numeric(frame, form.outcome)
+    cols = {c: _numeric(frame, c) for t in form.terms for c in t}
+    X = np.column_stack([np.prod([cols[c] for c in t], axis=0) for t in form.terms]) if form.terms else np.zeros((n_input, 0))
+    if form.intercept:
+        X = np.column_stack([np.ones(n_input), X])
+    names = form.term_names
+
+    if weights is None:
+        w = None
+        weights_name = None
+    else:
+        if isinstance(weights, str):
+            require_columns(frame, [weights], "data")
+            w = _numeric(frame, weights)
+            weights_name = weights
+        else:
+            w = np.asarray(weights, dtype=np.float64).ravel()
+            weights_name = "array"
+            if len(w) != n_input:
+                raise InvalidArgumentError(f"argument `weights` has {len(w)} values for {n_input} rows of `data`")
+        if np.any(w[np.isfinite(w)] < 0):
+            raise InvalidArgumentError("argument `weights` has negative values; weights must be >= 0")
+        if np.any(np.isinf(w)):
+            raise InvalidArgumentError("argument `weights` has infinite values")
+
+    fe_raw = []
+    for fe in form.fixef:
+        if len(fe) == 1:
+            codes, _ = factorize(frame[fe[0]].to_numpy())
+        else:
+            parts = [factorize(frame[c].to_numpy())[0] for c in fe]
+            key = pd.MultiIndex.from_arrays(parts)
+            codes, _ = factorize(key)
+            codes = np.where(np.any(np.column_stack(parts) < 0, axis=1), -1, codes)
+        fe_raw.append(codes)
+    cl_raw = [factorize(frame[c].to_numpy())[0] for c in spec.clusters]
+
+    ok = np.isfinite(y) & np.all(np.isfinite(X), axis=1)
+    for c in fe_raw + cl_raw:
+        ok &= c >= 0
+    if w is not None:
+        ok &= np.isfinite(w)
+    notes: list[str] = []
+    n_nan = int(n_input - ok.sum())
+    if n_nan:
+        msg = f"{n_nan} row(s) dropped for missing values (NaN/None) in the columns used"
+        notes.append(msg)
+        warnings.warn(msg, LLMSurrogateWarning, stacklevel=2)
+    if not ok.any():
+        raise InvalidArgumentError("argument `data`: no row is complete in the columns the formula uses")
+
+    n_singletons = 0
+    if fe_raw:
+        codes_ok = [recode(c[ok])[0] for c in fe_raw]
+        if fixef_rm == "singleton":
+            keep_sub = singleton_mask(codes_ok)
+            n_singletons = int((~keep_sub).sum())
+            if n_singletons:
+                idx = np.flatnonzero(ok)
+                ok[idx[~keep_sub]] = False
+                msg = f"{n_singletons} singleton observation(s) dropped (alone in a fixed-effect level; fixef_rm='singleton')"
+                notes.append(msg)
+                warnings.warn(msg, LLMSurrogateWarning, stacklevel=2)
+    n = int(ok.sum())
+    if n == 0:
+        raise InvalidArgumentError("argument `data`: no observation is left after dropping missing values and singletons")
+    y, X = y[ok], X[ok]
+    w = None if w is None else w[ok]
+    if w is not None and not np.any(w > 0):
+        raise InvalidArgumentError("argument `weights`: all weights of the estimation sample are zero")
+    fe_codes = [recode(c[ok])[0] for c in fe_raw]
+    cl_codes = [recode(c[ok])[0] for c in cl_raw]
+    ww = np.ones(n) if w is None else w
+
+    iterations, residual = 0, 0.0
+    if fe_codes:
+        dm = demean(np.column_stack([y, X]), fe_codes, w, tol=fixef_tol, maxiter=fixef_maxiter, n_jobs=n_jobs)
+        yt, Xt = dm.values[:, 0], dm.values[:, 1:]
+        iterations = int(dm.iterations.max())
+        residual = float(dm.residual.max())
+    else:
+        yt, Xt = y, X
+
+    A = Xt.T @ (Xt * ww[:, None])
+    raw_ss = (X**2 * ww[:, None]).sum(axis=0)
+    keep = _drop_collinear(A, raw_ss, names, collin_tol)
+    dropped = [names[j] for j in range(len(names)) if j not in keep]
+    if dropped:
+        msg = f"collinear regressor(s) dropped: {', '.join(dropped)} (collinear with the other regressors or the fixed effects)"
+        notes.append(msg)
+        warnings.warn(msg, LLMSurrogateWarning, stacklevel=2)
+    if not keep:
+        raise InvalidArgumentError("argument `fml`: every regressor is collinear with the fixed effects; nothing to estimate")
+    names = [names[j] for j in keep]
+    Xt, A = Xt[:, keep], A[np.ix_(keep, keep)]
+    b = Xt.T @ (ww * yt)
+    beta = np.linalg.solve(A, b)
+    bread = np.linalg.inv(A)
+    bread = (bread + bread.T) / 2
+    resid = yt - Xt @ beta
+
+    fe_names = form.fixef_names
+    vc = compute_vcov(spec, X=Xt, resid=resid, w=w, bread=bread, fe_codes=fe_codes, fe_names=fe_names,
+                      cluster_codes=cl_codes)
+    ssu = float(np.sum(ww * resid**2))
+    ybar = float(np.sum(ww * y) / np.sum(ww))
+    ssy = float(np.sum(ww * (y - ybar) ** 2))
+    r2 = 1 - ssu / ssy if ssy > 0 else float("nan")
+    if fe_codes:
+        ssy_w = float(np.sum(ww * yt**2))
+        r2_within = 1 - ssu / ssy_w if ssy_w > 0 else float("nan")
+    else:
+        r2_within = float("nan")
+    return FeolsResult(
+        formula=form.text,
+        outcome=form.outcome,
+        terms=list(names),
+        beta=beta,
+        vcov_matrix=vc.vcov,
+        vcov_type=spec.label,
+        df_t=int(vc.df_t),
+        df_k=int(vc.df_k),
+        nobs=n,
+        n_input=n_input,
+        n_dropped_nan=n_nan,
+        n_dropped_singletons=n_singletons,
+        dropped_collinear=dropped,
+        fixef=fe_names,
+        fe_levels={name: int(c.max()) + 1 for name, c in zip(fe_names, fe_codes)},
+        n_clusters={name: int(c.max()) + 1 for name, c in zip(spec.clusters, cl_codes)},
+        r2=r2,
+        r2_within=r2_within,
+        rmse=float(np.sqrt(ssu / n)),
+        weights=weights_name,
+        demean_iterations=iterations,
+        demean_residual=residual,
+        demean_tol=float(fixef_tol),
+        seconds=time.perf_counter() - started,
+        notes=tuple(notes),
+    )

@@ -1,0 +1,208 @@
+"""The result of :func:`llmsurrogate.fe.feols` and :func:`etable`, the side-by-side table."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import InvalidArgumentError
+from ..results import Result, Summary, result_dataclass
+
+
+@result_dataclass
+class FeolsResult(Result):
+    """A fitted fixed-effects OLS: coefficients, their variance, fit statistics and what was
+    dropped. Accessors follow pyfixest: :meth:`coef`, :meth:`se`, :meth:`tstat`, :meth:`pvalue`
+    (pandas Series indexed by term), :meth:`confint`, :meth:`tidy`, :meth:`vcov`."""
+
+    formula: str
+    outcome: str
+    terms: list
+    beta: Any  # ndarray (k,)
+    vcov_matrix: Any  # ndarray (k, k)
+    vcov_type: str
+    df_t: int
+    df_k: int
+    nobs: int
+    n_input: int
+    n_dropped_nan: int
+    n_dropped_singletons: int
+    dropped_collinear: list
+    fixef: list
+    fe_levels: dict
+    n_clusters: dict
+    r2: float
+    r2_within: float
+    rmse: float
+    weights: Any
+    demean_iterations: int
+    demean_residual: float
+    demean_tol: float
+    seconds: float
+    notes: tuple = ()
+
+    def _series(self, values, name: str):
+        import pandas as pd
+
+        return pd.Series(np.asarray(values, dtype=float), index=pd.Index(self.terms, name="Coefficient"), name=name)
+
+    def coef(self):
+        """Estimates, indexed by term."""
+        return self._series(self.beta, "Estimate")
+
+    def vcov(self):
+        """The variance matrix as a DataFrame indexed by term."""
+        import pandas as pd
+
+        return pd.DataFrame(np.asarray(self.vcov_matrix), index=self.terms, columns=self.terms)
+
+    def se(self):
+        """Standard errors (square roots of the variance's diagonal)."""
+        return self._series(np.sqrt(np.diag(np.asarray(self.vcov_matrix))), "Std. Error")
+
+    def tstat(self):
+        """t statistics."""
+        return self._series(np.asarray(self.beta) / np.sqrt(np.diag(np.asarray(self.vcov_matrix))), "t value")
+
+    def pvalue(self):
+        """Two-sided p-values from the t distribution with ``df_t`` degrees of freedom
+        (``N - df_k`` for iid/hetero, ``G - 1`` for clustered)."""
+        from scipy.stats import t
+
+        return self._series(2 * t.sf(np.abs(self.tstat().to_numpy()), self.df_t), "Pr(>|t|)")
+
+    def confint(self, alpha: float = 0.05):
+        """``1 - alpha`` confidence intervals (t quantiles with ``df_t`` df); columns as pyfixest
+        (``"2.5%"``, ``"97.5%"``)."""
+        import pandas as pd
+        from scipy.stats import t
+
+        if not (0 < alpha < 1):
+            raise InvalidArgumentError(f"argument `alpha` must lie in (0, 1); got {alpha!r}")
+        z = t.ppf(1 - alpha / 2, self.df_t)
+        b, s = self.coef().to_numpy(), self.se().to_numpy()
+        lo, hi = f"{100 * alpha / 2:g}%", f"{100 * (1 - alpha / 2):g}%"
+        return pd.DataFrame({lo: b - z * s, hi: b + z * s}, index=pd.Index(self.terms, name="Coefficient"))
+
+    def tidy(self, alpha: float = 0.05):
+        """One row per term: term, estimate, std_error, statistic, p_value, conf_low, conf_high."""
+        import pandas as pd
+
+        ci = self.confint(alpha)
+        return pd.DataFrame({
+            "term": list(self.terms),
+            "estimate": self.coef().to_numpy(),
+            "std_error": self.se().to_numpy(),
+            "statistic": self.tstat().to_numpy(),
+            "p_value": self.pvalue().to_numpy(),
+            "conf_low": ci.iloc[:, 0].to_numpy(),
+            "conf_high": ci.iloc[:, 1].to_numpy(),
+        })
+
+    def summary(self) -> Summary:
+        facts: dict[str, Any] = {
+            "Formula": self.formula,
+            "Observations": self.nobs,
+            "Standard errors": self.vcov_type,
+        }
+        for name, g in self.n_clusters.items():
+            facts[f"Clusters ({name})"] = g
+        for name, g in self.fe_levels.items():
+            facts[f"Fixed effect {name}"] = f"{g} levels"
+        facts["R2"] = self.r2
+        if self.fixef:
+            facts["Within R2"] = self.r2_within
+            facts["Demeaning"] = (f"{self.demean_iterations} iteration(s), relative residual "
+                                  f"{self.demean_residual:.2g} (tol {self.demean_tol:g})")
+        if self.weights is not None:
+            facts["Weights"] = self.weights
+        notes = list(self.notes)
+        notes.append(f"t tests with {self.df_t} degrees of freedom; small-sample corrections as pyfixest's defaults "
+                     "(docs/methods/lookahead.md §5.3.1).")
+        return Summary(f"OLS with fixed effects: {self.outcome}", facts=facts, tables=[("", self.tidy())],
+                       notes=notes, float_format="{:.6g}")
+
+
+def _stars(p: float) -> str:
+    return "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < 0.05 else ""
+
+
+def etable(models, *, type: str = "text", digits: int = 3, stars: bool = True):
+    """Side-by-side table of several :class:`FeolsResult`: estimates with significance stars
+    (``*** p<0.001, ** p<0.01, * p<0.05``) and standard errors in parentheses below, then the fixed
+    effects, standard-error type, observations, R² and within R².
+
+    ``type="text"`` returns a string, ``"tex"`` a LaTeX ``tabular`` (booktabs), ``"df"`` the
+    table as a pandas DataFrame.
+    """
+    import pandas as pd
+
+    if isinstance(models, FeolsResult):
+        models = [models]
+    models = list(models)
+    if not models or not all(isinstance(m, FeolsResult) for m in models):
+        raise InvalidArgumentError("argument `models` must be one FeolsResult or a list of them")
+    if type not in ("text", "tex", "df"):
+        raise InvalidArgumentError(f"argument `type` must be 'text', 'tex' or 'df'; got {type!r}")
+    fmt = f"{{:.{int(digits)}f}}"
+    terms: list[str] = []
+    for m in models:
+        terms += [t for t in m.terms if t not in terms]
+    fes: list[str] = []
+    for m in models:
+        fes += [f for f in m.fixef if f not in fes]
+    cols = [f"({i + 1})" for i in range(len(models))]
+    rows: list[tuple[str, list[str]]] = [("", [m.outcome for m in models])]
+    for t in terms:
+        est, err = [], []
+        for m in models:
+            if t in m.terms:
+                j = m.terms.index(t)
+                p = float(m.pvalue().iloc[j])
+                est.append(fmt.format(float(np.asarray(m.beta)[j])) + (_stars(p) if stars else ""))
+                err.append("(" + fmt.format(float(m.se().iloc[j])) + ")")
+            else:
+                est.append("")
+                err.append("")
+        rows += [(t, est), ("", err)]
+    for f in fes:
+        rows.append((f"FE: {f}", ["x" if f in m.fixef else "-" for m in models]))
+    rows.append(("S.E. type", [m.vcov_type for m in models]))
+    rows.append(("Observations", [f"{m.nobs:,}" for m in models]))
+    rows.append(("R2", [fmt.format(m.r2) for m in models]))
+    if fes:
+        rows.append(("Within R2", [fmt.format(m.r2_within) if m.fixef else "-" for m in models]))
+    frame = pd.DataFrame([r[1] for r in rows], index=[r[0] for r in rows], columns=cols)
+    if type == "df":
+        return frame
+    note = "Significance: *** p<0.001, ** p<0.01, * p<0.05. Standard errors in parentheses." if stars else \
+        "Standard errors in parentheses."
+    if type == "text":
+        width0 = max(len(r[0]) for r in rows)
+        widths = [max(len(c), *(len(r[1][i]) for r in rows)) for i, c in enumerate(cols)]
+        line = lambda label, cells: "  ".join([f"{label:<{width0}}"] + [f"{c:>{w}}" for c, w in zip(cells, widths)])
+        rule = "-" * len(line("", cols))
+        out = [line("", cols), rule]
+        n_coef_rows = 1 + 2 * len(terms)
+        for i, (label, cells) in enumerate(rows):
+            out.append(line(label, cells))
+            if i == 0 or i == n_coef_rows - 1:
+                out.append(rule)
+        out += [rule, note]
+        return "\n".join(out)
+    esc = lambda s: (s.replace("\\", r"\textbackslash{}").replace("_", r"\_").replace("%", r"\%")
+                     .replace("&", r"\&").replace("#", r"\#").replace("$", r"\$"))
+    tex_cell = lambda s: s.replace("***", "$^{***}$") if "***" in s else s.replace("**", "$^{**}$") if "**" in s else \
+        s.replace("*", "$^{*}$")
+    out = [r"\begin{tabular}{l" + "c" * len(models) + "}", r"\toprule",
+           " & ".join([""] + cols) + r" \\"]
+    n_coef_rows = 1 + 2 * len(terms)
+    for i, (label, cells) in enumerate(rows):
+        out.append(" & ".join([esc(label)] + [tex_cell(esc(c)) for c in cells]) + r" \\")
+        if i == 0 or i == n_coef_rows - 1:
+            out.append(r"\midrule")
+    out += [r"\bottomrule", r"\multicolumn{" + str(len(models) + 1) + r"}{l}{\footnotesize " + esc(note).replace(
+        "*** p", "$^{***}$ p").replace("** p", "$^{**}$ p").replace("* p", "$^{*}$ p") + "}", r"\end{tabular}"]
+    return "\n".join(out)

@@ -1,0 +1,139 @@
+"""Variance estimators of the fixed-effects OLS and their small-sample corrections, as pyfixest
+0.60 applies them by default (``ssc(k_adj=True, k_fixef="nonnested", G_adj=True, G_df="min")``,
+fixest's defaults; docs/methods/lookahead.md §5.3.1).
+
+Notation: N rows, k regressors (after collinear ones are dropped), ``bread = (X̃'WX̃)^-1``, scores
+``s_i = w_i x̃_i e_i``, fixed effects with L_1..L_m levels. The fixed-effect degrees of freedom are
+``k_fe = ΣL_f − (m − 1)`` (one level per extra fixed effect is redundant), and
+
+* ``iid``: ``V = bread · Σ w_i e_i² / (N − df_k)``, ``df_k = k + k_fe``; t with ``N − df_k`` df;
+* ``hetero`` (HC1): ``V = N/(N − df_k) · bread (Σ s_i s_iᵀ) bread``; t with ``N − df_k`` df;
+* ``CRV1``: ``V = Σ_c sign_c · (N−1)/(N−df_k) · G/(G−1) · bread (Σ_g S_g S_gᵀ) bread`` over the
+  cluster dimensions c (one; or for two-way ``a+b``: a, b and their intersection with sign −1),
+  ``G = min`` of the dimensions' cluster counts; a fixed effect nested in a cluster dimension (each
+  of its levels inside one cluster) does not count: ``df_k = k + k_fe − Σ_{nested} L_f +
+  #nested``; t with ``G − 1`` df.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..exceptions import InvalidArgumentError
+
+
+@dataclass(frozen=True)
+class VcovSpec:
+    """A parsed ``vcov`` argument: ``kind`` in iid/hetero/CRV1 and the cluster columns."""
+
+    kind: str
+    clusters: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        if self.kind == "CRV1":
+            return "CRV1 by " + "+".join(self.clusters)
+        return {"iid": "iid", "hetero": "hetero (HC1)"}[self.kind]
+
+
+def parse_vcov(vcov) -> VcovSpec:
+    """``"iid"``, ``"hetero"`` / ``"HC1"``, or ``{"CRV1": "col"}`` / ``{"CRV1": "a+b"}``."""
+    if vcov is None:
+        return VcovSpec("iid")
+    if isinstance(vcov, str):
+        key = vcov.strip()
+        if key == "iid":
+            return VcovSpec("iid")
+        if key in ("hetero", "HC1"):
+            return VcovSpec("hetero")
+    elif isinstance(vcov, dict) and len(vcov) == 1:
+        (kind, cols), = vcov.items()
+        if kind == "CRV1" and isinstance(cols, str):
+            names = tuple(c.strip() for c in cols.split("+"))
+            if 1 <= len(names) <= 2 and all(names) and len(set(names)) == len(names):
+                return VcovSpec("CRV1", names)
+    raise InvalidArgumentError(
+        f"argument `vcov` must be 'iid', 'hetero' (HC1), {{'CRV1': 'col'}} or {{'CRV1': 'col1+col2'}}; got {vcov!r}"
+    )
+
+
+def _nested(fe_codes: np.ndarray, cluster_codes: np.ndarray) -> bool:
+    """Every level of the fixed effect lies inside one cluster."""
+    order = np.lexsort((cluster_codes, fe_codes))
+    f, c = fe_codes[order], cluster_codes[order]
+    same_level = f[1:] == f[:-1]
+    return not np.any(same_level & (c[1:] != c[:-1]))
+
+
+def _meat_clusters(scores: np.ndarray, codes: np.ndarray, groups: int) -> np.ndarray:
+    sums = np.zeros((groups, scores.shape[1]))
+    np.add.at(sums, codes, scores)
+    return sums.T @ sums
+
+
+@dataclass(frozen=True)
+class VcovResult:
+    vcov: np.ndarray
+    df_k: int
+    df_t: int
+    ssc: tuple[float, ...]
+    n_clusters: tuple[int, ...]
+
+
+def compute_vcov(spec: VcovSpec, *, X: np.ndarray, resid: np.ndarray, w: np.ndarray | None, bread: np.ndarray,
+                 fe_codes: list[np.ndarray], fe_names: list[str], cluster_codes: list[np.ndarray]) -> VcovResult:
+    """The variance of the coefficients (see the module docstring). ``X`` and ``resid`` are the
+    demeaned regressors and the residuals (unweighted); ``cluster_codes`` one code array per
+    cluster column of ``spec``."""
+    n, k = X.shape
+    levels = [int(c.max()) + 1 for c in fe_codes]
+    m = len(levels)
+    k_fe = sum(levels) - (m - 1) if m > 1 else sum(levels)
+    ww = np.ones(n) if w is None else w
+    scores = X * (ww * resid)[:, None]
+    if spec.kind == "iid":
+        df_k = k + k_fe
+        if n - df_k <= 0:
+            raise InvalidArgumentError(
+                f"argument `data`: {n} rows leave no residual degrees of freedom for {k} regressors and {k_fe} fixed-effect levels")
+        sigma2 = float(np.sum(ww * resid**2)) / (n - df_k)
+        return VcovResult(bread * sigma2, df_k, n - df_k, ((n - 1) / (n - df_k),), ())
+    if spec.kind == "hetero":
+        df_k = k + k_fe
+        if n - df_k <= 0:
+            raise InvalidArgumentError(
+                f"argument `data`: {n} rows leave no residual degrees of freedom for {k} regressors and {k_fe} fixed-effect levels")
+        adj = n / (n - df_k)
+        return VcovResult(adj * bread @ (scores.T @ scores) @ bread, df_k, n - df_k, (adj,), ())
+    # CRV1
+    dims: list[tuple[np.ndarray, int, str]] = []
+    for name, c in zip(spec.clusters, cluster_codes):
+        g = int(c.max()) + 1
+        if g < 2:
+            raise InvalidArgumentError(
+                f"argument `vcov`: cluster column {name!r} has a single level in the estimation sample; "
+                "clustered standard errors need at least two clusters")
+        dims.append((c, g, name))
+    if len(dims) == 2:
+        inter = dims[0][0].astype(np.int64) * dims[1][1] + dims[1][0]
+        _, inter_codes = np.unique(inter, return_inverse=True)
+        dims.append((inter_codes, int(inter_codes.max()) + 1, "+".join(spec.clusters)))
+    signs = [1.0, 1.0, -1.0][: len(dims)]
+    g_min = min(d[1] for d in dims)
+    # fixed effects nested in a cluster dimension
+    nested_levels, n_nested = 0, 0
+    for fname, fc, lev in zip(fe_names, fe_codes, levels):
+        if fname in spec.clusters or any(_nested(fc, d[0]) for d in dims):
+            nested_levels += lev
+            n_nested += 1
+    df_k = k + k_fe - nested_levels + n_nested if n_nested else k + k_fe
+    if n - df_k <= 0:
+        raise InvalidArgumentError(
+            f"argument `data`: {n} rows leave no residual degrees of freedom for {k} regressors and the fixed effects")
+    adj = (n - 1) / (n - df_k) * g_min / (g_min - 1)
+    v = np.zeros((k, k))
+    for (codes, g, _), sign in zip(dims, signs):
+        v += sign * adj * (bread @ _meat_clusters(scores, codes, g) @ bread)
+    return VcovResult(v, df_k, g_min - 1, (adj,) * len(dims), tuple(d[1] for d in dims))

@@ -1,0 +1,12 @@
+//! Fixed-effects regression kernels (docs/methods/lookahead.md §5.3): the within transformation
+//! ("demeaning") of several columns over several absorbed fixed effects, weighted.
+//!
+//! * [`demean`]: conjugate gradient on the symmetric Kaczmarz sweep (reghdfe's `cg` acceleration of
+//!   alternating projections), parallel over columns; converges on poorly connected panels where
+//!   plain alternating projections crawl. One fixed effect is solved exactly in one pass.
+//!
+//! Builds on `common/` only.
+
+pub mod demean;
+
+pub use demean::{demean, DemeanOutput, FixedEffects};
