@@ -12,6 +12,7 @@
 
 pub mod common;
 pub mod ess;
+pub mod lookahead;
 pub mod fe;
 pub mod risk;
 pub mod transfer;

@@ -12,6 +12,7 @@
 mod errors;
 mod ess;
 mod fe;
+mod lookahead;
 mod parallel;
 mod quantiles;
 mod risk;
@@ -63,6 +64,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(risk::risk_point_metrics, m)?)?;
     m.add_function(wrap_pyfunction!(risk::risk_bootstrap, m)?)?;
     m.add_function(wrap_pyfunction!(risk::risk_bootstrap_indices, m)?)?;
+    lookahead::register(m)?;
     m.add_function(wrap_pyfunction!(fe::fe_demean, m)?)?;
     Ok(())
 }
