@@ -12,6 +12,9 @@ A backend scores prompts; it knows nothing about tasks or rows:
 * ``prompt_logprobs(prompts)`` -- :class:`RaggedLogprobs`: log p of every prompt token given the
   ones before (flat float32 values + int64 offsets, no Python object per token);
 * ``generate(prompts, max_new_tokens)`` -- greedy continuations (text).
+* optional, ``prompt_logprob_moments(prompts)`` -- ``(RaggedLogprobs, mu, sigma)``: also the mean
+  and standard deviation of the log-probability over the whole vocabulary at every position
+  (Min-K%++ in ``llmsurrogate.lookahead``); TransformersBackend has it, vLLM cannot give it.
 
 :class:`CallableBackend` implements the protocol from a Python function of the prompt text: an
 exact "oracle" for tests and examples without torch, and a way to plug any scorer in.

@@ -381,6 +381,43 @@ class TransformersBackend(TokenizerMixin):
                 values[offsets[i] + 1: offsets[i + 1]] = lp.cpu().numpy()
         return RaggedLogprobs(values=values, offsets=offsets, token_ids=token_ids)
 
+    def prompt_logprob_moments(self, prompts: Sequence[str]):
+        """:meth:`prompt_logprobs` plus, at every scored position j, the mean and standard deviation
+        of the log-probability over the whole vocabulary under the next-token distribution p_j:
+        mu_j = sum_v p_j(v) log p_j(v), sigma_j^2 = sum_v p_j(v) (log p_j(v) - mu_j)^2 (Min-K%++,
+        docs/methods/lookahead.md §1.4). Returns ``(RaggedLogprobs, mu, sigma)``, the last two flat
+        float64 arrays aligned with the values (NaN at each prompt's first token). Log-softmax in
+        float32, moments in float64."""
+        torch = self._torch
+        prompts = check_prompts(prompts)
+        seqs = self._encode(prompts)
+        lens = np.array([len(s) for s in seqs], dtype=np.int64)
+        offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+        values = np.full(offsets[-1], np.nan, dtype=np.float32)
+        mu = np.full(offsets[-1], np.nan, dtype=np.float64)
+        sigma = np.full(offsets[-1], np.nan, dtype=np.float64)
+        token_ids = np.concatenate([np.asarray(s, dtype=np.int64) for s in seqs]).astype(np.int32)
+        for idx in self._batches(lens.tolist()):
+            batch = [seqs[i] for i in idx]
+            logits, offs = self._forward(batch)
+            for j, i in enumerate(idx):
+                s, o = batch[j], offs[j]
+                n = len(s)
+                if n < 2:
+                    continue
+                lsm = torch.log_softmax(logits[j, o: o + n - 1, : self.vocab_size].float(), dim=-1)
+                nxt = torch.tensor(s[1:], device=self.device)
+                lp = lsm.gather(-1, nxt[:, None])[:, 0]
+                ld = lsm.double()
+                p = ld.exp()
+                m = (p * ld).sum(-1)
+                var = (p * (ld - m[:, None]) ** 2).sum(-1)
+                a = offsets[i] + 1
+                values[a: offsets[i + 1]] = lp.cpu().numpy()
+                mu[a: offsets[i + 1]] = m.cpu().numpy()
+                sigma[a: offsets[i + 1]] = var.clamp_min(0).sqrt().cpu().numpy()
+        return RaggedLogprobs(values=values, offsets=offsets, token_ids=token_ids), mu, sigma
+
     def generate(self, prompts: Sequence[str], max_new_tokens: int = 16) -> list[str]:
         """Greedy continuations (left padding, as generation needs)."""
         torch = self._torch

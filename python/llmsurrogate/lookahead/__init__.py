@@ -1,0 +1,45 @@
+"""Lookahead bias in LLM forecasts (Gao, Jiang & Yan 2026; the method as implemented:
+``docs/methods/lookahead.md``).
+
+* :func:`lap` -- Lookahead Propensity of each text: exp of the mean log-probability of its K% least
+  likely prompt tokens (Min-K% Prob; ``method="mean"`` for all tokens, ``"min_k_plus_plus"`` for
+  Min-K%++ z-scores on backends with vocabulary moments), per-token log-probabilities cached.
+* :func:`lap_from_logprobs` -- the same from cached per-token log-probabilities (no model pass):
+  a Rust reduction, parallel over texts.
+* :func:`news_prompt`, :func:`earnings_call_prompt` -- the paper's two prompts (Figures I and II),
+  byte for byte; :func:`parse_answer`, :func:`parse_answers` -- signal (-1/0/+1, or five CapEx
+  levels) and confidence from the answers.
+
+Modules by role: ``_lap`` (LAP), ``_prompts`` (templates and parsing). The regression test, its
+bootstrap, the command line and the demo are not built yet.
+
+Examples
+--------
+>>> import numpy as np
+>>> lp = np.array([np.nan, -0.5, -7.25, -0.01, -3.0], dtype=np.float32)  # one text, 4 scored tokens
+>>> float(np.log(lap_from_logprobs((lp, [0, 5]), k=0.2)[0]))  # k = max(1, floor(0.8)) = 1 token
+-7.25
+>>> parse_answer("{bad}\\n{0.7}\\n{Weak guidance.}").signal
+-1.0
+"""
+
+from ._lap import LAP_METHODS, SIGMA_FLOOR, lap, lap_from_logprobs, prompt_logprob_moments_cached
+from ._prompts import (
+    EARNINGS_CALL_LABELS,
+    EARNINGS_CALL_TEMPLATE,
+    NEWS_LABELS,
+    NEWS_TEMPLATE,
+    TRANSCRIPT_WORDS,
+    ParsedAnswer,
+    earnings_call_prompt,
+    first_words,
+    news_prompt,
+    parse_answer,
+    parse_answers,
+)
+
+__all__ = [
+    "lap", "lap_from_logprobs", "prompt_logprob_moments_cached", "LAP_METHODS", "SIGMA_FLOOR",
+    "news_prompt", "earnings_call_prompt", "first_words", "parse_answer", "parse_answers", "ParsedAnswer",
+    "NEWS_TEMPLATE", "EARNINGS_CALL_TEMPLATE", "NEWS_LABELS", "EARNINGS_CALL_LABELS", "TRANSCRIPT_WORDS",
+]

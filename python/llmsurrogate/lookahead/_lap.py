@@ -1,0 +1,231 @@
+"""Lookahead Propensity (LAP) of texts: Min-K% Prob of their prompt tokens (docs/methods/lookahead.md §1).
+
+* :func:`lap` -- one score per text through a backend, with the per-token log-probabilities
+  cached (``llm.scoring.prompt_logprobs_cached``), so another ``k``, ``method`` or ``agg`` needs no
+  model pass.
+* :func:`lap_from_logprobs` -- the same score from per-token log-probabilities already computed
+  (a :class:`~llmsurrogate.llm.base.RaggedLogprobs`, or ``(values, offsets)``): the reduction is the
+  Rust kernel ``_core.lookahead_min_k_*`` (parallel over texts, GIL released, the same bits for
+  any thread count).
+
+Conventions (spec §1.3): the first token of a text has no context and is not scored, so a text of
+``T`` tokens has ``n = T - 1`` scored tokens; ``k = max(1, floor(K * n))`` (the reference code's
+``int(n * K)``, guarded); LAP = exp(mean of the ``k`` lowest log-probabilities). A text with no
+scored token (one token) gets NaN and a warning.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import _core
+from ..exceptions import InvalidArgumentError, LLMSurrogateWarning, ShapeError
+
+__all__ = ["lap", "lap_from_logprobs", "LAP_METHODS", "SIGMA_FLOOR", "prompt_logprob_moments_cached"]
+
+#: ``"min_k"``: exp(mean of the K% lowest log-probabilities) -- LAP, eq. (1) of the paper;
+#: ``"mean"``: exp(mean of all log-probabilities) (K = 1); ``"min_k_plus_plus"``: mean of the K%
+#: lowest Min-K%++ z-scores (Zhang et al. 2024; not exponentiated; needs vocabulary moments).
+LAP_METHODS = ("min_k", "mean", "min_k_plus_plus")
+
+#: Floor of the per-position standard deviation in the Min-K%++ z-score (spec §1.4).
+SIGMA_FLOOR = 1e-12
+
+
+def _check_k(k: Any) -> float:
+    if isinstance(k, bool) or not isinstance(k, (int, float, np.integer, np.floating)):
+        raise InvalidArgumentError(f"argument `k` must be a number in (0, 1]; got {k!r}")
+    k = float(k)
+    if not (0.0 < k <= 1.0):
+        hint = f" (did you mean {k / 100:g}? K is a fraction, not a percentage)" if 1.0 < k <= 100.0 else ""
+        raise InvalidArgumentError(f"argument `k` is the fraction of least likely tokens kept and must lie in "
+                                   f"(0, 1] (0.2 = the paper's 20%); got {k:g}{hint}")
+    return k
+
+
+def _check_method(method: str, agg: str) -> None:
+    if method not in LAP_METHODS:
+        raise InvalidArgumentError(f"argument `method` must be one of {LAP_METHODS}; got {method!r}")
+    if agg not in ("geometric", "arith"):
+        raise InvalidArgumentError(f"argument `agg` must be 'geometric' or 'arith'; got {agg!r}")
+    if method == "min_k_plus_plus" and agg != "geometric":
+        raise InvalidArgumentError("agg='arith' averages probabilities; Min-K%++ averages z-scores (use agg='geometric')")
+
+
+def _ragged(logprobs) -> tuple[np.ndarray, np.ndarray]:
+    if hasattr(logprobs, "values") and hasattr(logprobs, "offsets"):
+        values, offsets = logprobs.values, logprobs.offsets
+    elif isinstance(logprobs, tuple) and len(logprobs) == 2:
+        values, offsets = logprobs
+    else:
+        raise InvalidArgumentError("argument `logprobs` must be a RaggedLogprobs or a tuple (values, offsets)")
+    values = np.asarray(values)
+    offsets = np.ascontiguousarray(np.asarray(offsets), dtype=np.int64)
+    if values.ndim != 1 or offsets.ndim != 1:
+        raise ShapeError("`values` and `offsets` must be one-dimensional")
+    if values.dtype != np.float32:
+        values = values.astype(np.float64)
+    return np.ascontiguousarray(values), offsets
+
+
+def lap_from_logprobs(logprobs, k: float = 0.2, method: str = "min_k", *, moments=None, agg: str = "geometric",
+                      skip_first: bool = True, details: bool = False, n_jobs: int | None = None):
+    """LAP of each text from per-token log-probabilities (no model pass).
+
+    Parameters
+    ----------
+    logprobs : RaggedLogprobs (what ``backend.prompt_logprobs`` and ``prompt_logprobs_cached``
+        return) or a tuple ``(values, offsets)``: text ``i`` holds ``values[offsets[i]:offsets[i+1]]``.
+    k : the fraction K in (0, 1] of least likely tokens averaged (default 0.2, the paper's 20%).
+    method : ``"min_k"`` (LAP, default), ``"mean"`` (all tokens) or ``"min_k_plus_plus"``.
+    moments : for ``"min_k_plus_plus"``: ``(mu, sigma)``, flat arrays aligned with the values (the
+        vocabulary mean and standard deviation of the log-probability at each position, as
+        :func:`prompt_logprob_moments_cached` returns them).
+    agg : ``"geometric"`` (default, eq. 1: exp of the mean log-probability) or ``"arith"`` (the mean
+        of the bottom probabilities, the paper's prose).
+    skip_first : the first value of each text is the first token's (no context, NaN) and is not
+        scored (default); pass False for arrays that hold scored values only.
+    details : return a data frame with ``score``, ``min_k`` (mean bottom log-probability or
+        z-score), ``min_k_arith``, ``n_scored``, ``k`` instead of the scores alone.
+
+    Returns
+    -------
+    numpy.ndarray (float64, one score per text), or a pandas DataFrame with ``details=True``.
+
+    >>> import numpy as np
+    >>> lp = np.array([np.nan, -1, -2, -3, -4, -5, -0.1, -0.2, -0.3, -0.4, -0.5], dtype=np.float32)
+    >>> round(float(lap_from_logprobs((lp, [0, 11]), k=0.2)[0]), 9)  # exp(-4.5)
+    0.011108997
+    """
+    from .._validation import check_flag, check_n_jobs
+
+    k = _check_k(k)
+    _check_method(method, agg)
+    skip_first = check_flag(skip_first, "skip_first")
+    values, offsets = _ragged(logprobs)
+    if method == "min_k_plus_plus":
+        if moments is None:
+            raise InvalidArgumentError(
+                "method='min_k_plus_plus' needs `moments` = (mu, sigma): the vocabulary mean and standard deviation "
+                "of the log-probability at each position (lap(..., method='min_k_plus_plus') gets them from a "
+                "backend with `prompt_logprob_moments`)")
+        mu, sigma = (np.asarray(m, dtype=np.float64) for m in moments)
+        if mu.shape != values.shape or sigma.shape != values.shape:
+            raise ShapeError(f"`moments` arrays must match the log-probabilities' shape {values.shape}; "
+                             f"got {mu.shape} and {sigma.shape}")
+        values = np.ascontiguousarray((values.astype(np.float64) - mu) / np.maximum(sigma, SIGMA_FLOOR))
+    frac = 1.0 if method == "mean" else k
+    kernel = _core.lookahead_min_k_f32 if values.dtype == np.float32 else _core.lookahead_min_k_f64
+    min_k, min_k_arith, n_scored, k_used = kernel(values, offsets, frac, skip_first, check_n_jobs(n_jobs))
+    if method == "min_k_plus_plus":
+        score, min_k_arith = min_k, np.full_like(min_k, np.nan)
+    elif agg == "geometric":
+        score = np.exp(min_k)
+    else:
+        score = min_k_arith
+    empty = int((n_scored == 0).sum())
+    if empty:
+        first = int(np.flatnonzero(n_scored == 0)[0])
+        warnings.warn(f"{empty} of {len(n_scored)} texts have no scored token (one token or none; the first token "
+                      f"has no context), first at position {first}: their LAP is NaN", LLMSurrogateWarning,
+                      stacklevel=2)
+    if not details:
+        return score
+    import pandas as pd
+
+    return pd.DataFrame({"score": score, "min_k": min_k, "min_k_arith": min_k_arith,
+                         "n_scored": n_scored.astype(np.int64), "k": k_used.astype(np.int64)})
+
+
+def prompt_logprob_moments_cached(backend, texts: Sequence[str], *, cache=None, batch_size: int = 16,
+                                  progress=None):
+    """``backend.prompt_logprob_moments`` through the cache: ``(RaggedLogprobs, mu, sigma)``.
+
+    Raises a clear error for a backend without vocabulary-wide moments (vLLM returns top-k
+    log-probabilities only)."""
+    from ..llm.base import RaggedLogprobs, check_prompts
+    from ..llm.cache import as_cache, cached_batches
+    from ..llm.scoring import COMMIT_EVERY, _identity
+    from ..llm.tasks import TEMPLATE_VERSION
+
+    fn = getattr(backend, "prompt_logprob_moments", None)
+    if fn is None:
+        raise InvalidArgumentError(
+            f"method='min_k_plus_plus' needs the mean and variance of the log-probability over the whole vocabulary "
+            f"at every prompt position, and {type(backend).__name__} cannot give them (it has no "
+            f"`prompt_logprob_moments`; vLLM returns top-k log-probabilities only). Use TransformersBackend, or "
+            f"method='min_k'")
+    texts = check_prompts(texts)
+    name, model = _identity(backend)
+    keys = as_cache(cache).keys(backend=name, model=model, prompts=texts, template=TEMPLATE_VERSION,
+                                params={"kind": "prompt_logprob_moments"})
+
+    def compute(idx):
+        rag, mu, sigma = fn([texts[i] for i in idx])
+        out = []
+        for j in range(len(idx)):
+            a, b = rag.offsets[j], rag.offsets[j + 1]
+            parts = [rag.values[a:b].astype(np.float64), np.array(mu[a:b], np.float64), np.array(sigma[a:b], np.float64)]
+            for arr in parts:  # the first token's NaNs are stored as 0 (the cache refuses NaN), restored on reading
+                arr[:1] = 0.0
+            out.append(np.concatenate([rag.token_ids[a:b].astype(np.float64), *parts]))
+        return out
+
+    rows = cached_batches(cache, keys, compute, batch_size=max(batch_size, COMMIT_EVERY),
+                          kind="prompt_logprob_moments", progress=progress)
+    lens = np.array([len(r) // 4 for r in rows], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+
+    def part(p, dtype):
+        if not rows:
+            return np.zeros(0, dtype)
+        return np.concatenate([r[p * (len(r) // 4): (p + 1) * (len(r) // 4)] for r in rows]).astype(dtype)
+
+    first = offsets[:-1][lens > 0]
+    values, mu, sigma = part(1, np.float32), part(2, np.float64), part(3, np.float64)
+    for arr in (values, mu, sigma):
+        arr[first] = np.nan
+    return RaggedLogprobs(values=values, offsets=offsets, token_ids=part(0, np.int32)), mu, sigma
+
+
+def lap(texts: Sequence[str], backend, k: float = 0.2, method: str = "min_k", *, cache=None, batch_size: int = 16,
+        agg: str = "geometric", details: bool = False, progress=None, n_jobs: int | None = None):
+    """Lookahead Propensity of each text: Min-K% Prob of its tokens under ``backend`` (spec §1.3).
+
+    Parameters
+    ----------
+    texts : the prompts exactly as given to the model (the whole prompt is scored, spec §1.5).
+    backend : an ``llmsurrogate.llm`` backend with ``prompt_logprobs`` (TransformersBackend,
+        VLLMBackend); ``method="min_k_plus_plus"`` needs ``prompt_logprob_moments``
+        (TransformersBackend).
+    k : fraction K in (0, 1] of the least likely tokens averaged (0.2 = the paper's 20%).
+    method : ``"min_k"`` (default), ``"mean"`` or ``"min_k_plus_plus"`` (see :data:`LAP_METHODS`).
+    cache : a :class:`~llmsurrogate.llm.cache.Cache` or a folder: per-token log-probabilities (and
+        moments) are stored per text, so a second call, or another ``k``/``method``/``agg`` on the
+        same texts, runs no model pass.
+    batch_size : texts per backend call and cache transaction (at least ``COMMIT_EVERY``).
+    agg, details, n_jobs : as in :func:`lap_from_logprobs`.
+
+    Returns
+    -------
+    numpy.ndarray of float64 (one score per text; larger = more familiar), or a DataFrame with
+    ``details=True``.
+    """
+    from .._validation import check_int
+    from ..llm.base import check_prompts
+    from ..llm.scoring import prompt_logprobs_cached
+
+    k = _check_k(k)
+    _check_method(method, agg)
+    batch_size = check_int(batch_size, "batch_size", minimum=1)
+    texts = check_prompts(texts)
+    if method == "min_k_plus_plus":
+        rag, mu, sigma = prompt_logprob_moments_cached(backend, texts, cache=cache, batch_size=batch_size,
+                                                       progress=progress)
+        return lap_from_logprobs(rag, k, method, moments=(mu, sigma), details=details, n_jobs=n_jobs)
+    rag = prompt_logprobs_cached(backend, texts, cache=cache, batch_size=batch_size, progress=progress)
+    return lap_from_logprobs(rag, k, method, agg=agg, details=details, n_jobs=n_jobs)
