@@ -591,3 +591,11 @@ def test_two_tables_are_paired_by_domain_label():
     np.testing.assert_array_equal(tr.critical_gamma(a, b, taus), tr.critical_gamma(m1, m2, taus))
     with pytest.raises(InvalidArgumentError, match="`weights`"):
         tr.weighted_forecast_interval(m1, np.ones((1, 4)), tau=0.8)   # 2-d weights are not flattened
+
+
+@pytest.mark.parametrize("bad", ["yes", 1.5, None, np.nan])
+def test_correction_must_be_a_flag(bad):
+    with pytest.raises(InvalidArgumentError, match="`correction`"):
+        tr.forecast_interval(E3Z, 0.5, correction=bad)
+    with pytest.raises(InvalidArgumentError, match="`correction`"):
+        tr.forecast_intervals({"m": E3Z}, 0.5, correction=bad)

@@ -309,6 +309,7 @@ def forecast_interval(err: Any, coverage: float | None = None, side: str = "two"
     t = _table(err, pooled=pooled)
     side = _side(side)
     mode = check_choice(mode, "mode", ["exact", "transferUQ"])
+    correction = check_flag(correction, "correction")
     if correction and t.r is None:
         raise InvalidArgumentError("argument `correction`: the finite-sample correction needs r, the number of "
                                    "training domains, which a two-column (test, error) table does not give")
