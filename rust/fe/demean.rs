@@ -88,15 +88,104 @@ impl<'a> FixedEffects<'a> {
         x.iter_mut().zip(codes).for_each(|(v, &c)| *v -= sums[c as usize]);
     }
 
-    /// `x <- T x`, the symmetric sweep `Q_1 … Q_k … Q_1`.
-    fn sweep(&self, x: &mut [f64], w: Option<&[f64]>, sums: &mut [f64]) {
+    /// The order of the symmetric sweep `Q_1 … Q_k … Q_1`: fixed effects 0..k then back to 0.
+    fn sweep_order(&self) -> impl Iterator<Item = usize> + '_ {
         let k = self.k();
-        for f in 0..k {
-            self.annihilate(f, x, w, sums);
+        (0..k).chain((0..k.saturating_sub(1)).rev())
+    }
+
+    /// `sums[g] = Σ_{i: code_f(i) = g} w_i x_i`.
+    fn accumulate(&self, f: usize, x: &[f64], w: Option<&[f64]>, sums: &mut [f64]) {
+        let codes = self.codes[f];
+        sums.iter_mut().for_each(|s| *s = 0.0);
+        match w {
+            Some(w) => codes.iter().zip(x).zip(w).for_each(|((&c, &v), &wi)| sums[c as usize] += wi * v),
+            None => codes.iter().zip(x).for_each(|(&c, &v)| sums[c as usize] += v),
         }
-        for f in (0..k.saturating_sub(1)).rev() {
-            self.annihilate(f, x, w, sums);
+    }
+
+    /// `out <- v - T v` with `T` the symmetric sweep, in 2k fused passes over the rows (each
+    /// subtracts the means of one fixed effect and accumulates the sums of the next); returns
+    /// `<v, out>_W`. `means` holds one scratch vector per fixed effect.
+    fn apply_a(&self, v: &[f64], out: &mut [f64], w: Option<&[f64]>, means: &mut [Vec<f64>]) -> f64 {
+        let order: Vec<usize> = self.sweep_order().collect();
+        let steps = order.len();
+        self.accumulate(order[0], v, w, &mut means[order[0]]);
+        let mut dot = 0.0;
+        for s in 0..steps {
+            let f = order[s];
+            {
+                let m = &mut means[f];
+                m.iter_mut().zip(&self.inv_weight[f]).for_each(|(a, &iw)| *a *= iw);
+            }
+            let codes = self.codes[f];
+            if s + 1 < steps {
+                let g = order[s + 1];
+                let (mf, mg) = two_mut(means, f, g);
+                mg.iter_mut().for_each(|a| *a = 0.0);
+                let next = self.codes[g];
+                match (s == 0, w) {
+                    (true, None) => fused(v, out, codes, mf, next, mg),
+                    (true, Some(w)) => fused_w(v, out, codes, mf, next, mg, w),
+                    (false, None) => fused_inplace(out, codes, mf, next, mg),
+                    (false, Some(w)) => fused_inplace_w(out, codes, mf, next, mg, w),
+                }
+            } else {
+                let mf = &means[f];
+                // the last step is never the first (k >= 2 here): it works in place
+                for ((o, &x), &a) in out.iter_mut().zip(v).zip(codes) {
+                    *o = x - (*o - mf[a as usize]);
+                }
+                dot = dot_w(v, out, w);
+            }
         }
+        dot
+    }
+}
+
+// The fused passes of `apply_a`: subtract the means `mf` of one fixed effect (codes `cf`) and
+// accumulate the (weighted) sums `mg` of the next one (codes `cg`), specialised by weights and by
+// whether the pass reads `v` or works in place, so that the inner loops carry no branches.
+fn fused(v: &[f64], out: &mut [f64], cf: &[u32], mf: &[f64], cg: &[u32], mg: &mut [f64]) {
+    for (((o, &x), &a), &b) in out.iter_mut().zip(v).zip(cf).zip(cg) {
+        let t = x - mf[a as usize];
+        *o = t;
+        mg[b as usize] += t;
+    }
+}
+
+fn fused_w(v: &[f64], out: &mut [f64], cf: &[u32], mf: &[f64], cg: &[u32], mg: &mut [f64], w: &[f64]) {
+    for ((((o, &x), &a), &b), &wi) in out.iter_mut().zip(v).zip(cf).zip(cg).zip(w) {
+        let t = x - mf[a as usize];
+        *o = t;
+        mg[b as usize] += wi * t;
+    }
+}
+
+fn fused_inplace(out: &mut [f64], cf: &[u32], mf: &[f64], cg: &[u32], mg: &mut [f64]) {
+    for ((o, &a), &b) in out.iter_mut().zip(cf).zip(cg) {
+        let t = *o - mf[a as usize];
+        *o = t;
+        mg[b as usize] += t;
+    }
+}
+
+fn fused_inplace_w(out: &mut [f64], cf: &[u32], mf: &[f64], cg: &[u32], mg: &mut [f64], w: &[f64]) {
+    for (((o, &a), &b), &wi) in out.iter_mut().zip(cf).zip(cg).zip(w) {
+        let t = *o - mf[a as usize];
+        *o = t;
+        mg[b as usize] += wi * t;
+    }
+}
+
+/// Two distinct mutable elements of a slice of vectors (`a != b`).
+fn two_mut(v: &mut [Vec<f64>], a: usize, b: usize) -> (&Vec<f64>, &mut Vec<f64>) {
+    if a < b {
+        let (lo, hi) = v.split_at_mut(b);
+        (&lo[a], &mut hi[0])
+    } else {
+        let (lo, hi) = v.split_at_mut(a);
+        (&hi[0], &mut lo[b])
     }
 }
 
@@ -105,13 +194,6 @@ fn dot_w(a: &[f64], b: &[f64], w: Option<&[f64]>) -> f64 {
         Some(w) => a.iter().zip(b).zip(w).map(|((x, y), wi)| wi * x * y).sum(),
         None => a.iter().zip(b).map(|(x, y)| x * y).sum(),
     }
-}
-
-/// `out <- v - T v`.
-fn apply_a(fe: &FixedEffects, v: &[f64], out: &mut [f64], w: Option<&[f64]>, sums: &mut [f64]) {
-    out.copy_from_slice(v);
-    fe.sweep(out, w, sums);
-    out.iter_mut().zip(v).for_each(|(o, &x)| *o = x - *o);
 }
 
 /// Per column: the iterations used and the final relative residual.
@@ -130,11 +212,12 @@ pub struct DemeanOutput {
 /// Demean one column in place; returns (iterations, relative residual, converged).
 fn demean_column(fe: &FixedEffects, z: &mut [f64], w: Option<&[f64]>, tol: f64, maxiter: usize) -> (usize, f64, bool) {
     let n = z.len();
-    let mut sums = vec![0.0; fe.n_groups.iter().copied().max().unwrap_or(0)];
     if fe.k() == 1 {
+        let mut sums = vec![0.0; fe.n_groups[0]];
         fe.annihilate(0, z, w, &mut sums);
         return (1, 0.0, true);
     }
+    let mut means: Vec<Vec<f64>> = fe.n_groups.iter().map(|&g| vec![0.0; g]).collect();
     let scale = dot_w(z, z, w).sqrt();
     if scale == 0.0 || !scale.is_finite() {
         return (0, 0.0, scale == 0.0);
@@ -151,7 +234,7 @@ fn demean_column(fe: &FixedEffects, z: &mut [f64], w: Option<&[f64]>, tol: f64, 
     for _restart in 0..4 {
         // r = (I - T)(z - y)
         resid.iter_mut().zip(z.iter()).zip(&y).for_each(|((d, &zi), &yi)| *d = zi - yi);
-        apply_a(fe, &resid, &mut r, w, &mut sums);
+        fe.apply_a(&resid, &mut r, w, &mut means);
         let mut rs = dot_w(&r, &r, w);
         rel = rs.sqrt() / scale;
         if rs.sqrt() <= target || iters >= maxiter {
@@ -160,15 +243,28 @@ fn demean_column(fe: &FixedEffects, z: &mut [f64], w: Option<&[f64]>, tol: f64, 
         p.copy_from_slice(&r);
         while iters < maxiter {
             iters += 1;
-            apply_a(fe, &p, &mut ap, w, &mut sums);
-            let pap = dot_w(&p, &ap, w);
+            let pap = fe.apply_a(&p, &mut ap, w, &mut means);
             if pap <= 0.0 || !pap.is_finite() {
                 break;
             }
             let alpha = rs / pap;
-            y.iter_mut().zip(&p).for_each(|(yi, &pi)| *yi += alpha * pi);
-            r.iter_mut().zip(&ap).for_each(|(ri, &a)| *ri -= alpha * a);
-            let rs_new = dot_w(&r, &r, w);
+            let mut rs_new = 0.0;
+            match w {
+                Some(w) => {
+                    for i in 0..n {
+                        y[i] += alpha * p[i];
+                        r[i] -= alpha * ap[i];
+                        rs_new += w[i] * r[i] * r[i];
+                    }
+                }
+                None => {
+                    for i in 0..n {
+                        y[i] += alpha * p[i];
+                        r[i] -= alpha * ap[i];
+                        rs_new += r[i] * r[i];
+                    }
+                }
+            }
             if rs_new.sqrt() <= target {
                 break;
             }

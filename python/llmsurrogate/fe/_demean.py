@@ -29,8 +29,12 @@ def factorize(values) -> tuple[np.ndarray, int]:
 
 def recode(codes: np.ndarray) -> tuple[np.ndarray, int]:
     """Codes renumbered 0..G-1 after rows were dropped (levels that lost every row disappear)."""
-    uniq, inv = np.unique(codes, return_inverse=True)
-    return inv.astype(np.uint32), len(uniq)
+    codes = np.asarray(codes, dtype=np.int64)
+    if codes.size == 0:
+        return codes.astype(np.uint32), 0
+    present = np.bincount(codes) > 0
+    mapping = np.cumsum(present) - 1
+    return mapping[codes].astype(np.uint32), int(present.sum())
 
 
 def singleton_mask(codes: list[np.ndarray]) -> np.ndarray:
