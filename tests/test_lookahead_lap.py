@@ -420,8 +420,10 @@ def test_min_k_on_a_tiny_model_equals_a_hand_computation(backend, k):
 
 
 def test_moments_match_prompt_logprobs(backend):
-    rag, mu, sigma = backend.prompt_logprob_moments(TEXTS)
-    plain = backend.prompt_logprobs(TEXTS)
+    texts = TEXTS + [" ".join(["The age is 40."] * 120)]  # > 256 scored tokens: moments in chunks
+    rag, mu, sigma = backend.prompt_logprob_moments(texts)
+    plain = backend.prompt_logprobs(texts)
+    assert rag.offsets[-1] - rag.offsets[-2] > 300
     np.testing.assert_array_equal(rag.offsets, plain.offsets)
     np.testing.assert_array_equal(rag.token_ids, plain.token_ids)
     np.testing.assert_allclose(rag.values, plain.values, atol=2e-5, equal_nan=True)
@@ -429,6 +431,10 @@ def test_moments_match_prompt_logprobs(backend):
     assert np.isnan(mu[first]).all() and np.isnan(sigma[first]).all()
     rest = np.setdiff1d(np.arange(len(mu)), first)
     assert (mu[rest] < 0).all() and (sigma[rest] > 0).all()
+    # the long text's moments against one explicit float64 pass
+    ids, lp, z = by_hand(backend, texts[-1])
+    a, b = rag.offsets[-2] + 1, rag.offsets[-1]
+    np.testing.assert_allclose((rag.values[a:b] - mu[a:b]) / sigma[a:b], z, atol=1e-4)
 
 
 class Counting:

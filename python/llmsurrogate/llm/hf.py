@@ -405,17 +405,19 @@ class TransformersBackend(TokenizerMixin):
                 n = len(s)
                 if n < 2:
                     continue
-                lsm = torch.log_softmax(logits[j, o: o + n - 1, : self.vocab_size].float(), dim=-1)
                 nxt = torch.tensor(s[1:], device=self.device)
-                lp = lsm.gather(-1, nxt[:, None])[:, 0]
-                ld = lsm.double()
-                p = ld.exp()
-                m = (p * ld).sum(-1)
-                var = (p * (ld - m[:, None]) ** 2).sum(-1)
-                a = offsets[i] + 1
-                values[a: offsets[i + 1]] = lp.cpu().numpy()
-                mu[a: offsets[i + 1]] = m.cpu().numpy()
-                sigma[a: offsets[i + 1]] = var.clamp_min(0).sqrt().cpu().numpy()
+                for c in range(0, n - 1, 256):  # 256 positions at a time: [256, vocab] float64 at most
+                    e = min(c + 256, n - 1)
+                    lsm = torch.log_softmax(logits[j, o + c: o + e, : self.vocab_size].float(), dim=-1)
+                    lp = lsm.gather(-1, nxt[c:e, None])[:, 0]
+                    ld = lsm.double()
+                    p = ld.exp()
+                    m = (p * ld).sum(-1)
+                    var = (p * (ld - m[:, None]) ** 2).sum(-1)
+                    a = offsets[i] + 1
+                    values[a + c: a + e] = lp.cpu().numpy()
+                    mu[a + c: a + e] = m.cpu().numpy()
+                    sigma[a + c: a + e] = var.clamp_min(0).sqrt().cpu().numpy()
         return RaggedLogprobs(values=values, offsets=offsets, token_ids=token_ids), mu, sigma
 
     def generate(self, prompts: Sequence[str], max_new_tokens: int = 16) -> list[str]:
