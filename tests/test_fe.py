@@ -185,6 +185,17 @@ def test_nan_rows_dropped_and_counted():
         assert_same(ours, reference("y ~ llm + lap | firm + date", df, "hetero"))
 
 
+def test_zero_weight_rows_are_rows_removed():
+    df = PANEL.copy()
+    df.loc[:50, "w"] = 0.0
+    with pytest.warns(LLMSurrogateWarning, match="51 row.*weight 0"):
+        ours = fe.feols("y ~ llm + lap | firm + date", df, vcov={"CRV1": "date"}, weights="w")
+    assert ours.n_dropped_zero_weight == 51
+    assert_same(ours, reference("y ~ llm + lap | firm + date", df.iloc[51:], {"CRV1": "date"}, "w"))
+    with pytest.raises(InvalidArgumentError, match="positive weight"), pytest.warns(LLMSurrogateWarning):
+        fe.feols("y ~ llm | firm", df, weights=np.zeros(len(df)))
+
+
 def test_bad_input_is_a_clear_error():
     one = PANEL.assign(const=1)
     with pytest.raises(InvalidArgumentError, match="cluster column 'const' has a single level"):

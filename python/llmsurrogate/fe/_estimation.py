@@ -143,8 +143,19 @@ def feols(fml: str, data, vcov=None, weights=None, *, fixef_rm: str = "singleton
         msg = f"{n_nan} row(s) dropped for missing values (NaN/None) in the columns used"
         notes.append(msg)
         warnings.warn(msg, LLMSurrogateWarning, stacklevel=2)
+    n_zero_weight = 0
+    if w is not None:
+        # a row of weight 0 carries no information: dropped (so that it counts in no N, level or
+        # cluster), which makes the fit identical to one without the row
+        zero = ok & (w == 0)
+        n_zero_weight = int(zero.sum())
+        if n_zero_weight:
+            ok &= ~zero
+            msg = f"{n_zero_weight} row(s) of weight 0 dropped"
+            notes.append(msg)
+            warnings.warn(msg, LLMSurrogateWarning, stacklevel=2)
     if not ok.any():
-        raise InvalidArgumentError("argument `data`: no row is complete in the columns the formula uses")
+        raise InvalidArgumentError("argument `data`: no row is complete (and of positive weight) in the columns the formula uses")
 
     n_singletons = 0
     if fe_raw:
@@ -163,8 +174,6 @@ def feols(fml: str, data, vcov=None, weights=None, *, fixef_rm: str = "singleton
         raise InvalidArgumentError("argument `data`: no observation is left after dropping missing values and singletons")
     y, X = y[ok], X[ok]
     w = None if w is None else w[ok]
-    if w is not None and not np.any(w > 0):
-        raise InvalidArgumentError("argument `weights`: all weights of the estimation sample are zero")
     fe_codes = [recode(c[ok])[0] for c in fe_raw]
     cl_codes = [recode(c[ok])[0] for c in cl_raw]
     ww = np.ones(n) if w is None else w
@@ -221,6 +230,7 @@ def feols(fml: str, data, vcov=None, weights=None, *, fixef_rm: str = "singleton
         n_input=n_input,
         n_dropped_nan=n_nan,
         n_dropped_singletons=n_singletons,
+        n_dropped_zero_weight=n_zero_weight,
         dropped_collinear=dropped,
         fixef=fe_names,
         fe_levels={name: int(c.max()) + 1 for name, c in zip(fe_names, fe_codes)},

@@ -29,6 +29,7 @@ class FeolsResult(Result):
     n_input: int
     n_dropped_nan: int
     n_dropped_singletons: int
+    n_dropped_zero_weight: int
     dropped_collinear: list
     fixef: list
     fe_levels: dict
