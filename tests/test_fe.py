@@ -263,3 +263,22 @@ def test_demean_kernel_equals_dummy_regression_and_thread_count():
     np.testing.assert_allclose(one.values, want, atol=1e-10)
     np.testing.assert_array_equal(one.values, three.values)
     assert one.converged and len(one.iterations) == 3
+
+
+def test_demean_input_errors_and_threads():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from llmsurrogate.exceptions import ShapeError
+
+    x = np.arange(10.0)
+    with pytest.raises(ShapeError):
+        fe.demean(x, [np.zeros(9, dtype=int)])
+    with pytest.raises(InvalidArgumentError, match="fixef_tol|tol"):
+        fe.demean(x, [np.arange(10) % 3, np.arange(10) % 2], tol=0.0)
+    # the kernel releases the GIL: fits in threads give the same numbers as in sequence
+    fml = "y ~ llm*lap | firm + date"
+    want = fe.feols(fml, PANEL, vcov={"CRV1": "date"}).coef()
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda _: fe.feols(fml, PANEL, vcov={"CRV1": "date"}).coef(), range(4)))
+    for g in got:
+        pd.testing.assert_series_equal(g, want)
