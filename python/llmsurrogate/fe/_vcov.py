@@ -68,8 +68,7 @@ def _nested(fe_codes: np.ndarray, cluster_codes: np.ndarray) -> bool:
 
 
 def _meat_clusters(scores: np.ndarray, codes: np.ndarray, groups: int) -> np.ndarray:
-    sums = np.zeros((groups, scores.shape[1]))
-    np.add.at(sums, codes, scores)
+    sums = np.column_stack([np.bincount(codes, weights=scores[:, j], minlength=groups) for j in range(scores.shape[1])])
     return sums.T @ sums
 
 
@@ -118,7 +117,11 @@ def compute_vcov(spec: VcovSpec, *, X: np.ndarray, resid: np.ndarray, w: np.ndar
         dims.append((c, g, name))
     if len(dims) == 2:
         inter = dims[0][0].astype(np.int64) * dims[1][1] + dims[1][0]
-        _, inter_codes = np.unique(inter, return_inverse=True)
+        if dims[0][1] * dims[1][1] <= 8 * len(inter) + 1_000_000:
+            present = np.bincount(inter) > 0
+            inter_codes = (np.cumsum(present) - 1)[inter]
+        else:
+            _, inter_codes = np.unique(inter, return_inverse=True)
         dims.append((inter_codes, int(inter_codes.max()) + 1, "+".join(spec.clusters)))
     signs = [1.0, 1.0, -1.0][: len(dims)]
     g_min = min(d[1] for d in dims)
