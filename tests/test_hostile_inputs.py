@@ -422,7 +422,13 @@ def array_variants(allow_inf: bool):
         ("list", lambda x: x.tolist(), "same"),
         ("object-floats", lambda x: np.array(x.tolist(), dtype=object), "same"),
         ("nullable", lambda x: pd.Series(x, dtype="Float64"), "same"),
+        ("0-d", lambda x: np.asarray(x[0]), "scalar"),   # paired with n > 1 values: a length error
     ]
+
+
+def resolve(how: str, n: int) -> str:
+    """A 0-d input is one value: the clean call when there is one row, else a length error."""
+    return ("same" if n == 1 else "error") if how == "scalar" else how
 
 
 def pairing_variants():
@@ -484,16 +490,18 @@ def quantile_case(draw) -> Case:
     label = f"quantiles.{fn} [{kind}] n={n}"
     if kind == "values" or (kind == "weights" and not weighted):
         name, make, how = draw(st.sampled_from(array_variants(allow_inf=True)))
+        how = resolve(how, n if weighted else 1)   # unpaired, a 0-d sample is one value
         v = make(x)
         label += f" values={name}"
         if how == "error":
             return Case(label, f"q.{fn}", call(v, w, tau), {}, ("values", "weights"), None)
-        vv = np.asarray(v, dtype=float) if how == "ok" else x   # ±inf values are allowed
+        vv = np.atleast_1d(np.asarray(v, dtype=float)) if how == "ok" or name == "0-d" else x   # ±inf allowed
         return Case(label, f"q.{fn}", call(v, w, tau), {}, (), ref_for(vv, w, tau))
     if kind == "weights":
         name, make, how = draw(st.sampled_from(array_variants(allow_inf=False)
                                                + [("negative", lambda z: np.r_[-1.0, z[1:]], "error"),
                                                   ("zeros", lambda z: np.zeros_like(z), "error")]))
+        how = resolve(how, n)
         wv = make(w)
         label += f" weights={name}"
         if how == "error":
@@ -619,6 +627,7 @@ def risk_case(draw) -> Case:
         name, make, how = draw(st.sampled_from(array_variants(allow_inf=False)
                                                + [("out-of-range", lambda z: np.r_[z[:-1], 2.0], "error"),
                                                   ("negative", lambda z: np.r_[-0.5, z[1:]], "error")]))
+        how = resolve(how, n)
         bad = make(y if kind == "y" else r)
         label += f" {kind}={name}"
         yy, rr = (bad, r) if kind == "y" else (y, bad)
@@ -804,6 +813,7 @@ def transfer_case(draw) -> Case:
             ("series-permuted", lambda z: pd.Series(z, index=range(len(z))).iloc[::-1], "same"),
             ("series-labels", lambda z: pd.Series(z, index=[f"x{i}" for i in range(len(z))]), "error")]))
         w = np.arange(1.0, n + 1)
+        how = resolve(how, n)
         label += f" weights={name}"
         if name == "series":  # a RangeIndex matches the numpy table's domains 0..n-1
             how = "same"
@@ -850,7 +860,7 @@ def transfer_scalar_case(draw) -> Case:
     fn = draw(st.sampled_from(TR_SCALAR_FNS))
     lab, v = draw(st.sampled_from(HOSTILE_SCALARS))
     base = {"coverage_bound": (30, 1, 0.9), "coverage_upper_bound": (30, 1, 0.9), "tau_for_coverage": (30, 1, 0.8),
-            "weighted_coverage_diagnostic": (30, 1, 0.9, [1.0, 2.0, 3.0], 1.0), "robust_level": (0.9, 1.5, 30, 1),
+            "weighted_coverage_diagnostic": (3, 1, 0.9, [1.0, 2.0, 3.0], 1.0), "robust_level": (0.9, 1.5, 30, 1),
             "ustat_tail_bound": (0.3, 0.5, 40, 2), "lp2_simplex": ([1.0, 2.0, 3.0], [0.1, 0.5, 0.9], 0.6)}[fn]
     names = {"coverage_bound": ("n", "r", "tau"), "coverage_upper_bound": ("n", "r", "tau"),
              "tau_for_coverage": ("n", "r", "coverage"), "weighted_coverage_diagnostic": ("n", "r", "tau", "weights",
@@ -862,6 +872,7 @@ def transfer_scalar_case(draw) -> Case:
     args = list(base)
     if isinstance(base[pos], list):
         variant, make, how = draw(st.sampled_from(array_variants(allow_inf=False)))
+        how = resolve(how, len(base[pos]))
         args[pos] = make(np.asarray(base[pos]))
         label = f"transfer.{fn} {name}={variant}"
         if fn == "lp2_simplex" and variant in ("series", "series-labels"):
@@ -873,8 +884,10 @@ def transfer_scalar_case(draw) -> Case:
     label = f"transfer.{fn} {name}={lab}"
     valid = {
         "n": lambda x: whole(x, 2, 10**6 if fn == "ustat_tail_bound" else math.inf)
-        and int(x) > (args[1] if fn != "robust_level" else 2),
-        "r": lambda x: whole(x, 1) and int(x) < 30 and (fn != "robust_level" or (int(x) + 1) * 1.5 < 31),
+        and int(x) > (args[1] if fn != "robust_level" else 2)
+        and (fn != "weighted_coverage_diagnostic" or int(x) == 3),   # one weight per domain
+        "r": lambda x: whole(x, 1) and int(x) < (3 if fn == "weighted_coverage_diagnostic" else 30)
+        and (fn != "robust_level" or (int(x) + 1) * 1.5 < 31),
         "tau": lambda x: (in_range(x, 0, 1) if fn in ("lp2_simplex",) else in_range(x, 0, 1, low_open=True)),
         "coverage": lambda x: in_range(x, 0, 1, True, True) and float(x) * 31 / 29 <= 1,
         "w_target": lambda x: in_range(x, 0, math.inf) and math.isfinite(float(x)),
@@ -890,7 +903,8 @@ def transfer_scalar_case(draw) -> Case:
         # the arguments constrain each other (e.g. the coverage possible with n domains): a valid value
         # gives the result of plain numbers, or an error naming one of them
         return Case(label, f"tr.{fn}", tuple(args), {}, names, (f"tr.{fn}", tuple(ref_args), {}))
-    extra = ("n", "r", "k") if name in ("n", "r", "k") else ("tau",) if fn == "robust_level" and name == "Gamma" else ()
+    extra = ("n", "r", "k", "weights") if name in ("n", "r", "k") else \
+        ("tau",) if fn == "robust_level" and name == "Gamma" else ()
     return Case(label, f"tr.{fn}", tuple(args), {}, (name, *extra), None)
 
 

@@ -553,6 +553,7 @@ def test_weights_near_the_float_maximum_do_not_overflow():
     (lambda: tr.weighted_coverage_diagnostic(3, 1, 1.5, [1, 1, 1], 1), "tau"),
     (lambda: tr.weighted_coverage_diagnostic(3, 1, 0.9, [1, 1, 1], -1), "w_target"),
     (lambda: tr.weighted_coverage_diagnostic(1, 1, 0.9, [1, 1, 1], 1), "n"),
+    (lambda: tr.weighted_coverage_diagnostic(30, 1, 0.9, [1, 1, 1], 1), "weights"),   # one per domain
     (lambda: tr.tau_for_coverage(2, 5, 0.8), "n"),
     (lambda: tr.coverage_upper_bound(3, 3, 0.9), "n"),
     (lambda: tr.robust_level(0.9, 1.5, 3, 5), "n"),

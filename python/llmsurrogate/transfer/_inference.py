@@ -252,7 +252,7 @@ def weighted_coverage_diagnostic(n: int, r: int, tau: float, weights: Any, w_tar
     """
     (n, r), side = _n_r(n, r), _side(side)
     tau = check_probability(tau, "tau", high_open=False)
-    w = _check_weights(as_float_array(weights, "weights"))
+    w = _check_weights(as_float_array(weights, "weights"), n)   # one likelihood ratio per domain
     w_target = check_real(w_target, "w_target", low=0.0)
     scale = float(w.max())        # Σw / (Σw + w_target) is scale-free; dividing by the largest weight avoids overflow
     total = float(np.sum(w / scale))
