@@ -326,8 +326,8 @@ mod tests {
         let n = z.len();
         // columns: all levels of fe 0, levels 1.. of the others
         let mut cols: Vec<(usize, u32)> = (0..groups[0] as u32).map(|g| (0, g)).collect();
-        for f in 1..codes.len() {
-            cols.extend((1..groups[f] as u32).map(|g| (f, g)));
+        for (f, &g) in groups.iter().enumerate().skip(1) {
+            cols.extend((1..g as u32).map(|l| (f, l)));
         }
         let m = cols.len();
         let d = |i: usize, c: usize| -> f64 { if codes[cols[c].0][i] == cols[c].1 { 1.0 } else { 0.0 } };
