@@ -118,7 +118,13 @@ def reject_lossy(x: Any, name: str) -> None:
         if problem is None:
             problem = _object_problem(np.asarray(x.to_numpy(dtype=object)))
     else:
-        arr = x if isinstance(x, np.ndarray) else np.asarray(x, dtype=object) if not np.isscalar(x) else np.asarray(x)
+        if isinstance(x, np.ndarray):
+            arr = x
+        else:
+            try:  # a list of plain numbers becomes a numeric array at once (no per-element scan)
+                arr = np.asarray(x)
+            except (ValueError, TypeError):
+                arr = np.asarray(x, dtype=object) if not np.isscalar(x) else np.asarray(x)
         problem = _kind_problem(arr.dtype.kind)
         if problem is None and arr.dtype.kind == "O":
             problem = _object_problem(arr)
@@ -140,11 +146,13 @@ def as_float_array(x: Any, name: str, *, allow_nan: bool = True, allow_empty: bo
         raise InvalidArgumentError(f"argument `{name}` must be a 1-d array of numbers, not a mapping")
     if _is_polars(x):
         x = x.to_numpy()
-    if isinstance(x, (list, tuple)) and any(isinstance(v, (list, tuple, np.ndarray)) for v in x):
-        try:
+    if isinstance(x, (list, tuple)):
+        try:  # once, here: a list of plain numbers becomes a numeric array without a per-element scan
             x = np.asarray(x)
         except ValueError as err:
-            raise ShapeError(f"argument `{name}` must be 1-dimensional; got ragged nested sequences") from err
+            if "inhomogeneous" in str(err) or "sequence" in str(err):
+                raise ShapeError(f"argument `{name}` must be 1-dimensional; got ragged nested sequences") from err
+            x = np.asarray(x, dtype=object)
     reject_lossy(x, name)
     if hasattr(x, "to_numpy") and not isinstance(x, np.ndarray):  # pandas Series / Index
         try:
