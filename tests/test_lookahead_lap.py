@@ -150,6 +150,8 @@ def test_bad_ragged_arrays_are_clear_errors():
         lap_from_logprobs((v, o), method="min-k")
     with pytest.raises(InvalidArgumentError, match="needs `moments`"):
         lap_from_logprobs((v, o), method="min_k_plus_plus")
+    with pytest.raises(InvalidArgumentError, match="min_k_plus_plus' only"):
+        lap_from_logprobs((v, o), moments=(np.zeros(5), np.ones(5)))
     with pytest.raises(ShapeError, match="moments"):
         lap_from_logprobs((v, o), method="min_k_plus_plus", moments=(np.zeros(2), np.ones(2)))
     # no texts: empty scores

@@ -83,15 +83,19 @@ pub fn check_offsets(offsets: &[i64], len: usize) -> CoreResult<()> {
     Ok(())
 }
 
-/// One text: (min_k, min_k_arith, n, k); `buf` is scratch space reused across texts.
-fn reduce_one<T: Copy + Into<f64>>(seg: &[T], k_frac: f64, buf: &mut Vec<f64>) -> (f64, f64, usize, usize) {
+/// One text: (min_k, min_k_arith, n, k), or `None` when a scored value is NaN; `buf` is scratch
+/// space reused across texts.
+fn reduce_one<T: Copy + Into<f64>>(seg: &[T], k_frac: f64, buf: &mut Vec<f64>) -> Option<(f64, f64, usize, usize)> {
     let n = seg.len();
     let k = k_of(n, k_frac);
     if k == 0 {
-        return (f64::NAN, f64::NAN, 0, 0);
+        return Some((f64::NAN, f64::NAN, 0, 0));
     }
     buf.clear();
     buf.extend(seg.iter().map(|&v| v.into()));
+    if buf.iter().any(|v| v.is_nan()) {
+        return None;
+    }
     if k < n {
         buf.select_nth_unstable_by(k - 1, f64::total_cmp);
     }
@@ -105,7 +109,7 @@ fn reduce_one<T: Copy + Into<f64>>(seg: &[T], k_frac: f64, buf: &mut Vec<f64>) -
     // an infinite value (log-probability -inf: probability 0 in float32) makes the compensation
     // NaN; the plain sum is then the answer
     let sum = if bottom.iter().all(|v| v.is_finite()) { s.value() } else { bottom.iter().sum() };
-    (sum / k as f64, e.value() / k as f64, n, k)
+    Some((sum / k as f64, e.value() / k as f64, n, k))
 }
 
 /// Min-K% reduction of every text of a ragged array (see the module documentation).
@@ -126,9 +130,13 @@ pub fn min_k_reduce<T: Copy + Into<f64> + Sync>(
         let a = if skip_first && b > a { a + 1 } else { a };
         &values[a..b]
     };
+    let per: Vec<Option<(f64, f64, usize, usize)>> = (0..n_texts)
+        .into_par_iter()
+        .with_min_len(1024)
+        .map_init(Vec::new, |buf, i| reduce_one(segment(i), k_frac, buf))
+        .collect();
     // a NaN among the scored values is an error, not a silently dropped token
-    let bad = (0..n_texts).into_par_iter().with_min_len(4096).find_first(|&i| segment(i).iter().any(|v| (*v).into().is_nan()));
-    if let Some(i) = bad {
+    if let Some(i) = per.iter().position(Option::is_none) {
         let seg = segment(i);
         let j = seg.iter().position(|v| (*v).into().is_nan()).unwrap_or(0);
         let pos = offsets[i] as usize + usize::from(skip_first) + j;
@@ -141,18 +149,13 @@ pub fn min_k_reduce<T: Copy + Into<f64> + Sync>(
             ),
         ));
     }
-    let per: Vec<(f64, f64, usize, usize)> = (0..n_texts)
-        .into_par_iter()
-        .with_min_len(1024)
-        .map_init(Vec::new, |buf, i| reduce_one(segment(i), k_frac, buf))
-        .collect();
     let mut out = MinK {
         min_k: Vec::with_capacity(n_texts),
         min_k_arith: Vec::with_capacity(n_texts),
         n_scored: Vec::with_capacity(n_texts),
         k: Vec::with_capacity(n_texts),
     };
-    for (m, a, n, k) in per {
+    for (m, a, n, k) in per.into_iter().flatten() {
         out.min_k.push(m);
         out.min_k_arith.push(a);
         out.n_scored.push(n as u64);

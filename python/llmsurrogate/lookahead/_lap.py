@@ -118,6 +118,8 @@ def lap_from_logprobs(logprobs, k: float = 0.2, method: str = "min_k", *, moment
             raise ShapeError(f"`moments` arrays must match the log-probabilities' shape {values.shape}; "
                              f"got {mu.shape} and {sigma.shape}")
         values = np.ascontiguousarray((values.astype(np.float64) - mu) / np.maximum(sigma, SIGMA_FLOOR))
+    elif moments is not None:
+        raise InvalidArgumentError(f"`moments` are used by method='min_k_plus_plus' only; got method={method!r}")
     frac = 1.0 if method == "mean" else k
     kernel = _core.lookahead_min_k_f32 if values.dtype == np.float32 else _core.lookahead_min_k_f64
     min_k, min_k_arith, n_scored, k_used = kernel(values, offsets, frac, skip_first, check_n_jobs(n_jobs))
