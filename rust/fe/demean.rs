@@ -11,7 +11,15 @@
 //! iteration count grows with the square root of the condition number, where alternating
 //! projections (fixest/pyfixest's MAP) grow with the condition number itself.
 //!
-//! Stopping rule: the W-norm of the conjugate-gradient residual `(I - T)(z - y)` at most
+//! With exactly two fixed effects the same Krylov iteration runs in coefficient space
+//! ([`TwoWay`]): the fixed effect with more levels is eliminated exactly and conjugate gradient
+//! solves the Schur complement for the other, preconditioned by its group weights. The residual
+//! of that system, in the norm of the preconditioner, is the W-norm of the projection of the
+//! current data residual on the second fixed effect's dummies (it is orthogonal to the first's);
+//! it must reach `tol · ‖z‖_W`. An iteration is one pass over the rows (held by level as a CSR
+//! matrix) instead of 2k passes plus vector updates of length n.
+//!
+//! Stopping rule (three or more fixed effects): the W-norm of the conjugate-gradient residual `(I - T)(z - y)` at most
 //! `tol · ‖z‖_W`; the recursion's residual is re-checked against the true one at the end (and the
 //! iteration restarted from there when they drift apart). Groups with zero total weight keep a
 //! mean of 0 (rows of weight 0 carry no information).
@@ -277,6 +285,140 @@ fn demean_column(fe: &FixedEffects, z: &mut [f64], w: Option<&[f64]>, tol: f64, 
     (iters, rel, rel <= tol)
 }
 
+/// Two fixed effects: conjugate gradient on the Schur complement of the normal equations after
+/// the fixed effect with more levels (`a`) is eliminated exactly, preconditioned by the group
+/// weights of the other (`b`). The Krylov space is the one of the symmetric sweep (same iteration
+/// count), but an iteration costs one pass over the rows held as a CSR matrix by level of `a`
+/// instead of 2k passes plus vector updates of length n.
+struct TwoWay {
+    a: usize,
+    b: usize,
+    row_start: Vec<usize>,
+    col: Vec<u32>,
+    wt: Vec<f64>,
+    inv_da: Vec<f64>,
+    db: Vec<f64>,
+    inv_db: Vec<f64>,
+}
+
+impl TwoWay {
+    fn new(fe: &FixedEffects, w: Option<&[f64]>) -> Self {
+        let (a, b) = if fe.n_groups[0] >= fe.n_groups[1] { (0, 1) } else { (1, 0) };
+        let (ca, cb) = (fe.codes[a], fe.codes[b]);
+        let ga = fe.n_groups[a];
+        let mut row_start = vec![0usize; ga + 1];
+        for &c in ca {
+            row_start[c as usize + 1] += 1;
+        }
+        for g in 0..ga {
+            row_start[g + 1] += row_start[g];
+        }
+        let mut fill = row_start.clone();
+        let n = ca.len();
+        let mut col = vec![0u32; n];
+        let mut wt = vec![0.0; n];
+        for i in 0..n {
+            let slot = &mut fill[ca[i] as usize];
+            col[*slot] = cb[i];
+            wt[*slot] = w.map_or(1.0, |w| w[i]);
+            *slot += 1;
+        }
+        let inv_db = fe.inv_weight[b].clone();
+        let db = inv_db.iter().map(|&x| if x > 0.0 { 1.0 / x } else { 0.0 }).collect();
+        TwoWay { a, b, row_start, col, wt, inv_da: fe.inv_weight[a].clone(), db, inv_db }
+    }
+
+    /// `out <- S v = D_b v - D_ba D_a^-1 D_ab v`.
+    fn schur(&self, v: &[f64], out: &mut [f64]) {
+        out.iter_mut().zip(&self.db).zip(v).for_each(|((o, &d), &x)| *o = d * x);
+        for (g, &ia) in self.inv_da.iter().enumerate() {
+            let (lo, hi) = (self.row_start[g], self.row_start[g + 1]);
+            let (cols, wts) = (&self.col[lo..hi], &self.wt[lo..hi]);
+            let t: f64 = cols.iter().zip(wts).map(|(&c, &w)| w * v[c as usize]).sum::<f64>() * ia;
+            cols.iter().zip(wts).for_each(|(&c, &w)| out[c as usize] -= w * t);
+        }
+    }
+
+    /// `out <- rb - D_ba D_a^-1 ra` given the group sums `ra`, `rb`.
+    fn rhs(&self, ra: &[f64], rb: &[f64], out: &mut [f64]) {
+        out.copy_from_slice(rb);
+        for (g, (&r, &ia)) in ra.iter().zip(&self.inv_da).enumerate() {
+            let t = r * ia;
+            for e in self.row_start[g]..self.row_start[g + 1] {
+                out[self.col[e] as usize] -= self.wt[e] * t;
+            }
+        }
+    }
+
+    fn column(&self, fe: &FixedEffects, z: &mut [f64], w: Option<&[f64]>, tol: f64, maxiter: usize) -> (usize, f64, bool) {
+        let scale = dot_w(z, z, w).sqrt();
+        if scale == 0.0 || !scale.is_finite() {
+            return (0, 0.0, scale == 0.0);
+        }
+        let target = tol * scale;
+        let (gb, ga) = (self.db.len(), self.inv_da.len());
+        let mut ra = vec![0.0; ga];
+        let mut rb = vec![0.0; gb];
+        fe.accumulate(self.a, z, w, &mut ra);
+        fe.accumulate(self.b, z, w, &mut rb);
+        let mut rhs = vec![0.0; gb];
+        self.rhs(&ra, &rb, &mut rhs);
+        let mut beta = vec![0.0; gb];
+        let mut r = vec![0.0; gb];
+        let mut zt = vec![0.0; gb];
+        let mut p = vec![0.0; gb];
+        let mut sp = vec![0.0; gb];
+        let mut iters = 0usize;
+        let mut rel = f64::INFINITY;
+        for _restart in 0..4 {
+            self.schur(&beta, &mut sp);
+            r.iter_mut().zip(&rhs).zip(&sp).for_each(|((ri, &h), &s)| *ri = h - s);
+            zt.iter_mut().zip(&r).zip(&self.inv_db).for_each(|((t, &ri), &m)| *t = m * ri);
+            let mut rz: f64 = r.iter().zip(&zt).map(|(a, b)| a * b).sum();
+            rel = rz.max(0.0).sqrt() / scale;
+            if rz.max(0.0).sqrt() <= target || iters >= maxiter {
+                break;
+            }
+            p.copy_from_slice(&zt);
+            while iters < maxiter {
+                iters += 1;
+                self.schur(&p, &mut sp);
+                let psp: f64 = p.iter().zip(&sp).map(|(a, b)| a * b).sum();
+                if psp <= 0.0 || !psp.is_finite() {
+                    break;
+                }
+                let alpha = rz / psp;
+                let mut rz_new = 0.0;
+                for j in 0..gb {
+                    beta[j] += alpha * p[j];
+                    r[j] -= alpha * sp[j];
+                    zt[j] = self.inv_db[j] * r[j];
+                    rz_new += r[j] * zt[j];
+                }
+                if rz_new.max(0.0).sqrt() <= target {
+                    break;
+                }
+                let ratio = rz_new / rz;
+                rz = rz_new;
+                p.iter_mut().zip(&zt).for_each(|(pj, &t)| *pj = t + ratio * *pj);
+            }
+        }
+        // the eliminated fixed effect given beta: alpha_a = D_a^-1 (ra - D_ab beta)
+        let mut alpha_a = ra;
+        for (g, (x, &ia)) in alpha_a.iter_mut().zip(&self.inv_da).enumerate() {
+            let lo = self.row_start[g];
+            let hi = self.row_start[g + 1];
+            let s: f64 = (lo..hi).map(|e| self.wt[e] * beta[self.col[e] as usize]).sum();
+            *x = (*x - s) * ia;
+        }
+        let (ca, cb) = (fe.codes[self.a], fe.codes[self.b]);
+        for ((v, &x), &y) in z.iter_mut().zip(ca).zip(cb) {
+            *v -= alpha_a[x as usize] + beta[y as usize];
+        }
+        (iters, rel, rel <= tol)
+    }
+}
+
 /// Demean the `p` columns of `x` (column `j` at `x[j * n .. (j + 1) * n]`) over the fixed
 /// effects, with optional weights, in parallel over columns (results do not depend on the thread
 /// count). `tol` is the relative W-norm of the conjugate-gradient residual, `maxiter` the most
@@ -298,10 +440,12 @@ pub fn demean(x: &[f64], fe: &FixedEffects, weights: Option<&[f64]>, tol: f64, m
     }
     let mut values = check::with_capacity::<f64>("x", x.len(), x.len(), "the demeaned columns")?;
     values.extend_from_slice(x);
-    let stats: Vec<(usize, f64, bool)> = values
-        .par_chunks_mut(n)
-        .map(|col| demean_column(fe, col, weights, tol, maxiter))
-        .collect();
+    let stats: Vec<(usize, f64, bool)> = if fe.k() == 2 {
+        let two = TwoWay::new(fe, weights);
+        values.par_chunks_mut(n).map(|col| two.column(fe, col, weights, tol, maxiter)).collect()
+    } else {
+        values.par_chunks_mut(n).map(|col| demean_column(fe, col, weights, tol, maxiter)).collect()
+    };
     Ok(DemeanOutput {
         values,
         iterations: stats.iter().map(|s| s.0).collect(),

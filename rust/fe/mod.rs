@@ -3,7 +3,9 @@
 //!
 //! * [`demean`]: conjugate gradient on the symmetric Kaczmarz sweep (reghdfe's `cg` acceleration of
 //!   alternating projections), parallel over columns; converges on poorly connected panels where
-//!   plain alternating projections crawl. One fixed effect is solved exactly in one pass.
+//!   plain alternating projections crawl; with two fixed effects, the same iteration on the Schur
+//!   complement in coefficient space (one pass over the rows per iteration). One fixed effect is
+//!   solved exactly in one pass.
 //!
 //! Builds on `common/` only.
 

@@ -1,6 +1,7 @@
 """The within transformation, Python side: fixed-effect codes, singleton removal, and the call
 into the Rust kernel (``rust/fe/demean.rs``: conjugate gradient on the symmetric Kaczmarz sweep,
-weighted, parallel over columns, GIL released).
+or for two fixed effects on the Schur complement in coefficient space; weighted, parallel over
+columns, GIL released).
 """
 
 from __future__ import annotations
