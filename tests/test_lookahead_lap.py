@@ -207,6 +207,7 @@ def test_kernel_is_deterministic_across_thread_counts():
             assert a.tobytes() == b.tobytes()
 
 
+@pytest.mark.slow
 def test_lap_reduction_timing_one_million_texts():
     """Rough timing for the README (printed, not asserted): 1,000,000 texts of 60 tokens."""
     rng = np.random.default_rng(0)
