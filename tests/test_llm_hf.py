@@ -285,3 +285,90 @@ def test_trained_tiny_model_carries_signal(trained):
     assert 0.6 < auc <= oracle + 0.03
     assert np.corrcoef(s.scores, df["p_true"])[0, 1] > 0.5
     assert s.scores.std() > 0.05 and s.table["answer_mass"].min() > 0.9
+
+
+class _HeadRows:
+    """Counts the rows the LM head (output embeddings) computes: a forward hook on the module."""
+
+    def __init__(self, backend):
+        self.n = 0
+        self.handle = backend.model.get_output_embeddings().register_forward_hook(self._hook)
+
+    def _hook(self, module, args, out):
+        self.n += args[0].numel() // args[0].shape[-1]
+
+    def take(self):
+        n, self.n = self.n, 0
+        return n
+
+
+@pytest.mark.parametrize("arch", ["gpt2", "llama"])
+@pytest.mark.parametrize("variant", ["shared-left", "plain-left", "plain-right", "head-not-plain"])
+def test_lm_head_runs_only_where_logits_are_read(models, arch, variant):
+    """Issue 13, item 0: every method's forward passes apply the LM head to exactly the positions
+    whose logits are read, and the results are bit-identical to the full-logits path
+    (``_skip_head=False``: the head over every position, as before). ``head-not-plain`` forces the
+    fallback for models whose logits are post-processed after the head (``logits_to_keep`` from
+    the first column read)."""
+    kw = {"share_prefix": variant == "shared-left", "padding_side": "right" if variant == "plain-right" else "left"}
+    b = TransformersBackend(models[arch], device="cpu", batch_size=5, **kw)
+    if variant == "head-not-plain":
+        b._head_direct = False
+    rows = ROWS.to_dict("records")[:6]
+    prompts = [multiple_choice_prompt(TASK, r, q) for r in rows for q in TASK.question.permutations()]
+    prompts += ["Answer:", "A"]
+    ids = list(range(0, 300, 7))
+    seqs = b._encode(prompts)
+    b._head_is_plain()  # the one-off probe of the head (one row), outside the count
+    count = _HeadRows(b)
+    calls = {"next_token_logprobs": lambda: b.next_token_logprobs(prompts, ids),
+             "next_token_logprobs_after": lambda: b.next_token_logprobs_after(prompts, [5, 6, 7], ids),
+             "prompt_logprobs": lambda: b.prompt_logprobs(prompts).values,
+             "generate": lambda: b.generate(prompts[:3], max_new_tokens=4)}
+    new, rows_new = {}, {}
+    for name, call in calls.items():
+        new[name] = call()
+        rows_new[name] = count.take()
+    n = len(prompts)
+    assert rows_new["next_token_logprobs"] == n
+    assert rows_new["next_token_logprobs_after"] == 3 * n
+    if variant == "head-not-plain":  # bounded: the columns from the first one read, per prompt batch
+        assert sum(len(s) - 1 for s in seqs) <= rows_new["prompt_logprobs"] <= sum(len(s) for s in seqs) * 2
+    else:
+        assert rows_new["prompt_logprobs"] == sum(len(s) - 1 for s in seqs)
+    assert rows_new["generate"] <= 3 * 4  # one row per prompt and new token (transformers' logits_to_keep)
+    b._skip_head = False  # the old path: logits at every position
+    for name, call in calls.items():
+        old = call()
+        rows_old = count.take()
+        if name == "generate":
+            assert old == new[name]
+        elif name == "next_token_logprobs_after" or (name == "next_token_logprobs" and variant == "shared-left"):
+            np.testing.assert_array_equal(new[name], old)  # the same final pass: bit-identical
+        else:
+            # the head's matrix product over other rows: float32 BLAS blocking may round the last
+            # bit differently (seen: 4.8e-7 absolute at |log p| ~ 7, i.e. 1 ulp)
+            np.testing.assert_allclose(new[name], old, rtol=1e-6, atol=1e-6)
+        if name == "next_token_logprobs_after" or (name == "prompt_logprobs" and variant != "head-not-plain") or (
+                variant == "shared-left" and name == "next_token_logprobs"):
+            assert rows_old > rows_new[name]
+    count.handle.remove()
+
+
+def test_token_budget_bounds_padded_tokens_and_keeps_order(models):
+    b = TransformersBackend(models["gpt2"], device="cpu", batch_size=100, token_budget=40)
+    lengths = [3, 12, 5, 40, 7, 2, 9, 60, 4]
+    batches = list(b._batches(lengths))
+    seen = np.concatenate(batches)
+    assert sorted(seen.tolist()) == list(range(len(lengths)))
+    flat = [lengths[i] for i in seen]
+    assert flat == sorted(flat)  # sorted by length
+    for idx in batches:  # padded tokens within the budget, or a single over-long prompt
+        assert len(idx) * max(lengths[i] for i in idx) <= 40 or len(idx) == 1
+    prompts = PROMPTS + [p + " x" for p in PROMPTS]
+    ids = list(range(0, 300, 7))
+    ref = TransformersBackend(models["gpt2"], device="cpu", share_prefix=False)
+    for share in (True, False):
+        small = TransformersBackend(models["gpt2"], device="cpu", token_budget=64, share_prefix=share)
+        np.testing.assert_allclose(small.next_token_logprobs(prompts, ids), ref.next_token_logprobs(prompts, ids),
+                                   atol=2e-5)

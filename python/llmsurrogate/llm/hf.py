@@ -2,7 +2,12 @@
 
 * Local model folders only (``local_files_only=True``; no hub access, ``HF_HUB_OFFLINE`` honoured).
 * Length-bucketed batching: prompts are sorted by token length and batched, so a batch pads to
-  nearly equal lengths; results come back in input order.
+  nearly equal lengths; results come back in input order. On a GPU a batch is bounded by a token
+  budget (``token_budget`` padded tokens) as well as by ``batch_size`` prompts.
+* No wasted LM-head work: every forward pass applies the output layer only to the positions whose
+  logits are read (``logits_to_keep=1`` when they are the last column; else the base model's hidden
+  states with the head applied to the positions needed; a pass that only fills the KV cache runs
+  the base model alone). ``tests/test_llm_hf.py`` counts the head's rows.
 * Float32 log-softmax of the logits (never float16 probabilities), sliced to the model's logits
   dimension (``config.vocab_size``), not ``len(tokenizer)``.
 * Right padding (real-token positions unaffected) or left padding with ``position_ids`` from the
@@ -144,8 +149,11 @@ class TransformersBackend(TokenizerMixin):
     device : "cpu", "cuda", "cuda:1", ... (default: cuda if available, else cpu).
     dtype : "float32" (default), "bfloat16" or "float16" for the weights; log-softmax is always
         computed in float32.
-    batch_size : prompts per forward pass (default: 16 on the CPU, 128 on a GPU, where an H100
-        scored 2-3x more prompts per second at 128 than at 16: ``benchmarks/results/llm_gpu.json``).
+    batch_size : most prompts per forward pass (default: 16 on the CPU; 512 on a GPU, where an H100
+        scored 2-3x more prompts per second at 128 than at 16, ``benchmarks/results/llm_gpu.json``,
+        and 512 was 19-34% faster again, issue 13).
+    token_budget : most padded tokens per forward pass (default: none on the CPU, 65,536 on a GPU, so
+        long prompts get smaller batches; the GPU default is unverified on a GPU as yet).
     padding_side : "left" (default: the last prompt token sits in the last column, so only its
         logits are computed -- ``logits_to_keep=1``) or "right" (logits at every position).
     truncation : "error" (default: a prompt longer than the context raises) or "left" (keep the tail).
@@ -157,7 +165,7 @@ class TransformersBackend(TokenizerMixin):
 
     def __init__(self, model_path, *, device: str | None = None, dtype: str = "float32", batch_size: int | None = None,
                  padding_side: str = "left", truncation: str = "error", trust_remote_code: bool = False,
-                 revision: str | None = None, share_prefix: bool = True):
+                 revision: str | None = None, share_prefix: bool = True, token_budget: int | None = None):
         torch = require("torch", purpose="TransformersBackend")
         transformers = require("transformers", purpose="TransformersBackend")
         from .._validation import check_choice, check_int
@@ -171,8 +179,11 @@ class TransformersBackend(TokenizerMixin):
             device = "cuda" if torch.cuda.is_available() else "cpu"
         self.device = torch.device(device)
         if batch_size is None:
-            batch_size = 16 if self.device.type == "cpu" else 128
+            batch_size = 16 if self.device.type == "cpu" else 512
         self.batch_size = check_int(batch_size, "batch_size", minimum=1)
+        if token_budget is None and self.device.type != "cpu":
+            token_budget = 65536
+        self.token_budget = None if token_budget is None else check_int(token_budget, "token_budget", minimum=1)
         transformers.utils.logging.disable_progress_bar()
         transformers.utils.logging.set_verbosity_error()
         self.tokenizer = transformers.AutoTokenizer.from_pretrained(self.path, local_files_only=True,
@@ -195,11 +206,93 @@ class TransformersBackend(TokenizerMixin):
     def __repr__(self) -> str:
         return f"TransformersBackend({str(self.path)!r}, device={str(self.device)!r})"
 
-    def _batches(self, lengths: list[int], batch_size: int | None = None):
-        order = np.argsort(np.asarray(lengths), kind="stable")
+    def _batches(self, lengths: list[int], batch_size: int | None = None, per_token: int = 1):
+        """Index arrays of length-sorted batches: at most ``batch_size`` prompts and (with a token
+        budget) at most ``token_budget`` padded tokens (``per_token`` rows per prompt token); a
+        prompt longer than the budget gets a batch of its own. Callers put results back in input
+        order through the indices."""
+        lengths = np.asarray(lengths, dtype=np.int64)
+        order = np.argsort(lengths, kind="stable")
         bs = batch_size or self.batch_size
-        for s in range(0, len(order), bs):
-            yield order[s: s + bs]
+        budget = self.token_budget
+        start, n = 0, len(order)
+        while start < n:
+            end = min(start + bs, n)
+            if budget is not None:  # sorted ascending: the padded width is the last member's length
+                fits = (np.arange(1, end - start + 1) * lengths[order[start:end]] * per_token) <= budget
+                end = start + max(1, int(np.argmin(fits)) if not fits.all() else end - start)
+            yield order[start:end]
+            start = end
+
+    # --- LM-head economy -------------------------------------------------------------------------
+
+    #: apply the LM head only where logits are read (False: the full-logits path, for tests)
+    _skip_head = True
+    _head_direct: bool | None = None
+
+    def _base_model(self):
+        base = getattr(self.model, getattr(self.model, "base_model_prefix", ""), None)
+        return base if base is not None and base is not self.model else None
+
+    def _head_is_plain(self) -> bool:
+        """Whether the model's logits are its output layer applied to the base model's last hidden
+        state (no soft-capping or scaling after the head): probed once on a short input."""
+        if self._head_direct is None:
+            torch = self._torch
+            base, head = self._base_model(), self.model.get_output_embeddings()
+            ok = False
+            if base is not None and head is not None:
+                ids = torch.tensor([[int(self.tokenizer.bos_token_id or 0), 1, 2]], device=self.device) % self.vocab_size
+                with torch.inference_mode():
+                    ref = self.model(input_ids=ids, logits_to_keep=1).logits[0, -1].float()
+                    got = head(base(input_ids=ids).last_hidden_state[0, -1:])[0].float()
+                ok = ref.shape == got.shape and bool(torch.allclose(ref, got, rtol=1e-4, atol=1e-4))
+            self._head_direct = ok
+        return self._head_direct
+
+    def _prefill(self, ids, mask, pos):
+        """The KV cache of a padded batch; no logits (the base model alone) where possible."""
+        base = self._base_model() if self._skip_head else None
+        if base is not None:
+            return base(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True).past_key_values
+        keep = {"logits_to_keep": 1} if self._skip_head else {}
+        return self.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True, **keep).past_key_values
+
+    def _logits_at(self, ids, mask, pos, rows, cols):
+        """Logits (len(rows), logits dim) at the positions (rows[i], cols[i]) of a padded batch only."""
+        torch = self._torch
+        rows = torch.as_tensor(rows, device=self.device)
+        cols = torch.as_tensor(cols, device=self.device)
+        width = ids.shape[1]
+        with torch.inference_mode():
+            if not self._skip_head:
+                return self.model(input_ids=ids, attention_mask=mask, position_ids=pos).logits[rows, cols]
+            lo = int(cols.min()) if len(cols) else width - 1
+            if lo == width - 1:  # only the last column is read
+                return self.model(input_ids=ids, attention_mask=mask, position_ids=pos, logits_to_keep=1).logits[rows, 0]
+            if self._head_is_plain():
+                h = self._base_model()(input_ids=ids, attention_mask=mask, position_ids=pos,
+                                       use_cache=False).last_hidden_state
+                return self.model.get_output_embeddings()(h[rows, cols])
+            # logits post-processed after the head: keep the columns from the first one read
+            logits = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, logits_to_keep=width - lo).logits
+            return logits[rows, cols - lo]
+
+    def _pad(self, seqs: list[list[int]], side: str | None = None):
+        """(ids, mask, position_ids, left offsets) of a padded batch on the device."""
+        torch = self._torch
+        side = side or self.padding_side
+        width = max(len(s) for s in seqs)
+        ids = torch.full((len(seqs), width), self.tokenizer.pad_token_id, dtype=torch.long)
+        mask = torch.zeros((len(seqs), width), dtype=torch.long)
+        offs = []
+        for i, s in enumerate(seqs):
+            off = width - len(s) if side == "left" else 0
+            ids[i, off: off + len(s)] = torch.tensor(s)
+            mask[i, off: off + len(s)] = 1
+            offs.append(off)
+        ids, mask = ids.to(self.device), mask.to(self.device)
+        return ids, mask, (mask.cumsum(-1) - 1).clamp(min=0), offs
 
     def _forward(self, seqs: list[list[int]], last_only: bool = False):
         """Logits for a padded batch; returns (logits float32 on device, lengths, left offsets)."""
@@ -239,9 +332,9 @@ class TransformersBackend(TokenizerMixin):
         out = np.empty((len(seqs), tid.size), dtype=np.float32)
         for idx in self._batches([len(s) for s in seqs]):
             batch = [seqs[i] for i in idx]
-            logits, offs = self._forward(batch, last_only=True)
-            last = torch.tensor([o + len(s) - 1 for o, s in zip(offs, batch)], device=self.device)
-            rows = logits[torch.arange(len(batch), device=self.device), last, : self.vocab_size].float()
+            ids, mask, pos, offs = self._pad(batch)
+            last = [o + len(s) - 1 for o, s in zip(offs, batch)]
+            rows = self._logits_at(ids, mask, pos, list(range(len(batch))), last)[:, : self.vocab_size].float()
             lp = torch.log_softmax(rows, dim=-1)[:, gather]
             out[idx] = lp.cpu().numpy()
         return out
@@ -268,6 +361,16 @@ class TransformersBackend(TokenizerMixin):
         groups.append((cur, plen))
         return groups
 
+    def _fits(self, groups, seqs) -> bool:
+        """Whether a batch of prefix groups stays within the token budget (prefix pass plus
+        suffix pass, padded)."""
+        if self.token_budget is None:
+            return True
+        pmax = max(p for _, p in groups)
+        members = [i for m, _ in groups for i in m]
+        smax = max(len(seqs[i]) - p for m, p in groups for i in m)
+        return len(groups) * pmax + len(members) * smax <= self.token_budget
+
     def _next_token_shared(self, seqs, gather) -> np.ndarray:
         torch = self._torch
         out = np.empty((len(seqs), len(gather)), dtype=np.float32)
@@ -284,7 +387,8 @@ class TransformersBackend(TokenizerMixin):
         start = 0
         while start < len(shared):
             batch, n_members = [], 0
-            while start < len(shared) and (not batch or n_members + len(shared[start][0]) <= self.batch_size):
+            while start < len(shared) and (not batch or (
+                    n_members + len(shared[start][0]) <= self.batch_size and self._fits(batch + [shared[start]], seqs))):
                 batch.append(shared[start])
                 n_members += len(shared[start][0])
                 start += 1
@@ -309,8 +413,7 @@ class TransformersBackend(TokenizerMixin):
             sid, smask = sid.to(self.device), smask.to(self.device)
             own = torch.tensor(owner, device=self.device)
             with torch.inference_mode():
-                first = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True)
-                past = first.past_key_values
+                past = self._prefill(ids, mask, pos)  # the shared prefixes: KV cache only, no logits
                 past.reorder_cache(own)
                 plens = mask.sum(-1)[own]
                 pos2 = (plens[:, None] + smask.cumsum(-1) - 1).clamp(min=0)
@@ -345,15 +448,14 @@ class TransformersBackend(TokenizerMixin):
             ids, mask = ids.to(self.device), mask.to(self.device)
             pos = (mask.cumsum(-1) - 1).clamp(min=0)
             with torch.inference_mode():
-                first = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True)
-                past = first.past_key_values
+                past = self._prefill(ids, mask, pos)  # KV cache only, no logits
                 past.batch_repeat_interleave(A)
                 mask2 = torch.cat([mask.repeat_interleave(A, 0), torch.ones((B * A, 1), dtype=torch.long,
                                                                           device=self.device)], dim=1)
                 pos2 = mask.sum(-1).repeat_interleave(A)[:, None]
                 tok = after.repeat(B)[:, None]
                 logits = self.model(input_ids=tok, attention_mask=mask2, position_ids=pos2, past_key_values=past,
-                                    use_cache=True).logits[:, -1, : self.vocab_size].float()
+                                    use_cache=False, logits_to_keep=1).logits[:, -1, : self.vocab_size].float()
             lp = torch.log_softmax(logits, dim=-1)[:, gather].reshape(B, A, -1)
             out[idx] = lp.cpu().numpy()
         return out
@@ -368,17 +470,22 @@ class TransformersBackend(TokenizerMixin):
         offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
         values = np.empty(offsets[-1], dtype=np.float32)
         token_ids = np.concatenate([np.asarray(s, dtype=np.int64) for s in seqs]).astype(np.int32)
+        values[offsets[:-1]] = np.nan
         for idx in self._batches(lens.tolist()):
             batch = [seqs[i] for i in idx]
-            logits, offs = self._forward(batch)
-            for j, i in enumerate(idx):
-                s, o = batch[j], offs[j]
-                n = len(s)
-                seg = logits[j, o: o + n - 1, : self.vocab_size].float()
-                nxt = torch.tensor(s[1:], device=self.device)
-                lp = (seg.gather(-1, nxt[:, None])[:, 0] - torch.logsumexp(seg, dim=-1)) if n > 1 else seg[:0, 0]
-                values[offsets[i]] = np.nan
-                values[offsets[i] + 1: offsets[i + 1]] = lp.cpu().numpy()
+            if max(len(s) for s in batch) < 2:
+                continue
+            ids, mask, pos, offs = self._pad(batch)
+            # the logits read: every position but each prompt's last (and no padding)
+            rows = [j for j, s in enumerate(batch) for _ in range(len(s) - 1)]
+            cols = [o + k for o, s in zip(offs, batch) for k in range(len(s) - 1)]
+            seg = self._logits_at(ids, mask, pos, rows, cols)[:, : self.vocab_size].float()
+            nxt = torch.tensor([t for s in batch for t in s[1:]], device=self.device)
+            lp = (seg.gather(-1, nxt[:, None])[:, 0] - torch.logsumexp(seg, dim=-1)).cpu().numpy()
+            at = 0
+            for s, i in zip(batch, idx):
+                values[offsets[i] + 1: offsets[i + 1]] = lp[at: at + len(s) - 1]
+                at += len(s) - 1
         return RaggedLogprobs(values=values, offsets=offsets, token_ids=token_ids)
 
     def prompt_logprob_moments(self, prompts: Sequence[str]):
