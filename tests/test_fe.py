@@ -116,6 +116,7 @@ def test_real_panel_grunfeld():
                 reference("invest ~ value + capital | firm + year", g, {"CRV1": "firm"}, "w", demeaner=MAP_ABS))
 
 
+@pytest.mark.slow
 def test_hard_panel_converges_and_equals_lsmr():
     df = hard_panel()
     fml = "y ~ llm + lap + llm:lap | firm + date"
@@ -123,6 +124,13 @@ def test_hard_panel_converges_and_equals_lsmr():
     assert ours.demean_residual <= 1e-12 and 1 < ours.demean_iterations < 1000
     ref = reference(fml, df, {"CRV1": "date"}, demeaner=LSMR)
     assert_same(ours, ref)
+    # weights, and a third fixed effect (the symmetric-sweep path), on a smaller hard panel
+    small = hard_panel(n_firms=500, n_dates=1000).assign(ind=lambda d: d["firm"] % 13)
+    small["w"] = np.random.default_rng(1).uniform(0.2, 3.0, len(small))
+    for f in ["y ~ llm*lap | firm + date", "y ~ llm*lap | firm + date + ind"]:
+        ours = fe.feols(f, small, vcov={"CRV1": "firm+date"}, weights="w")
+        assert ours.demean_residual <= 1e-12
+        assert_same(ours, reference(f, small, {"CRV1": "firm+date"}, "w", demeaner=LSMR))
     # and the cap is honoured: too few iterations is a clear error, not a silent wrong answer
     with pytest.raises(Exception, match="fixef_maxiter"):
         fe.feols(fml, df, fixef_maxiter=5)
