@@ -252,6 +252,7 @@ def test_result_api_and_tables(tmp_path):
     assert "llm:lap" in table and "FE: date" in table and "Observations" in table and "(2)" in table
     tex = fe.etable([fit, other], type="tex")
     assert tex.startswith(r"\begin{tabular}{lcc}") and r"\toprule" in tex and "llm:lap" in tex
+    assert r"Within $R^2$ &" in tex and r"\end{tabular}" in tex
     frame = fe.etable([fit, other], type="df")
     assert frame.loc["FE: date"].tolist() == ["x", "-"]
 

@@ -200,8 +200,9 @@ def etable(models, *, type: str = "text", digits: int = 3, stars: bool = True):
     out = [r"\begin{tabular}{l" + "c" * len(models) + "}", r"\toprule",
            " & ".join([""] + cols) + r" \\"]
     n_coef_rows = 1 + 2 * len(terms)
+    tex_label = {"R2": "$R^2$", "Within R2": "Within $R^2$"}
     for i, (label, cells) in enumerate(rows):
-        out.append(" & ".join([esc(label)] + [tex_cell(esc(c)) for c in cells]) + r" \\")
+        out.append(" & ".join([tex_label.get(label, esc(label))] + [tex_cell(esc(c)) for c in cells]) + r" \\")
         if i == 0 or i == n_coef_rows - 1:
             out.append(r"\midrule")
     out += [r"\bottomrule", r"\multicolumn{" + str(len(models) + 1) + r"}{l}{\footnotesize " + esc(note).replace(
