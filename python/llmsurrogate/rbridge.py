@@ -182,7 +182,59 @@ def from_r(value: Any) -> Any:
             return {name: _r_column(col, f"column {name!r}") for name, col in zip(names, columns)}
         if "__rvector__" in value:
             return _r_column(value["__rvector__"], "vector")
+        if "__rmatrix__" in value:
+            return _r_matrix(value["__rmatrix__"])
     return value
+
+
+# The last few complete matrices from R, keyed by their bytes: repeated calls on the same matrix
+# (several levels, sides or functions) reuse its table and the sorted errors the Rust core keeps
+# on it, as a Python user reusing an ErrorTable does. A changed matrix has other bytes.
+_MATRIX_CACHE: "dict[tuple[int, bytes], Any]" = {}
+_MATRIX_CACHE_SIZE = 8
+
+
+def _r_matrix(spec: Mapping) -> Any:
+    """An R error matrix sent as its numbers in column-major order (``{"bytes"}``: R's
+    ``writeBin()`` of the doubles, little-endian, or ``{"values"}``: a list) with its number of rows
+    (``"nrow"``; R's ``NA`` is a NaN), as transferUQ reads it: a complete square matrix becomes an
+    :class:`~llmsurrogate.transfer.ErrorTable` with the domains 1..n (R's positions), without a
+    long frame; one with missing off-diagonal cells becomes the long ``{"train", "test", "error"}``
+    columns (1-based domains, ``None`` for a missing error) that the pooled reading of transferUQ's
+    forms takes, with its warning."""
+    nrow = int(spec.get("nrow"))
+    raw = spec.get("bytes")
+    key = None
+    if raw is not None:
+        raw = bytes(raw)
+        key = (nrow, raw)
+        hit = _MATRIX_CACHE.get(key)
+        if hit is not None:
+            return hit
+        arr = np.frombuffer(raw, dtype="<f8").astype(np.float64)
+    else:
+        values = spec.get("values")
+        arr = np.asarray(_listed(values) if not isinstance(values, np.ndarray) else values, dtype=np.float64)
+    if nrow <= 0 or arr.size % nrow:
+        raise InvalidArgumentError(f"a matrix from R has {arr.size} values for {nrow} rows")
+    arr = arr.reshape((nrow, arr.size // nrow), order="F")
+    n = arr.shape[0]
+    if arr.shape[1] != n:
+        raise InvalidArgumentError(f"a matrix from R must be square; got {arr.shape[0]} x {arr.shape[1]}")
+    test, train = np.nonzero(~np.eye(n, dtype=bool).T)  # column-major, as R's which(row != col)
+    errors = arr[train, test]
+    missing = np.isnan(errors)
+    if not missing.any():
+        from .transfer import ErrorTable
+
+        table = ErrorTable.from_matrix(arr, domains=list(range(1, n + 1)))
+        if key is not None:
+            while len(_MATRIX_CACHE) >= _MATRIX_CACHE_SIZE:
+                _MATRIX_CACHE.pop(next(iter(_MATRIX_CACHE)))
+            _MATRIX_CACHE[key] = table
+        return table
+    return {"train": (train + 1).tolist(), "test": (test + 1).tolist(),
+            "error": [None if m else float(v) for v, m in zip(errors.tolist(), missing.tolist())]}
 
 
 def call(function: str, *args: Any, **kwargs: Any) -> Any:

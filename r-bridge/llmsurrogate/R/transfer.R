@@ -95,8 +95,8 @@
 #' @name transfer_inference
 NULL
 
-# `err` as transferUQ reads it, for the bridge: a matrix becomes a long frame (train, test, error;
-# 1-based positions as domains, NA for a missing cell); a data.frame is read by position (the last
+# `err` as transferUQ reads it, for the bridge: a matrix crosses as one numeric vector with its
+# number of rows (Python reads it as the matrix, domains 1..n, NA for a missing cell); a data.frame is read by position (the last
 # column holds the errors, the one before it the test domain, the first ncol - 2 the training
 # domains), with its domain labels as they are (numbers, strings or factors). Python's
 # `pooled=True` then pools the errors given, as transferUQ does.
@@ -110,15 +110,20 @@ NULL
     }
     n <- nrow(m)
     if (n < 2) .abort(sprintf("argument `%s`: need at least 2 domains; got a %d x %d matrix", name, n, n), call)
-    off <- row(m) != col(m)
-    bad <- which(off & !is.na(m) & !is.finite(m), arr.ind = TRUE)
-    if (length(bad)) {
-      .abort(sprintf("argument `%s`: %s[%d, %d] is %s; errors must be finite (NA marks a missing cell)", name, name,
-                     bad[1, 1], bad[1, 2], format(m[bad[1, 1], bad[1, 2]])), call)
+    values <- as.vector(m, mode = "double")
+    if (!all(is.finite(values) | is.na(values))) {
+      nonfinite <- matrix(!is.finite(values) & !is.na(values), n)
+      diag(nonfinite) <- FALSE
+      bad <- which(nonfinite, arr.ind = TRUE)
+      if (length(bad)) {
+        .abort(sprintf("argument `%s`: %s[%d, %d] is %s; errors must be finite (NA marks a missing cell)", name,
+                       name, bad[1, 1], bad[1, 2], format(m[bad[1, 1], bad[1, 2]])), call)
+      }
     }
-    idx <- which(off)
-    df <- data.frame(train = row(m)[idx], test = col(m)[idx], error = as.numeric(m[idx]))
-    return(.frame_arg(df, name, call))
+    # the doubles as one raw vector (column-major, little-endian; reticulate passes it as bytes
+    # without a per-element conversion) with the number of rows: Python reads it as the matrix
+    # (llmsurrogate.rbridge._r_matrix) without a long frame; NA crosses as NaN
+    return(list(`__rmatrix__` = list(bytes = writeBin(values, raw(), size = 8L, endian = "little"), nrow = n)))
   }
   if (is.data.frame(err)) {
     d <- ncol(err)
