@@ -18,12 +18,13 @@ SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export HF_HUB_OFFLINE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help demo test venv build build-test r-deps test-rust test-python test-r r-docs bench clean
+.PHONY: help demo test venv build build-test r-deps test-rust test-python test-r r-docs bench bench-quick clean
 
 help:
 	@echo "make demo   set everything up and run the demo on the bundled real data"
 	@echo "make test   set everything up (R included) and run cargo, pytest and R tests"
-	@echo "make bench  run the benchmarks (results in benchmarks/results/)"
+	@echo "make bench  run the benchmarks (results in benchmarks/results/, README speed section)"
+	@echo "make bench-quick  a few-minute subset (results in benchmarks/results/quick/)"
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -72,10 +73,25 @@ test-r: r-deps
 r-docs:
 	cd r-bridge/llmsurrogate && Rscript -e 'roxygen2::roxygenise(".", roclets = c("rd", "namespace"))'
 
+# Benchmarks through benchmarks/_harness.py (interleaved rounds against the real peers, load and
+# versions recorded). `bench` writes benchmarks/results/*.json and regenerates the README's speed
+# section from them; `bench-quick` (a few minutes) writes benchmarks/results/quick/ and only prints
+# the tables. transferUQ is installed from $(TRANSFERUQ_SRC) into a scratch R library (skipped with
+# a message when the source is missing).
+TRANSFERUQ_SRC ?= /work/.mirror/lihualei71+transferUQ/repo
+BENCH_ENV := TRANSFERUQ_SRC=$(TRANSFERUQ_SRC)
+
 bench: build
-	$(PY) benchmarks/bench_quantiles.py
-	$(PY) benchmarks/bench_transfer.py
-	$(PY) benchmarks/bench_ess.py
+	$(BENCH_ENV) $(PY) benchmarks/bench_quantiles.py
+	$(BENCH_ENV) $(PY) benchmarks/bench_transfer.py
+	$(BENCH_ENV) $(PY) benchmarks/bench_ess.py
+	$(PY) benchmarks/readme_tables.py --write
+
+bench-quick: build
+	$(BENCH_ENV) $(PY) benchmarks/bench_quantiles.py --quick
+	$(BENCH_ENV) $(PY) benchmarks/bench_transfer.py --quick
+	$(BENCH_ENV) $(PY) benchmarks/bench_ess.py --quick
+	$(PY) benchmarks/readme_tables.py
 
 clean:
 	rm -rf $(VENV) $(RLIB) target $(DEMO_OUT) python/llmsurrogate/*.so

@@ -1,35 +1,29 @@
-"""Quantile kernels vs NumPy baselines, timed in the same process.
+"""Quantile kernels vs NumPy (the peer), timed in the same process with benchmarks/_harness.py
+(warm-up, interleaved rounds, min and median, load), both on one thread unless --threads.
 
-Writes ``benchmarks/results/quantiles.json`` and prints a table. Ratios are baseline time / our
-time (higher is better). Results agree exactly (asserted) before anything is timed.
+Writes ``benchmarks/results/quantiles.json`` (--quick: results/quick/) and prints each case. Ratios
+are numpy time / our time (higher is better). Results agree exactly (asserted) before anything is
+timed.
 
-    python benchmarks/bench_quantiles.py [--repeat 5]
+    python benchmarks/bench_quantiles.py [--quick] [--rounds 9] [--threads 1]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
-import time
+import sys
 from pathlib import Path
 
-import numpy as np
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _harness import threads  # noqa: E402
 
-import llmsurrogate
-from llmsurrogate import quantiles as q
+if "--threads" not in sys.argv:  # before numpy and llmsurrogate read the thread variables
+    threads(1)
 
-OUT = Path(__file__).resolve().parent / "results" / "quantiles.json"
+import numpy as np  # noqa: E402
 
-
-def best_time(fn, repeat):
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
+import llmsurrogate  # noqa: E402
+from llmsurrogate import quantiles as q  # noqa: E402
 
 
 def numpy_weighted_upper(v, w, taus):
@@ -40,14 +34,21 @@ def numpy_weighted_upper(v, w, taus):
 
 
 def main():
+    from _harness import Run, add_common_args, result_path, threads
+
     parser = argparse.ArgumentParser()
-    parser.add_argument("--repeat", type=int, default=5)
+    add_common_args(parser)
+    parser.add_argument("--repeat", type=int, default=None, help="alias of --rounds")
     args = parser.parse_args()
+    n_threads = threads(args.threads or 1)  # NumPy's sort is single-threaded: ours on the same 1 thread
+    rounds = args.rounds or args.repeat or (5 if args.quick else 9)
+    run = Run("quantiles", quick=args.quick,
+              notes=f"speedup = numpy / ours; both on {n_threads} thread(s) "
+                    f"(llmsurrogate.num_threads() = {llmsurrogate.num_threads()})")
     rng = np.random.default_rng(0)
-    rows = []
     off_grid = np.array([0.050001, 0.950001, 0.987654])   # away from integer tau*N (numpy has no level fuzz)
     many = np.linspace(0.2, 0.8, 61) + 1.234e-7
-    for n in (1_892, 100_000, 1_000_000):
+    for n in ((1_892, 100_000) if args.quick else (1_892, 100_000, 1_000_000)):
         v = rng.lognormal(1.0, 1.0, n)
         w = rng.uniform(0.1, 2.0, n)
         cases = {
@@ -60,20 +61,10 @@ def main():
         }
         for name, (ours, base) in cases.items():
             np.testing.assert_array_equal(ours(), base())
-            t_ours, t_base = best_time(ours, args.repeat), best_time(base, args.repeat)
-            rows.append({"case": name, "n": n, "llmsurrogate_s": t_ours, "numpy_s": t_base,
-                         "speedup": t_base / t_ours})
-    payload = {
-        "llmsurrogate": llmsurrogate.__version__, "numpy": np.__version__, "threads": llmsurrogate.num_threads(),
-        "cpu_count": os.cpu_count(), "machine": platform.machine(), "python": platform.python_version(),
-        "results": rows,
-    }
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(payload, indent=2))
-    print(f"{'case':38s} {'n':>9s} {'ours (ms)':>10s} {'numpy (ms)':>11s} {'speedup':>8s}")
-    for r in rows:
-        print(f"{r['case']:38s} {r['n']:9d} {1e3 * r['llmsurrogate_s']:10.3f} {1e3 * r['numpy_s']:11.3f} {r['speedup']:8.2f}")
-    print(f"wrote {OUT}")
+            inner = 20 if n < 10_000 else 1
+            run.compare(f"{name}, n = {n:,}", ours, base, peer_name="numpy", rounds=rounds, inner=inner,
+                        n=n, threads_note=f"{n_threads} both")
+    run.write(result_path("quantiles", args.quick, args.out))
 
 
 if __name__ == "__main__":
