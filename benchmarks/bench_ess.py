@@ -10,7 +10,12 @@
    (joblib over blocks + Rust) versus a naive loop that calls scikit-learn per block and accumulates
    in NumPy, with the same tuned hyperparameters and block seeds; same numbers asserted.
 
-    python benchmarks/bench_ess.py [--e2e] [--skip-layer] [--algorithms logit_l1,rf] [--n-jobs 2]
+    python benchmarks/bench_ess.py [--quick] [--e2e] [--skip-layer] [--algorithms logit_l1,rf] [--n-jobs 2]
+
+The accumulation layer runs through benchmarks/_harness.py's Run (environment, versions, load) with
+its floors measured on the same chunks the engine uses: in cache (read right after the chunk was
+written, as the engine gets it) on 1 and n_jobs threads, and out of cache (after a 64 MB write);
+the Rust accumulator runs on n_jobs threads and on 1.
 
 The random forest on the full grid takes about 10 minutes for the package and 18 for the loop.
 
@@ -41,6 +46,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 
 import ess_reference as ref  # noqa: E402
+
+sys.path.insert(0, str(HERE))
 
 import llmsurrogate  # noqa: E402
 from llmsurrogate import _core  # noqa: E402
@@ -82,34 +89,62 @@ def read_bandwidth(threads):
     return a.nbytes / best
 
 
-def bench_layer(n_jobs, repeat):
+_EVICT = None
+
+
+def _evict():
+    """Write 64 MB (more than this machine's caches) so that the next read comes from memory."""
+    global _EVICT
+    if _EVICT is None:
+        _EVICT = np.empty(8_000_000)
+    _EVICT.fill(1.0)
+
+
+def _sum_threads(rows, pool):
+    """Read every number once with the pool's threads (NumPy's sum releases the GIL)."""
+    parts = np.array_split(rows, len(pool._threads) or 1) if rows.shape[0] > 1 else [rows]
+    return sum(pool.map(np.sum, parts))
+
+
+def bench_layer(n_jobs, repeat, grid=GRID):
+    """Per grid point, rounds interleaved in the order below on the SAME chunks the engine uses
+    (chunk_rows blocks at a time; generation untimed): the Rust accumulator on ``n_jobs`` threads
+    and on 1 thread, the NumPy loop (1 thread), and the floors -- reading every prediction once
+    with ``np.sum`` -- in cache (right after the chunk was written, as the engine gets it) on 1 and
+    on ``n_jobs`` threads, and out of cache (after a 64 MB write) on 1 thread."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(n_jobs)
+    pool.map(np.sum, [np.zeros(1)] * n_jobs)  # start the threads
     rng = np.random.default_rng(0)
     n = 20_000
     y = rng.normal(size=n)
     llm_loss = (0.3 - y) ** 2
-    # pre-generate all prediction chunks for the grid, except N = 1 and 2 which are too large to
-    # hold (n^2 doubles): those are generated chunk by chunk and consumed by both sides in turn
+    sides = ["rust", "rust_1thread", "numpy_loop", "floor_in_cache_1thread", f"floor_in_cache_{n_jobs}threads",
+             "floor_out_of_cache_1thread"]
     results, per_n = {}, {}
-    t_np = t_rs = t_floor = 0.0
-    for N in GRID:
-        best_np = best_rs = best_floor = np.inf
+    totals = {k: 0.0 for k in sides}
+    for N in grid:
+        best = {k: np.inf for k in sides}
+        rounds = {k: [] for k in sides}
         for _ in range(repeat):
-            tn = tr = tf = 0.0
+            tt = {k: 0.0 for k in sides}
             acc = _core.BlockOutAccumulator(y, N, "squared", llm_loss)
+            acc1 = _core.BlockOutAccumulator(y, N, "squared", llm_loss)
             B = n // N
             nn = B * N
             e_b = {"plain": np.zeros(B), "diff": np.zeros(B)}
             Ls = {"plain": np.zeros(nn), "diff": np.zeros(nn)}
-            # the two sides run in separate passes over the same (regenerated, untimed) chunks, so
+            # the sides run in separate passes over the same (regenerated, untimed) chunks, so
             # neither evicts the other's working set from the cache
             for b0, rows in _chunks(y, N, 1):
                 t = time.perf_counter()
                 acc.add_blocks(b0, rows, n_jobs)
-                tr += time.perf_counter() - t
-            for b0, rows in _chunks(y, N, 1):  # the floor: read every prediction once (one thread)
+                tt["rust"] += time.perf_counter() - t
+            for b0, rows in _chunks(y, N, 1):
                 t = time.perf_counter()
-                rows.sum()
-                tf += time.perf_counter() - t
+                acc1.add_blocks(b0, rows, 1)
+                tt["rust_1thread"] += time.perf_counter() - t
             for b0, rows in _chunks(y, N, 1):
                 t = time.perf_counter()
                 for kind, ll in (("plain", None), ("diff", llm_loss)):
@@ -121,33 +156,53 @@ def bench_layer(n_jobs, repeat):
                         l[b * N:(b + 1) * N] = 0
                         e_b[kind][b] = l.sum() / (nn - N)
                         Ls[kind] += l
-                tn += time.perf_counter() - t
+                tt["numpy_loop"] += time.perf_counter() - t
+            for b0, rows in _chunks(y, N, 1):
+                t = time.perf_counter()
+                rows.sum()
+                tt["floor_in_cache_1thread"] += time.perf_counter() - t
+            for b0, rows in _chunks(y, N, 1):
+                t = time.perf_counter()
+                _sum_threads(rows, pool)
+                tt[f"floor_in_cache_{n_jobs}threads"] += time.perf_counter() - t
+            for b0, rows in _chunks(y, N, 1):
+                _evict()
+                t = time.perf_counter()
+                rows.sum()
+                tt["floor_out_of_cache_1thread"] += time.perf_counter() - t
             t = time.perf_counter()
             o = acc.finalize()
-            tr += time.perf_counter() - t
+            tt["rust"] += time.perf_counter() - t
+            t = time.perf_counter()
+            acc1.finalize()
+            tt["rust_1thread"] += time.perf_counter() - t
             t = time.perf_counter()
             ref_p = {k: ref.variance_pieces(e_b[k], Ls[k] / (B - 1), N) for k in e_b}
             ref_t = ref.one_sided_test(ref_p["diff"])
-            tn += time.perf_counter() - t
-            best_np, best_rs, best_floor = min(best_np, tn), min(best_rs, tr), min(best_floor, tf)
+            tt["numpy_loop"] += time.perf_counter() - t
+            for k in sides:
+                best[k] = min(best[k], tt[k])
+                rounds[k].append(tt[k])
         results[N] = (o, ref_p, ref_t)
-        t_np += best_np
-        t_rs += best_rs
-        t_floor += best_floor
-        per_n[N] = {"numpy_s": best_np, "rust_s": best_rs, "read_once_s": best_floor}
+        for k in sides:
+            totals[k] += best[k]
+        per_n[N] = {"chunk_rows": chunk_rows(n // N, (n // N) * N),
+                    "chunk_mb": chunk_rows(n // N, (n // N) * N) * (n // N) * N * 8 / 1e6,
+                    **{f"{k}_s": best[k] for k in sides}, "rounds_s": rounds}
+    t_np, t_rs = totals["numpy_loop"], totals["rust"]
     # sequential test (both sides) and the agreement check
     pts = [{"n_train": N, "plain": results[N][0]["plain"], "diff": results[N][0]["diff"],
-            "llm_var": results[N][0]["llm_var"]} for N in GRID]
+            "llm_var": results[N][0]["llm_var"]} for N in grid]
     t = time.perf_counter()
     seq = _core.ess_sequential_test(pts, 1.6448536269514722, "hybrid", 40, "difference")
     t_rs += time.perf_counter() - t
     t = time.perf_counter()
-    want = ref.sequential_ess(GRID, [results[N][2] for N in GRID])
+    want = ref.sequential_ess(grid, [results[N][2] for N in grid])
     t_np += time.perf_counter() - t
     max_rel = 0.0
     keymap = {"ecv": "ecv", "v_train": "V_train", "v_test": "V_test", "cov": "C",
               "sigma2_fixed_n": "sigma2_fixed_N", "sigma2_fixed_b": "sigma2_fixed_B", "sigma2_bm": "sigma2_bm"}
-    for N in GRID:
+    for N in grid:
         o, ref_p, _ = results[N]
         for kind in ("plain", "diff"):
             for k, r in keymap.items():
@@ -155,17 +210,21 @@ def bench_layer(n_jobs, repeat):
                 max_rel = max(max_rel, abs(a - b) / max(abs(b), 1e-300))
     assert max_rel < 1e-10, max_rel
     assert seq["lower_bound"] == want["N_tilde"]
-    elements = sum((n // N) * (n // N * N) for N in GRID)
+    totals["rust"] = t_rs
+    elements = sum((n // N) * (n // N * N) for N in grid)
     bandwidth = read_bandwidth(n_jobs)
     floor_ns = 8e9 / bandwidth  # one float64 prediction read from memory, all n_jobs threads reading
-    return {"n": n, "grid": GRID, "numpy_s": t_np, "rust_s": t_rs, "ratio": t_np / t_rs,
-            "read_once_s": t_floor, "ratio_bound_one_thread": t_np / t_floor,
-            "prediction_numbers": elements, "ns_per_prediction": {"numpy": 1e9 * t_np / elements,
-                                                                 "rust": 1e9 * t_rs / elements,
-                                                                 "read_once": 1e9 * t_floor / elements},
-            "read_bandwidth_gb_s": bandwidth / 1e9, "memory_floor_ns_per_prediction": floor_ns,
-            "ratio_bound_memory": (1e9 * t_np / elements) / floor_ns,
-            "max_rel_diff": max_rel, "lower_bound": int(seq["lower_bound"]), "n_jobs": n_jobs,
+    ns = {k: 1e9 * v / elements for k, v in totals.items()}
+    return {"n": n, "grid": list(grid), "n_jobs": n_jobs, "threads": {"rust": n_jobs, "rust_1thread": 1,
+            "numpy_loop": 1, "floor_in_cache_1thread": 1, f"floor_in_cache_{n_jobs}threads": n_jobs,
+            "floor_out_of_cache_1thread": 1},
+            "totals_s": totals, "numpy_s": t_np, "rust_s": t_rs, "ratio": t_np / t_rs,
+            "rust_over_floor_in_cache_same_threads": t_rs / totals[f"floor_in_cache_{n_jobs}threads"],
+            "rust_1thread_over_floor_in_cache_1thread": totals["rust_1thread"] / totals["floor_in_cache_1thread"],
+            "rust_2threads_speedup_over_1": totals["rust_1thread"] / t_rs,
+            "prediction_numbers": elements, "ns_per_prediction": ns,
+            "read_bandwidth_gb_s_400mb_array": bandwidth / 1e9, "memory_floor_ns_per_prediction_400mb": floor_ns,
+            "max_rel_diff": max_rel, "lower_bound": int(seq["lower_bound"]),
             "chunk_rows": "as run_point: min(B // 16, 2^21 / n) blocks", "avx2": bool(_core.ess_uses_avx2()),
             "per_n": per_n}
 
@@ -278,8 +337,11 @@ def bench_e2e(n_jobs, n, trees, grid_points, rf_min_n=1, algorithms=("logit_l1",
 
 
 def main():
+    from _harness import Run, result_path, summarize
+
     parser = argparse.ArgumentParser()
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="grid from 10 up, one round; writes results/quick/")
+    parser.add_argument("--repeat", type=int, default=None, help="interleaved rounds per grid point")
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--e2e", action="store_true", help="also run the end-to-end benchmark")
     parser.add_argument("--skip-layer", action="store_true", help="skip the accumulation-layer benchmark")
@@ -289,30 +351,38 @@ def main():
     parser.add_argument("--algorithms", default="logit_l1,rf", help="comma-separated (end to end)")
     parser.add_argument("--rf-min-n", type=int, default=1,
                         help="drop grid sizes below this for the random forest (time budget)")
+    parser.add_argument("--out", default=None)
     args = parser.parse_args()
-    info = {"machine": platform.platform(), "cpus": os.cpu_count(), "llmsurrogate": llmsurrogate.__version__}
-    OUT.parent.mkdir(exist_ok=True)
-    saved = json.loads(OUT.read_text()) if OUT.exists() else {}
-    saved["info"] = info
-    parser_layer = not args.skip_layer
-    if parser_layer:
-        layer = bench_layer(args.n_jobs, args.repeat)
-        saved["layer"] = layer
-    if parser_layer:
-        print(f"accumulation + inference, n = {layer['n']}, grid {GRID}: numpy {layer['numpy_s']:.2f} s, "
-              f"rust {layer['rust_s']:.3f} s, ratio {layer['ratio']:.1f}x, max rel diff {layer['max_rel_diff']:.1e}; "
-              f"reading the predictions once takes {layer['read_once_s']:.3f} s (numpy / read-once = "
-              f"{layer['ratio_bound_one_thread']:.1f}x); memory reads at {layer['read_bandwidth_gb_s']:.0f} GB/s "
-              f"bound any implementation to {layer['ratio_bound_memory']:.1f}x the NumPy loop")
+    repeat = args.repeat or (2 if args.quick else 3)
+    grid = [N for N in GRID if N >= 10] if args.quick else GRID
+    run = Run("ess", quick=args.quick, python_packages=["scikit-learn"],
+              notes=f"accumulation layer: Rust on {args.n_jobs} threads ('ours') and on 1; the NumPy loop and "
+                    "the floors (np.sum over every prediction once, on the chunks the engine gets) on the thread "
+                    "counts in their names; ratio = side / ours (a floor below 1x: how far ours is above it)")
+    out = result_path("ess", args.quick, args.out)
+    saved = json.loads(out.read_text()) if out.exists() and not args.quick else {}
+    if not args.skip_layer:
+        layer = bench_layer(args.n_jobs, repeat, grid)
+        sides = {"ours" if k == "rust" else k: summarize([sum(layer["per_n"][N]["rounds_s"][k][i] for N in grid)
+                                                          for i in range(repeat)])
+                 for k in layer["totals_s"]}
+        run.add(f"ESS accumulation + inference, n = {layer['n']}, grid {grid}", sides, peer_name="numpy_loop",
+                rounds=repeat, threads=layer["threads"])
+        run.extra["layer"] = layer
+        print(f"  ns per prediction: " + ", ".join(f"{k} {v:.2f}" for k, v in layer["ns_per_prediction"].items()))
+        print(f"  rust / in-cache floor on {args.n_jobs} threads: {layer['rust_over_floor_in_cache_same_threads']:.1f}x; "
+              f"1 thread: {layer['rust_1thread_over_floor_in_cache_1thread']:.1f}x; "
+              f"{args.n_jobs} threads vs 1: {layer['rust_2threads_speedup_over_1']:.2f}x", flush=True)
     if args.e2e:
         print(f"end to end, n = {args.e2e_n}, {args.grid_points} grid points, {args.n_jobs} jobs:")
         e2e = bench_e2e(args.n_jobs, args.e2e_n, args.trees, args.grid_points, args.rf_min_n,
                         tuple(args.algorithms.split(",")))
         previous = saved.get("e2e", {}).get("results", {})
         e2e["results"] = {**previous, **e2e["results"]}  # an algorithm not rerun keeps its last result
-        saved["e2e"] = e2e
-    OUT.write_text(json.dumps(saved, indent=2))
-    print(f"wrote {OUT}")
+        run.extra["e2e"] = e2e
+    elif "e2e" in saved:
+        run.extra["e2e"] = saved["e2e"]  # kept from the last --e2e run (its own load_average inside)
+    run.write(out)
 
 
 if __name__ == "__main__":
