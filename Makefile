@@ -85,12 +85,15 @@ bench: build
 	$(BENCH_ENV) $(PY) benchmarks/bench_quantiles.py
 	$(BENCH_ENV) $(PY) benchmarks/bench_transfer.py
 	$(BENCH_ENV) $(PY) benchmarks/bench_ess.py
+	$(BENCH_ENV) $(PY) benchmarks/bench_transfer_nls.py
+	$(BENCH_ENV) $(PY) benchmarks/bench_risk_scores.py
 	$(PY) benchmarks/readme_tables.py --write
 
 bench-quick: build
 	$(BENCH_ENV) $(PY) benchmarks/bench_quantiles.py --quick
 	$(BENCH_ENV) $(PY) benchmarks/bench_transfer.py --quick
 	$(BENCH_ENV) $(PY) benchmarks/bench_ess.py --quick
+	$(BENCH_ENV) $(PY) benchmarks/bench_transfer_nls.py --quick
 	$(PY) benchmarks/readme_tables.py
 
 clean:

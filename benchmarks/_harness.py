@@ -239,6 +239,13 @@ class Run:
         return path
 
 
+def stamp(load_before: list[float] | None, python_packages: Sequence[str] = (), **info: Any) -> dict:
+    """Environment, versions and load (before: ``loadavg()`` taken at the start; after: now) for a
+    benchmark that times only our own code (no peer), to merge into its result payload."""
+    return {"environment": environment(python_packages), "load_before": load_before, "load_after": loadavg(),
+            "harness": "benchmarks/_harness.py stamp (ours only: no peer to interleave with)", **info}
+
+
 def _json_default(o: Any) -> Any:
     try:
         import numpy as np

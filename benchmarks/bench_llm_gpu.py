@@ -47,6 +47,12 @@ def main():
     ap.add_argument("--dtypes", default="float32,bfloat16")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "llm_gpu.json"))
     a = ap.parse_args()
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _harness import loadavg, stamp
+
+    load0 = loadavg()
 
     import torch
     import transformers
@@ -114,6 +120,7 @@ def main():
                               f"{len(rag.values) / t:10.0f} tokens/s, max |diff| {d:.2e}", flush=True)
                     del b
                     torch.cuda.empty_cache()
+    res.update(stamp(load0, ["torch", "transformers"]))  # environment, versions, load (GPU vs CPU: same machine)
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps(res, indent=2))
     print(f"wrote {a.out}")

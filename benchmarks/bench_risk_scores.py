@@ -29,10 +29,14 @@ import tempfile
 import time
 from pathlib import Path
 
+import sys
+
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "benchmarks" / "results" / "risk_scores.json"
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _harness import Run, result_path, summarize, threads  # noqa: E402
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
@@ -54,7 +58,16 @@ def main():
     ap.add_argument("--resume-rows", type=int, default=5000)
     ap.add_argument("--sharpen", type=float, default=4.0)
     ap.add_argument("--folktexts-python", default=str(ROOT / ".venv-bench" / "bin" / "python"))
+    ap.add_argument("--quick", action="store_true", help="100 rows, 2 rounds, resume 1,000 rows; results/quick/")
+    ap.add_argument("--out", default=None)
     a = ap.parse_args()
+    if a.quick:
+        a.rows, a.repeat, a.resume_rows = min(a.rows, 100), min(a.repeat, 2), min(a.resume_rows, 1000)
+    threads(a.threads)  # torch, BLAS and ours on the same count; folktexts' interpreter inherits it
+    run = Run("risk_scores", quick=a.quick, python_packages=["torch", "transformers"],
+              notes=f"prompts per round: {2 * a.rows}; both sides on {a.threads} torch thread(s); rounds "
+                    "interleaved: one folktexts process (2 timed calls after loading the model), then 2 of ours "
+                    "with and 2 without prefix sharing; speedup = folktexts time / our time")
 
     import torch
 
@@ -186,8 +199,14 @@ def main():
     results["resume"] = {"prompts": 2 * a.resume_rows, "first_run_seconds": t_first, "resume_seconds": t_resume,
                          "unique_prompts_cached": len(rcache)}
 
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(results, indent=1))
+    sides = {"ours": summarize(ours_times), "ours_without_prefix_sharing": summarize(plain_times)}
+    if fk_times:
+        sides["folktexts"] = summarize(fk_times)
+    run.add(f"risk scores, {n_prompts} prompts (tiny GPT-2, CPU, batch {a.batch_size})", sides,
+            peer_name="folktexts" if fk_times else None, rounds=a.repeat, threads=a.threads,
+            folktexts=results.get("folktexts_version"))
+    run.extra.update(results)
+    run.write(result_path("risk_scores", a.quick, a.out))
     print(json.dumps(results, indent=1))
 
 

@@ -58,6 +58,12 @@ def main():
     parser.add_argument("--r3", action="store_true", help="also time r = 3 tables (13,244 fits per model)")
     parser.add_argument("--n-jobs", type=int, default=None)
     args = parser.parse_args()
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _harness import loadavg, stamp
+
+    load0 = loadavg()
     ce = ds.load_certainty_equivalents()
     files = ds.certainty_equivalent_domains()["original_file"].to_numpy()
     order = np.argsort(files, kind="stable")  # our domain index of each row/column of the published matrices
@@ -136,6 +142,7 @@ def main():
         for key in ("table1", "r3_build_seconds"):
             if key in old and key not in payload:
                 payload[key] = old[key]
+    payload.update(stamp(load0, ["scikit-learn"]))  # environment, versions, load (ours only: no peer)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(payload, indent=2))
     print(f"wrote {OUT}")

@@ -12,7 +12,10 @@ parameter whose default value gives the same training MSE is reported at its def
 
 Writes ``benchmarks/results/transfer_nls.json``.
 
-    python benchmarks/bench_transfer_nls.py
+    python benchmarks/bench_transfer_nls.py [--quick] [--rounds 3]
+
+Timed through benchmarks/_harness.py: interleaved rounds (ours, scipy, scipy on grouped lotteries), load
+and versions recorded; --quick (one round) writes results/quick/transfer_nls.json.
 """
 
 from __future__ import annotations
@@ -102,6 +105,21 @@ def scipy_fit(model, z1, z2, p, y, w=None):
 
 
 def main():
+    import argparse
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _harness import Run, add_common_args, interleave, loadavg, result_path, threads
+
+    parser = argparse.ArgumentParser()
+    add_common_args(parser)
+    args = parser.parse_args()
+    threads(args.threads or 1)  # ours with n_jobs=1 against SciPy's single-threaded least_squares
+    rounds = args.rounds or (1 if args.quick else 3)
+    run = Run("transfer_nls", quick=args.quick, python_packages=["scipy"],
+              notes="per model: 44 per-domain fits; ours (Rust, n_jobs=1) vs scipy.optimize.least_squares per "
+                    "domain (the peer) and on grouped lotteries (an extra line); interleaved rounds; "
+                    "speedup = scipy / ours")
     ce = ds.load_certainty_equivalents()
     ce = ce.sort_values("domain_id", kind="stable")
     groups = [g for _, g in ce.groupby("domain_id")]
@@ -112,15 +130,19 @@ def main():
     subsets = np.arange(len(groups), dtype=np.int64).reshape(-1, 1)
     rows = []
     for name, model in models.items():
-        t = time.perf_counter()
-        ours = model._fit_domains(z1, z2, p, y, offsets, subsets, n_jobs=1)
-        t_rust = time.perf_counter() - t
-        t = time.perf_counter()
-        ref = [scipy_fit(model, *(g[c].to_numpy(float) for c in ("z1", "z2", "p1", "ce"))) for g in groups]
-        t_scipy = time.perf_counter() - t
-        t = time.perf_counter()
-        ref_g = [scipy_fit(model, *grouped(g)) for g in groups]
-        t_scipy_g = time.perf_counter() - t
+        out = {}
+        sides = {
+            "ours": lambda: out.__setitem__("ours", model._fit_domains(z1, z2, p, y, offsets, subsets, n_jobs=1)),
+            "scipy": lambda: out.__setitem__("ref", [scipy_fit(model, *(g[c].to_numpy(float) for c in
+                                                                        ("z1", "z2", "p1", "ce"))) for g in groups]),
+            "scipy_grouped_lotteries": lambda: out.__setitem__("ref_g", [scipy_fit(model, *grouped(g)) for g in groups]),
+        }
+        load = loadavg()
+        timed = interleave(sides, rounds=rounds, warmup=0)
+        run.add(f"{name}: {len(groups)} per-domain NLS fits", timed, peer_name="scipy", rounds=rounds,
+                warmup="none (each round refits from scratch)", load_before=load, threads=1)
+        ours, ref, ref_g = out["ours"], out["ref"], out["ref_g"]
+        t_rust, t_scipy, t_scipy_g = (timed[k]["min_s"] for k in ("ours", "scipy", "scipy_grouped_lotteries"))
         theta_g = np.array([r[0] for r in ref_g])
         theta_ref = np.array([r[0] for r in ref])
         mse_ref = np.array([r[1] for r in ref])
@@ -136,7 +158,7 @@ def main():
             "fits_with_param_diff_over_1e-6": int(np.sum(dtheta > 1e-6)),
             "all_converged": bool(np.all(ours["converged"])),
         })
-        print(rows[-1], flush=True)
+
     tot_r = sum(r["rust_s"] for r in rows)
     tot_s = sum(r["scipy_s"] for r in rows)
     tot_g = sum(r["scipy_grouped_s"] for r in rows)
@@ -147,15 +169,15 @@ def main():
         "total": {"rust_s": tot_r, "scipy_s": tot_s, "speedup": tot_s / tot_r, "scipy_grouped_s": tot_g,
                   "speedup_vs_scipy_grouped": tot_g / tot_r},
     }
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(payload, indent=2))
+    run.extra.update(payload)
+    out_path = run.write(result_path("transfer_nls", args.quick, args.out))
     print(f"{'model':10s} {'rust (s)':>9s} {'scipy (s)':>10s} {'speedup':>8s} {'scipy grp (s)':>13s} {'speedup':>8s} "
           f"{'max rel MSE diff':>17s} {'fits |dθ|>1e-6':>15s}")
     for r in rows:
         print(f"{r['model']:10s} {r['rust_s']:9.3f} {r['scipy_s']:10.3f} {r['speedup']:8.1f} {r['scipy_grouped_s']:13.3f} "
               f"{r['speedup_vs_scipy_grouped']:8.1f} {r['max_rel_mse_diff']:17.2e} {r['fits_with_param_diff_over_1e-6']:15d}")
     print(f"total: rust {tot_r:.2f} s, scipy {tot_s:.2f} s ({tot_s / tot_r:.1f}x), scipy on grouped lotteries "
-          f"{tot_g:.2f} s ({tot_g / tot_r:.1f}x); wrote {OUT}")
+          f"{tot_g:.2f} s ({tot_g / tot_r:.1f}x); wrote {out_path}")
 
 
 if __name__ == "__main__":
