@@ -2,19 +2,26 @@
 
 Part 1 (the 44-domain published matrices): every computation of the paper's application --
 forecast intervals at 3 levels x 3 sides, a 61-beta QTE curve and an ETE interval per model, and
-worst-case and everywhere dominance over 10 taus for 4 model pairs -- with our public API and with
-a re-implementation of transferUQ 0.1.0's algorithms written from docs/methods/transfer.md (sorting per
-call, per-j table() counts, an LP solver (HiGHS) per LP, root-finding on the U-statistic bound).
-Both run in this process; the ratio is baseline time / our time.
+worst-case and everywhere dominance over 10 taus for 4 model pairs -- timed per function against
+the real transferUQ 0.1.0 (installed from its released source into a scratch R library by
+transferuq_setup(); source from --transferuq-src / $TRANSFERUQ_SRC, default the local mirror):
+
+* Python: ours vs transferUQ called through rpy2 in this process, interleaved (benchmarks/_harness.py);
+  extra lines: our defaults, and a NumPy re-implementation of transferUQ's algorithms (written from
+  docs/methods/transfer.md; named as such, not the peer);
+* R: benchmarks/_transfer_r_runner.R loads transferUQ and our R package in ONE R process and
+  interleaves their calls per function, plus a breakdown of where one bridge call's time goes.
+
+Without R or transferUQ's source the peer is skipped with a message.
 
 Part 2 (large metadata): n synthetic domains with r = 1 (n = 1000: 999,000 errors): forecast
 interval, weighted interval, the Gamma = inf worst-case curve, everywhere dominance at 20 taus and
 a 61-beta QTE curve, each part timed, in a fresh process per n (peak memory from getrusage),
 with LLMSURROGATE_NUM_THREADS=2.
 
-    python benchmarks/bench_transfer.py [--quick]
+    python benchmarks/bench_transfer.py [--quick] [--rounds 7] [--threads 2] [--transferuq-src DIR]
 
-Writes benchmarks/results/transfer.json.
+Writes benchmarks/results/transfer.json (--quick: benchmarks/results/quick/transfer.json).
 """
 
 from __future__ import annotations
@@ -163,45 +170,149 @@ def b_everywhere(M1, M2, taus):
     return out
 
 
-def run_application(tables, ours_only=False):
+WORK_CALLS = {"forecast_interval": len(MODELS) * len(COVERAGES) * len(SIDES), "qte_interval": len(MODELS),
+              "ete_interval": len(MODELS), "check_worstcase_dominance": len(PAIRS),
+              "check_everywhere_dominance": len(PAIRS)}
+
+
+def our_work(raw, inv, conventions):
+    """Our side of each function group; ``conventions="transferUQ"`` computes what transferUQ
+    computes (its quantile rank, U-statistic order r, pruned everywhere scan, single-Gamma check),
+    ``"defaults"`` the package's defaults."""
     from llmsurrogate import transfer as tr
 
-    raw, inv = tables
+    tq = conventions == "transferUQ"
+    # matrices as numpy arrays, as transferUQ gets R matrices (a pandas DataFrame is validated
+    # column by column and costs ~2.5 ms more per call on a 44 x 44 matrix)
+    raw = {m: np.asarray(raw[m].to_numpy(), dtype=np.float64) for m in MODELS}
+    inv = {m: np.asarray(inv[m].to_numpy(), dtype=np.float64) for m in MODELS}
+    fmode = {"mode": "transferUQ"} if tq else {}
+    order = {"order": "transferUQ"} if tq else {}
+    dmode = {"mode": "transferUQ"} if tq else {}
 
-    def ours():
-        tr.clear_rank_cache()  # time cold calls: the quantile-CI ranks are computed once per run
+    def forecast():
         for m in MODELS:
             for c in COVERAGES:
                 for s in SIDES:
-                    tr.forecast_interval(raw[m], c, s)
-            tr.qte_interval(raw[m], 0.8, "two", BETAS)
-            tr.ete_interval(inv[m], 0.8)
-        for a, b in PAIRS:
-            tr.check_worstcase_dominance(raw[a], raw[b], TAUS)
-            tr.check_everywhere_dominance(raw[a], raw[b], TAUS)
+                    tr.forecast_interval(raw[m], c, s, **fmode)
 
-    def baseline():
+    def qte():
+        tr.clear_rank_cache()  # cold quantile-CI ranks, as transferUQ computes them on every call
         for m in MODELS:
-            M = raw[m].to_numpy()
+            tr.qte_interval(raw[m], 0.8, "two", BETAS, **order)
+
+    def ete():
+        for m in MODELS:
+            tr.ete_interval(inv[m], 0.8, **order)
+
+    def worst():
+        for a, b in PAIRS[:WORST_PAIRS]:
+            tr.check_worstcase_dominance(raw[a], raw[b], TAUS, **dmode)
+
+    def everywhere():
+        for a, b in PAIRS:
+            tr.check_everywhere_dominance(raw[a], raw[b], TAUS, **dmode)
+
+    return {"forecast_interval": forecast, "qte_interval": qte, "ete_interval": ete,
+            "check_worstcase_dominance": worst, "check_everywhere_dominance": everywhere}
+
+
+def numpy_work(raw, inv):
+    """The NumPy re-implementation of transferUQ's algorithms (written from the spec; U-statistic order
+    2 as in our defaults): an extra line, not the peer."""
+    rawn = {m: raw[m].to_numpy() for m in MODELS}
+    invn = {m: inv[m].to_numpy() for m in MODELS}
+
+    def forecast():
+        for m in MODELS:
             for c in COVERAGES:
                 for s in SIDES:
-                    b_forecast(M, c, s)
-            b_qte(M, 0.8, BETAS, 2)
-            b_ete(inv[m].to_numpy(), 0.8, 2)
-        for a, b in PAIRS:
-            b_worstcase(raw[a].to_numpy(), raw[b].to_numpy(), TAUS)
-            b_everywhere(raw[a].to_numpy(), raw[b].to_numpy(), TAUS)
+                    b_forecast(rawn[m], c, s)
 
-    ours()  # warm-up (imports, thread pools)
-    t_ours = min(_timed(ours) for _ in range(5))
-    t_base = math.nan if ours_only else _timed(baseline)
-    return t_ours, t_base
+    return {"forecast_interval": forecast,
+            "qte_interval": lambda: [b_qte(rawn[m], 0.8, BETAS, 2) for m in MODELS],
+            "ete_interval": lambda: [b_ete(invn[m], 0.8, 2) for m in MODELS],
+            "check_worstcase_dominance": lambda: [b_worstcase(rawn[a], rawn[b], TAUS) for a, b in PAIRS[:WORST_PAIRS]],
+            "check_everywhere_dominance": lambda: [b_everywhere(rawn[a], rawn[b], TAUS) for a, b in PAIRS]}
 
 
-def _timed(fn):
-    t = time.perf_counter()
-    fn()
-    return time.perf_counter() - t
+def _transferuq_r_code(lib):
+    taus = ", ".join(repr(float(t)) for t in TAUS)
+    return f"""
+    suppressPackageStartupMessages(library(transferUQ, lib.loc = "{lib}"))
+    function(raw, inv) {{
+    models <- c({", ".join(repr(m) for m in MODELS)})
+    pairs <- list({", ".join(f"c({a!r}, {b!r})" for a, b in PAIRS)})
+    betas <- round(seq(0.2, 0.8, 0.01), 10)
+    taus <- c({taus})
+    list(
+      forecast_interval = function() for (m in models) for (c in c(0.8, 0.9, 0.95)) for (s in c("two", "left", "right"))
+        transferUQ::forecast_interval(raw[[m]], c, s),
+      qte_interval = function() for (m in models) transferUQ::qte_interval(raw[[m]], 0.8, "two", betas),
+      ete_interval = function() for (m in models) transferUQ::ete_interval(inv[[m]], 0.8),
+      check_worstcase_dominance = function() for (p in pairs[seq_len({WORST_PAIRS})])
+        transferUQ::check_worstcase_dominance(raw[[p[1]]], raw[[p[2]]], taus),
+      check_everywhere_dominance = function() for (p in pairs)
+        transferUQ::check_everywhere_dominance(raw[[p[1]]], raw[[p[2]]], taus))
+    }}
+    """
+
+
+def transferuq_work(lib, raw, inv):
+    """transferUQ in R through rpy2 (in this process), on our matrices (the same numbers on both sides:
+    transferUQ's bundled copy differs from ours by up to 5e-11)."""
+    import rpy2.robjects as ro
+
+    def r_matrices(frames):
+        out = {}
+        for m in MODELS:
+            a = np.asarray(frames[m].to_numpy(), dtype=np.float64).copy()
+            np.fill_diagonal(a, np.nan)
+            out[m] = ro.r["matrix"](ro.FloatVector(a.ravel(order="F").tolist()), nrow=a.shape[0])
+        return ro.ListVector(out)
+
+    env = ro.r(_transferuq_r_code(lib))(r_matrices(raw), r_matrices(inv))
+    return {fn: (lambda f=env.rx2(fn): f()) for fn in WORK_CALLS}
+
+
+SLOW = {"check_worstcase_dominance"}  # transferUQ: ~13 s a call here; no warm-up call, fewer rounds
+WORST_PAIRS = len(PAIRS)  # --quick: the first pair only
+
+
+def run_application(run, raw, inv, lib, rounds, slow_rounds, numpy_line=True):
+    """Per function group: ours (transferUQ's conventions), transferUQ (rpy2), ours (defaults) and the
+    NumPy re-implementation, interleaved; times per call."""
+    from _harness import interleave
+
+    sides = {"ours": our_work(raw, inv, "transferUQ")}
+    if lib is not None:
+        sides["transferUQ"] = transferuq_work(lib, raw, inv)
+    sides["ours_defaults"] = our_work(raw, inv, "defaults")
+    if numpy_line:
+        sides["numpy_reimplementation_of_transferUQ"] = numpy_work(raw, inv)
+    rows = {}
+    for fn, calls in WORK_CALLS.items():
+        calls = WORST_PAIRS if fn == "check_worstcase_dominance" else calls
+        slow = fn in SLOW
+        group = {name: side[fn] for name, side in sides.items()}
+        for name, f in group.items():  # warm-up (the slow peer's only call would double the run)
+            if not (slow and name in ("transferUQ", "numpy_reimplementation_of_transferUQ")):
+                f()
+        load = _loadavg()
+        res = interleave(group, rounds=slow_rounds if slow else rounds, warmup=0)
+        per_call = {name: {k: (v / calls if k != "rounds_s" else [x / calls for x in v]) for k, v in r.items()}
+                    for name, r in res.items()}
+        rows[fn] = run.add(f"{fn} (44-domain matrices, per call; {calls} calls)", per_call,
+                           peer_name="transferUQ" if lib is not None else None, calls=calls,
+                           rounds=slow_rounds if slow else rounds,
+                           warmup="ours only" if slow else "all sides", load_before=load, section="python")
+    return rows
+
+
+def _loadavg():
+    from _harness import loadavg
+
+    return loadavg()
 
 
 def check_agreement(raw, inv):
@@ -252,43 +363,149 @@ def large_child(n):
             "everywhere_dominates": int(dom.res.sum())}
 
 
+TRANSFERUQ_MIRROR = "/work/.mirror/lihualei71+transferUQ/repo"
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _sudo():
+    return [] if os.geteuid() == 0 else ["sudo", "-n"]
+
+
+def transferuq_setup(src=None, lib=None):
+    """Install transferUQ from its released source into a scratch R library (and our R package next to
+    it, for the R section). ``src``: a source folder (with DESCRIPTION) or a git repository (bare or
+    not; its HEAD is exported to a temporary folder); default ``$TRANSFERUQ_SRC`` or the mirror at
+    /work/.mirror. Returns ``(library, None)`` or ``(None, reason to skip)``."""
+    import shutil
+    import tempfile
+
+    if shutil.which("Rscript") is None:
+        return None, "R (Rscript) is not installed"
+    src = Path(src or os.environ.get("TRANSFERUQ_SRC") or TRANSFERUQ_MIRROR)
+    lib = Path(lib or os.environ.get("TRANSFERUQ_LIB") or Path(tempfile.gettempdir()) / "llmsurrogate-bench-rlib")
+    if not src.exists():
+        return None, (f"transferUQ's source is not at {src}; set TRANSFERUQ_SRC (or --transferuq-src) to a folder "
+                      "with its released source or a git clone of github.com/lihualei71/transferUQ")
+    need_lp = subprocess.run(["Rscript", "-e", "quit(status = !requireNamespace('lpSolve', quietly = TRUE))"],
+                             capture_output=True).returncode != 0
+    if need_lp:
+        print("installing Debian's r-cran-lpsolve (transferUQ imports lpSolve)", flush=True)
+        subprocess.run([*_sudo(), "apt-get", "install", "-y", "-qq", "r-cran-lpsolve"], capture_output=True)
+        if subprocess.run(["Rscript", "-e", "quit(status = !requireNamespace('lpSolve', quietly = TRUE))"],
+                          capture_output=True).returncode != 0:
+            return None, "R package lpSolve is missing and `apt-get install r-cran-lpsolve` failed"
+    lib.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        if (src / "DESCRIPTION").exists():
+            pkg = src
+        else:
+            git_dir = src / ".git" if (src / ".git").exists() else src
+            pkg = Path(tmp) / "transferUQ"
+            pkg.mkdir()
+            archive = subprocess.run(["git", "--git-dir", str(git_dir), "archive", "HEAD"], capture_output=True)
+            if archive.returncode != 0:
+                return None, f"cannot export transferUQ's source from {src}: {archive.stderr.decode()[-300:]}"
+            subprocess.run(["tar", "-x", "-C", str(pkg)], input=archive.stdout, check=True)
+        for what, path in (("transferUQ", pkg), ("llmsurrogate (R)", REPO / "r-bridge" / "llmsurrogate")):
+            out = subprocess.run(["R", "CMD", "INSTALL", "--no-multiarch", f"--library={lib}", str(path)],
+                                 capture_output=True, text=True)
+            if out.returncode != 0:
+                return None, f"R CMD INSTALL {what} failed: {out.stderr[-500:]}"
+    return str(lib), None
+
+
+def run_r_section(run, lib, rounds, slow_rounds):
+    """The R section: our R package and transferUQ in one R process, interleaved per function."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "r.json"
+        env = dict(os.environ, R_LIBS=f"{lib}:{REPO / '.rlib'}", LLMSURROGATE_PYTHON=sys.executable,
+                   RETICULATE_PYTHON=sys.executable)
+        proc = subprocess.run(["Rscript", str(Path(__file__).with_name("_transfer_r_runner.R")), lib, str(rounds),
+                               str(out), str(slow_rounds), str(WORST_PAIRS)], env=env, capture_output=True, text=True)
+        if proc.returncode != 0:
+            print(f"R section failed:\n{proc.stderr[-2000:]}", flush=True)
+            return None
+        res = json.loads(out.read_text())
+    for fn, row in res["functions"].items():
+        run.add(f"R: {fn} (44-domain matrices, per call; {row['calls']} calls)", row["sides"], peer_name="transferUQ",
+                calls=row["calls"], rounds=row["rounds"], warmup=row["warmup"], load_before=row["load_before"],
+                section="R (one Rscript: library(transferUQ) and library(llmsurrogate))")
+    return res
+
+
 def main():
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _harness import Run, add_common_args, result_path, threads
+
     parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true", help="skip the baseline (ours only)")
+    add_common_args(parser)
+    parser.add_argument("--transferuq-src", default=None, help="transferUQ source folder or git repository")
+    parser.add_argument("--transferuq-lib", default=None, help="scratch R library for transferUQ")
+    parser.add_argument("--no-numpy-line", action="store_true", help="leave out the NumPy re-implementation")
+    parser.add_argument("--skip-large", action="store_true", help="skip part 2 (large synthetic metadata)")
     parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(large_child(args.child)))
         return
-    import llmsurrogate
+    n_threads = threads(args.threads or os.cpu_count() or 1)
+    rounds = args.rounds or (3 if args.quick else 7)
+    global WORST_PAIRS
+    WORST_PAIRS = 1 if args.quick else len(PAIRS)
+    slow_rounds = 1 if args.quick else 2
+    lib, why = transferuq_setup(args.transferuq_src, args.transferuq_lib)
+    if lib is None:
+        print(f"SKIPPING the transferUQ peer: {why}", flush=True)
+    run = Run("transfer", quick=args.quick, python_packages=["rpy2"],
+              r_packages=["transferUQ", "llmsurrogate", "reticulate", "lpSolve", "jsonlite"] if lib else (),
+              r_lib=lib,
+              notes=f"speedup = peer / ours per call. Both sides on {n_threads} thread(s) (R's transferUQ is "
+                    "single-threaded). 'ours' computes what transferUQ computes (mode/order = 'transferUQ'); "
+                    "'ours_defaults' the package's defaults; 'numpy_reimplementation_of_transferUQ' is our "
+                    "re-implementation of transferUQ's algorithms in NumPy/SciPy, an extra line, not the peer. "
+                    "transferUQ's check_worstcase_dominance (~13 s a call) gets no warm-up call and fewer rounds.")
+    if lib is None:
+        run.extra["transferUQ_skipped"] = why
     from llmsurrogate.datasets import load_transfer_errors
 
     raw = {m: load_transfer_errors(m) for m in MODELS}
     inv = {m: 1 / load_transfer_errors(m, "normalized") for m in MODELS}
     check_agreement(raw, inv)
-    t_ours, t_base = run_application((raw, inv), ours_only=args.quick)
-    print(f"44-domain application: ours {t_ours * 1e3:.1f} ms, transferUQ-equivalent {t_base:.2f} s, "
-          f"speedup {t_base / t_ours:.0f}x")
-    large = []
-    env = dict(os.environ, LLMSURROGATE_NUM_THREADS="2")
-    for n in (250, 500, 1000):
-        out = subprocess.run([sys.executable, __file__, "--child", str(n)], env=env, capture_output=True, text=True,
-                             check=True)
-        row = json.loads(out.stdout.strip().splitlines()[-1])
-        large.append(row)
-        print(f"n = {n:5d} (N = {row['N']:>9,}): total {row['total_s']:.2f} s, peak RSS {row['peak_rss_mb']:.0f} MB; "
-              + ", ".join(f"{k} {v:.3f}" for k, v in row["times_s"].items()))
-    payload = {
-        "llmsurrogate": llmsurrogate.__version__, "numpy": np.__version__, "cpu_count": os.cpu_count(),
-        "machine": platform.machine(), "python": platform.python_version(),
-        "application_44": {"ours_s": t_ours, "transferUQ_equivalent_s": t_base, "speedup": t_base / t_ours,
-                           "calls": "4 models x (9 forecast intervals + 61-beta QTE + ETE) + 4 pairs x "
-                                    "(worst-case + everywhere dominance at 10 taus)"},
-        "large": large,
-    }
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(payload, indent=2))
-    print(f"wrote {OUT}")
+    print("-- Python: ours vs transferUQ in R through rpy2 (same process)", flush=True)
+    py = run_application(run, raw, inv, lib, rounds, slow_rounds, numpy_line=not args.no_numpy_line)
+    totals = {}
+    for side in py["forecast_interval"]["sides"]:
+        totals[side] = sum(py[fn]["sides"][side]["min_s"] * (len(PAIRS) if fn == "check_worstcase_dominance" else
+                                                             WORK_CALLS[fn]) for fn in WORK_CALLS)
+    run.extra["python_workload_total_min_s"] = totals
+    print("   whole workload (sum of calls x per-call min): " + ", ".join(f"{k} {v:.3f} s" for k, v in totals.items()))
+    if lib is not None:
+        print("-- R: our R package vs transferUQ in the same R process", flush=True)
+        res = run_r_section(run, lib, rounds, slow_rounds)
+        if res is not None:
+            run.extra["r_breakdown_s"] = res["breakdown_s"]
+            run.extra["r_versions"] = res["versions"]
+            rt = {side: sum(row["sides"][side]["min_s"] * (len(PAIRS) if fn == "check_worstcase_dominance" else row["calls"])
+                            for fn, row in res["functions"].items())
+                  for side in ("ours", "transferUQ", "ours_defaults")}
+            run.extra["r_workload_total_min_s"] = rt
+            print("   R breakdown (ms per call): " + ", ".join(f"{k} {v * 1e3:.3f}" for k, v in res["breakdown_s"].items()))
+            print("   R whole workload (sum of calls x per-call min): " + ", ".join(f"{k} {v:.3f} s" for k, v in rt.items()))
+    if not args.skip_large:
+        large = []
+        env = dict(os.environ, LLMSURROGATE_NUM_THREADS=str(n_threads))
+        for n in ((250, 500) if args.quick else (250, 500, 1000)):
+            out = subprocess.run([sys.executable, __file__, "--child", str(n)], env=env, capture_output=True,
+                                 text=True, check=True)
+            row = json.loads(out.stdout.strip().splitlines()[-1])
+            large.append(row)
+            print(f"n = {n:5d} (N = {row['N']:>9,}): total {row['total_s']:.2f} s, peak RSS {row['peak_rss_mb']:.0f} MB; "
+                  + ", ".join(f"{k} {v:.3f}" for k, v in row["times_s"].items()), flush=True)
+        run.extra["large"] = large
+        run.extra["large_note"] = "ours only (no peer at this size), one timed call per part in a fresh process"
+    run.write(result_path("transfer", args.quick, args.out))
 
 
 if __name__ == "__main__":

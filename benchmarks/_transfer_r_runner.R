@@ -1,0 +1,134 @@
+# The transfer workload from R: transferUQ and the llmsurrogate R package in the SAME R process,
+# interleaved per function (ours, transferUQ, ours, transferUQ, ...), after one warm-up of each.
+# Run by benchmarks/bench_transfer.py (which installs transferUQ into a scratch library first):
+#
+#   Rscript benchmarks/_transfer_r_runner.R <transferUQ library> <rounds> <out.json> [<slow rounds>] [<pairs>]
+#
+# transferUQ's check_worstcase_dominance takes about 13 s per call on this workload: it gets <slow
+# rounds> rounds (default 1) and no warm-up call of its own (its code is byte-compiled at install).
+#
+# Both sides compute the same quantities: llmsurrogate with transferUQ's conventions (mode =
+# "transferUQ", order = "transferUQ"); the defaults (exact ranks, U-statistic order r + 1, every rank
+# scanned) are an extra line, "ours_defaults". Times are per call of each function (the whole
+# workload, 4 models x (9 forecast intervals + 61-beta QTE + ETE) + 4 pairs x (worst-case and
+# everywhere dominance at 10 taus), is the sum of calls x per-call time).
+
+args <- commandArgs(trailingOnly = TRUE)
+tuq_lib <- args[1]
+rounds <- as.integer(args[2])
+out <- args[3]
+slow_rounds <- if (length(args) >= 4) as.integer(args[4]) else 1L
+worst_pairs <- if (length(args) >= 5) as.integer(args[5]) else 4L  # pairs timed for worst-case dominance
+slow <- "check_worstcase_dominance"
+
+suppressPackageStartupMessages({
+  library(transferUQ, lib.loc = tuq_lib)
+  library(llmsurrogate)
+  library(jsonlite)
+})
+load0 <- tryCatch(as.numeric(strsplit(readLines("/proc/loadavg"), " ")[[1]][1:3]), error = function(e) NULL)
+
+models <- c("abdg", "RF", "EU_iso", "g")
+pairs <- list(c("abdg", "RF"), c("EU_iso", "RF"), c("g", "RF"), c("abdg", "EU_iso"))
+coverages <- c(0.8, 0.9, 0.95)
+sides <- c("two", "left", "right")
+betas <- round(seq(0.2, 0.8, 0.01), 10)
+taus <- round(seq(0.5, 0.95, length.out = 10), 10)
+raw <- transferUQ::CertaintyEquivalents$unnormalized[models]
+inv <- lapply(transferUQ::CertaintyEquivalents$normalized[models], function(m) 1 / m)
+
+tr <- reticulate::import("llmsurrogate.transfer")
+clear <- function() invisible(tr$clear_rank_cache())  # cold quantile-CI ranks, as transferUQ
+
+# one function per (side, function): runs all its calls of the workload
+work <- list(
+  forecast_interval = list(
+    calls = length(models) * length(coverages) * length(sides),
+    transferUQ = function() for (m in models) for (c in coverages) for (s in sides)
+      transferUQ::forecast_interval(raw[[m]], c, s),
+    ours = function() for (m in models) for (c in coverages) for (s in sides)
+      llmsurrogate::forecast_interval(raw[[m]], c, s, mode = "transferUQ"),
+    ours_defaults = function() for (m in models) for (c in coverages) for (s in sides)
+      llmsurrogate::forecast_interval(raw[[m]], c, s)),
+  qte_interval = list(
+    calls = length(models),
+    transferUQ = function() for (m in models) transferUQ::qte_interval(raw[[m]], 0.8, "two", betas),
+    ours = function() { clear(); for (m in models) llmsurrogate::qte_interval(raw[[m]], 0.8, "two", betas, order = "transferUQ") },
+    ours_defaults = function() { clear(); for (m in models) llmsurrogate::qte_interval(raw[[m]], 0.8, "two", betas) }),
+  ete_interval = list(
+    calls = length(models),
+    transferUQ = function() for (m in models) transferUQ::ete_interval(inv[[m]], 0.8),
+    ours = function() for (m in models) llmsurrogate::ete_interval(inv[[m]], 0.8, order = "transferUQ"),
+    ours_defaults = function() for (m in models) llmsurrogate::ete_interval(inv[[m]], 0.8)),
+  check_worstcase_dominance = list(
+    calls = worst_pairs,
+    transferUQ = function() for (p in pairs[seq_len(worst_pairs)])
+      transferUQ::check_worstcase_dominance(raw[[p[1]]], raw[[p[2]]], taus),
+    ours = function() for (p in pairs[seq_len(worst_pairs)])
+      llmsurrogate::check_worstcase_dominance(raw[[p[1]]], raw[[p[2]]], taus, mode = "transferUQ"),
+    ours_defaults = function() for (p in pairs[seq_len(worst_pairs)])
+      llmsurrogate::check_worstcase_dominance(raw[[p[1]]], raw[[p[2]]], taus)),
+  check_everywhere_dominance = list(
+    calls = length(pairs),
+    transferUQ = function() for (p in pairs) transferUQ::check_everywhere_dominance(raw[[p[1]]], raw[[p[2]]], taus),
+    ours = function() for (p in pairs)
+      llmsurrogate::check_everywhere_dominance(raw[[p[1]]], raw[[p[2]]], taus, mode = "transferUQ"),
+    ours_defaults = function() for (p in pairs) llmsurrogate::check_everywhere_dominance(raw[[p[1]]], raw[[p[2]]], taus))
+)
+
+# agreement where both compute the same quantity (forecast intervals and dominance exactly)
+for (m in models) for (c in coverages) for (s in sides) {
+  a <- unname(transferUQ::forecast_interval(raw[[m]], c, s))
+  b <- unname(llmsurrogate::forecast_interval(raw[[m]], c, s, mode = "transferUQ"))
+  if (!isTRUE(all.equal(a, b))) stop(sprintf("forecast_interval differs: %s %s %s", m, c, s))
+}
+for (p in pairs) {
+  a <- transferUQ::check_everywhere_dominance(raw[[p[1]]], raw[[p[2]]], taus)$res
+  b <- llmsurrogate::check_everywhere_dominance(raw[[p[1]]], raw[[p[2]]], taus, mode = "transferUQ")$res
+  if (!identical(as.logical(a), as.logical(b))) stop("check_everywhere_dominance differs")
+}
+
+elapsed <- function(f) { t <- proc.time()[["elapsed"]]; f(); proc.time()[["elapsed"]] - t }
+now <- function() as.numeric(Sys.time())
+timer <- function(f) { t <- now(); f(); now() - t }
+
+res <- list()
+side_names <- c("ours", "transferUQ", "ours_defaults")
+for (fn in names(work)) {
+  w <- work[[fn]]
+  for (s in side_names) if (!(fn %in% slow && s == "transferUQ")) w[[s]]()  # warm-up
+  times <- setNames(lapply(side_names, function(s) numeric(0)), side_names)
+  load_before <- tryCatch(as.numeric(strsplit(readLines("/proc/loadavg"), " ")[[1]][1:3]), error = function(e) NULL)
+  n_rounds <- if (fn %in% slow) slow_rounds else rounds
+  for (i in seq_len(n_rounds)) for (s in side_names) times[[s]] <- c(times[[s]], timer(w[[s]]) / w$calls)
+  res[[fn]] <- list(calls = w$calls, rounds = n_rounds, warmup = if (fn %in% slow) "ours only" else "all sides",
+                    load_before = load_before,
+                    load_after = tryCatch(as.numeric(strsplit(readLines("/proc/loadavg"), " ")[[1]][1:3]),
+                                          error = function(e) NULL),
+                    sides = lapply(times, function(t) list(min_s = min(t), median_s = median(t), rounds_s = t)))
+}
+
+# where a call's time goes (forecast_interval on one 44 x 44 matrix, per call)
+E <- raw[["abdg"]]
+rb <- reticulate::import("llmsurrogate.rbridge")
+bi <- reticulate::import_builtins()
+payload <- llmsurrogate:::.err_arg(E, "err", quote(f()))
+per <- function(f, k = 200L) { f(); t <- now(); for (i in seq_len(k)) f(); (now() - t) / k }
+breakdown <- list(
+  transferUQ_forecast_interval = per(function() transferUQ::forecast_interval(E, 0.9, "two")),
+  ours_forecast_interval = per(function() llmsurrogate::forecast_interval(E, 0.9, "two", mode = "transferUQ")),
+  r_side_checks_err_arg = per(function() llmsurrogate:::.err_arg(E, "err", quote(f()))),
+  reticulate_empty_call = per(function() bi$len(list())),
+  reticulate_matrix_as_numeric_vector_to_python_list = per(function() bi$len(as.vector(E, mode = "double"))),
+  reticulate_matrix_as_raw_bytes_to_python = per(function()
+    bi$len(writeBin(as.vector(E, mode = "double"), raw(), size = 8L, endian = "little"))),
+  r_call_total = per(function() rb$r_call("transfer.forecast_interval", payload, 0.9, "two", FALSE, tau = NULL,
+                                          mode = "transferUQ", pooled = TRUE))
+)
+load1 <- tryCatch(as.numeric(strsplit(readLines("/proc/loadavg"), " ")[[1]][1:3]), error = function(e) NULL)
+versions <- list(R = R.version.string, transferUQ = as.character(packageVersion("transferUQ", lib.loc = tuq_lib)),
+                 llmsurrogate = as.character(packageVersion("llmsurrogate")),
+                 reticulate = as.character(packageVersion("reticulate")),
+                 lpSolve = as.character(packageVersion("lpSolve")))
+writeLines(toJSON(list(functions = res, breakdown_s = breakdown, load_before = load0, load_after = load1,
+                       rounds = rounds, slow_rounds = slow_rounds, versions = versions), auto_unbox = TRUE, digits = NA, null = "null"), out)
