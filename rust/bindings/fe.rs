@@ -36,3 +36,56 @@ pub fn fe_demean<'py>(
     let values = out.values.into_pyarray(py).reshape([p, n])?;
     Ok((values, out.iterations.into_pyarray(py), out.residual.into_pyarray(py), out.converged))
 }
+
+/// Pairs bootstrap of coefficient `coef` (index among the regressors) of the fixed-effects OLS of
+/// row 0 of `x` (p, n) on rows 1..: `reps` replications, rows (`blocks=None`) or the blocks
+/// `blocks` (n codes in 0..n_blocks) resampled as integer weights; returns (draws, singular
+/// replications, unconverged replications). Parallel over replications, GIL released.
+#[pyfunction]
+#[pyo3(signature = (x, codes, n_groups, coef, reps, seed, blocks=None, n_blocks=0, tol=1e-12, maxiter=10_000, collin_tol=1e-9, n_jobs=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn fe_bootstrap<'py>(
+    py: Python<'py>, x: PyReadonlyArray2<'py, f64>, codes: PyReadonlyArray2<'py, u32>, n_groups: Vec<usize>, coef: usize,
+    reps: usize, seed: u64, blocks: Option<PyReadonlyArray1<'py, u32>>, n_blocks: usize, tol: f64, maxiter: usize,
+    collin_tol: f64, n_jobs: Option<i64>,
+) -> PyResult<(Bound<'py, PyArray1<f64>>, usize, usize)> {
+    let n = x.shape()[1];
+    let (nfe, nc) = (codes.shape()[0], codes.shape()[1]);
+    if nc != n {
+        crate::common::errors::check::same_len("codes columns", nc, "x columns", n)?;
+    }
+    let xs = x.as_slice()?;
+    let cs = codes.as_slice()?;
+    let bs = match &blocks {
+        Some(b) => Some(b.as_slice()?),
+        None => None,
+    };
+    let out = run_detached(py, n_jobs, usize::MAX, || {
+        let rows: Vec<&[u32]> = if n == 0 { Vec::new() } else { cs.chunks(n).take(nfe).collect() };
+        let resample = match bs {
+            Some(b) => k::Resample::Blocks { codes: b, n_blocks },
+            None => k::Resample::Obs,
+        };
+        k::bootstrap_coef(xs, &rows, &n_groups, resample, coef, reps, seed, tol, maxiter, collin_tol)
+    })?;
+    Ok((out.draws.into_pyarray(py), out.n_singular, out.n_unconverged))
+}
+
+/// The resampling counts of replication `b` (for reference implementations and tests).
+#[pyfunction]
+#[pyo3(signature = (n, seed, b, blocks=None, n_blocks=0))]
+pub fn fe_bootstrap_counts<'py>(
+    py: Python<'py>, n: usize, seed: u64, b: usize, blocks: Option<PyReadonlyArray1<'py, u32>>, n_blocks: usize,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let resample = match &blocks {
+        Some(bl) => k::Resample::Blocks { codes: bl.as_slice()?, n_blocks },
+        None => k::Resample::Obs,
+    };
+    if let k::Resample::Blocks { codes, n_blocks } = resample {
+        crate::common::errors::check::same_len("blocks", codes.len(), "n", n)?;
+        if let Some(i) = codes.iter().position(|&g| g as usize >= n_blocks) {
+            return Err(crate::common::errors::CoreError::invalid("blocks", format!("code {} at row {i}, but only {n_blocks} blocks", codes[i])).into());
+        }
+    }
+    Ok(k::replicate_counts(n, resample, seed, b)?.into_pyarray(py))
+}

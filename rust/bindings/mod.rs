@@ -66,5 +66,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(risk::risk_bootstrap_indices, m)?)?;
     lookahead::register(m)?;
     m.add_function(wrap_pyfunction!(fe::fe_demean, m)?)?;
+    m.add_function(wrap_pyfunction!(fe::fe_bootstrap, m)?)?;
+    m.add_function(wrap_pyfunction!(fe::fe_bootstrap_counts, m)?)?;
     Ok(())
 }

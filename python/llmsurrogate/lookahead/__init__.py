@@ -10,8 +10,16 @@
   byte for byte; :func:`parse_answer`, :func:`parse_answers` -- signal (-1/0/+1, or five CapEx
   levels) and confidence from the answers.
 
-Modules by role: ``_lap`` (LAP), ``_prompts`` (templates and parsing). The regression test, its
-bootstrap, the command line and the demo are not built yet.
+* :func:`lookahead_test` -- the fixed-effects regression of the outcome on the signal, LAP and
+  their product (Tables II-VI), the interaction's t test with one- and two-sided p-values
+  (:class:`LookaheadTest`); :func:`magnitudes` -- marginal effects at the mean (§2.3, §4).
+* :func:`bootstrap` -- the pairs bootstrap of the interaction (Figure III; rows or date/firm
+  blocks), in Rust, reproducible by seed for any thread count (:class:`LookaheadBootstrap`);
+  :func:`bootstrap_pvalue`, :func:`bootstrap_counts` (the weights of one replication).
+
+Modules by role: ``_lap`` (LAP), ``_prompts`` (templates and parsing), ``_data`` (the estimation
+sample), ``_regression`` (the test), ``_bootstrap``, ``_magnitudes``, ``_results``. The command
+line, ``split_by_cutoff`` and the demo are not built yet.
 
 Examples
 --------
@@ -23,6 +31,7 @@ Examples
 -1.0
 """
 
+from ._bootstrap import bootstrap, bootstrap_counts
 from ._lap import LAP_METHODS, SIGMA_FLOOR, lap, lap_from_logprobs, prompt_logprob_moments_cached
 from ._prompts import (
     EARNINGS_CALL_LABELS,
@@ -37,9 +46,14 @@ from ._prompts import (
     parse_answer,
     parse_answers,
 )
+from ._magnitudes import magnitudes
+from ._regression import lookahead_test
+from ._results import LookaheadBootstrap, LookaheadTest, bootstrap_pvalue
 
 __all__ = [
     "lap", "lap_from_logprobs", "prompt_logprob_moments_cached", "LAP_METHODS", "SIGMA_FLOOR",
     "news_prompt", "earnings_call_prompt", "first_words", "parse_answer", "parse_answers", "ParsedAnswer",
     "NEWS_TEMPLATE", "EARNINGS_CALL_TEMPLATE", "NEWS_LABELS", "EARNINGS_CALL_LABELS", "TRANSCRIPT_WORDS",
+    "lookahead_test", "LookaheadTest", "bootstrap", "bootstrap_counts", "bootstrap_pvalue", "LookaheadBootstrap",
+    "magnitudes",
 ]

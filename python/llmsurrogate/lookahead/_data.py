@@ -1,0 +1,107 @@
+"""The estimation sample of the lookahead test and its bootstrap: columns checked, complete rows
+kept (with a count and a warning), optional within-sample standardisation (§2.5), the formula."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._validation import as_frame, require_columns
+from ..exceptions import InvalidArgumentError, LLMSurrogateWarning
+from ..fe import parse_formula
+
+
+def _names(value, arg: str, *, allow_empty: bool = True) -> list[str]:
+    if isinstance(value, str):
+        value = [value]
+    try:
+        out = list(value)
+    except TypeError:
+        raise InvalidArgumentError(f"argument `{arg}` must be a column name or a list of them; got {value!r}") from None
+    if not all(isinstance(v, str) and v for v in out):
+        raise InvalidArgumentError(f"argument `{arg}` must hold column names (non-empty strings); got {value!r}")
+    if not out and not allow_empty:
+        raise InvalidArgumentError(f"argument `{arg}` must name at least one column")
+    return out
+
+
+@dataclass
+class Sample:
+    frame: object  # pandas DataFrame: the complete rows, standardised where asked
+    formula: str  # the interaction regression
+    baseline_formula: str  # without the LAP terms (Table II column 1)
+    interaction: str  # the term name of signal x LAP
+    fe: list
+    n_input: int
+    n_dropped: int
+    notes: list
+    lap_mean: float
+    lap_sd: float
+    signal_sd: float
+
+
+def prepare(data, outcome: str, signal: str, lap: str, fe, controls, standardize: bool,
+            extra: list[str] | tuple = ()) -> Sample:
+    import pandas as pd
+
+    for arg, v in (("outcome", outcome), ("signal", signal), ("lap", lap)):
+        if not isinstance(v, str) or not v:
+            raise InvalidArgumentError(f"argument `{arg}` must be a column name; got {v!r}")
+    if len({outcome, signal, lap}) < 3:
+        raise InvalidArgumentError(f"arguments `outcome`, `signal` and `lap` must be three different columns; got "
+                                   f"{outcome!r}, {signal!r}, {lap!r}")
+    fe = _names(fe, "fe", allow_empty=False)
+    controls = _names(controls, "controls")
+    if not isinstance(standardize, (bool, np.bool_)):
+        raise InvalidArgumentError(f"argument `standardize` must be True or False; got {standardize!r}")
+    frame = as_frame(data, "data")
+    rhs = [signal, lap, f"{signal}:{lap}"] + controls
+    fml = f"{outcome} ~ {' + '.join(rhs)} | {' + '.join(fe)}"
+    form = parse_formula(fml)
+    base_terms = [signal] + [c for c in controls if lap not in c.replace("*", ":").split(":")]
+    base_fml = f"{outcome} ~ {' + '.join(base_terms)} | {' + '.join(fe)}"
+    used = list(dict.fromkeys(form.columns() + [c for c in extra if c is not None]))
+    require_columns(frame, used, "data")
+    n_input = len(frame)
+    if n_input == 0:
+        raise InvalidArgumentError("argument `data` has no rows")
+    sub = frame[used]
+    if not isinstance(sub, pd.DataFrame):
+        sub = pd.DataFrame(sub)
+    sub = sub.copy()
+    numeric = list(dict.fromkeys([outcome] + [c for t in form.terms for c in t]))
+    for c in numeric:
+        s = sub[c]
+        if not (pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s)) or pd.api.types.is_complex_dtype(s):
+            raise InvalidArgumentError(f"argument `data`: column {c!r} is not numeric (dtype {s.dtype})")
+        sub[c] = s.to_numpy(dtype=np.float64, na_value=np.nan)
+    ok = np.ones(n_input, dtype=bool)
+    for c in used:
+        col = sub[c]
+        if c in numeric:
+            ok &= np.isfinite(col.to_numpy(dtype=np.float64))
+        else:
+            ok &= ~pd.isna(col).to_numpy()
+    notes: list[str] = []
+    n_dropped = int(n_input - ok.sum())
+    if n_dropped:
+        msg = f"{n_dropped} row(s) dropped for missing values in the columns used"
+        notes.append(msg)
+        warnings.warn(msg, LLMSurrogateWarning, stacklevel=3)
+    sub = sub.loc[ok].reset_index(drop=True)
+    if len(sub) < 3:
+        raise InvalidArgumentError(f"argument `data`: {len(sub)} complete row(s); the test needs more")
+    if standardize:
+        for c in (outcome, signal, lap):
+            x = sub[c].to_numpy(dtype=np.float64)
+            sd = float(np.std(x, ddof=1))
+            if not sd > 0:
+                raise InvalidArgumentError(f"argument `standardize`: column {c!r} is constant; it cannot be standardised")
+            sub[c] = (x - x.mean()) / sd
+        notes.append(f"{outcome}, {signal} and {lap} standardised within the sample (ddof=1) before the interaction")
+    lap_v = sub[lap].to_numpy(dtype=np.float64)
+    return Sample(frame=sub, formula=fml, baseline_formula=base_fml, interaction=f"{signal}:{lap}", fe=fe,
+                  n_input=n_input, n_dropped=n_dropped, notes=notes, lap_mean=float(lap_v.mean()),
+                  lap_sd=float(np.std(lap_v, ddof=1)), signal_sd=float(np.std(sub[signal].to_numpy(float), ddof=1)))

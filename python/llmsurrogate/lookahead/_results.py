@@ -1,0 +1,214 @@
+"""The result objects of the lookahead test: :class:`LookaheadTest` (the regression test, §2.2–§2.4)
+and :class:`LookaheadBootstrap` (the pairs bootstrap of the interaction, §2.7, Figure III)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import InvalidArgumentError
+from ..results import Result, Summary, result_dataclass
+
+
+def bootstrap_pvalue(draws, reference: float = 0.0, side: str = "greater", plus_one: bool = False) -> float:
+    """One-sided bootstrap p-value (§2.7): ``side="greater"`` gives #{draws >= reference} / B (the
+    paper's Figure III test with the in-sample estimate as ``reference``), ``"less"`` #{draws <=
+    reference} / B; ``plus_one`` gives (1 + #) / (B + 1), never 0. NaN draws are left out."""
+    d = np.asarray(draws, dtype=np.float64).ravel()
+    d = d[np.isfinite(d)]
+    if d.size == 0:
+        raise InvalidArgumentError("argument `draws` has no finite value")
+    if side not in ("greater", "less"):
+        raise InvalidArgumentError(f"argument `side` must be 'greater' or 'less'; got {side!r}")
+    try:
+        reference = float(reference)
+    except (TypeError, ValueError):
+        raise InvalidArgumentError(f"argument `reference` must be a number; got {reference!r}") from None
+    count = int((d >= reference).sum()) if side == "greater" else int((d <= reference).sum())
+    return (1 + count) / (d.size + 1) if plus_one else count / d.size
+
+
+@result_dataclass
+class LookaheadTest(Result):
+    """The lookahead-bias test: the interaction ``term`` (signal x LAP) of the fixed-effects
+    regression, its standard error, t statistic (``df`` degrees of freedom), one-sided p-values
+    (``p_greater`` for H1: delta > 0, the lookahead-bias alternative; ``p_less``) and the two-sided
+    one; ``magnitudes`` (§2.3: marginal effect of the signal at the mean LAP, delta x SD(LAP), its
+    ratio to the baseline signal coefficient); ``regression`` and ``baseline`` are the two fits
+    (Table II columns 2 and 1) as :class:`~llmsurrogate.fe.FeolsResult`."""
+
+    outcome: str
+    signal: str
+    lap: str
+    term: str
+    fe: list
+    cluster: Any
+    controls: list
+    standardized: bool
+    estimate: float
+    std_error: float
+    statistic: float
+    df: int
+    p_greater: float
+    p_less: float
+    p_two_sided: float
+    nobs: int
+    n_input: int
+    n_dropped: int
+    lap_mean: float
+    lap_sd: float
+    signal_sd: float
+    magnitudes: dict
+    fit: str  # the interaction regression's JSON (FeolsResult.to_json)
+    baseline_fit: str
+    notes: tuple = ()
+
+    @property
+    def regression(self):
+        """The interaction regression (a :class:`~llmsurrogate.fe.FeolsResult`)."""
+        from ..fe import FeolsResult
+
+        return FeolsResult.from_json(self.fit)
+
+    @property
+    def baseline(self):
+        """The regression on the signal without the LAP terms (Table II column 1)."""
+        from ..fe import FeolsResult
+
+        return FeolsResult.from_json(self.baseline_fit)
+
+    @property
+    def p_value(self) -> float:
+        """The one-sided p-value of H0: delta <= 0 against H1: delta > 0 (lookahead bias)."""
+        return self.p_greater
+
+    def tidy(self):
+        import pandas as pd
+
+        return pd.DataFrame({
+            "term": [self.term], "estimate": [self.estimate], "std_error": [self.std_error],
+            "statistic": [self.statistic], "df": [self.df], "p_value_greater": [self.p_greater],
+            "p_value_less": [self.p_less], "p_value_two_sided": [self.p_two_sided],
+        })
+
+    def etable(self, type: str = "text", digits: int = 3):
+        """Both regressions side by side (:func:`llmsurrogate.fe.etable`)."""
+        from ..fe import etable
+
+        return etable([self.baseline, self.regression], type=type, digits=digits)
+
+    def summary(self) -> Summary:
+        facts: dict[str, Any] = {
+            "Interaction": self.term,
+            "Estimate": self.estimate,
+            "Std. error": self.std_error,
+            "t statistic": self.statistic,
+            "p (H1: delta > 0)": self.p_greater,
+            "p (two-sided)": self.p_two_sided,
+            "Degrees of freedom": self.df,
+            "Observations": self.nobs,
+            "Fixed effects": " + ".join(self.fe),
+            "Standard errors": f"clustered by {self.cluster}" if self.cluster else "HC1",
+        }
+        for k, v in self.magnitudes.items():
+            facts[k.replace("_", " ")] = v
+        table = self.etable(type="df").reset_index().rename(columns={"index": ""})
+        notes = list(self.notes) + [
+            "A positive interaction (the signal is more accurate on familiar texts) is the signature of lookahead "
+            "bias; a small-contamination diagnostic (docs/methods/lookahead.md §2.2). p-values from the t "
+            f"distribution with {self.df} degrees of freedom; no singleton removal (§2.4)."]
+        return Summary("Lookahead-bias test", facts=facts, tables=[("Regressions", table)], notes=notes,
+                       float_format="{:.5g}")
+
+
+@result_dataclass
+class LookaheadBootstrap(Result):
+    """The pairs bootstrap of the interaction coefficient: ``draws`` (one per replication; NaN for
+    the ``n_singular`` + ``n_unconverged`` that failed), the full-sample ``estimate``, the
+    ``reference`` it is compared with (the in-sample estimate in the paper's Figure III) and the
+    settings (``reps``, ``seed``, ``resample``)."""
+
+    outcome: str
+    signal: str
+    lap: str
+    term: str
+    fe: list
+    controls: list
+    standardized: bool
+    resample: str
+    n_blocks: int
+    reps: int
+    seed: int
+    estimate: float
+    reference: Any
+    draws: Any  # ndarray (reps,)
+    n_singular: int
+    n_unconverged: int
+    nobs: int
+    seconds: float
+    notes: tuple = ()
+
+    def pvalue(self, reference: float | None = None, side: str | None = None, plus_one: bool = False) -> float:
+        """One-sided p-value: with a reference (default: ``self.reference``), #{draws >= reference}
+        / B (``side="greater"``, the paper's); without one, #{draws <= 0} / B (``side="less"``, the
+        percentile test of H0: delta <= 0). ``plus_one``: (1 + #) / (B + 1)."""
+        ref = self.reference if reference is None else reference
+        if ref is None:
+            return bootstrap_pvalue(self.draws, 0.0, side or "less", plus_one)
+        return bootstrap_pvalue(self.draws, ref, side or "greater", plus_one)
+
+    @property
+    def p_value(self) -> float:
+        """#/B (see :meth:`pvalue`)."""
+        return self.pvalue()
+
+    @property
+    def p_value_plus_one(self) -> float:
+        """(1 + #) / (B + 1) (see :meth:`pvalue`)."""
+        return self.pvalue(plus_one=True)
+
+    def quantile(self, q):
+        """Quantiles of the finite draws."""
+        d = np.asarray(self.draws, dtype=float)
+        return np.quantile(d[np.isfinite(d)], q)
+
+    def tidy(self):
+        import pandas as pd
+
+        d = np.asarray(self.draws, dtype=float)
+        d = d[np.isfinite(d)]
+        return pd.DataFrame({
+            "term": [self.term], "estimate": [self.estimate], "reference": [np.nan if self.reference is None else self.reference],
+            "boot_mean": [float(d.mean())], "boot_sd": [float(d.std(ddof=1)) if d.size > 1 else np.nan],
+            "q95": [float(np.quantile(d, 0.95))], "p_value": [self.p_value], "p_value_plus_one": [self.p_value_plus_one],
+            "reps": [self.reps], "finite_reps": [int(d.size)],
+        })
+
+    def summary(self) -> Summary:
+        rule = (f"#{{draws >= {self.reference:.5g}}} / B" if self.reference is not None else "#{draws <= 0} / B")
+        facts = {"Interaction": self.term, "Estimate (full sample)": self.estimate, "Reference": self.reference,
+                 "Replications": self.reps, "Resample": self.resample if self.resample == "obs" else
+                 f"blocks of {self.resample} ({self.n_blocks})", "Seed": self.seed, "Observations": self.nobs,
+                 f"p = {rule}": self.p_value, "p = (1 + #) / (B + 1)": self.p_value_plus_one,
+                 "Seconds": self.seconds}
+        return Summary("Pairs bootstrap of the lookahead interaction", facts=facts, tables=[("", self.tidy())],
+                       notes=list(self.notes), float_format="{:.5g}")
+
+    def plot(self, ax=None, bins: int = 50, **kwargs):
+        """Histogram of the draws as the paper's Figure III: the 95th percentile (blue dotted) and the
+        reference (red solid) when there is one."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6, 4))
+        d = np.asarray(self.draws, dtype=float)
+        d = d[np.isfinite(d)]
+        ax.hist(d, bins=bins, color=kwargs.pop("color", "0.7"), edgecolor="white", **kwargs)
+        ax.axvline(float(np.quantile(d, 0.95)), color="tab:blue", linestyle=":", label="95th percentile")
+        if self.reference is not None:
+            ax.axvline(float(self.reference), color="tab:red", linestyle="-", label=f"reference {self.reference:.4g}")
+        ax.set_xlabel(f"bootstrap {self.term}")
+        ax.set_ylabel("count")
+        ax.legend(frameon=False)
+        return ax

@@ -1,0 +1,320 @@
+//! Pairs bootstrap of one coefficient of a fixed-effects OLS (docs/methods/lookahead.md §2.7,
+//! §5.4), as integer resampling weights through the weighted demeaning.
+//!
+//! A resample with replacement is the original rows with multinomial counts as frequency
+//! weights: the weighted fixed-effects OLS with these weights equals the OLS on the duplicated
+//! rows, so no data are copied. Per replication: draw the counts, keep the rows of positive
+//! count (rows of count 0 drop out, and fixed-effect levels left without rows have weight 0 and
+//! drop out with them), demean the outcome and the regressors with the counts as weights
+//! ([`super::demean`]), form the small normal equations and solve them with
+//! [`cholesky_solve`]. Singletons are kept: a row alone in a fixed-effect level is fitted exactly
+//! by its level and does not move the slope coefficients, so dropping singletons (fixest's and
+//! `fe.feols`'s option) changes N and the small-sample corrections only, never the draws.
+//!
+//! **Random stream (the published convention).** Replication `b` (0-based) draws from
+//! SplitMix64 (`common::rng`) started at [`replicate_seed`]`(seed, b)`, the `(b + 1)`-th output
+//! of SplitMix64 seeded with `seed`: `mix(seed + 0x9E3779B97F4A7C15 · (b + 1))` (mod 2^64), `mix`
+//! the generator's output function. Not the risk-score bootstrap's `seed ^ (0x9E37… · (b + 1))`
+//! used directly as the state: SplitMix64 steps its state by the same constant, so with that rule
+//! the streams of replications whose `seed ^ …` differ from `0x9E37… · (b + 1)` by the same
+//! amount are one stream shifted by a few draws (for `seed = 0`, replication `b + 1` is
+//! replication `b` shifted by one draw: nearly the same resample). Hashing the per-replication
+//! start through `mix` puts the streams at unrelated points of the generator's period.
+//! * `resample = obs`: n draws, each an index in `0..n` by Lemire's multiply-shift
+//!   ([`SplitMix64::below_multiply_shift`]); the count of row i is how often i was drawn.
+//! * block resampling over G blocks (e.g. dates or firms): G draws of a block index in `0..G`
+//!   by the same rule; every row of block g gets the count of g. A block drawn twice counts
+//!   twice under its own fixed-effect levels: with the block's own fixed effect (firm blocks and
+//!   firm effects) that gives the same slopes as relabelling the copy as a new level, since both
+//!   copies hold the same rows.
+//!
+//! Replications are independent of each other and of the thread count.
+//!
+//! A replication whose normal equations are (numerically) singular — a regressor collinear with
+//! the others or absorbed by the fixed effects in that resample, judged as `fe.feols` does (a
+//! Cholesky pivot below `collin_tol` times the column's raw weighted sum of squares) — or whose
+//! demeaning misses the tolerance gives NaN, and is counted.
+
+use super::demean::{demean, FixedEffects};
+use crate::common::errors::{check, CoreError, CoreResult};
+use crate::common::linalg::cholesky_solve;
+use crate::common::rng::SplitMix64;
+use rayon::prelude::*;
+
+/// The starting state of bootstrap replication `b`: the `(b + 1)`-th output of SplitMix64 seeded
+/// with `seed` (see the module documentation for why not `seed ^ (0x9E37… · (b + 1))`).
+pub fn replicate_seed(seed: u64, b: usize) -> u64 {
+    SplitMix64::new(seed.wrapping_add(0x9E37_79B9_7F4A_7C15u64.wrapping_mul(b as u64))).next_u64()
+}
+
+/// How rows are resampled: single rows, or blocks (`codes[i]` in `0..n_blocks` is row i's block).
+#[derive(Debug, Clone, Copy)]
+pub enum Resample<'a> {
+    Obs,
+    Blocks { codes: &'a [u32], n_blocks: usize },
+}
+
+/// The resampling counts of replication `b` for `n` rows (see the module documentation).
+pub fn replicate_counts(n: usize, resample: Resample, seed: u64, b: usize) -> CoreResult<Vec<f64>> {
+    let mut rng = SplitMix64::new(replicate_seed(seed, b));
+    let mut counts: Vec<f64> = check::filled("n", n, n, 0.0, "the resampling counts")?;
+    match resample {
+        Resample::Obs => {
+            for _ in 0..n {
+                counts[rng.below_multiply_shift(n)] += 1.0;
+            }
+        }
+        Resample::Blocks { codes, n_blocks } => {
+            let mut bc = vec![0.0f64; n_blocks];
+            for _ in 0..n_blocks {
+                bc[rng.below_multiply_shift(n_blocks)] += 1.0;
+            }
+            for (c, &g) in counts.iter_mut().zip(codes) {
+                *c = bc[g as usize];
+            }
+        }
+    }
+    Ok(counts)
+}
+
+/// The output of [`bootstrap_coef`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct BootstrapOutput {
+    /// The coefficient of interest per replication (NaN where it failed).
+    pub draws: Vec<f64>,
+    /// Replications whose normal equations were singular (a regressor collinear in the resample).
+    pub n_singular: usize,
+    /// Replications whose demeaning missed the tolerance.
+    pub n_unconverged: usize,
+}
+
+/// Whether every Cholesky pivot of the `k × k` matrix `a` exceeds `tol` times the raw sum of
+/// squares of its column (the collinearity rule of `fe.feols`).
+fn pivots_ok(a: &[f64], raw_ss: &[f64], k: usize, tol: f64) -> bool {
+    let mut l = vec![0.0; k * k];
+    for i in 0..k {
+        for j in 0..=i {
+            let mut s = a[i * k + j];
+            for m in 0..j {
+                s -= l[i * k + m] * l[j * k + m];
+            }
+            if i == j {
+                let positive = s > tol * raw_ss[i] && s.is_finite() && raw_ss[i] > 0.0;
+                if !positive {
+                    return false;
+                }
+                l[i * k + i] = s.sqrt();
+            } else {
+                l[i * k + j] = s / l[j * k + j];
+            }
+        }
+    }
+    true
+}
+
+/// One replication with the given counts: the weighted fixed-effects OLS coefficient `coef`
+/// (index among the regressors), or `Err(true)` when singular, `Err(false)` when unconverged.
+#[allow(clippy::too_many_arguments)]
+pub fn weighted_coef(x: &[f64], n: usize, codes: &[&[u32]], n_groups: &[usize], counts: &[f64], coef: usize,
+                     tol: f64, maxiter: usize, collin_tol: f64) -> CoreResult<Result<f64, bool>> {
+    let p = x.len() / n;
+    let k = p - 1;
+    let rows: Vec<usize> = (0..n).filter(|&i| counts[i] > 0.0).collect();
+    let m = rows.len();
+    let w: Vec<f64> = rows.iter().map(|&i| counts[i]).collect();
+    let sub_codes: Vec<Vec<u32>> = codes.iter().map(|c| rows.iter().map(|&i| c[i]).collect()).collect();
+    let mut xs = Vec::with_capacity(p * m);
+    for j in 0..p {
+        let col = &x[j * n..(j + 1) * n];
+        xs.extend(rows.iter().map(|&i| col[i]));
+    }
+    let fe = FixedEffects::new(sub_codes.iter().map(|c| c.as_slice()).collect(), n_groups.to_vec(), Some(&w))?;
+    let out = demean(&xs, &fe, Some(&w), tol, maxiter)?;
+    if !out.converged {
+        return Ok(Err(false));
+    }
+    let v = &out.values;
+    let mut a = vec![0.0; k * k];
+    let mut bvec = vec![0.0; k];
+    let mut raw_ss = vec![0.0; k];
+    let yt = &v[0..m];
+    for r in 0..k {
+        let xr = &v[(r + 1) * m..(r + 2) * m];
+        bvec[r] = xr.iter().zip(yt).zip(&w).map(|((a, b), c)| a * b * c).sum();
+        raw_ss[r] = xs[(r + 1) * m..(r + 2) * m].iter().zip(&w).map(|(a, c)| a * a * c).sum();
+        for c in 0..=r {
+            let xc = &v[(c + 1) * m..(c + 2) * m];
+            let s: f64 = xr.iter().zip(xc).zip(&w).map(|((a, b), c)| a * b * c).sum();
+            a[r * k + c] = s;
+            a[c * k + r] = s;
+        }
+    }
+    if !pivots_ok(&a, &raw_ss, k, collin_tol) {
+        return Ok(Err(true));
+    }
+    Ok(match cholesky_solve(&a, &bvec, k) {
+        Some(beta) => Ok(beta[coef]),
+        None => Err(true),
+    })
+}
+
+/// `reps` bootstrap replications of the coefficient `coef` (index among the regressors) of the
+/// fixed-effects OLS of column 0 of `x` on columns 1.. (column `j` at `x[j * n .. (j + 1) * n]`)
+/// with the fixed effects `codes` (`n_groups` levels each), parallel over replications.
+#[allow(clippy::too_many_arguments)]
+pub fn bootstrap_coef(x: &[f64], codes: &[&[u32]], n_groups: &[usize], resample: Resample, coef: usize, reps: usize,
+                      seed: u64, tol: f64, maxiter: usize, collin_tol: f64) -> CoreResult<BootstrapOutput> {
+    if codes.is_empty() {
+        return Err(CoreError::invalid("fe", "pass at least one fixed effect"));
+    }
+    let n = codes[0].len();
+    if n == 0 {
+        return Err(CoreError::Empty { arg: "x".into() });
+    }
+    if x.len() % n != 0 || x.len() / n < 2 {
+        return Err(CoreError::invalid("x", format!("needs the outcome and at least one regressor as columns of {n} rows; got {} values", x.len())));
+    }
+    check::finite("x", x)?;
+    let k = x.len() / n - 1;
+    if coef >= k {
+        return Err(CoreError::invalid("coef", format!("index {coef} is out of range for {k} regressors")));
+    }
+    if reps == 0 {
+        return Err(CoreError::invalid("reps", "must be at least 1"));
+    }
+    // validates the codes once (levels in range)
+    FixedEffects::new(codes.to_vec(), n_groups.to_vec(), None)?;
+    if let Resample::Blocks { codes: bc, n_blocks } = resample {
+        check::same_len("blocks", bc.len(), "x rows", n)?;
+        if let Some(i) = bc.iter().position(|&g| g as usize >= n_blocks) {
+            return Err(CoreError::invalid("blocks", format!("code {} at row {i}, but only {n_blocks} blocks", bc[i])));
+        }
+    }
+    let mut draws: Vec<f64> = check::filled("reps", reps, reps, f64::NAN, "the bootstrap draws")?;
+    let status: Vec<CoreResult<u8>> = draws
+        .par_iter_mut()
+        .enumerate()
+        .map(|(b, d)| {
+            let counts = replicate_counts(n, resample, seed, b)?;
+            Ok(match weighted_coef(x, n, codes, n_groups, &counts, coef, tol, maxiter, collin_tol)? {
+                Ok(v) => {
+                    *d = v;
+                    0
+                }
+                Err(true) => 1,
+                Err(false) => 2,
+            })
+        })
+        .collect();
+    let mut n_singular = 0;
+    let mut n_unconverged = 0;
+    for s in status {
+        match s? {
+            1 => n_singular += 1,
+            2 => n_unconverged += 1,
+            _ => {}
+        }
+    }
+    Ok(BootstrapOutput { draws, n_singular, n_unconverged })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn uniform(rng: &mut SplitMix64) -> f64 {
+        (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// A small two-way panel: y = 0.5 x1 - 0.3 x2 + firm + date + noise.
+    fn panel(n: usize, firms: usize, dates: usize, seed: u64) -> (Vec<f64>, Vec<u32>, Vec<u32>) {
+        let mut rng = SplitMix64::new(seed);
+        let firm: Vec<u32> = (0..n).map(|i| if i < firms { i as u32 } else { rng.below_multiply_shift(firms) as u32 }).collect();
+        let date: Vec<u32> = (0..n).map(|i| if i < dates { i as u32 } else { rng.below_multiply_shift(dates) as u32 }).collect();
+        let x1: Vec<f64> = (0..n).map(|_| uniform(&mut rng) * 2.0 - 1.0).collect();
+        let x2: Vec<f64> = (0..n).map(|i| uniform(&mut rng) + 0.1 * firm[i] as f64).collect();
+        let y: Vec<f64> = (0..n)
+            .map(|i| 0.5 * x1[i] - 0.3 * x2[i] + 0.2 * firm[i] as f64 - 0.1 * date[i] as f64 + uniform(&mut rng) - 0.5)
+            .collect();
+        let mut x = y;
+        x.extend(x1);
+        x.extend(x2);
+        (x, firm, date)
+    }
+
+    #[test]
+    fn counts_follow_the_published_stream() {
+        let c = replicate_counts(10, Resample::Obs, 42, 0).unwrap();
+        let mut seeder = SplitMix64::new(42);
+        let mut rng = SplitMix64::new(seeder.next_u64());
+        let mut want = vec![0.0; 10];
+        for _ in 0..10 {
+            want[rng.below_multiply_shift(10)] += 1.0;
+        }
+        assert_eq!(c, want);
+        assert_eq!(c.iter().sum::<f64>(), 10.0);
+        let blocks = [0u32, 0, 1, 2, 2, 2];
+        let c = replicate_counts(6, Resample::Blocks { codes: &blocks, n_blocks: 3 }, 7, 3).unwrap();
+        assert_eq!(c[0], c[1]);
+        assert_eq!(c[3], c[4]);
+        assert_eq!(c[0] + c[2] + c[3], 3.0);
+        // replication b + 1 is not replication b shifted (the flaw of seed ^ (C · (b + 1)) with
+        // SplitMix64's own increment C), for seed 0 too
+        let rng_b = |b| {
+            let mut r = SplitMix64::new(replicate_seed(0, b));
+            (0..64).map(|_| r.next_u64()).collect::<Vec<u64>>()
+        };
+        let (r0, r1) = (rng_b(0), rng_b(1));
+        assert!(r0.iter().all(|v| !r1.contains(v)));
+        assert_eq!(replicate_seed(7, 2), { let mut s = SplitMix64::new(7); s.next_u64(); s.next_u64(); s.next_u64() });
+    }
+
+    #[test]
+    fn weights_equal_duplicated_rows() {
+        let (x, firm, date) = panel(300, 20, 15, 9);
+        let n = firm.len();
+        let counts = replicate_counts(n, Resample::Obs, 5, 2).unwrap();
+        let got = weighted_coef(&x, n, &[&firm, &date], &[20, 15], &counts, 0, 1e-13, 10_000, 1e-9).unwrap().unwrap();
+        // duplicate the rows explicitly, unit weights
+        let mut xd: Vec<Vec<f64>> = vec![Vec::new(); 3];
+        let (mut fd, mut dd) = (Vec::new(), Vec::new());
+        for i in 0..n {
+            for _ in 0..counts[i] as usize {
+                for j in 0..3 {
+                    xd[j].push(x[j * n + i]);
+                }
+                fd.push(firm[i]);
+                dd.push(date[i]);
+            }
+        }
+        let nd = fd.len();
+        let flat: Vec<f64> = xd.concat();
+        let ones = vec![1.0; nd];
+        let want = weighted_coef(&flat, nd, &[&fd, &dd], &[20, 15], &ones, 0, 1e-13, 10_000, 1e-9).unwrap().unwrap();
+        assert!((got - want).abs() < 1e-10, "{got} vs {want}");
+    }
+
+    #[test]
+    fn draws_do_not_depend_on_threads_and_flag_collinearity() {
+        let (x, firm, date) = panel(400, 25, 12, 3);
+        let run = |t| crate::common::parallel::install(Some(t), || {
+            bootstrap_coef(&x, &[&firm, &date], &[25, 12], Resample::Obs, 1, 40, 11, 1e-12, 10_000, 1e-9)
+        }).unwrap();
+        let (a, b) = (run(1), run(3));
+        assert_eq!(a, b);
+        assert_eq!(a.n_singular, 0);
+        assert!(a.draws.iter().all(|d| d.is_finite()));
+        let blocks = Resample::Blocks { codes: &date, n_blocks: 12 };
+        let c = bootstrap_coef(&x, &[&firm, &date], &[25, 12], blocks, 0, 10, 11, 1e-12, 10_000, 1e-9).unwrap();
+        assert!(c.draws.iter().all(|d| d.is_finite()));
+        // a regressor constant within firms is absorbed: every replication is singular
+        let n = firm.len();
+        let mut xc = x[..2 * n].to_vec();
+        xc.extend(firm.iter().map(|&f| f as f64));
+        let s = bootstrap_coef(&xc, &[&firm, &date], &[25, 12], Resample::Obs, 0, 5, 1, 1e-12, 10_000, 1e-9).unwrap();
+        assert_eq!(s.n_singular, 5);
+        assert!(s.draws.iter().all(|d| d.is_nan()));
+        assert!(bootstrap_coef(&x, &[&firm, &date], &[25, 12], Resample::Obs, 2, 5, 1, 1e-12, 100, 1e-9).is_err());
+        assert!(bootstrap_coef(&x, &[&firm, &date], &[25, 12], Resample::Obs, 0, 0, 1, 1e-12, 100, 1e-9).is_err());
+    }
+}
