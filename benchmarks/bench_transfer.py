@@ -429,6 +429,9 @@ def run_r_section(run, lib, rounds, slow_rounds):
             return None
         res = json.loads(out.read_text())
     for fn, row in res["functions"].items():
+        for side in row["sides"].values():  # jsonlite writes a length-1 vector as a number
+            if not isinstance(side["rounds_s"], list):
+                side["rounds_s"] = [side["rounds_s"]]
         run.add(f"R: {fn} (44-domain matrices, per call; {row['calls']} calls)", row["sides"], peer_name="transferUQ",
                 calls=row["calls"], rounds=row["rounds"], warmup=row["warmup"], load_before=row["load_before"],
                 section="R (one Rscript: library(transferUQ) and library(llmsurrogate))")
@@ -445,6 +448,8 @@ def main():
     parser.add_argument("--transferuq-lib", default=None, help="scratch R library for transferUQ")
     parser.add_argument("--no-numpy-line", action="store_true", help="leave out the NumPy re-implementation")
     parser.add_argument("--skip-large", action="store_true", help="skip part 2 (large synthetic metadata)")
+    parser.add_argument("--sections", default="python,r,large",
+                        help="comma-separated subset of python (vs transferUQ via rpy2), r (one Rscript), large")
     parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -473,15 +478,18 @@ def main():
     raw = {m: load_transfer_errors(m) for m in MODELS}
     inv = {m: 1 / load_transfer_errors(m, "normalized") for m in MODELS}
     check_agreement(raw, inv)
-    print("-- Python: ours vs transferUQ in R through rpy2 (same process)", flush=True)
-    py = run_application(run, raw, inv, lib, rounds, slow_rounds, numpy_line=not args.no_numpy_line)
-    totals = {}
-    for side in py["forecast_interval"]["sides"]:
-        totals[side] = sum(py[fn]["sides"][side]["min_s"] * (len(PAIRS) if fn == "check_worstcase_dominance" else
-                                                             WORK_CALLS[fn]) for fn in WORK_CALLS)
-    run.extra["python_workload_total_min_s"] = totals
-    print("   whole workload (sum of calls x per-call min): " + ", ".join(f"{k} {v:.3f} s" for k, v in totals.items()))
-    if lib is not None:
+    sections = set(args.sections.split(","))
+    run.extra["sections"] = sorted(sections)
+    if "python" in sections:
+        print("-- Python: ours vs transferUQ in R through rpy2 (same process)", flush=True)
+        py = run_application(run, raw, inv, lib, rounds, slow_rounds, numpy_line=not args.no_numpy_line)
+        totals = {}
+        for side in py["forecast_interval"]["sides"]:
+            totals[side] = sum(py[fn]["sides"][side]["min_s"] * (len(PAIRS) if fn == "check_worstcase_dominance"
+                                                                 else WORK_CALLS[fn]) for fn in WORK_CALLS)
+        run.extra["python_workload_total_min_s"] = totals
+        print("   whole workload (sum of calls x per-call min): " + ", ".join(f"{k} {v:.3f} s" for k, v in totals.items()))
+    if lib is not None and "r" in sections:
         print("-- R: our R package vs transferUQ in the same R process", flush=True)
         res = run_r_section(run, lib, rounds, slow_rounds)
         if res is not None:
@@ -493,7 +501,7 @@ def main():
             run.extra["r_workload_total_min_s"] = rt
             print("   R breakdown (ms per call): " + ", ".join(f"{k} {v * 1e3:.3f}" for k, v in res["breakdown_s"].items()))
             print("   R whole workload (sum of calls x per-call min): " + ", ".join(f"{k} {v:.3f} s" for k, v in rt.items()))
-    if not args.skip_large:
+    if not args.skip_large and "large" in sections:
         large = []
         env = dict(os.environ, LLMSURROGATE_NUM_THREADS=str(n_threads))
         for n in ((250, 500) if args.quick else (250, 500, 1000)):

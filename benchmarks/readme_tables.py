@@ -76,7 +76,8 @@ def table(d: dict) -> list[str]:
         cells += [_fmt_s(r["sides"][p]["min_s"]) if p in r["sides"] else "-" for p in peers]
         sp = r.get("speedup", {})
         cells += [f"{_fmt_x(sp[p]['min'])} ({_fmt_x(sp[p]['median'])})" if p in sp else "-" for p in peers]
-        cells += [str(r.get("rounds", len(next(iter(r["sides"].values()))["rounds_s"]))), _load(r.get("load_before"))]
+        first = next(iter(r["sides"].values()))["rounds_s"]
+        cells += [str(r.get("rounds", len(first) if isinstance(first, list) else 1)), _load(r.get("load_before"))]
         out.append("| " + " | ".join(cells) + " |")
     return out
 
