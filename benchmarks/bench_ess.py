@@ -20,14 +20,17 @@ the Rust accumulator runs on n_jobs threads and on 1.
 The random forest on the full grid takes about 10 minutes for the package and 18 for the loop.
 
 Reading the numbers once bounds any implementation: each prediction is a float64 that the fitted
-learners have just written, so it comes from memory. ``read_bandwidth`` measures how fast this
-machine reads (about 20 GB/s on one thread, 28-34 GB/s on two: 0.24-0.29 ns per prediction),
-against the NumPy loop's ~1.9 ns per prediction; no kernel can beat the loop by more than 7-9x
-here. The Rust kernel runs at ~0.9 ns per prediction on data fresh from memory (0.3 ns when it
-sits in cache) and is 2-3x faster than the loop; the issue's 20x target would need ~80 GB/s.
-End to end, the fits dominate: the package's gains are exact fast predictions for its built-in
-learners (``llmsurrogate/_fast_predict.py``), process workers, and tuning in parallel. See
-results/ess.json.
+learners have just written. The floor is therefore measured on the same chunks the engine hands
+to the accumulator (``chunk_rows`` blocks, at most 2^21 numbers = 16 MB), read right after they
+were written (in cache, as the engine gets them) on 1 and on n_jobs threads, and after a 64 MB
+write (out of cache); ``read_bandwidth`` (a 400 MB array, out of cache) is kept for reference.
+A quick run at load 6-8 on this 2-core machine (results/quick/ess.json, a harness check, not a
+claim) gave per prediction: Rust 4.8 ns on 2 threads and 4.8 on 1 (2 threads no faster under that
+load), the NumPy loop 7.8 ns, the floor 0.67 ns in cache and 0.73 out of cache on 1 thread: Rust is
+~7x above the 1-thread floor. Closing or explaining that gap (two losses per prediction, the
+compensated sums, the loss evaluation) is not done here. End to end, the fits dominate: the
+package's gains are exact fast predictions for its built-in learners (``llmsurrogate/_fast_predict.py``),
+process workers, and tuning in parallel. See results/ess.json.
 """
 
 from __future__ import annotations
