@@ -256,3 +256,38 @@ def test_bad_input_is_a_clear_error(small):
     s["txt"] = "a"
     with pytest.raises(InvalidArgumentError, match="not numeric"):
         la.lookahead_test(s, "y", "llm", "txt")
+
+
+# --- periods around the knowledge cutoff (§2.6) ---------------------------------------------------------
+
+def test_split_by_cutoff_with_the_papers_windows():
+    table = la.model_metadata()
+    assert set(table["model"]) == {"llama-3.3-70b-instruct", "llama-2-70b"}
+    l2 = table.set_index("model").loc["llama-2-70b"]
+    assert (l2["knowledge_cutoff"], l2["in_sample_end"], l2["oos_start"], l2["oos_end"]) == \
+        ("2022-09", "2022-09", "2023-09", "2024-12")
+    dates = pd.Series(pd.to_datetime(["2011-12-30", "2012-01-03", "2022-09-30T15:59:00", "2022-10-03T00:00:00", "2023-08-31",
+                                      "2023-09-01", "2024-12-31", "2025-01-02", None], format="mixed"), index=list("abcdefghi"))
+    s = la.split_by_cutoff(dates, model="llama-2-70b")
+    assert list(s.index) == list("abcdefghi")
+    assert s["period"].tolist() == ["neither", "in_sample", "in_sample", "neither", "neither", "out_of_sample",
+                                    "out_of_sample", "neither", "neither"]
+    assert not (s["in_sample"] & s["out_of_sample"]).any()
+    s3 = la.split_by_cutoff(dates, model="llama-3.3-70b-instruct")
+    assert s3["out_of_sample"].sum() == 0 and s3["in_sample"].sum() == 5
+    # explicit bounds: a day bound covers the whole day; they override the model's
+    e = la.split_by_cutoff(dates.to_numpy(), is_end="2022-09-30", oos_start="2023-09-01")
+    assert e["period"].tolist()[:3] == ["in_sample", "in_sample", "in_sample"]
+    assert e["out_of_sample"].tolist()[-3:] == [True, True, False]
+    o = la.split_by_cutoff(dates, model="llama-2-70b", oos_end="2023-12")
+    assert o["out_of_sample"].sum() == 1
+    tz = pd.Series(pd.to_datetime(["2022-09-30 23:30"]).tz_localize("US/Eastern"))
+    assert la.split_by_cutoff(tz, model="llama-2-70b")["in_sample"].tolist() == [True]
+    with pytest.raises(InvalidArgumentError, match="unknown model"):
+        la.split_by_cutoff(dates, model="gpt-9")
+    with pytest.raises(InvalidArgumentError, match="after the in-sample end"):
+        la.split_by_cutoff(dates, is_end="2023-09", oos_start="2023-09")
+    with pytest.raises(InvalidArgumentError, match="is_end"):
+        la.split_by_cutoff(dates, is_end="September")
+    with pytest.raises(InvalidArgumentError, match="model="):
+        la.split_by_cutoff(dates)

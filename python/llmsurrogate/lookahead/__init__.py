@@ -16,10 +16,12 @@
 * :func:`bootstrap` -- the pairs bootstrap of the interaction (Figure III; rows or date/firm
   blocks), in Rust, reproducible by seed for any thread count (:class:`LookaheadBootstrap`);
   :func:`bootstrap_pvalue`, :func:`bootstrap_counts` (the weights of one replication).
+* :func:`split_by_cutoff` -- in- and out-of-sample masks around a model's knowledge cutoff
+  (§2.6); :func:`model_metadata` -- the paper's models (Table A.1), package data.
 
 Modules by role: ``_lap`` (LAP), ``_prompts`` (templates and parsing), ``_data`` (the estimation
-sample), ``_regression`` (the test), ``_bootstrap``, ``_magnitudes``, ``_results``. The command
-line, ``split_by_cutoff`` and the demo are not built yet.
+sample), ``_regression`` (the test), ``_bootstrap``, ``_magnitudes``, ``_cutoff``, ``_results``. The command
+line and the demo are not built yet.
 
 Examples
 --------
@@ -32,6 +34,7 @@ Examples
 """
 
 from ._bootstrap import bootstrap, bootstrap_counts
+from ._cutoff import model_metadata, split_by_cutoff
 from ._lap import LAP_METHODS, SIGMA_FLOOR, lap, lap_from_logprobs, prompt_logprob_moments_cached
 from ._prompts import (
     EARNINGS_CALL_LABELS,
@@ -55,5 +58,5 @@ __all__ = [
     "news_prompt", "earnings_call_prompt", "first_words", "parse_answer", "parse_answers", "ParsedAnswer",
     "NEWS_TEMPLATE", "EARNINGS_CALL_TEMPLATE", "NEWS_LABELS", "EARNINGS_CALL_LABELS", "TRANSCRIPT_WORDS",
     "lookahead_test", "LookaheadTest", "bootstrap", "bootstrap_counts", "bootstrap_pvalue", "LookaheadBootstrap",
-    "magnitudes",
+    "magnitudes", "split_by_cutoff", "model_metadata",
 ]
