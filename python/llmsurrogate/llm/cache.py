@@ -36,7 +36,7 @@ import sqlite3
 import threading
 import time
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -303,11 +303,20 @@ def as_cache(cache) -> Cache | NullCache:
     raise InvalidArgumentError(f"argument `cache` must be None, a directory path or a Cache; got {type(cache).__name__}")
 
 
-def cached_batches(cache, keys: Sequence[str], compute, *, batch_size: int, kind: str = "",
-                   progress=None) -> list[np.ndarray]:
-    """Look ``keys`` up, compute the misses batch by batch with ``compute(indices) -> arrays``
-    and store each batch as it finishes. Returns the arrays in key order. ``progress``: a
-    ``progress(label, done, total)`` callback (:mod:`llmsurrogate._progress`), label ``"prompts"``."""
+def cached_batches(cache, keys: Sequence[str], compute, *, batch_size: int | None, kind: str = "",
+                   progress=None, commit_every: int | None = None) -> list[np.ndarray]:
+    """Look ``keys`` up, compute the misses and store them as they finish. Returns the arrays in key
+    order. ``progress``: a ``progress(label, done, total)`` callback (:mod:`llmsurrogate._progress`),
+    label ``"prompts"``.
+
+    ``compute(indices)`` gets at most ``batch_size`` missing prompts per call (``None``: all of them
+    in one call) and returns either their arrays in order, or an iterator of ``(positions, arrays)``
+    pairs (positions into ``indices``) yielded as the backend finishes each of its own batches. The
+    cache's commit granularity is separate from both: finished results are written in one
+    transaction as soon as ``commit_every`` of them wait (default: ``batch_size``), and at the end of
+    every call. A run killed at any point keeps every written result; it redoes fewer than
+    ``commit_every`` finished-but-unwritten prompts plus the backend batch in flight (for a
+    ``compute`` that returns a list: the call in flight)."""
     cache = as_cache(cache)
     rejected0 = cache.rejected
     found = cache.get_many(keys)
@@ -325,14 +334,39 @@ def cached_batches(cache, keys: Sequence[str], compute, *, batch_size: int, kind
     if progress is not None:
         progress("prompts", done, len(keys))
     pending = list(todo.items())
-    for start in range(0, len(pending), batch_size):
-        part = pending[start: start + batch_size]
-        arrays = compute([idx[0] for _, idx in part])
-        cache.put_many([(k, a) for (k, _), a in zip(part, arrays)], kind=kind)
-        for (k, idx), a in zip(part, arrays):
+    window = len(pending) if batch_size is None else int(batch_size)
+    if window < 1:
+        window = 1
+    commit = window if commit_every is None else max(1, int(commit_every))
+    buf: list[tuple[tuple[str, list[int]], np.ndarray]] = []
+
+    def flush():
+        nonlocal done
+        if not buf:
+            return
+        cache.put_many([(k, a) for (k, _), a in buf], kind=kind)
+        for (_, idx), a in buf:
             for i in idx:
                 out[i] = np.asarray(a)
             done += len(idx)
+        buf.clear()
         if progress is not None:
             progress("prompts", done, len(keys))
+
+    for start in range(0, len(pending), window):
+        part = pending[start: start + window]
+        res = compute([idx[0] for _, idx in part])
+        if isinstance(res, Iterator):  # streamed: one backend batch at a time
+            seen = 0
+            for pos, arrays in res:
+                for p, a in zip(pos, arrays):
+                    buf.append((part[int(p)], a))
+                    seen += 1
+                if len(buf) >= commit:
+                    flush()
+            if seen != len(part):
+                raise RuntimeError(f"the backend returned {seen} results for {len(part)} prompts")
+        else:
+            buf.extend(zip(part, res))
+        flush()
     return out  # type: ignore[return-value]

@@ -320,6 +320,17 @@ class TransformersBackend(TokenizerMixin):
 
     def next_token_logprobs(self, prompts: Sequence[str], token_ids: Sequence[int]) -> np.ndarray:
         """Float32 log-softmax of the next-token logits at ``token_ids``, shape (n, len(token_ids))."""
+        prompts = check_prompts(prompts)
+        out = np.empty((len(prompts), len(token_ids)), dtype=np.float32)
+        for idx, rows in self.next_token_logprobs_batches(prompts, token_ids):
+            out[idx] = rows
+        return out
+
+    def next_token_logprobs_batches(self, prompts: Sequence[str], token_ids: Sequence[int]):
+        """:meth:`next_token_logprobs` one forward batch at a time: an iterator of ``(indices,
+        rows)``, indices into ``prompts`` (each prompt exactly once, in the backend's length-sorted
+        order), yielded as each batch finishes, so that a caller (the cache) can store results while
+        the rest computes. Arguments are checked at once."""
         torch = self._torch
         prompts = check_prompts(prompts)
         tid = np.asarray(token_ids, dtype=np.int64)
@@ -329,15 +340,16 @@ class TransformersBackend(TokenizerMixin):
         gather = torch.as_tensor(tid, device=self.device)
         if self.share_prefix and len(seqs) > 1:
             return self._next_token_shared(seqs, gather)
-        out = np.empty((len(seqs), tid.size), dtype=np.float32)
+        return self._next_token_plain(seqs, gather)
+
+    def _next_token_plain(self, seqs, gather):
+        torch = self._torch
         for idx in self._batches([len(s) for s in seqs]):
             batch = [seqs[i] for i in idx]
             ids, mask, pos, offs = self._pad(batch)
             last = [o + len(s) - 1 for o, s in zip(offs, batch)]
             rows = self._logits_at(ids, mask, pos, list(range(len(batch))), last)[:, : self.vocab_size].float()
-            lp = torch.log_softmax(rows, dim=-1)[:, gather]
-            out[idx] = lp.cpu().numpy()
-        return out
+            yield idx, torch.log_softmax(rows, dim=-1)[:, gather].cpu().numpy()
 
     @staticmethod
     def _prefix_groups(seqs: list[list[int]], min_share: float = 0.5, max_group: int = 24):
@@ -371,16 +383,16 @@ class TransformersBackend(TokenizerMixin):
         smax = max(len(seqs[i]) - p for m, p in groups for i in m)
         return len(groups) * pmax + len(members) * smax <= self.token_budget
 
-    def _next_token_shared(self, seqs, gather) -> np.ndarray:
+    def _next_token_shared(self, seqs, gather):
         torch = self._torch
-        out = np.empty((len(seqs), len(gather)), dtype=np.float32)
         groups = self._prefix_groups(seqs)
         plain = [g for g in groups if g[1] < 1]
         shared = [g for g in groups if g[1] >= 1]
         if plain:
             for i in (i for g, _ in plain for i in g):  # one-token prompts: nothing to share
                 logits, _ = self._forward([seqs[i]])
-                out[i] = torch.log_softmax(logits[0, len(seqs[i]) - 1, : self.vocab_size].float(), -1)[gather].cpu().numpy()
+                yield np.array([i]), torch.log_softmax(logits[0, len(seqs[i]) - 1, : self.vocab_size].float(),
+                                                       -1)[gather][None].cpu().numpy()
         pad = self.tokenizer.pad_token_id
         # batches of groups with similar prefix lengths; about batch_size prompts per batch
         shared.sort(key=lambda g: g[1])
@@ -421,8 +433,7 @@ class TransformersBackend(TokenizerMixin):
                 logits = self.model(input_ids=sid, attention_mask=mask2, position_ids=pos2, past_key_values=past,
                                     use_cache=False, logits_to_keep=1).logits
             rows = logits[:, -1, : self.vocab_size].float()
-            out[who] = torch.log_softmax(rows, dim=-1)[:, gather].cpu().numpy()
-        return out
+            yield np.array(who), torch.log_softmax(rows, dim=-1)[:, gather].cpu().numpy()
 
     def next_token_logprobs_after(self, prompts: Sequence[str], after_ids: Sequence[int],
                                   token_ids: Sequence[int]) -> np.ndarray:

@@ -27,10 +27,24 @@ log = logging.getLogger("llmsurrogate.llm")
 
 SPELLING_MODES = ("sum", "best_prefix")
 
-#: Prompts per backend call and cache transaction: the backend sorts and batches within a chunk
-#: (length buckets, shared prefixes); a run killed mid-chunk redoes at most that chunk. 64 costs
-#: about 3% of throughput against 256 on the tiny CPU model, and loses 4x less work on a kill.
+#: Results per cache transaction (the commit granularity), separate from the backend's batches:
+#: a run killed at any point redoes fewer than COMMIT_EVERY finished-but-unwritten prompts plus
+#: the backend batch in flight (a backend that returns results only per call: that call).
 COMMIT_EVERY = 64
+
+#: Prompts handed to a backend that streams its batches (``next_token_logprobs_batches``) per
+#: call: the backend sorts them by length, groups shared prefixes and picks its own batch sizes
+#: (token-budgeted on a GPU); results are written as each of its batches finishes.
+WINDOW = 8192
+
+
+def _window(backend, batch_size, commit_every, streaming: bool) -> int:
+    """Prompts per backend call: ``batch_size`` is a floor (None: the backend chooses); a streaming
+    backend gets WINDOW, another at least ``commit_every`` or its ``prompts_per_call``."""
+    floor = max(int(batch_size or 1), 1)
+    if streaming:
+        return max(floor, WINDOW)
+    return max(floor, int(commit_every), int(getattr(backend, "prompts_per_call", 0) or 0))
 
 
 def _identity(backend) -> tuple[str, str]:
@@ -40,23 +54,33 @@ def _identity(backend) -> tuple[str, str]:
 
 
 def next_token_logprobs_cached(backend, prompts: Sequence[str], token_ids: Sequence[int], *, cache=None,
-                               batch_size: int = 16, progress=None, commit_every: int = COMMIT_EVERY) -> np.ndarray:
-    """``backend.next_token_logprobs`` with every prompt's result stored in ``cache``."""
+                               batch_size: int | None = None, progress=None,
+                               commit_every: int = COMMIT_EVERY) -> np.ndarray:
+    """``backend.next_token_logprobs`` with every prompt's result stored in ``cache``.
+
+    A backend with ``next_token_logprobs_batches`` (TransformersBackend) gets up to ``WINDOW``
+    prompts per call, batches them itself (sorted by length; results put back in input order
+    here) and its results are written ``commit_every`` at a time as its batches finish; another
+    backend gets ``max(batch_size, commit_every)`` prompts per call, written per call."""
     prompts = check_prompts(prompts)
     ids = [int(i) for i in token_ids]
     name, model = _identity(backend)
     keys = as_cache(cache).keys(backend=name, model=model, prompts=prompts, template=TEMPLATE_VERSION,
                                 params={"kind": "next_token_logprobs", "ids": ids})
+    stream = getattr(backend, "next_token_logprobs_batches", None)
 
     def compute(idx):
-        return list(backend.next_token_logprobs([prompts[i] for i in idx], ids))
+        batch = [prompts[i] for i in idx]
+        if stream is not None:
+            return iter(stream(batch, ids))
+        return list(backend.next_token_logprobs(batch, ids))
 
-    rows = cached_batches(cache, keys, compute, batch_size=max(batch_size, commit_every), kind="next_token",
-                          progress=progress)
+    rows = cached_batches(cache, keys, compute, batch_size=_window(backend, batch_size, commit_every, stream is not None),
+                          kind="next_token", progress=progress, commit_every=commit_every)
     return np.stack(rows).astype(np.float32) if rows else np.zeros((0, len(ids)), np.float32)
 
 
-def prompt_logprobs_cached(backend, prompts: Sequence[str], *, cache=None, batch_size: int = 16,
+def prompt_logprobs_cached(backend, prompts: Sequence[str], *, cache=None, batch_size: int | None = None,
                            commit_every: int = COMMIT_EVERY, progress=None):
     """``backend.prompt_logprobs`` (per-token log-probabilities of each prompt, for lookahead
     tests) with every prompt's tokens and values stored in ``cache``. Returns
@@ -79,8 +103,8 @@ def prompt_logprobs_cached(backend, prompts: Sequence[str], *, cache=None, batch
             rows.append(np.concatenate([rag.token_ids[rag.offsets[j]: rag.offsets[j + 1]].astype(np.float64), v]))
         return rows
 
-    rows = cached_batches(cache, keys, compute, batch_size=max(batch_size, commit_every), kind="prompt_logprobs",
-                          progress=progress)
+    rows = cached_batches(cache, keys, compute, batch_size=_window(backend, batch_size, commit_every, False),
+                          kind="prompt_logprobs", progress=progress)
     lens = np.array([len(r) // 2 for r in rows], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
     values = np.concatenate([r[len(r) // 2:] for r in rows]).astype(np.float32) if rows else np.zeros(0, np.float32)
@@ -90,7 +114,7 @@ def prompt_logprobs_cached(backend, prompts: Sequence[str], *, cache=None, batch
 
 
 def generate_cached(backend, prompts: Sequence[str], *, max_new_tokens: int = 16, cache=None,
-                    batch_size: int = 16) -> list[str]:
+                    batch_size: int | None = None) -> list[str]:
     """Greedy ``backend.generate`` with each continuation stored in ``cache`` (UTF-8 bytes)."""
     prompts = check_prompts(prompts)
     name, model = _identity(backend)
@@ -101,12 +125,13 @@ def generate_cached(backend, prompts: Sequence[str], *, max_new_tokens: int = 16
         texts = backend.generate([prompts[i] for i in idx], max_new_tokens=max_new_tokens)
         return [np.frombuffer(t.encode("utf-8"), dtype=np.uint8) for t in texts]
 
-    rows = cached_batches(cache, keys, compute, batch_size=max(batch_size, COMMIT_EVERY), kind="generate")
+    rows = cached_batches(cache, keys, compute, batch_size=_window(backend, batch_size, COMMIT_EVERY, False),
+                          kind="generate")
     return [bytes(r).decode("utf-8") for r in rows]
 
 
 def after_token_logprobs_cached(backend, prompts: Sequence[str], after_ids: Sequence[int],
-                                token_ids: Sequence[int], *, cache=None, batch_size: int = 16,
+                                token_ids: Sequence[int], *, cache=None, batch_size: int | None = None,
                                 texts: Sequence[str] | None = None) -> np.ndarray:
     """Next-token log-probs after each prompt extended by one token, for every token in
     ``after_ids``: array (n, len(after_ids), len(token_ids)). Uses the backend's
@@ -131,7 +156,9 @@ def after_token_logprobs_cached(backend, prompts: Sequence[str], after_ids: Sequ
             arr = backend.next_token_logprobs(ext, ids).reshape(len(batch), len(after), len(ids))
         return [a.reshape(-1) for a in np.asarray(arr, dtype=np.float32)]
 
-    rows = cached_batches(cache, keys, compute, batch_size=max(1, batch_size // 2), kind="after_token")
+    # the backend batches internally (TransformersBackend: batch_size // 2 prompts per pass)
+    rows = cached_batches(cache, keys, compute, batch_size=_window(backend, batch_size, COMMIT_EVERY, False),
+                          kind="after_token")
     return np.stack(rows).reshape(len(prompts), len(after), len(ids))
 
 
@@ -150,7 +177,7 @@ def _answer_ids(backend, keys: Sequence[str]):
 
 
 def option_probabilities(backend, prompts: Sequence[str], keys: Sequence[str], *, cache=None,
-                         batch_size: int = 16, spelling: str = "sum", progress=None,
+                         batch_size: int | None = None, spelling: str = "sum", progress=None,
                          commit_every: int = COMMIT_EVERY):
     """Probabilities of the answer keys after each prompt, renormalised over the keys.
 
@@ -195,7 +222,7 @@ def option_probabilities(backend, prompts: Sequence[str], keys: Sequence[str], *
     return probs, total
 
 
-def numeric_expectations(backend, prompts: Sequence[str], *, cache=None, batch_size: int = 16,
+def numeric_expectations(backend, prompts: Sequence[str], *, cache=None, batch_size: int | None = None,
                          decoding: str = "expected", progress=None):
     """Verbalized probability after a ``... 0.`` prefill from the digit-token distribution.
 
@@ -252,7 +279,7 @@ def _positive_weights(question: MultipleChoiceQuestion) -> np.ndarray:
     return v
 
 
-def mc_risk(backend, task: Task, rows: Sequence[dict], *, cache=None, batch_size: int = 16,
+def mc_risk(backend, task: Task, rows: Sequence[dict], *, cache=None, batch_size: int | None = None,
             correct_order_bias: bool = True, spelling: str = "sum", prompt_fn: Callable | None = None,
             progress=None, commit_every: int = COMMIT_EVERY):
     """Multiple-choice risk scores (averaged over all K! option orders when ``correct_order_bias``).
@@ -298,7 +325,7 @@ def chat_prompt_fn(backend, task: Task, method: str = "multiple_choice", system:
                                                    system=sys_text or None)
 
 
-def numeric_risk(backend, task: Task, rows: Sequence[dict], *, cache=None, batch_size: int = 16,
+def numeric_risk(backend, task: Task, rows: Sequence[dict], *, cache=None, batch_size: int | None = None,
                  decoding: str = "expected", progress=None, prompt_fn: Callable | None = None):
     from .prompts import numeric_prompt
 
@@ -309,7 +336,7 @@ def numeric_risk(backend, task: Task, rows: Sequence[dict], *, cache=None, batch
 
 
 def persona_risk(backend, template: str, rows: Sequence[dict], answers: dict, *, task: Task | None = None,
-                 suffix: str = "\nAnswer:", cache=None, batch_size: int = 16, progress=None):
+                 suffix: str = "\nAnswer:", cache=None, batch_size: int | None = None, progress=None):
     """Expected answer value for persona prompts in the style of the ESS paper's Prompt 1.
 
     ``template`` has ``{COLUMN}`` fields (rendered through ``task``'s code maps when given) and
@@ -351,7 +378,7 @@ class LLMPredictor:
     array([0.2, 0.7, 0.7])
     """
 
-    def __init__(self, backend, task: Task, *, method: str = "multiple_choice", cache=None, batch_size: int = 16,
+    def __init__(self, backend, task: Task, *, method: str = "multiple_choice", cache=None, batch_size: int | None = None,
                  correct_order_bias: bool = True, persona_template: str | None = None,
                  answers: dict | None = None):
         from .._validation import check_choice

@@ -10,7 +10,7 @@ from ..exceptions import InvalidArgumentError
 from ._results import RiskScores
 
 
-def risk_scores(data, task, backend, method: str = "multiple_choice", *, cache=None, batch_size: int = 16,
+def risk_scores(data, task, backend, method: str = "multiple_choice", *, cache=None, batch_size: int | None = None,
                 correct_order_bias: bool = True, spelling: str = "sum", chat: bool = False,
                 system_prompt: str | None = None, few_shot=None, progress=None) -> RiskScores:
     """Score every row of ``data`` for ``task`` with an LLM ``backend``.
@@ -28,6 +28,10 @@ def risk_scores(data, task, backend, method: str = "multiple_choice", *, cache=N
     (permuted) question as the target so its answer letter matches (fixing folktexts'
     permuted-label bug).
     ``progress``: ``None``, ``True`` (a progress bar) or ``progress(label, done, total)``.
+    ``batch_size``: ``None`` (default) lets the backend choose its batches (TransformersBackend:
+    length-sorted, ``batch_size`` prompts and on a GPU a token budget per forward pass, results
+    written to the cache 64 at a time as its batches finish); a number is a floor on the prompts
+    handed to the backend per call. The backend's own batch size is set on the backend.
     """
     check_choice(method, "method", ["multiple_choice", "numeric", "numeric_argmax"])
     with progress_reporter(progress) as report:
@@ -101,5 +105,5 @@ def score_table(data, task: str, model: str, backend: str = "transformers", meth
 
     t = load_task(task)
     be = make_backend(backend, model, device=device, batch_size=batch_size)
-    return risk_scores(data, t, be, method, cache=cache, batch_size=batch_size or 16,
+    return risk_scores(data, t, be, method, cache=cache, batch_size=batch_size,
                        correct_order_bias=correct_order_bias).table
