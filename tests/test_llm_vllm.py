@@ -56,3 +56,200 @@ def test_vllm_missing_dependency_is_named(tmp_path):
         with pytest.raises(Exception) as info:
             VLLMBackend(tmp_path)
         assert not isinstance(info.value, MissingDependencyError)
+
+
+# --- CPU: the one-pass logic against a stand-in for vLLM's Python API -------------------------------
+# The stand-in replaces only vLLM's API (LLM, SamplingParams, TokensPrompt and the RequestOutput
+# shape); its numbers come from the real transformers model in the same folder. It is strict where
+# vLLM is: logprobs above the engine's max_logprobs and prompt + generated tokens beyond
+# max_model_len are errors.
+
+class _Logprob:
+    def __init__(self, logprob):
+        self.logprob = logprob
+
+
+class _SamplingParams:
+    def __init__(self, temperature=1.0, max_tokens=16, logprobs=None, prompt_logprobs=None):
+        self.temperature, self.max_tokens = temperature, max_tokens
+        self.logprobs, self.prompt_logprobs = logprobs, prompt_logprobs
+
+
+class _TokensPrompt(dict):
+    pass
+
+
+class _StandInLLM:
+    instances: list = []
+
+    def __init__(self, model, tokenizer=None, max_model_len=None, max_logprobs=20, **kwargs):
+        import torch
+        import transformers
+
+        self.model = transformers.AutoModelForCausalLM.from_pretrained(model, local_files_only=True,
+                                                                       dtype=torch.float32).eval()
+        self.max_model_len = max_model_len or self.model.config.n_positions
+        self.max_logprobs = max_logprobs
+        self.kwargs = kwargs
+        self.calls = []  # (prompt token lengths, params) per generate call
+        _StandInLLM.instances.append(self)
+
+    def generate(self, prompts, params, use_tqdm=True):
+        import types
+
+        import torch
+
+        if params.logprobs is not None and params.logprobs > self.max_logprobs:
+            raise ValueError(f"Requested sample logprobs of {params.logprobs}, which is greater than max allowed: "
+                             f"{self.max_logprobs}")
+        self.calls.append(([len(p["prompt_token_ids"]) for p in prompts], params))
+        outs = []
+        for p in prompts:
+            ids = list(p["prompt_token_ids"])
+            if len(ids) + params.max_tokens > self.max_model_len:
+                raise ValueError(f"prompt of {len(ids)} tokens + {params.max_tokens} exceeds max_model_len "
+                                 f"{self.max_model_len}")
+            with torch.no_grad():
+                lsm = torch.log_softmax(self.model(input_ids=torch.tensor([ids])).logits[0].float(), -1)
+            plp = None
+            if params.prompt_logprobs is not None:
+                plp = [None] + [{ids[k]: _Logprob(float(lsm[k - 1, ids[k]]))} for k in range(1, len(ids))]
+            last = lsm[-1]
+            sampled = int(torch.argmax(last))
+            top = {}
+            if params.logprobs is not None:
+                vals, idx = torch.topk(last, params.logprobs)
+                top = {int(i): _Logprob(float(v)) for v, i in zip(vals, idx)}
+            top[sampled] = _Logprob(float(last[sampled]))
+            outs.append(types.SimpleNamespace(prompt_logprobs=plp,
+                                              outputs=[types.SimpleNamespace(logprobs=[top], text="")]))
+        return outs
+
+
+@pytest.fixture
+def stand_in(monkeypatch):
+    import sys
+    import types
+
+    vllm = types.ModuleType("vllm")
+    vllm.LLM, vllm.SamplingParams = _StandInLLM, _SamplingParams
+    inputs = types.ModuleType("vllm.inputs")
+    inputs.TokensPrompt = _TokensPrompt
+    vllm.inputs = inputs
+    monkeypatch.setitem(sys.modules, "vllm", vllm)
+    monkeypatch.setitem(sys.modules, "vllm.inputs", inputs)
+    _StandInLLM.instances.clear()
+    return _StandInLLM
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from llmsurrogate import testing
+
+    return testing.build_model(tmp_path_factory.mktemp("vllm_cpu") / "m", "gpt2", seed=1, context=256)
+
+
+def _mc_prompts():
+    task = acs_income_task()
+    return [multiple_choice_prompt(task, r, q) for r in ROWS.to_dict("records")[:6] for q in task.question.permutations()]
+
+
+def test_one_engine_sequence_per_prompt_with_top_k(stand_in, tiny):
+    """Every requested token inside the top k: one sequence per prompt, one call, no fallback,
+    prefix caching on, and the numbers of the transformers backend."""
+    from llmsurrogate.llm.hf import TransformersBackend
+    from llmsurrogate.llm.vllm import VLLMBackend
+
+    vl = VLLMBackend(tiny, dtype="float32", max_logprobs=800)  # the tiny vocabulary: everything in the top k
+    engine = stand_in.instances[-1]
+    assert engine.kwargs["enable_prefix_caching"] is True and engine.max_logprobs == 800
+    prompts = _mc_prompts()
+    ids = [i for k in ("A", "B") for _, i in vl.answer_tokens(["A", "B"])[k]]
+    got = vl.next_token_logprobs(prompts, ids)
+    assert len(engine.calls) == 1 and len(engine.calls[0][0]) == len(prompts)
+    params = engine.calls[0][1]
+    assert params.max_tokens == 1 and params.logprobs == 800 and params.prompt_logprobs is None
+    assert vl.fallbacks == 0
+    hf = TransformersBackend(tiny, device="cpu", share_prefix=False)
+    np.testing.assert_allclose(got, hf.next_token_logprobs(prompts, ids), atol=2e-5)
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_tokens_outside_the_top_k_take_the_exact_path_for_that_prompt_only(stand_in, tiny, k):
+    import torch
+
+    from llmsurrogate.llm.hf import TransformersBackend
+    from llmsurrogate.llm.vllm import VLLMBackend
+
+    vl = VLLMBackend(tiny, dtype="float32", max_logprobs=k)
+    engine = stand_in.instances[-1]
+    hf = TransformersBackend(tiny, device="cpu", share_prefix=False)
+    prompts = _mc_prompts()
+    ref = hf.next_token_logprobs(prompts, list(range(800)))  # the whole distribution
+    ranks = np.argsort(-ref, axis=1)[:, :k]
+    # force a mix: per prompt, its own top-1 token (always inside) and for odd prompts a token outside
+    ids = sorted({int(ranks[0, 0]), int(np.argsort(-ref[1])[k + 5])})
+    expect = sum(not all(t in set(ranks[i].tolist()) | {int(np.argmax(ref[i]))} for t in ids)
+                 for i in range(len(prompts)))
+    assert 0 < expect
+    got = vl.next_token_logprobs(prompts, ids)
+    assert vl.fallbacks == expect
+    first, exact = engine.calls
+    assert len(first[0]) == len(prompts) and first[1].logprobs == k
+    assert exact[1].prompt_logprobs == 0 and len(exact[0]) == expect * len(ids)  # only those prompts
+    np.testing.assert_allclose(got, ref[:, ids], atol=2e-5)
+    del torch
+
+
+def test_after_tokens_keep_room_for_two_appended_tokens(stand_in, tiny):
+    """Issue 13, item 3: next_token_logprobs_after appends two tokens on its exact path (and the
+    engine generates one), so a prompt at the old limit (max_model_len - 1) is refused before vLLM
+    with truncation='error' and trimmed with 'left'; results equal the transformers backend."""
+    from llmsurrogate.llm.hf import TransformersBackend
+    from llmsurrogate.llm.vllm import VLLMBackend
+
+    vl = VLLMBackend(tiny, dtype="float32", max_logprobs=1, max_model_len=64)
+    tok = vl.tokenizer
+    # a prompt at the old limit: 62 or 63 tokens (max_model_len - 1 left room for one appended token)
+    cands = (" ".join(["The age is 40."] * (w // 4)) + " ." * (w % 4) + " Answer:" for w in range(1, 200))
+    at_limit = next(p for p in cands if len(tok(p)["input_ids"]) in (62, 63))
+    with pytest.raises(InvalidArgumentError, match="more than the model's context"):
+        vl.next_token_logprobs_after([at_limit], [5, 6], [7, 8])
+    left = VLLMBackend(tiny, dtype="float32", max_logprobs=1, max_model_len=64, truncation="left")
+    got = left.next_token_logprobs_after([at_limit, "Answer:"], [5, 6], [7, 8])  # k=1: the exact path
+    assert left.fallbacks > 0
+    assert max(stand_in.instances[-1].calls[-1][0]) <= 64 - 1  # prompt + a + t, then one generated
+    hf = TransformersBackend(tiny, device="cpu", truncation="left")
+    hf.context = 64 - 3
+    np.testing.assert_allclose(got, hf.next_token_logprobs_after([at_limit, "Answer:"], [5, 6], [7, 8]), atol=2e-5)
+
+
+def test_prompt_logprobs_one_sequence_per_prompt_nothing_appended(stand_in, tiny):
+    from llmsurrogate.llm.hf import TransformersBackend
+    from llmsurrogate.llm.vllm import VLLMBackend
+
+    vl = VLLMBackend(tiny, dtype="float32")
+    prompts = _mc_prompts()[:4] + ["Answer:"]
+    rag = vl.prompt_logprobs(prompts)
+    lens, params = stand_in.instances[-1].calls[-1]
+    assert lens == [len(s) for s in vl._encode(prompts)] and params.prompt_logprobs == 0
+    ref = TransformersBackend(tiny, device="cpu").prompt_logprobs(prompts)
+    np.testing.assert_array_equal(rag.token_ids, ref.token_ids)
+    np.testing.assert_allclose(rag.values, ref.values, atol=2e-5, equal_nan=True)
+
+
+def test_cached_risk_scores_hand_vllm_large_calls(stand_in, tiny):
+    from llmsurrogate import risk
+    from llmsurrogate.llm.hf import TransformersBackend
+    from llmsurrogate.llm.vllm import VLLMBackend
+
+    vl = VLLMBackend(tiny, dtype="float32", max_logprobs=800, prompts_per_call=300)
+    s = risk.risk_scores(ROWS, acs_income_task(), vl)
+    calls = stand_in.instances[-1].calls
+    assert [len(c[0]) for c in calls] == [len(set(_all := [multiple_choice_prompt(acs_income_task(), r, q)
+                                                          for r in ROWS.to_dict("records")
+                                                          for q in acs_income_task().question.permutations()]))]
+    ref = risk.risk_scores(ROWS, acs_income_task(), TransformersBackend(tiny, device="cpu"))
+    np.testing.assert_allclose(s.scores, ref.scores, atol=1e-5)
