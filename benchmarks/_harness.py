@@ -4,8 +4,9 @@ What a skeptic needs to accept a ratio, recorded in each result file:
 
 * **warm-up** calls of every side before anything is timed (imports, thread pools, caches that a
   user's second call would also find warm);
-* **interleaved rounds**: ours, the peer, ours, the peer, ... so that a burst of load on this
-  shared machine hits both sides alike; every round is kept in the JSON;
+* **interleaved rounds**: ours, the peer, ours, the peer, ... (the side that goes first rotates
+  from round to round) so that a burst of load on this shared machine hits both sides alike;
+  every round is kept in the JSON;
 * **min and median** per side, and the ratio of each (peer / ours: above 1 means we are faster);
 * the **load average** (1, 5, 15 min) before and after, the machine's cores and CPU model;
 * **versions** of everything involved: Python packages, R and R packages where R runs, rustc;
@@ -149,9 +150,12 @@ def interleave(sides: dict[str, Callable[[], Any]], rounds: int = 5, warmup: int
         for fn in sides.values():
             fn()
     times: dict[str, list[float]] = {name: [] for name in sides}
-    for _ in range(rounds):
-        for name, fn in sides.items():
-            times[name].append(_timed(fn, inner))
+    names = list(sides)
+    for r in range(rounds):
+        # rotate which side goes first, so that no side always follows the same one (a peer in R
+        # can leave threads spinning or caches cold for whatever runs right after it)
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            times[name].append(_timed(sides[name], inner))
     return {name: summarize(ts) for name, ts in times.items()}
 
 

@@ -100,7 +100,11 @@ for (fn in names(work)) {
   times <- setNames(lapply(side_names, function(s) numeric(0)), side_names)
   load_before <- tryCatch(as.numeric(strsplit(readLines("/proc/loadavg"), " ")[[1]][1:3]), error = function(e) NULL)
   n_rounds <- if (fn %in% slow) slow_rounds else rounds
-  for (i in seq_len(n_rounds)) for (s in side_names) times[[s]] <- c(times[[s]], timer(w[[s]]) / w$calls)
+  for (i in seq_len(n_rounds)) {
+    k <- (i - 1L) %% length(side_names)  # rotate which side goes first
+    order <- if (k == 0L) side_names else c(side_names[(k + 1L):length(side_names)], side_names[seq_len(k)])
+    for (s in order) times[[s]] <- c(times[[s]], timer(w[[s]]) / w$calls)
+  }
   res[[fn]] <- list(calls = w$calls, rounds = n_rounds, warmup = if (fn %in% slow) "ours only" else "all sides",
                     load_before = load_before,
                     load_after = tryCatch(as.numeric(strsplit(readLines("/proc/loadavg"), " ")[[1]][1:3]),
