@@ -48,7 +48,6 @@ def main():
 
     torch.set_num_threads(a.threads)
     rows = testing.synthetic_census(a.rows, seed=1).drop(columns="p_true")
-    task = testing.synthetic_income_task() if hasattr(testing, "synthetic_income_task") else None
     from llmsurrogate.llm.tasks import acs_income_task
 
     task = acs_income_task()

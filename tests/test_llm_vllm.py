@@ -178,8 +178,6 @@ def test_one_engine_sequence_per_prompt_with_top_k(stand_in, tiny):
 
 @pytest.mark.parametrize("k", [1, 3])
 def test_tokens_outside_the_top_k_take_the_exact_path_for_that_prompt_only(stand_in, tiny, k):
-    import torch
-
     from llmsurrogate.llm.hf import TransformersBackend
     from llmsurrogate.llm.vllm import VLLMBackend
 
@@ -200,7 +198,6 @@ def test_tokens_outside_the_top_k_take_the_exact_path_for_that_prompt_only(stand
     assert len(first[0]) == len(prompts) and first[1].logprobs == k
     assert exact[1].prompt_logprobs == 0 and len(exact[0]) == expect * len(ids)  # only those prompts
     np.testing.assert_allclose(got, ref[:, ids], atol=2e-5)
-    del torch
 
 
 def test_after_tokens_keep_room_for_two_appended_tokens(stand_in, tiny):
@@ -245,11 +242,11 @@ def test_cached_risk_scores_hand_vllm_large_calls(stand_in, tiny):
     from llmsurrogate.llm.hf import TransformersBackend
     from llmsurrogate.llm.vllm import VLLMBackend
 
+    task = acs_income_task()
     vl = VLLMBackend(tiny, dtype="float32", max_logprobs=800, prompts_per_call=300)
-    s = risk.risk_scores(ROWS, acs_income_task(), vl)
-    calls = stand_in.instances[-1].calls
-    assert [len(c[0]) for c in calls] == [len(set(_all := [multiple_choice_prompt(acs_income_task(), r, q)
-                                                          for r in ROWS.to_dict("records")
-                                                          for q in acs_income_task().question.permutations()]))]
+    s = risk.risk_scores(ROWS, task, vl)
+    prompts = {multiple_choice_prompt(task, r, q) for r in ROWS.to_dict("records") for q in task.question.permutations()}
+    # every distinct prompt in one engine call (prompts_per_call=300, above the commit size of 64)
+    assert [len(c[0]) for c in stand_in.instances[-1].calls] == [len(prompts)]
     ref = risk.risk_scores(ROWS, acs_income_task(), TransformersBackend(tiny, device="cpu"))
     np.testing.assert_allclose(s.scores, ref.scores, atol=1e-5)
