@@ -48,7 +48,7 @@ def gpu(models):
 
 def test_default_device_is_the_gpu(models):
     b = TransformersBackend(models["gpt2"])
-    assert b.device.type == "cuda" and b.batch_size == 128  # the GPU default (llm_gpu.json)
+    assert b.device.type == "cuda" and b.batch_size == 512 and b.token_budget == 65536  # the GPU defaults (issue 13)
     assert next(b.model.parameters()).is_cuda
 
 

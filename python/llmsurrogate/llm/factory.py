@@ -25,7 +25,7 @@ def make_backend(kind: str, model: str, *, device: str | None = None, batch_size
     """A backend of ``kind`` (``"transformers"`` or ``"vllm"``) on the local model folder ``model``.
 
     ``device`` and ``batch_size`` apply to the transformers backend (``None``: its defaults, cuda
-    when available and 16 prompts per pass on the CPU, 128 on a GPU).
+    when available; 16 prompts per pass on the CPU, on a GPU up to 512 and 65,536 padded tokens).
     """
     check_choice(kind, "backend", list(BACKENDS))
     if batch_size is not None:

@@ -24,7 +24,7 @@ from ..llm.factory import BACKENDS
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Folder for scores.csv, metrics.csv, metrics.json and calibration.png.")
 @click.option("--batch-size", type=click.IntRange(1), default=None,
-              help="Prompts per forward pass (default: 16 on the CPU, 128 on a GPU).")
+              help="Prompts per forward pass (default: the backend's: 16 on the CPU, up to 512 on a GPU).")
 @click.option("--device", default=None, help="cpu, cuda, cuda:1 (default: cuda if available).")
 @click.option("--no-order-correction", is_flag=True, help="Score only the original answer order.")
 @click.option("--chat", is_flag=True, help="Wrap prompts in the model's chat template (instruct models).")

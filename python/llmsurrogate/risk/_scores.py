@@ -100,7 +100,7 @@ def score_table(data, task: str, model: str, backend: str = "transformers", meth
                 cache=None, batch_size: int | None = None, correct_order_bias: bool = True, device: str | None = None):
     """:func:`risk_scores` from names: ``task`` is a TOML file or a built-in task name, ``model`` a
     local model folder. ``batch_size``: prompts per forward pass (default: the backend's, 16 on
-    the CPU and 128 on a GPU). Returns the scores table (DataFrame)."""
+    the CPU, up to 512 on a GPU). Returns the scores table (DataFrame)."""
     from ..llm.factory import load_task, make_backend
 
     t = load_task(task)

@@ -15,7 +15,7 @@
 #' @param method `"multiple_choice"`, `"numeric"` or `"numeric_argmax"`.
 #' @param cache Cache folder, or `NULL` for no cache.
 #' @param batch_size Prompts per forward pass, or `NULL` for the backend's default (16 on the
-#'   CPU, 128 on a GPU).
+#'   CPU, up to 512 on a GPU).
 #' @param correct_order_bias Average over all answer orders (default `TRUE`).
 #' @return A data frame with `row` (the row of `data`, 1-based), `score`, `answer_mass`, `label` (when the
 #'   data hold it) and, for multiple choice, `score_order_k` per answer order.
