@@ -291,3 +291,16 @@ def test_split_by_cutoff_with_the_papers_windows():
         la.split_by_cutoff(dates, is_end="September")
     with pytest.raises(InvalidArgumentError, match="model="):
         la.split_by_cutoff(dates)
+
+
+@pytest.mark.parametrize("fes", [["firm"], ["firm", "date", "ind"]])
+def test_bootstrap_with_one_or_three_fixed_effects(small, fes):
+    s = small.copy()
+    s["ind"] = s["firm"] % 7
+    fml = "y ~ llm + lap + llm:lap | " + " + ".join(fes)
+    b = la.bootstrap(s, "y", "llm", "lap", fe=fes, reps=3, seed=77, n_jobs=2)
+    for rep in range(3):
+        w = la.bootstrap_counts(len(s), 77, rep)
+        dup = s.iloc[np.repeat(np.arange(len(s)), w.astype(int))]
+        want = float(quiet_feols(fml, dup, fixef_rm="none").coef()["llm:lap"])
+        assert b.draws[rep] == pytest.approx(want, rel=1e-9, abs=1e-10)
