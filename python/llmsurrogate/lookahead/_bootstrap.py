@@ -16,7 +16,7 @@ from ..fe import feols, parse_formula
 from ..fe._demean import DEFAULT_MAXITER, DEFAULT_TOL, factorize
 from ..fe._estimation import COLLIN_TOL
 from ._data import prepare
-from ._results import LookaheadBootstrap, bootstrap_pvalue  # noqa: F401 (re-exported)
+from ._results import LookaheadBootstrap
 
 RESAMPLE_HELP = "'obs' (rows, the paper's pairs bootstrap) or the name of a column whose levels are resampled as blocks (e.g. 'date', 'firm')"
 
