@@ -161,15 +161,18 @@ def test_bootstrap_matches_numpy_reference_with_documented_prng():
         idx = np.asarray(_core.risk_bootstrap_indices(len(y), 7, b), dtype=np.int64)
         # reproduce the documented PRNG in Python: SplitMix64 + multiply-shift
         mask = (1 << 64) - 1
-        state = 7 ^ ((0x9E3779B97F4A7C15 * (b + 1)) & mask)
-        mine = []
-        for _ in range(len(y)):
-            state = (state + 0x9E3779B97F4A7C15) & mask
+
+        def mix(state):
             z = state
             z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
             z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
-            z ^= z >> 31
-            mine.append((z * len(y)) >> 64)
+            return z ^ (z >> 31)
+
+        state = mix((7 + 0x9E3779B97F4A7C15 * (b + 1)) & mask)  # the (b + 1)-th output for seed 7
+        mine = []
+        for _ in range(len(y)):
+            state = (state + 0x9E3779B97F4A7C15) & mask
+            mine.append((mix(state) * len(y)) >> 64)
         assert mine == idx.tolist()
         yb, rb = y[idx], r[idx]
         ref = [risk.threshold_metrics(yb, rb)["accuracy"], risk.threshold_metrics(yb, rb)["balanced_accuracy"],
@@ -314,3 +317,25 @@ def test_invalid_parameters_are_rejected(call, arg):
     y, r = sample(40, seed=1)
     with pytest.raises(InvalidArgumentError, match=rf"`{arg}`"):
         call(y, r)
+
+
+def test_bootstrap_replicates_are_not_shifted_copies_of_one_stream():
+    # Before the fix, replicate b started at seed ^ C*(b+1) and SplitMix64 adds C at every step, so
+    # with seed 0 replicate b+1 repeated replicate b's draws shifted by one (and, for seed 42, 89 of
+    # the 780 pairs among the first 40 replicates were shifted copies): the bootstrap's SEs were too small.
+    n = 500
+    for seed in (0, 42):
+        reps = [np.asarray(_core.risk_bootstrap_indices(n, seed, b), dtype=np.int64) for b in range(40)]
+        for i in range(40):
+            for j in range(i + 1, 40):
+                for shift in range(1, 40):
+                    assert not np.array_equal(reps[i][shift:], reps[j][:-shift]), (seed, i, j, shift)
+                    assert not np.array_equal(reps[j][shift:], reps[i][:-shift]), (seed, i, j, shift)
+    # and the replicate SD of a mean matches the plug-in SD of the mean (independent replicates)
+    rng = np.random.default_rng(1)
+    y = (rng.random(n) < 0.3).astype(float)
+    r = np.clip(y * 0.4 + rng.random(n) * 0.6, 0, 1)
+    boot = np.asarray(_core.risk_bootstrap(y, r, 2000, 0, 0.5, 10, np.finfo(float).eps, None))
+    sce_sd = boot[:, 6].std(ddof=1)
+    plug_in = (r - y).std(ddof=1) / np.sqrt(n)
+    assert abs(sce_sd / plug_in - 1) < 0.1

@@ -62,8 +62,13 @@ def test_thread_counts_are_capped():
 
     assert _core.max_threads() == expected_cap()
     assert llmsurrogate.num_threads(1000) == expected_cap()
-    assert llmsurrogate.num_threads(2**62) == expected_cap()
-    assert llmsurrogate.num_threads(-(2**63)) == 1  # keeps 2^63 - 1 cores free: one thread
+    assert llmsurrogate.num_threads(2**31 - 1) == expected_cap()
+    assert llmsurrogate.num_threads(-(2**31)) == 1  # keeps 2^31 - 1 cores free: one thread
+    # the Rust side on its own, beyond what the Python check admits
+    assert _core.resolve_threads(2**62) == expected_cap()
+    assert _core.resolve_threads(-(2**63)) == 1
+    with pytest.raises(InvalidArgumentError, match="n_jobs"):
+        llmsurrogate.num_threads(2**62)
     assert threads_in_subprocess("1000").stdout.strip() == str(expected_cap())
 
 

@@ -57,9 +57,40 @@ impl SplitMix64 {
     }
 }
 
+/// The starting state of stream `index` (a bootstrap replicate) derived from one user `seed`: the
+/// `(index + 1)`-th output of SplitMix64 seeded with `seed`, i.e.
+/// `mix(seed + 0x9E3779B97F4A7C15 · (index + 1))` (mod 2^64). Every replicated computation
+/// (the risk-score bootstrap, the fixed-effects bootstrap) starts its replicates here.
+///
+/// Not `seed ^ (0x9E3779B97F4A7C15 · (index + 1))`, which an earlier release used: SplitMix64 adds
+/// that same constant at every step, so such streams are shifted copies of one another (with
+/// seed 0, replicate b + 1 repeats replicate b's draws shifted by one), and the replicates of a
+/// bootstrap were far from independent. Passing the start through `mix` puts the streams at
+/// unrelated points of the generator's period.
+pub fn stream_seed(seed: u64, index: u64) -> u64 {
+    SplitMix64::new(seed.wrapping_add(0x9E37_79B9_7F4A_7C15u64.wrapping_mul(index))).next_u64()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn streams_are_not_shifted_copies() {
+        // stream_seed(seed, b) is the (b + 1)-th output of the generator seeded with `seed`
+        let mut g = SplitMix64::new(7);
+        let outs: Vec<u64> = (0..3).map(|_| g.next_u64()).collect();
+        assert_eq!(stream_seed(7, 2), outs[2]);
+        // with seed 0 no stream's draws reappear, shifted, in the next stream
+        let draws = |b: u64| -> Vec<u64> {
+            let mut r = SplitMix64::new(stream_seed(0, b));
+            (0..64).map(|_| r.next_u64()).collect()
+        };
+        for b in 0..40u64 {
+            let (a, c) = (draws(b), draws(b + 1));
+            assert!(a.iter().all(|x| !c.contains(x)), "stream {b} and {} share draws", b + 1);
+        }
+    }
 
     #[test]
     fn matches_the_published_reference_values() {

@@ -38,13 +38,13 @@
 use super::demean::{demean, FixedEffects};
 use crate::common::errors::{check, CoreError, CoreResult};
 use crate::common::linalg::cholesky_solve;
-use crate::common::rng::SplitMix64;
+use crate::common::rng::{stream_seed, SplitMix64};
 use rayon::prelude::*;
 
-/// The starting state of bootstrap replication `b`: the `(b + 1)`-th output of SplitMix64 seeded
-/// with `seed` (see the module documentation for why not `seed ^ (0x9E37… · (b + 1))`).
+/// The starting state of bootstrap replication `b`: [`stream_seed`]`(seed, b)`, the `(b + 1)`-th
+/// output of SplitMix64 seeded with `seed` (shared with the risk-score bootstrap).
 pub fn replicate_seed(seed: u64, b: usize) -> u64 {
-    SplitMix64::new(seed.wrapping_add(0x9E37_79B9_7F4A_7C15u64.wrapping_mul(b as u64))).next_u64()
+    stream_seed(seed, b as u64)
 }
 
 /// How rows are resampled: single rows, or blocks (`codes[i]` in `0..n_blocks` is row i's block).

@@ -2,19 +2,22 @@
 //! ties counted ½, binning for calibration error (equal-width and arbitrary edges), and a row
 //! bootstrap of the headline metrics with a documented, thread-count-independent PRNG.
 //!
-//! PRNG: replicate `b` draws its row indices from SplitMix64 (`common::rng`) seeded with
-//! `seed ^ (0x9E3779B97F4A7C15 * (b + 1))`; an index in `0..n` is `(x as u128 * n as u128) >> 64`
+//! PRNG: replicate `b` draws its row indices from SplitMix64 (`common::rng`) started at
+//! `stream_seed(seed, b)` = `mix(seed + 0x9E3779B97F4A7C15 * (b + 1))`, the (b + 1)-th output of
+//! SplitMix64 seeded with `seed`; an index in `0..n` is `(x as u128 * n as u128) >> 64`
 //! ([`SplitMix64::below_multiply_shift`], Lemire's multiply-shift; bias below n / 2^64).
 //! Replicates are independent of the thread count and of each other's order.
 
 use crate::common::errors::{check, CoreError, CoreResult};
-use crate::common::rng::SplitMix64;
+use crate::common::rng::{stream_seed, SplitMix64};
 use rayon::prelude::*;
 
-/// The seed of bootstrap replicate `b`.
+/// The starting state of bootstrap replicate `b`: [`stream_seed`]`(seed, b)`, the `(b + 1)`-th
+/// output of SplitMix64 seeded with `seed`. (Releases before 0.1.0's fix used
+/// `seed ^ (0x9E37… · (b + 1))`, whose replicates were shifted copies of one stream: see
+/// [`stream_seed`].)
 pub fn replicate_seed(seed: u64, b: usize) -> u64 {
-    // b + 1 wraps only for b = 2^64 - 1 (mod 2^64 arithmetic, like the generator itself)
-    seed ^ 0x9E37_79B9_7F4A_7C15u64.wrapping_mul((b as u64).wrapping_add(1))
+    stream_seed(seed, b as u64)
 }
 
 fn check_inputs(y: &[f64], r: &[f64]) -> CoreResult<()> {
@@ -356,7 +359,7 @@ mod tests {
         let b = crate::common::parallel::install(Some(1), || bootstrap_metrics(&y, &r, 20, 42, 0.5, 10, f64::EPSILON)).unwrap();
         assert_eq!(a.len(), 140);
         // pinned: the replicate Python and R reproduce (SplitMix64::below_multiply_shift)
-        assert_eq!(bootstrap_indices(10, 42, 3).unwrap(), vec![0, 8, 2, 8, 3, 6, 2, 4, 5, 5]);
+        assert_eq!(bootstrap_indices(10, 42, 3).unwrap(), vec![1, 4, 0, 6, 6, 6, 3, 4, 0, 0]);
         assert!(a.iter().zip(&b).all(|(x, z)| x.to_bits() == z.to_bits() || (x.is_nan() && z.is_nan())));
         assert!(roc_auc(&[0.0, 2.0], &[0.1, 0.2]).is_err());
         assert!(roc_auc(&[0.0], &[0.1, 0.2]).is_err());

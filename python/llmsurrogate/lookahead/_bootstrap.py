@@ -59,8 +59,8 @@ def bootstrap(data, outcome: str, signal: str, lap: str, fe=("firm", "date"), re
     which is never 0); without ``reference``, the percentile test of H0: delta <= 0,
     #{draws <= 0} / B and (1 + #) / (B + 1). ``result.pvalue(reference, side=...)`` gives any other.
 
-    Engine: replication b draws multinomial counts from SplitMix64 seeded with
-    ``seed ^ (0x9E3779B97F4A7C15 * (b + 1))`` (the risk bootstrap's convention; docs §5.4) and fits
+    Engine: replication b draws multinomial counts from SplitMix64 started at the (b + 1)-th output
+    of SplitMix64 seeded with ``seed`` (the risk bootstrap's convention; docs §5.4) and fits
     the weighted fixed-effects OLS with the counts as frequency weights, which equals the fit on the
     duplicated rows. Rows drawn 0 times drop out; singletons are kept (they do not move the
     slopes; dropping them changes N only). A replication whose design is singular (a regressor
