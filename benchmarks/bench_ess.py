@@ -24,10 +24,11 @@ learners have just written. The floor is therefore measured on the same chunks t
 to the accumulator (``chunk_rows`` blocks, at most 2^21 numbers = 16 MB), read right after they
 were written (in cache, as the engine gets them) on 1 and on n_jobs threads, and after a 64 MB
 write (out of cache); ``read_bandwidth`` (a 400 MB array, out of cache) is kept for reference.
-A quick run at load 3-5 on this shared 2-core machine (results/quick/ess.json, a harness check,
-not a claim) gave per prediction: Rust 1.46 ns on 2 threads and 1.45 on 1 (2 threads no faster),
-the NumPy loop 3.75 ns, the floor 0.34 ns in cache and 0.40 out of cache on 1 thread (0.54 on 2
-threads): Rust is ~4x above the 1-thread floor (an earlier run at load 6-8: ~7x). Closing or explaining that gap (two losses per prediction, the
+The full run at load 1-2 on this shared 2-core machine (results/ess.json, full grid) gave per
+prediction: Rust 1.37 ns on 2 threads and 1.59 on 1 (2 threads 1.16x faster), the NumPy loop
+4.03 ns, the floor 0.32 ns in cache and 0.37 out of cache on 1 thread (0.54 on 2 threads: splitting
+a chunk costs more than it gains): Rust is ~4.3x above the fastest floor; quick runs under load
+3-8 gave 4-7x. Closing or explaining that gap (two losses per prediction, the
 compensated sums, the loss evaluation) is not done here. End to end, the fits dominate: the
 package's gains are exact fast predictions for its built-in learners (``llmsurrogate/_fast_predict.py``),
 process workers, and tuning in parallel. See results/ess.json.
