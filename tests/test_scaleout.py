@@ -206,7 +206,11 @@ class _Dask:
 @pytest.fixture(scope="class")
 def dask_backend():
     distributed = pytest.importorskip("distributed")
-    with warnings.catch_warnings():
+    import dask
+
+    # generous start-up timeouts: on a loaded 2-core machine a worker process can take > 30 s to start
+    with warnings.catch_warnings(), dask.config.set({"distributed.comm.timeouts.connect": "180s",
+                                                     "distributed.comm.timeouts.tcp": "180s"}):
         warnings.simplefilter("ignore")  # e.g. "Port 8787 is already in use"
         cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit="1GiB",
                                            dashboard_address=None, silence_logs=logging.ERROR)
@@ -255,8 +259,15 @@ def ray_backend():
     ray = pytest.importorskip("ray")
     from ray.util.joblib import register_ray
 
-    ray.init(num_cpus=2, include_dashboard=False, object_store_memory=100 * 2**20, log_to_driver=False,
-             logging_level=logging.ERROR)
+    for attempt in range(3):  # Ray waits a fixed 30 s for its raylet, which a loaded machine can miss
+        try:
+            ray.init(num_cpus=2, include_dashboard=False, object_store_memory=100 * 2**20, log_to_driver=False,
+                     logging_level=logging.ERROR)
+            break
+        except Exception:
+            ray.shutdown()
+            if attempt == 2:
+                raise
     try:
         register_ray()
         yield _Ray()
