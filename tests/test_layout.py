@@ -2,8 +2,8 @@
 
 * No import cycle among module-level imports.
 * Layers: shared machinery (``llm``, ``quantiles``, ``results``, ``_validation``, ...) imports no
-  capability; a capability imports no other capability and never the command line's registry or
-  the demo runner; nothing but ``cli`` imports a capability's ``_cli`` module. These hold for
+  capability; a capability imports no other capability and never the adapters on top (the command
+  line's registry, the demo runner, the R bridge); nothing but ``cli`` imports a capability's ``_cli`` module. These hold for
   imports inside functions as well.
 * Every capability has the same shape: a public ``__init__`` with ``__all__``, ``_results``,
   ``_cli`` and ``demo`` where it has results, commands or a demo.
@@ -18,7 +18,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1] / "python" / "llmsurrogate"
 CAPABILITIES = ("ess", "transfer", "risk")
-TOP = ("cli", "demo", "_cli_general")
+# the adapters on top: the command line, the demo runner and the R bridge may import capabilities
+TOP = ("cli", "demo", "_cli_general", "rbridge")
 
 
 def _module_name(path: Path) -> str:
