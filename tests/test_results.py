@@ -91,3 +91,26 @@ def test_demo_result_round_trips_and_plots(tmp_path):
     assert len(fig.axes) == 3
     fig.savefig(tmp_path / "demo.png")
     assert (tmp_path / "demo.png").stat().st_size > 10_000
+
+
+def test_base_load_reads_any_saved_result_in_a_fresh_process(tmp_path):
+    """``Result.load`` finds the class of a saved result even when its capability was never imported."""
+    import subprocess
+    import sys
+
+    import numpy as np
+    import pandas as pd
+
+    from llmsurrogate import ess
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"y": rng.normal(size=200)})
+    df["llm"] = 0.1
+    res = ess.equivalent_sample_size(df, "y", "llm", algorithm="mean", grid=[1, 2, 5], seed=1)
+    path = res.save(tmp_path / "ess.json")
+    code = ("from llmsurrogate.results import Result; r = Result.load(%r); "
+            "print(type(r).__name__, r.lower_bound)" % str(path))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["EssResult", str(res.lower_bound)]
+    assert type(res).load(path) == res

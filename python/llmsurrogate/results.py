@@ -189,6 +189,12 @@ def write_text_atomic(path: str | Path, text: str) -> None:
         raise
 
 
+#: The modules that define result classes, imported when a saved result names a kind not yet
+#: registered (so ``Result.load(path)`` works in a fresh process).
+_RESULT_MODULES = ("llmsurrogate.ess._results", "llmsurrogate.transfer._results", "llmsurrogate.transfer._table",
+                   "llmsurrogate.risk._results", "llmsurrogate.fe._results", "llmsurrogate.lookahead._results")
+
+
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
 class Result:
     """Base class of all result objects (frozen dataclasses)."""
@@ -231,8 +237,15 @@ class Result:
         if not isinstance(payload, dict) or "kind" not in payload or "fields" not in payload:
             raise InvalidArgumentError("argument `payload` is not a saved llmsurrogate result (no 'kind'/'fields')")
         target = _REGISTRY.get(payload["kind"])
+        if target is None:  # a result of a capability not imported yet: import the result modules
+            import importlib
+
+            for module in _RESULT_MODULES:
+                importlib.import_module(module)
+            target = _REGISTRY.get(payload["kind"])
         if target is None:
-            raise InvalidArgumentError(f"unknown result kind {payload['kind']!r}; is the module that defines it imported?")
+            raise InvalidArgumentError(f"unknown result kind {payload['kind']!r}: not a result of this version of "
+                                       "llmsurrogate")
         if cls is not Result and not issubclass(target, cls):
             raise InvalidArgumentError(f"payload holds a {payload['kind']}, not a {cls.__name__}")
         return target(**{k: _decode(v) for k, v in payload["fields"].items()})
