@@ -6,23 +6,7 @@
 /// length `n`. Returns `None` when `a` is not numerically positive definite (a pivot ≤ 0 or not
 /// finite). O(n³): meant for small `n`. Panics if `a` or `b` is shorter than that.
 pub fn cholesky_solve(a: &[f64], b: &[f64], n: usize) -> Option<Vec<f64>> {
-    let mut l = vec![0.0; n * n];
-    for i in 0..n {
-        for j in 0..=i {
-            let mut s = a[i * n + j];
-            for k in 0..j {
-                s -= l[i * n + k] * l[j * n + k];
-            }
-            if i == j {
-                if !(s > 0.0) || !s.is_finite() {
-                    return None;
-                }
-                l[i * n + i] = s.sqrt();
-            } else {
-                l[i * n + j] = s / l[j * n + j];
-            }
-        }
-    }
+    let l = cholesky_factor(a, n, |_, pivot| pivot > 0.0)?;
     let mut y = vec![0.0; n];
     for i in 0..n {
         let mut s = b[i];
@@ -40,6 +24,31 @@ pub fn cholesky_solve(a: &[f64], b: &[f64], n: usize) -> Option<Vec<f64>> {
         x[i] = s / l[i * n + i];
     }
     Some(x)
+}
+
+/// The Cholesky factor `L` (row-major `n × n`, lower triangle) of the symmetric matrix `a` (only its
+/// lower triangle is read), or `None` as soon as a pivot (the diagonal value before its square root)
+/// is not finite or fails `pivot_ok(column, pivot)`. [`cholesky_solve`] accepts any positive pivot;
+/// a caller may demand more (the fixed-effects collinearity rule compares it with a column's scale).
+pub fn cholesky_factor(a: &[f64], n: usize, pivot_ok: impl Fn(usize, f64) -> bool) -> Option<Vec<f64>> {
+    let mut l = vec![0.0; n * n];
+    for i in 0..n {
+        for j in 0..=i {
+            let mut s = a[i * n + j];
+            for k in 0..j {
+                s -= l[i * n + k] * l[j * n + k];
+            }
+            if i == j {
+                if !s.is_finite() || !pivot_ok(i, s) {
+                    return None;
+                }
+                l[i * n + i] = s.sqrt();
+            } else {
+                l[i * n + j] = s / l[j * n + j];
+            }
+        }
+    }
+    Some(l)
 }
 
 #[cfg(test)]

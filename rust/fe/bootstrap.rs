@@ -37,7 +37,7 @@
 
 use super::demean::{demean, FixedEffects};
 use crate::common::errors::{check, CoreError, CoreResult};
-use crate::common::linalg::cholesky_solve;
+use crate::common::linalg::{cholesky_factor, cholesky_solve};
 use crate::common::rng::{stream_seed, SplitMix64};
 use rayon::prelude::*;
 
@@ -91,25 +91,7 @@ pub struct BootstrapOutput {
 /// Whether every Cholesky pivot of the `k × k` matrix `a` exceeds `tol` times the raw sum of
 /// squares of its column (the collinearity rule of `fe.feols`).
 fn pivots_ok(a: &[f64], raw_ss: &[f64], k: usize, tol: f64) -> bool {
-    let mut l = vec![0.0; k * k];
-    for i in 0..k {
-        for j in 0..=i {
-            let mut s = a[i * k + j];
-            for m in 0..j {
-                s -= l[i * k + m] * l[j * k + m];
-            }
-            if i == j {
-                let positive = s > tol * raw_ss[i] && s.is_finite() && raw_ss[i] > 0.0;
-                if !positive {
-                    return false;
-                }
-                l[i * k + i] = s.sqrt();
-            } else {
-                l[i * k + j] = s / l[j * k + j];
-            }
-        }
-    }
-    true
+    cholesky_factor(a, k, |i, pivot| pivot > tol * raw_ss[i] && raw_ss[i] > 0.0).is_some()
 }
 
 /// One replication with the given counts: the weighted fixed-effects OLS coefficient `coef`
