@@ -18,6 +18,7 @@ import os
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -184,9 +185,12 @@ def test_r_and_python_agree(rscript, r_env, tmp_path):
 
 @pytest.fixture(scope="module")
 def rpy2_robjects(rscript):
+    from llmsurrogate import rbridge
+    from llmsurrogate.exceptions import MissingDependencyError
+
     try:
-        import rpy2.robjects as ro
-    except ImportError as err:  # pragma: no cover - make test installs rpy2
+        ro = rbridge.rpy2_robjects()  # keeps LD_LIBRARY_PATH for the worker processes of later tests
+    except MissingDependencyError as err:  # pragma: no cover - make test installs rpy2
         pytest.fail(f"rpy2 is needed for the R bridge tests (pip install 'rpy2>=3.5.17,<3.6'): {err}",
                     pytrace=False)
     return ro
@@ -228,3 +232,27 @@ def test_rpy2_r_quantile_type1_matches_upper_quantile(rpy2_robjects):
         r_quantile = ro.r("function(x, p) unname(quantile(x, p, type = 1))")
         expected = list(r_quantile(ro.FloatVector(x), ro.FloatVector(probs)))
         assert quantiles.upper_quantile(x, probs).tolist() == expected
+
+
+def test_starting_r_leaves_child_processes_their_own_python(rscript):
+    """Starting the embedded R (rpy2) sets LD_LIBRARY_PATH to R's library folders; children then
+    loaded the system's libpython instead of ours, so loky/Dask workers started after any rpy2 use
+    died with ``undefined symbol: _PyModule_Add`` (found when the suite ran the R tests first)."""
+    code = textwrap.dedent("""
+        import os, subprocess, sys
+        from llmsurrogate import rbridge
+        before = os.environ.get("LD_LIBRARY_PATH")
+        ro = rbridge.rpy2_robjects()
+        assert ro.r("1 + 1")[0] == 2
+        assert os.environ.get("LD_LIBRARY_PATH") == before, os.environ.get("LD_LIBRARY_PATH")
+        child = subprocess.run([sys.executable, "-c", "import ssl, threading; threading.RLock()._recursion_count()"],
+                               capture_output=True, text=True)
+        assert child.returncode == 0, child.stderr
+        from joblib import Parallel, delayed
+        assert Parallel(n_jobs=2, backend="loky")(delayed(abs)(-i) for i in range(4)) == [0, 1, 2, 3]
+        print("ok")
+    """)
+    env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip().endswith("ok")

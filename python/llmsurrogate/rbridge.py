@@ -323,16 +323,38 @@ def shutdown_workers() -> None:
         executor.shutdown(wait=True, kill_workers=True)
 
 
+def rpy2_robjects(purpose: str = "converting data frames to and from R"):
+    """``rpy2.robjects``, imported so that it does not break the processes this one starts later.
+
+    Starting the embedded R sets ``LD_LIBRARY_PATH`` in this process's environment to R's
+    library folders (``/usr/lib/R/lib:/usr/lib/x86_64-linux-gnu:...`` on Debian). The dynamic
+    loader of *this* process never reads it again, but every child inherits it: a Python built
+    with a shared libpython (pyenv's, for one) then loads the system's libpython instead of its
+    own, and worker processes (joblib/loky, Dask) fail with errors such as ``undefined symbol:
+    _PyModule_Add``. The variable is put back as it was once R is up.
+    """
+    import os
+
+    before = os.environ.get("LD_LIBRARY_PATH")
+    ro = require("rpy2.robjects", purpose=purpose)
+    if os.environ.get("LD_LIBRARY_PATH") != before:
+        if before is None:
+            os.environ.pop("LD_LIBRARY_PATH", None)
+        else:
+            os.environ["LD_LIBRARY_PATH"] = before
+    return ro
+
+
 def r_converter():
     """rpy2's default converter plus the pandas converter (use as ``with r_converter().context():``)."""
-    ro = require("rpy2.robjects", purpose="converting data frames to and from R")
+    ro = rpy2_robjects()
     pandas2ri = require("rpy2.robjects.pandas2ri", purpose="converting data frames to and from R")
     return ro.default_converter + pandas2ri.converter
 
 
 def pandas_to_r(data: Any):
     """A pandas (or polars, or mapping) frame as an R ``data.frame`` (an rpy2 object)."""
-    ro = require("rpy2.robjects")
+    ro = rpy2_robjects()
     frame = as_frame(data)
     with r_converter().context():
         return ro.conversion.get_conversion().py2rpy(frame)
@@ -374,7 +396,7 @@ def r_to_pandas(r_frame: Any):
     objects, POSIXct UTC timestamps, integer64 (bit64) exact integers. Row names other than R's
     automatic ``1..n`` become the index.
     """
-    ro = require("rpy2.robjects", purpose="converting data frames to and from R")
+    ro = rpy2_robjects()
     import pandas as pd
 
     if not isinstance(r_frame, ro.vectors.DataFrame) and not ro.r["is.data.frame"](r_frame)[0]:
