@@ -180,22 +180,7 @@ fn two_way_block_p<const P: usize>(xs: &[f64], m: usize, c0: &[u32], c1: &[u32],
                                    tol: f64, maxiter: usize) -> Option<Vec<f64>> {
     let (ca, cb, ga, gb) = if g0 >= g1 { (c0, c1, g0, g1) } else { (c1, c0, g1, g0) };
     // CSR by level of a: the b level and weight of each row
-    let mut row_start = vec![0usize; ga + 1];
-    for &c in ca {
-        row_start[c as usize + 1] += 1;
-    }
-    for g in 0..ga {
-        row_start[g + 1] += row_start[g];
-    }
-    let mut fill = row_start.clone();
-    let mut col = vec![0u32; m];
-    let mut wt = vec![0.0; m];
-    for i in 0..m {
-        let slot = &mut fill[ca[i] as usize];
-        col[*slot] = cb[i];
-        wt[*slot] = w[i];
-        *slot += 1;
-    }
+    let (row_start, col, wt) = super::demean::csr_by_level(ca, ga, cb, |i| w[i]);
     let mut da = vec![0.0; ga];
     let mut db = vec![0.0; gb];
     for i in 0..m {

@@ -301,28 +301,36 @@ struct TwoWay {
     inv_db: Vec<f64>,
 }
 
+/// The rows grouped by their level of `ca` (one of `ga` levels), in row order within a level:
+/// `row_start` (length `ga + 1`) and, per grouped row, its level of `cb` and its weight `w(i)`. The
+/// two-way solvers (the demeaning and the bootstrap) walk the `a`-levels through it.
+pub(crate) fn csr_by_level(ca: &[u32], ga: usize, cb: &[u32], w: impl Fn(usize) -> f64)
+                           -> (Vec<usize>, Vec<u32>, Vec<f64>) {
+    let mut row_start = vec![0usize; ga + 1];
+    for &c in ca {
+        row_start[c as usize + 1] += 1;
+    }
+    for g in 0..ga {
+        row_start[g + 1] += row_start[g];
+    }
+    let mut fill = row_start.clone();
+    let n = ca.len();
+    let mut col = vec![0u32; n];
+    let mut wt = vec![0.0; n];
+    for i in 0..n {
+        let slot = &mut fill[ca[i] as usize];
+        col[*slot] = cb[i];
+        wt[*slot] = w(i);
+        *slot += 1;
+    }
+    (row_start, col, wt)
+}
+
 impl TwoWay {
     fn new(fe: &FixedEffects, w: Option<&[f64]>) -> Self {
         let (a, b) = if fe.n_groups[0] >= fe.n_groups[1] { (0, 1) } else { (1, 0) };
         let (ca, cb) = (fe.codes[a], fe.codes[b]);
-        let ga = fe.n_groups[a];
-        let mut row_start = vec![0usize; ga + 1];
-        for &c in ca {
-            row_start[c as usize + 1] += 1;
-        }
-        for g in 0..ga {
-            row_start[g + 1] += row_start[g];
-        }
-        let mut fill = row_start.clone();
-        let n = ca.len();
-        let mut col = vec![0u32; n];
-        let mut wt = vec![0.0; n];
-        for i in 0..n {
-            let slot = &mut fill[ca[i] as usize];
-            col[*slot] = cb[i];
-            wt[*slot] = w.map_or(1.0, |w| w[i]);
-            *slot += 1;
-        }
+        let (row_start, col, wt) = csr_by_level(ca, fe.n_groups[a], cb, |i| w.map_or(1.0, |w| w[i]));
         let inv_db = fe.inv_weight[b].clone();
         let db = inv_db.iter().map(|&x| if x > 0.0 { 1.0 / x } else { 0.0 }).collect();
         TwoWay { a, b, row_start, col, wt, inv_da: fe.inv_weight[a].clone(), db, inv_db }
