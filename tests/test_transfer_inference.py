@@ -600,3 +600,22 @@ def test_correction_must_be_a_flag(bad):
         tr.forecast_interval(E3Z, 0.5, correction=bad)
     with pytest.raises(InvalidArgumentError, match="`correction`"):
         tr.forecast_intervals({"m": E3Z}, 0.5, correction=bad)
+
+
+def test_worst_case_tau_curve_does_not_depend_on_row_order_with_tied_errors():
+    # tied errors used to give a row each, with probabilities that depended on which tied error the table
+    # listed first (found by the hostile-input run); one row per distinct value is order-free
+    rng = np.random.default_rng(11)
+    labels = [f"d{i}" for i in range(6)]
+    for _ in range(20):
+        m = rng.integers(1, 5, size=(6, 6)).astype(float)  # many ties
+        np.fill_diagonal(m, 0.0)
+        a = pd.DataFrame(m, index=labels, columns=labels)
+        order = rng.permutation(6)
+        b = a.iloc[order]
+        for gamma in (1.0, 2.0, math.inf):
+            ca, cb = tr.worst_case_tau_curve(a, gamma), tr.worst_case_tau_curve(b, gamma)
+            pd.testing.assert_frame_equal(ca, cb)
+            assert ca["val"].is_unique and ca["prob"].is_monotonic_increasing
+            for tau in (0.3, 0.6, 0.9):  # the curve still reads off ē_τ(Γ)
+                assert ca["val"][ca["prob"] >= tau - 1e-12].iloc[0] == tr.worst_case_interval(a, tau, gamma, side="upper")[1]

@@ -463,13 +463,25 @@ def worst_case_curve(err: Any, tau: Sequence[float] | float = (0.5, 0.75, 0.9, 0
 def worst_case_tau_curve(err: Any, Gamma: float = math.inf):  # noqa: N803
     """Corollary R.1: ē_τ(Γ) for all τ at once, as a frame ``prob, val`` (transferUQ's Gamma_curve).
 
-    ``prob[j] = Q_j(Γ)/K``; ē_τ(Γ) = val at the first row with prob ≥ τ.
+    ``prob[j] = Q_j(Γ)/K``; ē_τ(Γ) = val at the first row with prob ≥ τ. One row per distinct error
+    value: tied errors are one step of the curve, at the probability reached once all of them are in
+    (transferUQ keeps a row per tied error, whose intermediate probabilities depend on the order of the
+    table's rows; ē_τ(Γ) is the same either way).
+
+    Examples
+    --------
+    >>> import numpy as np, llmsurrogate.transfer as tr
+    >>> e = np.array([[0, 1, 2], [3, 0, 1], [2, 3, 0]], dtype=float)
+    >>> tr.worst_case_tau_curve(e, Gamma=2.0)["val"].tolist()
+    [1.0, 2.0, 3.0]
     """
     import pandas as pd
 
     t = _table(err)
     core = _core_table(t)
-    return pd.DataFrame({"prob": core.worst_case_p(check_gamma(Gamma)), "val": core.sorted_values()})
+    prob, val = core.worst_case_p(check_gamma(Gamma)), core.sorted_values()
+    last_of_tie = np.r_[val[1:] != val[:-1], True] if val.size else np.zeros(0, dtype=bool)
+    return pd.DataFrame({"prob": prob[last_of_tie], "val": val[last_of_tie]})
 
 
 def _same(err1: Any, err2: Any, pooled: bool = False) -> tuple[ErrorTable, ErrorTable]:
