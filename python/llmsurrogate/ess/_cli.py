@@ -104,7 +104,8 @@ def _key(data_path: Path, args: dict) -> str:
               help="Trees for --algorithm rf (1 to 100,000).")
 @click.option("--missing", default="error", show_default=True, type=click.Choice(["error", "drop"]),
               help="Rows with a missing outcome, prediction or feature: stop with an error, or drop them (with a warning).")
-@click.option("--n-jobs", type=NJobs(), default=None, help="Parallel block fits (default: one at a time, or the active joblib backend's workers) and Rust threads (default: LLMSURROGATE_NUM_THREADS or all cores).")
+@click.option("--n-jobs", type=NJobs(), default=None, help="Parallel block fits (default: one at a time, or the active joblib backend's workers) "
+                   "and Rust threads (default: LLMSURROGATE_NUM_THREADS or all cores).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("ess-output"), show_default=True)
 @click.option("--no-plot", is_flag=True, help="Skip the figure.")
 @handle_errors
