@@ -1078,8 +1078,14 @@ ABORT_CASES = [
 
 # ---- tests ----------------------------------------------------------------------------------------
 
+# `make test` draws the same calls every run (a failure there is a regression, reproducible by anyone);
+# LLMSURROGATE_HOSTILE_EXPLORE=1 draws new ones each run, to hunt for defects no one has seen yet (one such
+# run found worst_case_tau_curve's tie-order dependence)
+EXPLORE = os.environ.get("LLMSURROGATE_HOSTILE_EXPLORE") == "1"
+
+
 def _profile(batches: int):
-    return settings(max_examples=batches, deadline=None, database=None, derandomize=False,
+    return settings(max_examples=batches, deadline=None, database=None, derandomize=not EXPLORE,
                     phases=(Phase.explicit, Phase.reuse, Phase.generate),
                     suppress_health_check=list(HealthCheck))
 
