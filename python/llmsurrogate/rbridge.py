@@ -408,3 +408,115 @@ def r_to_pandas(r_frame: Any):
     if ro.r(".row_names_info")(r_frame)[0] > 0:  # negative: R's automatic row names
         out.index = [str(r) for r in ro.r["rownames"](r_frame)]
     return out
+
+
+# ---- adapters of the R package's lookahead and fixed-effects functions --------------------------
+# The R functions feols(), etable(), lookahead_test(), lookahead_bootstrap() and lap() call these
+# (through `call("rbridge.<name>", ...)`): they take what the R package sends (a data frame as
+# {column: list} with None for R's NA, names and scalars) and return Results or plain values.
+
+
+def _r_frame(columns: Mapping[str, Any]):
+    """A data frame from R's columns: a column of numbers, logicals and missing values (an integer
+    or logical column with ``NA``, or one that is all ``NA``) becomes float64 with NaN, so that it
+    stays numeric; any other column (factor labels, strings, dates) stays as its objects, ``None``
+    missing."""
+    import pandas as pd
+
+    out = {}
+    for name, values in columns.items():
+        values = _listed(values)
+        present = [v for v in values if v is not None]
+        if any(v is None for v in values) and all(isinstance(v, (bool, int, float)) for v in present):
+            out[name] = np.array([np.nan if v is None else float(v) for v in values], dtype=np.float64)
+        else:
+            out[name] = values
+    return pd.DataFrame(out)
+
+
+def _r_names(value: Any) -> list[str]:
+    """An R character vector (a scalar for length 1, a list otherwise, ``[]`` when empty) as a list."""
+    return [str(v) for v in _listed(value)]
+
+
+def _formula_arg(err: InvalidArgumentError) -> InvalidArgumentError:
+    """The Python formula argument is ``fml``; R's is ``formula``."""
+    if err.args and isinstance(err.args[0], str):
+        err.args = (err.args[0].replace("argument `fml`", "argument `formula`"), *err.args[1:])
+    return err
+
+
+def r_feols(formula: str, data: Mapping, vcov: Any = None, weights: Any = None, fixef_rm: str = "singleton",
+            n_jobs: Any = None):
+    """:func:`llmsurrogate.fe.feols` for the R package's ``feols()``: ``weights`` a column name or
+    the values (``None`` for R's ``NA``, such rows dropped); returns the :class:`FeolsResult`."""
+    from .fe import feols
+
+    if weights is not None and not isinstance(weights, str):
+        weights = np.array([np.nan if v is None else float(v) for v in _listed(weights)], dtype=np.float64)
+    if n_jobs is not None:
+        n_jobs = int(n_jobs)
+    try:
+        return feols(formula, _r_frame(data), vcov=vcov, weights=weights, fixef_rm=fixef_rm, n_jobs=n_jobs)
+    except InvalidArgumentError as err:
+        raise _formula_arg(err) from None
+
+
+def r_etable(fits: Any, type: str = "text", digits: Any = 3, stars: bool = True):
+    """:func:`llmsurrogate.fe.etable` of fits sent as their JSON (``FeolsResult.to_json``): a string
+    for ``"text"`` and ``"tex"``, for ``"df"`` the table with its row labels in a column ``row``."""
+    from .fe import FeolsResult, etable
+
+    models = [FeolsResult.from_json(j) for j in _listed(fits)]
+    out = etable(models, type=type, digits=int(digits), stars=bool(stars))
+    if type == "df":
+        out = out.rename_axis("row").reset_index()
+    return out
+
+
+def _lookahead_sample(data: Mapping, fe: Any, controls: Any) -> tuple:
+    return _r_frame(data), _r_names(fe), _r_names(controls)
+
+
+def r_lookahead_test(data: Mapping, outcome: str, signal: str, lap: str, fe: Any = ("firm", "date"),
+                     cluster: Any = "date", controls: Any = (), standardize: bool = False, n_jobs: Any = None) -> dict:
+    """:func:`llmsurrogate.lookahead.lookahead_test` for the R package: ``{"test", "regression",
+    "baseline"}`` (the test and its two fits, as Results)."""
+    from .lookahead import lookahead_test
+
+    frame, fe, controls = _lookahead_sample(data, fe, controls)
+    res = lookahead_test(frame, outcome, signal, lap, fe=fe, cluster=cluster, controls=controls,
+                         standardize=bool(standardize), n_jobs=None if n_jobs is None else int(n_jobs))
+    return {"test": res, "regression": res.regression, "baseline": res.baseline}
+
+
+def r_lookahead_bootstrap(data: Mapping, outcome: str, signal: str, lap: str, fe: Any = ("firm", "date"),
+                          reps: Any = 10_000, seed: Any = None, resample: str = "obs", controls: Any = (),
+                          standardize: bool = False, reference: Any = None, n_jobs: Any = None):
+    """:func:`llmsurrogate.lookahead.bootstrap` for the R package. Without a seed one is drawn below
+    2**53, so that R's doubles hold it exactly and the run can be repeated from R."""
+    from .lookahead import bootstrap
+
+    frame, fe, controls = _lookahead_sample(data, fe, controls)
+    if seed is None:
+        seed = int(np.random.SeedSequence().entropy % (1 << 53))
+    return bootstrap(frame, outcome, signal, lap, fe=fe, reps=reps, seed=seed, resample=resample, controls=controls,
+                     standardize=bool(standardize), reference=reference,
+                     n_jobs=None if n_jobs is None else int(n_jobs))
+
+
+def r_lap(texts: Any, model: str, k: Any = 0.2, method: str = "min_k", cache: Any = None,
+          backend: str = "transformers", batch_size: Any = 16, agg: str = "geometric", details: bool = False,
+          device: Any = None):
+    """:func:`llmsurrogate.lookahead.lap` with the backend built from its description
+    (:func:`llmsurrogate.llm.factory.make_backend`: ``backend`` on the local model folder ``model``)."""
+    from .llm.factory import make_backend
+    from .lookahead import lap
+
+    texts = [str(t) for t in _listed(texts)]
+    be = make_backend(backend, model, device=device, batch_size=None if batch_size is None else int(batch_size))
+    return lap(texts, be, k=k, method=method, cache=cache, batch_size=16 if batch_size is None else int(batch_size),
+               agg=agg, details=bool(details))
+
+
+R_CALLABLE["rbridge"] = {"r_feols", "r_etable", "r_lookahead_test", "r_lookahead_bootstrap", "r_lap"}
