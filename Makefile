@@ -87,6 +87,7 @@ bench: build
 	$(BENCH_ENV) $(PY) benchmarks/bench_ess.py
 	$(BENCH_ENV) $(PY) benchmarks/bench_transfer_nls.py
 	$(BENCH_ENV) $(PY) benchmarks/bench_risk_scores.py
+	$(PY) benchmarks/bench_lookahead.py
 	$(PY) benchmarks/readme_tables.py --write
 
 bench-quick: build
@@ -94,6 +95,7 @@ bench-quick: build
 	$(BENCH_ENV) $(PY) benchmarks/bench_transfer.py --quick
 	$(BENCH_ENV) $(PY) benchmarks/bench_ess.py --quick
 	$(BENCH_ENV) $(PY) benchmarks/bench_transfer_nls.py --quick
+	$(PY) benchmarks/bench_lookahead.py --quick
 	$(PY) benchmarks/readme_tables.py
 
 clean:

@@ -249,6 +249,8 @@ def main():
     parser.add_argument("--only", default="bootstrap,regression,hard,lap",
                         help="comma-separated subset of bootstrap,regression,hard,lap")
     args = parser.parse_args()
+    warnings.filterwarnings("ignore", category=LLMSurrogateWarning)   # the hard panel's 3 singletons, per call
+    warnings.filterwarnings("ignore", message=".*singleton.*")         # pyfixest's note of the same
     n_threads = threads(args.threads or _cores)
     os.environ["NUMBA_NUM_THREADS"] = str(n_threads)
     import pyfixest as pf
@@ -259,6 +261,7 @@ def main():
                     f"(llmsurrogate.num_threads() = {llmsurrogate.num_threads()}, RAYON_NUM_THREADS for pyfixest's "
                     "Rust demeaner); the bootstrap's pyfixest time is extrapolated from fewer replications per round "
                     "(labelled); LAP rows name their threads.")
+    run.extra["table_style"] = "per_row_peer"   # benchmarks/readme_tables.py: the peer named on each line
     only = set(args.only.split(","))
     if "bootstrap" in only:
         bench_bootstrap(run, args, pf, n_threads)

@@ -23,7 +23,7 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 README = HERE.parent / "README.md"
 BEGIN, END = "<!-- speed:begin -->", "<!-- speed:end -->"
-ORDER = ["transfer", "quantiles", "ess", "risk_scores", "transfer_build", "transfer_nls", "llm_gpu"]
+ORDER = ["transfer", "quantiles", "ess", "risk_scores", "transfer_build", "transfer_nls", "lookahead", "llm_gpu"]
 
 
 def _fmt_s(s: float) -> str:
@@ -60,7 +60,30 @@ def _header(name: str, d: dict, path: Path) -> list[str]:
     return lines
 
 
+def table_per_row_peer(d: dict) -> list[str]:
+    """One line per (case, peer side) with the peer named in its own column: for files whose rows
+    compare against different peers (``"table_style": "per_row_peer"``), which the one-column-per-
+    side layout would spread over many mostly empty columns."""
+    head = "| case | peer | ours (min) | peer (min) | peer / ours: min (median) | rounds | load before |"
+    out = [head, "|" + "---|" * (head.count("|") - 1)]
+    for r in d.get("comparisons", []):
+        ours = r["sides"].get("ours")
+        first = next(iter(r["sides"].values()))["rounds_s"]
+        n_rounds = str(r.get("rounds", len(first) if isinstance(first, list) else 1))
+        for name, s in r["sides"].items():
+            if name == "ours":
+                continue
+            sp = r.get("speedup", {}).get(name)
+            out.append("| " + " | ".join([
+                r["case"], name, _fmt_s(ours["min_s"]) if ours else "-", _fmt_s(s["min_s"]),
+                f"{_fmt_x(sp['min'])} ({_fmt_x(sp['median'])})" if sp else "-", n_rounds,
+                _load(r.get("load_before"))]) + " |")
+    return out
+
+
 def table(d: dict) -> list[str]:
+    if d.get("table_style") == "per_row_peer":
+        return table_per_row_peer(d)
     rows = d.get("comparisons", [])
     sides: list[str] = []
     for r in rows:
@@ -80,6 +103,26 @@ def table(d: dict) -> list[str]:
         cells += [str(r.get("rounds", len(first) if isinstance(first, list) else 1)), _load(r.get("load_before"))]
         out.append("| " + " | ".join(cells) + " |")
     return out
+
+
+def _row_notes(d: dict) -> list[str]:
+    """Per-row facts a table cannot show (lookahead.json): measured per-replication times behind an
+    extrapolated bootstrap row, and how a peer's default fared where it was run once."""
+    out = []
+    for r in d.get("comparisons", []):
+        pr = r.get("per_replication_s")
+        if pr:
+            out.append(f"{r['case']}: per replication (min) ours {_fmt_s(pr['ours_min'])}, pyfixest "
+                       f"{_fmt_s(pr['pyfixest_min'])} measured on {r.get('peer_reps_per_round', '?')} replications per "
+                       f"round; the pyfixest column is that time x {r.get('reps', 0) / r.get('peer_reps_per_round', 1):.0f} "
+                       "(extrapolated, not run).")
+        dd = r.get("pyfixest_default_demeaner")
+        if dd:
+            what = ("fitted" + (f", coefficients within {dd['coef_max_rel_err_vs_ours']:.1e} (relative) of ours"
+                                if "coef_max_rel_err_vs_ours" in dd else "")) if dd.get("outcome") == "fitted" \
+                else f"failed: {dd.get('error', '?')}"
+            out.append(f"{r['case']}: pyfixest's default demeaner (run once) {what}, in {_fmt_s(dd['seconds'])}.")
+    return [" ".join(out), ""] if out else []
 
 
 def section() -> str:
@@ -111,6 +154,7 @@ def section() -> str:
                 parts = ", ".join(f"{k} {_fmt_s(v)}" for k, v in tot.items())
                 ratio = "; ".join(f"{k} / ours {_fmt_x(v / tot['ours'])}" for k, v in tot.items() if k != "ours")
                 lines += [f"{label} (sum of calls x per-call min): {parts}; {ratio}.", ""]
+        lines += _row_notes(d)
         bd = d.get("r_breakdown_s")
         if bd:
             lines += ["Where one R call's time goes (forecast_interval, 44 x 44 matrix, per call): " +
