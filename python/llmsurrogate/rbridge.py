@@ -515,8 +515,14 @@ def r_lap(texts: Any, model: str, k: Any = 0.2, method: str = "min_k", cache: An
 
     texts = [str(t) for t in _listed(texts)]
     be = make_backend(backend, model, device=device, batch_size=None if batch_size is None else int(batch_size))
-    return lap(texts, be, k=k, method=method, cache=cache, batch_size=16 if batch_size is None else int(batch_size),
-               agg=agg, details=bool(details))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", LLMSurrogateWarning)
+        out = lap(texts, be, k=k, method=method, cache=cache, batch_size=16 if batch_size is None else int(batch_size),
+                  agg=agg, details=bool(details))
+    for w in caught:  # the empty-text warning gives a 0-based position: marked so, r_message makes it R's
+        warnings.warn(re.sub(r"\bposition (\d+)\b(?! \(0-based\))", r"position \1 (0-based)", str(w.message)),
+                      w.category, stacklevel=2)
+    return out
 
 
 R_CALLABLE["rbridge"] = {"r_feols", "r_etable", "r_lookahead_test", "r_lookahead_bootstrap", "r_lap"}
