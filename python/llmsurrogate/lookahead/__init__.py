@@ -18,10 +18,17 @@
   :func:`bootstrap_pvalue`, :func:`bootstrap_counts` (the weights of one replication).
 * :func:`split_by_cutoff` -- in- and out-of-sample masks around a model's knowledge cutoff
   (§2.6); :func:`model_metadata` -- the paper's models (Table A.1), package data.
+* :func:`forecast` -- the paper's prompts rendered from a data frame (or given), answered through
+  any backend with the cache (greedy), parsed: signal, confidence, raw answer, parse status (§3).
+* :func:`answer_lap`, :func:`recall_prompt` -- the answer-probability LAP of the paper's later
+  version: the next-token mass on directional answers to a date-only recall query (§1.5.1).
 
-Modules by role: ``_lap`` (LAP), ``_prompts`` (templates and parsing), ``_data`` (the estimation
-sample), ``_regression`` (the test), ``_bootstrap``, ``_magnitudes``, ``_cutoff``, ``_results``. The command
-line and the demo are not built yet.
+Command line: ``llmsurrogate lookahead lap`` and ``llmsurrogate lookahead test`` (``_cli``); demo:
+``llmsurrogate demo lookahead`` (:mod:`llmsurrogate.lookahead.demo`).
+
+Modules by role: ``_lap`` (LAP), ``_answer_lap`` (answer-probability LAP), ``_prompts`` (templates
+and parsing), ``_forecast``, ``_data`` (the estimation sample), ``_regression`` (the test),
+``_bootstrap``, ``_magnitudes``, ``_cutoff``, ``_results``, ``_cli``, ``demo``.
 
 Examples
 --------
@@ -33,6 +40,7 @@ Examples
 -1.0
 """
 
+from ._answer_lap import RECALL_ANSWERS, RECALL_TEMPLATE, answer_lap, recall_prompt
 from ._bootstrap import bootstrap, bootstrap_counts
 from ._cutoff import model_metadata, split_by_cutoff
 from ._lap import LAP_METHODS, SIGMA_FLOOR, lap, lap_from_logprobs, prompt_logprob_moments_cached
@@ -49,6 +57,7 @@ from ._prompts import (
     parse_answer,
     parse_answers,
 )
+from ._forecast import FORECAST_FIELDS, FORECAST_TEMPLATES, PARSE_STATUSES, forecast
 from ._magnitudes import magnitudes
 from ._regression import lookahead_test
 from ._results import LookaheadBootstrap, LookaheadTest, bootstrap_pvalue
@@ -59,4 +68,6 @@ __all__ = [
     "NEWS_TEMPLATE", "EARNINGS_CALL_TEMPLATE", "NEWS_LABELS", "EARNINGS_CALL_LABELS", "TRANSCRIPT_WORDS",
     "lookahead_test", "LookaheadTest", "bootstrap", "bootstrap_counts", "bootstrap_pvalue", "LookaheadBootstrap",
     "magnitudes", "split_by_cutoff", "model_metadata",
+    "forecast", "FORECAST_TEMPLATES", "FORECAST_FIELDS", "PARSE_STATUSES",
+    "answer_lap", "recall_prompt", "RECALL_TEMPLATE", "RECALL_ANSWERS",
 ]
