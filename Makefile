@@ -10,9 +10,9 @@ PIP       := $(PY) -m pip
 MATURIN   := $(VENV)/bin/maturin
 RLIB      := $(CURDIR)/.rlib
 DEMO_OUT  ?= demo-output
-R_DEBS    := r-base-core r-base-dev r-cran-reticulate r-cran-testthat r-cran-jsonlite r-cran-bit64 r-cran-tibble r-cran-roxygen2 r-cran-broom r-cran-dplyr r-cran-ggplot2 r-cran-tidyverse
+R_DEBS    := r-base-core r-base-dev r-cran-reticulate r-cran-testthat r-cran-jsonlite r-cran-bit64 r-cran-tibble r-cran-roxygen2 r-cran-broom r-cran-dplyr r-cran-ggplot2 r-cran-tidyverse r-cran-sandwich r-cran-estimatr
 # exits non-zero when an R package the tests need, or R's headers (for rpy2), are missing
-R_CHECK   := for (p in c("reticulate", "testthat", "jsonlite", "bit64", "tibble", "broom", "dplyr", "ggplot2", "tidyverse")) if (!requireNamespace(p, quietly = TRUE)) quit(status = 1); if (!file.exists(file.path(R.home("include"), "R.h"))) quit(status = 1)
+R_CHECK   := for (p in c("reticulate", "testthat", "jsonlite", "bit64", "tibble", "broom", "dplyr", "ggplot2", "tidyverse", "sandwich", "estimatr")) if (!requireNamespace(p, quietly = TRUE)) quit(status = 1); if (!file.exists(file.path(R.home("include"), "R.h"))) quit(status = 1)
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 export HF_HUB_OFFLINE := 1
