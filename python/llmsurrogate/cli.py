@@ -29,6 +29,7 @@ import click
 from . import __version__
 from ._cli_general import datasets, demo, quantile
 from .ess._cli import ess_command
+from .lookahead._cli import lookahead_group
 from .risk._cli import score
 from .transfer._cli import transfer_group
 
@@ -45,6 +46,7 @@ cli.add_command(quantile, "quantile")
 cli.add_command(transfer_group, "transfer")
 cli.add_command(ess_command, "ess")
 cli.add_command(score, "score")
+cli.add_command(lookahead_group, "lookahead")
 
 
 def _one_line_warning(message, category, filename, lineno, line=None) -> str:
