@@ -121,6 +121,7 @@
 #'   `as.data.frame()`, and with 'broom' or 'generics' `tidy()` and `glance()`; [etable()] puts
 #'   several side by side.
 #' @seealso [etable()], [lookahead_test()]
+#' @importFrom stats coef confint nobs quantile vcov
 #' @examples
 #' if (llmsurrogate_available()) {
 #'   set.seed(1)

@@ -19,6 +19,8 @@
 #'   [transfer_error_table()], [transfer_within_domain_cv()]; methods in
 #'   docs/methods/transfer.md.
 #' * Risk scores from a local language model: [risk_scores()], [evaluate_risk_scores()].
+#' * Lookahead bias in LLM forecasts: [lap()], [lookahead_test()], [lookahead_bootstrap()];
+#'   fixed-effects OLS: [feols()], [etable()]; methods in docs/methods/lookahead.md.
 #' * Quantiles: [upper_quantile()], [lower_quantile()], [quantile_interval()],
 #'   [weighted_upper_quantile()], [weighted_lower_quantile()], [weighted_quantile_interval()].
 #' * Data: [load_certainty_equivalents()], [certainty_equivalent_domains()],

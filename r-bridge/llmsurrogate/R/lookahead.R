@@ -132,9 +132,10 @@ tidy.llmsurrogate_lookahead_test <- function(x, ...) {
 }
 
 #' @rdname lookahead_test
+#' @param y Unused.
 #' @param level_band For `plot()`: the level of the pointwise band.
 #' @export
-plot.llmsurrogate_lookahead_test <- function(x, level_band = 0.95, ...) {
+plot.llmsurrogate_lookahead_test <- function(x, y, level_band = 0.95, ...) {
   fit <- x$regression
   b <- coef(fit)
   v <- vcov(fit)
@@ -221,7 +222,7 @@ lookahead_bootstrap <- function(data, outcome, signal, lap, fe = c("firm", "date
 }
 
 #' @rdname lookahead_bootstrap
-#' @param x,object An `"llmsurrogate_lookahead_bootstrap"`.
+#' @param x An `"llmsurrogate_lookahead_bootstrap"`.
 #' @param ... `plot()`: graphical parameters for [graphics::hist()]; otherwise unused.
 #' @export
 print.llmsurrogate_lookahead_bootstrap <- function(x, ...) {
