@@ -457,9 +457,15 @@ def r_feols(formula: str, data: Mapping, vcov: Any = None, weights: Any = None, 
     if n_jobs is not None:
         n_jobs = int(n_jobs)
     try:
-        return feols(formula, _r_frame(data), vcov=vcov, weights=weights, fixef_rm=fixef_rm, n_jobs=n_jobs)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", LLMSurrogateWarning)
+            fit = feols(formula, _r_frame(data), vcov=vcov, weights=weights, fixef_rm=fixef_rm, n_jobs=n_jobs)
     except InvalidArgumentError as err:
         raise _formula_arg(err) from None
+    for w in caught:  # R's word for a missing value
+        warnings.warn(str(w.message).replace("missing values (NaN/None)", "missing values (NA)"), w.category,
+                      stacklevel=2)
+    return fit
 
 
 def r_etable(fits: Any, type: str = "text", digits: Any = 3, stars: bool = True):

@@ -139,7 +139,7 @@ test_that("rows with NA (integer, double, factor) are dropped with the count", {
   d$k[c(2, 5)] <- NA_integer_
   d$x[7] <- NA
   d$firm[11] <- NA
-  expect_warning(f <- feols(y ~ x + k | firm + date, d, vcov = ~firm), "4 row\\(s\\) dropped for missing values",
+  expect_warning(f <- feols(y ~ x + k | firm + date, d, vcov = ~firm), "4 row\\(s\\) dropped for missing values \\(NA\\)",
                  class = "llmsurrogate_warning")
   expect_identical(as.integer(f$n_dropped_nan), 4L)
   expect_identical(nobs(f), nrow(d) - 4L)
