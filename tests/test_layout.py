@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1] / "python" / "llmsurrogate"
-CAPABILITIES = ("ess", "transfer", "risk")
+CAPABILITIES = ("ess", "transfer", "risk", "lookahead")
 # the adapters on top: the command line, the demo runner and the R bridge may import capabilities
 TOP = ("cli", "demo", "_cli_general", "rbridge")
 

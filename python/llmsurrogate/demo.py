@@ -2,7 +2,9 @@
 
 * :mod:`llmsurrogate.transfer.demo` -- the transfer paper's Table 5 forecast intervals and its
   application (dominance of EU, CPT and a random forest across 44 subject pools);
-* :mod:`llmsurrogate.ess.demo` -- the equivalent sample size of a textbook CPT rule on one pool.
+* :mod:`llmsurrogate.ess.demo` -- the equivalent sample size of a textbook CPT rule on one pool;
+* :mod:`llmsurrogate.lookahead.demo` -- LAP of a tiny trained model on seen vs unseen texts, and the
+  lookahead-bias test with its bootstrap on a simulated panel of the paper's size.
 
 :func:`run_demo` (the Table 5 intervals, a result object) is re-exported here because it is the
 main job: ``llmsurrogate.demo.run_demo()`` and R's ``llmsurrogate_demo()`` return it.
@@ -23,7 +25,8 @@ from .transfer.demo import run_demo
 __all__ = ["DEMOS", "run_demo", "run_all"]
 
 #: The capability demos :func:`run_all` runs, in order: name -> module with ``write_demo``.
-DEMOS = {"transfer": "llmsurrogate.transfer.demo", "ess": "llmsurrogate.ess.demo"}
+DEMOS = {"transfer": "llmsurrogate.transfer.demo", "ess": "llmsurrogate.ess.demo",
+         "lookahead": "llmsurrogate.lookahead.demo"}
 
 
 def run_all(out_dir: str | Path, *, tau: float = 0.95, plot: bool = True, only: tuple[str, ...] | None = None,
