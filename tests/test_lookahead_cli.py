@@ -222,3 +222,59 @@ def test_lap_command_answer_method(model, tmp_path):
     code, text = run(["lookahead", "lap", "--model", str(model), "--data", str(data), "--text-column", "query",
                       "--out", str(tmp_path / "b.csv"), "--answers", "A,B", "--device", "cpu"])
     assert code == 1 and "--answers applies to --method answer only" in text
+
+
+def _stored(cache):
+    import sqlite3
+
+    path = cache / "llm_cache.sqlite"
+    if not path.exists():
+        return 0
+    try:
+        with sqlite3.connect(path, timeout=30) as conn:
+            return conn.execute("SELECT COUNT(*) FROM outputs").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+@pytest.mark.slow
+def test_lap_command_killed_during_scoring_resumes(model, tmp_path):
+    """A real subprocess SIGKILLed after its first cache commit: no output file, and the rerun
+    scores only the texts not stored yet and writes the same bytes as an uninterrupted run."""
+    import re
+    import shutil
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    exe = shutil.which("llmsurrogate", path=str(Path(sys.executable).parent))
+    env = dict(os.environ, HF_HUB_OFFLINE="1")
+    texts = [f"{t} Row {i}." for i in range(70) for t in TEXTS[:3]][:200]
+    data = tmp_path / "many.csv"
+    pd.DataFrame({"text": texts}).to_csv(data, index=False)
+    args = [exe, "lookahead", "lap", "--model", str(model), "--data", str(data), "--text-column", "text",
+            "--device", "cpu", "--batch-size", "8"]
+    ref = subprocess.run(args + ["--out", str(tmp_path / "ref.csv")], capture_output=True, text=True, env=env,
+                         timeout=600)
+    assert ref.returncode == 0, ref.stderr[-2000:]
+    cache = tmp_path / "kill-cache"
+    out = tmp_path / "kill.csv"
+    proc = subprocess.Popen(args + ["--out", str(out), "--cache", str(cache)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+    deadline = time.time() + 300
+    while _stored(cache) < 1 and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.01)
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done = _stored(cache)
+    assert done >= 1
+    if done < len(texts):
+        assert not out.exists()
+    rerun = subprocess.run(args + ["--out", str(out), "--cache", str(cache)], capture_output=True, text=True, env=env,
+                           timeout=600)
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    assert re.search(rf"{done} texts reused, {len(texts) - done} computed", rerun.stdout), rerun.stdout
+    assert out.read_bytes() == (tmp_path / "ref.csv").read_bytes()
