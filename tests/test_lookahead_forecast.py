@@ -73,8 +73,10 @@ def test_forecast_parses_steered_answers_in_the_paper_format(tmp_path):
 def test_forecast_status_label_only_and_confidence_only():
     p = ["Q1?", "Q2?"]
     be = scripted_backend({p[0]: ["{", "neutral", "}"], p[1]: ["{", "maybe", "}", "\n", "{", "0.3", "}"]})
+    seen = []
     with pytest.warns(LLMSurrogateWarning):
-        out = lookahead.forecast(p, be)
+        out = lookahead.forecast(p, be, progress=lambda label, done, total: seen.append((label, done, total)))
+    assert seen[0] == ("forecasts (news)", 0, 2) and seen[-1] == ("forecasts (news)", 2, 2)
     assert out["status"].tolist() == ["no_confidence", "no_label"]
     assert out["signal"].iloc[0] == 0.0 and math.isnan(out["signal"].iloc[1])
     assert out["confidence"].iloc[1] == 0.3

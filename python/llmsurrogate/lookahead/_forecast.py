@@ -1,5 +1,5 @@
 """``forecast``: the paper's forecasting prompts through any backend, answers generated with the
-cache and parsed (docs/methods/lookahead.md §3; Gao, Jiang & Yan 2026, Figures I and II).
+cache and parsed (docs/methods/lookahead.md §3, §8.2; Gao, Jiang & Yan 2026, Figures I and II).
 
 The prompts are rendered by :func:`~llmsurrogate.lookahead.news_prompt` /
 :func:`~llmsurrogate.lookahead.earnings_call_prompt` (§3.1, §3.2), the answers generated greedily
@@ -95,7 +95,6 @@ def forecast(texts_or_frame: Any, backend, template: str = "news", *, cache=None
     ``status`` (one of :data:`PARSE_STATUSES`). ``attrs`` holds the counts (``n``,
     ``unparsed_label``, ``missing_confidence``, ``rescaled_confidence``); answers without a label
     or confidence are also reported in one warning.
-
     """
     import pandas as pd
 
