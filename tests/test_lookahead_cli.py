@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from llmsurrogate import lookahead
 from llmsurrogate.cli import cli
+from llmsurrogate.exceptions import LLMSurrogateWarning
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -278,3 +279,20 @@ def test_lap_command_killed_during_scoring_resumes(model, tmp_path):
     assert rerun.returncode == 0, rerun.stderr[-2000:]
     assert re.search(rf"{done} texts reused, {len(texts) - done} computed", rerun.stdout), rerun.stdout
     assert out.read_bytes() == (tmp_path / "ref.csv").read_bytes()
+
+
+def test_test_command_reports_dropped_rows(tmp_path):
+    frame = make_panel(n=600, n_firms=30, n_dates=20, seed=4)
+    frame.loc[[3, 10, 11], "lap"] = np.nan
+    data = tmp_path / "p.csv"
+    frame.to_csv(data, index=False)
+    with pytest.warns(LLMSurrogateWarning, match="3 row"):
+        res = CliRunner().invoke(cli, ["lookahead", "test", "--data", str(data), "--outcome", "ret", "--signal", "llm",
+                                       "--lap", "lap", "--out", str(tmp_path / "o")], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    assert "note: 3 row(s) dropped for missing values" in res.output
+    saved = lookahead.LookaheadTest.load(tmp_path / "o" / "lookahead_test.json")
+    assert saved.nobs == 597 and saved.n_dropped == 3 and saved.n_input == 600
+    assert "597" in (tmp_path / "o" / "lookahead_table.txt").read_text()
+    want = lookahead.lookahead_test(frame.dropna(), "ret", "llm", "lap")
+    assert saved.estimate == pytest.approx(want.estimate, rel=1e-12)
