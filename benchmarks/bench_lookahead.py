@@ -8,7 +8,8 @@ benchmarks/_harness.py (warm-up, interleaved rounds, min and median, load, versi
    interaction coefficient; ``fixef_rm="none"`` and iid errors as ours). pyfixest takes about
    16 ms a replication, so each of its rounds runs ``--peer-reps`` replications and the row reports
    its time **extrapolated** to 10,000 (x 10,000 / peer-reps; labelled so) next to ours on the full
-   10,000; the per-replication times are in the JSON. Before timing, pyfixest on the duplicated
+   10,000; the per-replication times are in the JSON, with ours on one thread (same draws) as a
+   per-core line (pyfixest's loop is Python-bound, one core). Before timing, pyfixest on the duplicated
    rows of our replications 0..4 (``bootstrap_counts``) must give our draws.
 2. **One regression** with two-way clustered errors (``vcov={"CRV1": "firm+date"}``) on 91,361
    observations, 1,587 firms, 3,000 dates (the spec's §6.4 generator at the paper's size): ``fe.feols``
@@ -138,10 +139,14 @@ def bench_bootstrap(run, args, pf, n_threads):
     def ours_full():
         last["res"] = la.bootstrap(df, "y", "llm", "lap", reps=reps, seed=seed)
 
+    def ours_one_thread():   # the same draws on one thread: the per-core comparison
+        la.bootstrap(df, "y", "llm", "lap", reps=reps, seed=seed, n_jobs=1)
+
     from _harness import interleave, loadavg, summarize
 
     load = loadavg()
-    res = interleave({"ours": ours_full, "pyfixest": peer_loop}, rounds=args.rounds or (2 if args.quick else 3))
+    res = interleave({"ours": ours_full, "pyfixest": peer_loop, "ours_1_thread": ours_one_thread},
+                     rounds=args.rounds or (2 if args.quick else 3))
     scale = reps / peer_reps
     peer_ext = summarize([t * scale for t in res["pyfixest"]["rounds_s"]])
     draws = np.asarray(last["res"].draws)
@@ -149,15 +154,17 @@ def bench_bootstrap(run, args, pf, n_threads):
         f"pairs bootstrap, {reps:,} reps, n = {n:,} (pyfixest: {peer_reps} reps per round, extrapolated x{scale:.0f})",
         {"ours": res["ours"], "pyfixest (extrapolated)": peer_ext}, peer_name="pyfixest (extrapolated)",
         load_before=load, rounds=len(res["ours"]["rounds_s"]), warmup=1, threads=f"{n_threads} both", n=n, reps=reps,
-        peer_reps_per_round=peer_reps, peer_measured=res["pyfixest"],
+        peer_reps_per_round=peer_reps, peer_measured=res["pyfixest"], ours_1_thread=res["ours_1_thread"],
         per_replication_s={"ours_min": res["ours"]["min_s"] / reps, "ours_median": res["ours"]["median_s"] / reps,
+                           "ours_1_thread_min": res["ours_1_thread"]["min_s"] / reps,
                            "pyfixest_min": res["pyfixest"]["min_s"] / peer_reps,
                            "pyfixest_median": res["pyfixest"]["median_s"] / peer_reps},
         peer_call='pf.feols(fml, df.iloc[rng.integers(0, n, n)], vcov="iid", fixef_rm="none").coef()["llm:lap"]',
         check="pyfixest (MAP at 1e-12) on the duplicated rows of our replications 0..4 equals our draws to 1e-7",
         ours_bootstrap_sd=float(np.nanstd(draws, ddof=1)), ours_nan_draws=int(np.isnan(draws).sum()))
     pr = row["per_replication_s"]
-    print(f"  per replication: ours {pr['ours_min'] * 1e3:.3f} ms, pyfixest {pr['pyfixest_min'] * 1e3:.2f} ms (min)")
+    print(f"  per replication (min): ours {pr['ours_min'] * 1e3:.3f} ms ({n_threads} threads), "
+          f"{pr['ours_1_thread_min'] * 1e3:.3f} ms (1 thread), pyfixest {pr['pyfixest_min'] * 1e3:.2f} ms")
 
 
 def bench_regression(run, args, pf, n_threads):

@@ -112,7 +112,9 @@ def _row_notes(d: dict) -> list[str]:
     for r in d.get("comparisons", []):
         pr = r.get("per_replication_s")
         if pr:
-            out.append(f"{r['case']}: per replication (min) ours {_fmt_s(pr['ours_min'])}, pyfixest "
+            one = (f" ({_fmt_s(pr['ours_1_thread_min'])} on one thread, pyfixest / that "
+                   f"{_fmt_x(pr['pyfixest_min'] / pr['ours_1_thread_min'])})") if pr.get("ours_1_thread_min") else ""
+            out.append(f"{r['case']}: per replication (min) ours {_fmt_s(pr['ours_min'])}{one}, pyfixest "
                        f"{_fmt_s(pr['pyfixest_min'])} measured on {r.get('peer_reps_per_round', '?')} replications per "
                        f"round; the pyfixest column is that time x {r.get('reps', 0) / r.get('peer_reps_per_round', 1):.0f} "
                        "(extrapolated, not run).")
