@@ -76,7 +76,9 @@ def test_forecast_status_label_only_and_confidence_only():
     seen = []
     with pytest.warns(LLMSurrogateWarning):
         out = lookahead.forecast(p, be, progress=lambda label, done, total: seen.append((label, done, total)))
-    assert seen[0] == ("forecasts (news)", 0, 2) and seen[-1] == ("forecasts (news)", 2, 2)
+    steps = [s for s in seen if s[0] == "forecasts (news)"]
+    assert steps[0] == ("forecasts (news)", 0, 2) and steps[-1] == ("forecasts (news)", 2, 2)
+    assert seen[-1] == ("token probabilities (news)", 2, 2)
     assert out["status"].tolist() == ["no_confidence", "no_label"]
     assert out["signal"].iloc[0] == 0.0 and math.isnan(out["signal"].iloc[1])
     assert out["confidence"].iloc[1] == 0.3
@@ -123,13 +125,25 @@ from llmsurrogate.llm.hf import TransformersBackend  # noqa: E402
 
 
 class Counting:
+    """Counts the model calls of a TransformersBackend (generation and next-token scoring); it
+    declares the vocabulary scan its inner backend can do."""
+
     def __init__(self, inner):
         self.inner, self.calls = inner, 0
         self.identity = inner.identity
+        self.tokenizer = inner.tokenizer
+        self.full_vocabulary_scan = inner.vocab_size
 
     def generate(self, prompts, max_new_tokens=16):
         self.calls += 1
         return self.inner.generate(prompts, max_new_tokens=max_new_tokens)
+
+    def next_token_logprobs(self, prompts, token_ids):
+        self.calls += 1
+        return self.inner.next_token_logprobs(prompts, token_ids)
+
+    def answer_tokens(self, keys):  # the tokenizer only
+        return self.inner.answer_tokens(keys)
 
 
 @pytest.fixture(scope="module")

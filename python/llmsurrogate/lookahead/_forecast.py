@@ -8,17 +8,45 @@ explanation is under 25 words) through ``llm.scoring.generate_cached`` -- each p
 stored in the cache, so a rerun or a resumed run generates nothing twice -- and parsed with
 :func:`~llmsurrogate.lookahead.parse_answers` (§3.3). Unparseable answers are kept, with a NaN
 signal and their ``status``, counted and reported, never dropped silently.
+
+The two first-token probabilities of the paper's Table IV (§3.3, §8.2), each from one more
+forward pass per prompt, cached like the answers:
+
+* ``p_first_token`` -- the probability of the first generated token. Under greedy decoding that
+  token is the argmax of the next-token distribution after the prompt, so its probability is the
+  *maximum* of that distribution: it is read by a scan of the whole vocabulary
+  (``backend.next_token_logprobs(prompts, range(V))``; only the maximum and its token id are
+  kept in the cache). Exact, with no tokenisation of the answer. The argmax token is checked
+  against the answer (its text must begin the answer, whitespace aside; a special token such as
+  EOS passes) where the backend can spell it. The scan needs a backend whose
+  ``next_token_logprobs`` gives every id exactly in one pass: TransformersBackend (the
+  log-softmax over the vocabulary is computed anyway; the scan adds a copy of V floats per
+  prompt), CallableBackend, or any backend declaring ``full_vocabulary_scan = V``. VLLMBackend
+  (top-k log-probabilities: a scan would run one engine sequence per vocabulary token) and HTTP
+  backends (top-20 at most) cannot: their ``p_first_token`` is NaN, with the reason in ``attrs``
+  and a warning.
+* ``p_label_token`` -- the probability of the first token of the parsed label word, after the
+  prompt followed by the answer text before that word (``"{"`` in ``"{good}"``). The word is
+  taken as written (its case kept: ``"Good"`` is not ``"good"``); one space right before it is
+  part of its first token (``"{ good}"``: the token ``" good"`` after ``"{"``), as in byte-level
+  BPE and SentencePiece vocabularies. The candidates for its first token are the vocabulary
+  tokens spelled by a prefix of the written word (``"g"``, ``"go"``, ``"goo"``, ``"good"``, found
+  with ``backend.answer_tokens``, matched by their exact text); the generated one is the argmax
+  of the next-token distribution under greedy decoding, so ``p_label_token`` is the largest
+  candidate probability -- exact whenever the model generated the label word from a token
+  boundary and the prompt plus that prefix encodes to the tokens it generated.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
 
 from ..exceptions import InvalidArgumentError
 
-__all__ = ["forecast", "FORECAST_TEMPLATES", "FORECAST_FIELDS", "PARSE_STATUSES"]
+__all__ = ["forecast", "FORECAST_TEMPLATES", "FORECAST_FIELDS", "PARSE_STATUSES", "TOKEN_STATUSES"]
 
 #: The two templates of §3 (``template=`` of :func:`forecast`).
 FORECAST_TEMPLATES = ("news", "earnings_call")
@@ -29,6 +57,17 @@ FORECAST_FIELDS = {"news": ("headline", "date", "company_name", "ticker"),
 
 #: ``status`` of a parsed answer: both parts read, the label only, the confidence only, neither.
 PARSE_STATUSES = ("ok", "no_confidence", "no_label", "unparsed")
+
+#: ``token_status`` of the token probabilities: both read, or why one is NaN -- the answer has no
+#: label, no vocabulary token spells the start of the label word, the label token's log-probability
+#: is -inf (outside a backend's top k, or the prompt plus the answer's prefix encodes to other tokens
+#: than the generated ones), the backend has no ``answer_tokens``/``next_token_logprobs``, no token
+#: has positive probability after the prompt (nothing generated), the argmax after the prompt does
+#: not begin the answer (generation was not plain greedy decoding), or the backend cannot scan its
+#: vocabulary. Several reasons are joined
+#: by ``", "``; ``"off"`` with ``token_probabilities=False``.
+TOKEN_STATUSES = ("ok", "no_label", "no_label_token", "label_token_unseen", "label_token_unavailable",
+                  "no_first_token", "first_token_mismatch", "first_token_unavailable", "off")
 
 #: Answers generated per cache call (and per progress step).
 CHUNK = 64
@@ -65,8 +104,168 @@ def _render(frame, template: str, columns: dict[str, str] | None, words: int | N
     return out
 
 
+# --- token probabilities (§3.3, Table IV) --------------------------------------------------------
+
+def _scan_size(backend) -> tuple[int | None, str]:
+    """``(V, "")`` when ``backend.next_token_logprobs`` gives all V ids exactly in one pass, else
+    ``(None, why not)``."""
+    from .._validation import check_int
+    from ..llm.base import CallableBackend
+
+    declared = getattr(backend, "full_vocabulary_scan", None)
+    if declared is not None:
+        return check_int(declared, "full_vocabulary_scan", minimum=1), ""
+    if isinstance(backend, CallableBackend):
+        return len(backend.vocab), ""
+    from ..llm.hf import TransformersBackend
+
+    if isinstance(backend, TransformersBackend):
+        return int(backend.vocab_size), ""
+    name = type(backend).__name__
+    if not callable(getattr(backend, "next_token_logprobs", None)):
+        return None, f"{name} has no next_token_logprobs"
+    return None, (f"{name} cannot scan its whole vocabulary in one exact pass (a top-k backend such as VLLMBackend "
+                  "or an HTTP endpoint); p_first_token needs TransformersBackend, CallableBackend or a backend "
+                  "declaring `full_vocabulary_scan = V`")
+
+
+def _token_text(backend, tid: int) -> str | None:
+    """The text of token ``tid`` where the backend can spell it ('' for a special token), else None."""
+    from ..llm.base import CallableBackend
+
+    if isinstance(backend, CallableBackend):
+        return backend.vocab[tid]
+    tok = getattr(backend, "tokenizer", None)
+    if tok is None or not callable(getattr(tok, "decode", None)):
+        return None
+    if tid in set(getattr(tok, "all_special_ids", ()) or ()):
+        return ""
+    return tok.decode([tid])
+
+
+def _begins(answer: str, text: str | None) -> bool:
+    """Whether a first token's text begins the answer (whitespace aside; unknown or partial-UTF-8
+    texts pass)."""
+    if text is None or "\ufffd" in text or not text.strip():
+        return True
+    return answer.lstrip().startswith(text.strip())
+
+
+def _first_token(backend, prompts: list[str], vocab: int, cache, batch_size):
+    """(max next-token log-prob, its token id) after each prompt: a scan of all ``vocab`` ids,
+    only the maximum and its id stored in the cache."""
+    from ..llm.cache import cached_batches
+    from ..llm.scoring import _identity
+    from ..llm.tasks import TEMPLATE_VERSION
+
+    name, model = _identity(backend)
+    keys = cache.keys(backend=name, model=model, prompts=prompts, template=TEMPLATE_VERSION,
+                      params={"kind": "next_token_max", "vocab": int(vocab)})
+    ids = np.arange(vocab, dtype=np.int64)
+
+    def compute(idx):
+        lp = np.asarray(backend.next_token_logprobs([prompts[i] for i in idx], ids))
+        if lp.shape != (len(idx), vocab):
+            raise InvalidArgumentError(f"{type(backend).__name__}.next_token_logprobs returned shape {lp.shape} for "
+                                       f"{len(idx)} prompts and {vocab} token ids")
+        arg = np.argmax(lp, axis=1)
+        return [np.array([float(lp[r, arg[r]]), float(arg[r])]) for r in range(len(idx))]
+
+    rows = cached_batches(cache, keys, compute, batch_size=batch_size, kind="next_token_max")
+    return np.array([r[0] for r in rows], dtype=np.float64), np.array([int(r[1]) for r in rows], dtype=np.int64)
+
+
+def _label_span(answer: str, label: str) -> tuple[int, str, str] | None:
+    """Where the parsed label word starts in the answer: ``(end of the text before it, leading
+    space, the word as written)``; the word is searched in the first non-empty line as the parser
+    reads it (case-insensitive; ``_`` also matches spaces or hyphens)."""
+    offset = 0
+    for line in answer.splitlines(keepends=True):
+        if line.strip():
+            break
+        offset += len(line)
+    else:
+        return None
+    pattern = r"(?:[\s\-]+|_)".join(re.escape(part) for part in label.split("_"))
+    m = re.search(rf"(?<![a-z]){pattern}(?![a-z])", line, flags=re.IGNORECASE)
+    if m is None:
+        return None
+    start = offset + m.start()
+    if start > 0 and answer[start - 1] == " ":
+        return start - 1, " ", m.group()
+    return start, "", m.group()
+
+
+def _label_token(backend, prompts: list[str], answers: list[str], labels: list, cache, batch_size):
+    """p of the first token of each parsed label word after prompt + the answer text before it
+    (largest over the tokens spelled by a prefix of the written word), and the row's status."""
+    from ..llm.scoring import next_token_logprobs_cached
+
+    n = len(prompts)
+    p = np.full(n, np.nan)
+    status = ["no_label"] * n
+    spans = {}
+    for i, lab in enumerate(labels):
+        if isinstance(lab, str):
+            span = _label_span(answers[i], lab)
+            if span is None:  # the parser found it; the search should too
+                status[i] = "no_label_token"
+            else:
+                spans[i] = span
+    if not spans:
+        return p, status
+    keys = sorted({word[:j] for _, _, word in spans.values() for j in range(1, len(word) + 1)})
+    spell = backend.answer_tokens(keys)
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for i, (_, lead, word) in spans.items():
+        cands = {int(tid) for j in range(1, len(word) + 1) for text, tid in spell.get(word[:j], ())
+                 if text == lead + word[:j]}
+        if cands:
+            groups.setdefault(tuple(sorted(cands)), []).append(i)
+        else:
+            status[i] = "no_label_token"
+    for ids, rows in groups.items():
+        ext = [prompts[i] + answers[i][: spans[i][0]] for i in rows]
+        lp = next_token_logprobs_cached(backend, ext, list(ids), cache=cache, batch_size=batch_size)
+        best = np.asarray(lp, dtype=np.float64).max(axis=1)
+        for i, v in zip(rows, best):
+            if np.isfinite(v):
+                p[i], status[i] = float(np.exp(v)), "ok"
+            else:
+                status[i] = "label_token_unseen"
+    return p, status
+
+
+def _token_probabilities(backend, prompts, answers, labels, cache, batch_size, vocab: int | None):
+    """``(p_first_token, p_label_token, token_status)`` of one chunk of rows."""
+    n = len(prompts)
+    first = np.full(n, np.nan)
+    first_status = ["first_token_unavailable"] * n
+    if vocab is not None:
+        lp, arg = _first_token(backend, prompts, vocab, cache, batch_size)
+        for i in range(n):
+            if not np.isfinite(lp[i]):  # no token has positive probability: nothing was generated
+                first_status[i] = "no_first_token"
+                continue
+            if _begins(answers[i], _token_text(backend, int(arg[i]))):
+                first[i], first_status[i] = float(np.exp(lp[i])), "ok"
+            else:
+                first_status[i] = "first_token_mismatch"
+    if callable(getattr(backend, "answer_tokens", None)) and callable(getattr(backend, "next_token_logprobs", None)):
+        label, label_status = _label_token(backend, prompts, answers, labels, cache, batch_size)
+    else:
+        label = np.full(n, np.nan)
+        label_status = ["no_label" if not isinstance(lab, str) else "label_token_unavailable" for lab in labels]
+    status = []
+    for a, b in zip(first_status, label_status):
+        reasons = [r for r in (a, b) if r != "ok"]
+        status.append(", ".join(sorted(reasons, key=TOKEN_STATUSES.index)) if reasons else "ok")
+    return first, label, status
+
+
 def forecast(texts_or_frame: Any, backend, template: str = "news", *, cache=None, columns: dict[str, str] | None = None,
-             max_new_tokens: int = 64, batch_size: int | None = None, words: int | None = None, progress=None):
+             max_new_tokens: int = 64, batch_size: int | None = None, words: int | None = None, progress=None,
+             token_probabilities: bool = True):
     """LLM forecasts with the paper's prompts: render, generate (cached), parse (§3).
 
     Parameters
@@ -87,14 +286,22 @@ def forecast(texts_or_frame: Any, backend, template: str = "news", *, cache=None
     batch_size : prompts per backend call (None: the backend's choice).
     words : earnings calls: words of the transcript in the prompt (default 512, §1.5).
     progress : None, True (a progress bar) or a callable ``progress(label, done, total)``.
+    token_probabilities : add ``p_first_token`` and ``p_label_token`` (Table IV; module docstring,
+        docs §8.2). Each costs one more forward pass per prompt (cached: a rerun makes no model
+        call); ``False`` skips both (NaN, ``token_status`` ``"off"``).
 
     Returns
     -------
     pandas.DataFrame, one row per prompt (a data frame's index is kept): ``prompt``, ``answer``
     (the raw generated text), ``label``, ``signal``, ``confidence``, ``confidence_rescaled`` and
-    ``status`` (one of :data:`PARSE_STATUSES`). ``attrs`` holds the counts (``n``,
-    ``unparsed_label``, ``missing_confidence``, ``rescaled_confidence``); answers without a label
-    or confidence are also reported in one warning.
+    ``status`` (one of :data:`PARSE_STATUSES`), ``p_first_token`` (probability of the first
+    generated token), ``p_label_token`` (probability of the first token of the label word; NaN
+    where the answer has no label) and ``token_status`` (``"ok"``, or why a probability is NaN:
+    :data:`TOKEN_STATUSES`). ``attrs`` holds the counts (``n``, ``unparsed_label``,
+    ``missing_confidence``, ``rescaled_confidence``) and ``token_probabilities`` (``"ok"``,
+    ``"off"`` or why the backend cannot give ``p_first_token``); answers without a label or
+    confidence are also reported in one warning, as is a backend that cannot give the token
+    probabilities.
     """
     import pandas as pd
 
@@ -109,6 +316,8 @@ def forecast(texts_or_frame: Any, backend, template: str = "news", *, cache=None
     max_new_tokens = check_int(max_new_tokens, "max_new_tokens", minimum=1)
     if batch_size is not None:
         batch_size = check_int(batch_size, "batch_size", minimum=1)
+    if not isinstance(token_probabilities, (bool, np.bool_)):
+        raise InvalidArgumentError(f"argument `token_probabilities` must be True or False; got {token_probabilities!r}")
     if not callable(getattr(backend, "generate", None)):
         raise InvalidArgumentError(f"argument `backend` ({type(backend).__name__}) has no `generate` method; "
                                    "use an llmsurrogate.llm backend")
@@ -124,6 +333,9 @@ def forecast(texts_or_frame: Any, backend, template: str = "news", *, cache=None
                                        "they are")
         prompts = check_prompts(texts_or_frame)
         index = pd.RangeIndex(len(prompts))
+    from ..llm.cache import as_cache
+
+    cache = as_cache(cache)
     answers: list[str] = []
     label = f"forecasts ({template})"
     with progress_reporter(progress) as report:
@@ -150,6 +362,30 @@ def forecast(texts_or_frame: Any, backend, template: str = "news", *, cache=None
                         "confidence": parsed["confidence"].to_numpy(np.float64),
                         "confidence_rescaled": parsed["confidence_rescaled"].to_numpy(bool), "status": status},
                        index=index)
+    n = len(prompts)
+    if token_probabilities:
+        vocab, why = _scan_size(backend)
+        labels = [lab if isinstance(lab, str) else None for lab in parsed["label"]]
+        first, lab_p, tok_status = np.full(n, np.nan), np.full(n, np.nan), []
+        step = f"token probabilities ({template})"
+        with progress_reporter(progress) as report:
+            report(step, 0, n)
+            for start in range(0, n, CHUNK):
+                sl = slice(start, start + CHUNK)
+                f, b, st = _token_probabilities(backend, prompts[sl], answers[sl], labels[sl], cache, batch_size, vocab)
+                first[sl], lab_p[sl] = f, b
+                tok_status += st
+                report(step, min(start + CHUNK, n), n)
+        if why and n:
+            warnings.warn(f"p_first_token is NaN: {why}", LLMSurrogateWarning, stacklevel=2)
+        if n and not all(callable(getattr(backend, m, None)) for m in ("answer_tokens", "next_token_logprobs")):
+            warnings.warn(f"p_label_token is NaN: {type(backend).__name__} has no answer_tokens/next_token_logprobs",
+                          LLMSurrogateWarning, stacklevel=2)
+        out["p_first_token"], out["p_label_token"], out["token_status"] = first, lab_p, tok_status
+        out.attrs["token_probabilities"] = why or "ok"
+    else:
+        out["p_first_token"], out["p_label_token"], out["token_status"] = np.nan, np.nan, "off"
+        out.attrs["token_probabilities"] = "off"
     out.attrs.update(parsed.attrs)
     out.attrs["template"] = template
     return out
