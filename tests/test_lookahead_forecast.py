@@ -115,6 +115,154 @@ def test_forecast_errors_are_clear():
         lookahead.forecast(["x"], object())
 
 
+# --- token probabilities (Table IV) on a scripted backend: exact values ---------------------------
+
+def distribution_backend(steps: dict[str, dict[str, float]], name: str = "dist"):
+    """A CallableBackend whose next-token probabilities after ``text`` are ``steps[text]`` (no
+    entry: nothing more is generated); counts its calls."""
+    vocab = sorted({t for d in steps.values() for t in d})
+    calls = []
+
+    def fn(text):
+        calls.append(text)
+        return {t: math.log(q) for t, q in steps.get(text, {}).items()}
+
+    be = CallableBackend(fn, name=name, vocab=vocab)
+    be.calls = calls
+    return be
+
+
+def paper_format_steps(prompt, pieces, first, label_at=None, label=None):
+    """``steps`` writing ``pieces`` greedily after ``prompt``; the first step's distribution is
+    ``first`` (pieces[0] its argmax) and, after the pieces before ``label_at``, ``label``."""
+    steps, text = {}, prompt
+    for i, piece in enumerate(pieces):
+        steps[text] = first if i == 0 else (label if i == label_at else {piece: 1.0})
+        text += piece
+    return steps
+
+
+def test_token_probabilities_are_exact_on_a_scripted_backend(tmp_path):
+    p = ["News A?", "News B?", "Call C?", "News D?"]
+    steps = {}
+    # {good}: first token "{" at 0.7; after "{" the label word's tokens "good" 0.55 and "go" 0.05
+    steps.update(paper_format_steps(p[0], ["{", "good", "}", "\n", "{", "0.9", "}"],
+                                    first={"{": 0.7, "I": 0.2, " {": 0.1}, label_at=1,
+                                    label={"good": 0.55, "go": 0.05, "bad": 0.4}))
+    # "{ Good}": one space before the word belongs to its first token " Good" (case as written),
+    # not "Good" (0.3)
+    steps.update(paper_format_steps(p[1], ["{", " Good", "}", "\n", "{", "0.6", "}"],
+                                    first={"{": 0.9, "I": 0.1}, label_at=1,
+                                    label={" Good": 0.6, "Good": 0.3, " bad": 0.1}))
+    # a label word of two tokens: its first token "significantly" (0.8), not "sign" (0.15)
+    steps.update(paper_format_steps(p[2], ["{", "significantly", "_decrease", "}", "\n", "{", "0.8", "}"],
+                                    first={"{": 0.6, "I": 0.4}, label_at=1,
+                                    label={"significantly": 0.8, "sign": 0.15, "slightly": 0.05}))
+    # no label: p_first_token is still read, p_label_token is NaN
+    steps.update(paper_format_steps(p[3], ["I", " cannot", " say."], first={"I": 0.5, "{": 0.3, "x": 0.2}))
+    be = distribution_backend(steps)
+    with pytest.warns(LLMSurrogateWarning, match="no news label"):
+        out = lookahead.forecast([p[0], p[1], p[3]], be, cache=Cache(tmp_path))
+    assert out["answer"].tolist() == ["{good}\n{0.9}", "{ Good}\n{0.6}", "I cannot say."]
+    assert out["label"].tolist()[:2] == ["good", "good"]
+    np.testing.assert_allclose(out["p_first_token"], [0.7, 0.9, 0.5], rtol=1e-6)
+    np.testing.assert_allclose(out["p_label_token"][:2], [0.55, 0.6], rtol=1e-6)
+    assert math.isnan(out["p_label_token"].iloc[2])
+    assert out["token_status"].tolist() == ["ok", "ok", "no_label"]
+    assert out.attrs["token_probabilities"] == "ok"
+    capex = lookahead.forecast([p[2]], be, template="earnings_call", cache=Cache(tmp_path))
+    assert capex["label"].iloc[0] == "significantly_decrease"
+    assert capex["p_first_token"].iloc[0] == pytest.approx(0.6, rel=1e-6)
+    assert capex["p_label_token"].iloc[0] == pytest.approx(0.8, rel=1e-6)
+    # a rerun is read from the cache: no model call at all
+    be.calls.clear()
+    with pytest.warns(LLMSurrogateWarning, match="no news label"):
+        again = lookahead.forecast([p[0], p[1], p[3]], be, cache=Cache(tmp_path))
+    assert be.calls == []
+    pd.testing.assert_frame_equal(again, out)
+    # token_probabilities=False: no scoring pass, the columns are NaN and "off"
+    be2 = distribution_backend(steps, name="dist2")
+    with pytest.warns(LLMSurrogateWarning, match="no news label"):
+        off = lookahead.forecast([p[0], p[1], p[3]], be2, token_probabilities=False)
+    be3 = distribution_backend(steps, name="dist3")
+    be3.generate([p[0], p[1], p[3]], max_new_tokens=64)
+    assert be2.calls == be3.calls  # the calls of generation alone
+    assert off["p_first_token"].isna().all() and off["p_label_token"].isna().all()
+    assert (off["token_status"] == "off").all() and off.attrs["token_probabilities"] == "off"
+    pd.testing.assert_frame_equal(off.drop(columns=["p_first_token", "p_label_token", "token_status"]),
+                                  out.drop(columns=["p_first_token", "p_label_token", "token_status"]))
+    with pytest.raises(InvalidArgumentError, match="token_probabilities"):
+        lookahead.forecast([p[0]], be, token_probabilities="yes")
+
+
+class Steered(CallableBackend):
+    """Writes the given answers whatever the distribution says (not greedy decoding)."""
+
+    def __init__(self, fn, answers, **kw):
+        super().__init__(fn, **kw)
+        self.answers = answers
+
+    def generate(self, prompts, max_new_tokens=16):
+        return [self.answers[p] for p in prompts]
+
+
+class Delegate:
+    """Generation plus (optionally) answer tokens and next-token scoring of another backend; no
+    vocabulary scan declared."""
+
+    def __init__(self, inner, scoring=True):
+        self.inner, self.identity = inner, {"backend": "delegate", "model": str(scoring)}
+        if scoring:
+            self.answer_tokens, self.next_token_logprobs = inner.answer_tokens, inner.next_token_logprobs
+
+    def generate(self, prompts, max_new_tokens=16):
+        return self.inner.generate(prompts, max_new_tokens=max_new_tokens)
+
+
+def test_token_probability_statuses():
+    steps = {}
+    # the label word starts inside the token "{n": no token spells a prefix of "neutral"
+    steps.update(paper_format_steps("Q1?", ["{n", "eutral", "}"], first={"{n": 1.0}))
+    # "{g" + "ood": "g" is a token but "Q2?{" never occurred, so its probability there is 0
+    steps.update(paper_format_steps("Q2?", ["{g", "ood", "}"], first={"{g": 0.8, "g": 0.2}))
+    # nothing generated: no token has positive probability after the prompt
+    steps["Q3?"] = {}
+    be = distribution_backend(steps)
+    with pytest.warns(LLMSurrogateWarning, match="1 of 3 answers have no news label"):
+        out = lookahead.forecast(["Q1?", "Q2?", "Q3?"], be)
+    assert out["answer"].tolist() == ["{neutral}", "{good}", ""]
+    assert out["token_status"].tolist() == ["no_label_token", "label_token_unseen", "no_label, no_first_token"]
+    np.testing.assert_allclose(out["p_first_token"][:2], [1.0, 0.8], rtol=1e-6)
+    assert math.isnan(out["p_first_token"].iloc[2]) and out["p_label_token"].isna().all()
+
+    # answers not written by greedy decoding: the argmax after the prompt ("I") does not begin "{good}"
+    dist = {"P?": {"I": 0.6, "{": 0.4}, "P?{": {"good": 0.7, "bad": 0.3}}
+    steered = Steered(lambda t: {k: math.log(v) for k, v in dist.get(t, {}).items()}, {"P?": "{good}"},
+                      vocab=["I", "{", "good", "bad", "}"])
+    with pytest.warns(LLMSurrogateWarning, match="1 no confidence"):
+        out = lookahead.forecast(["P?"], steered)
+    assert out["token_status"].iloc[0] == "first_token_mismatch" and math.isnan(out["p_first_token"].iloc[0])
+    assert out["p_label_token"].iloc[0] == pytest.approx(0.7, rel=1e-6)
+
+    # a backend that cannot scan its vocabulary: p_first_token NaN with the reason, p_label_token read
+    steps = paper_format_steps("R?", ["{", "bad", "}", "\n", "{", "0.4", "}"], first={"{": 0.9, "x": 0.1},
+                               label_at=1, label={"bad": 0.75, "good": 0.25})
+    with pytest.warns(LLMSurrogateWarning, match="p_first_token is NaN: Delegate cannot scan its whole vocabulary"):
+        out = lookahead.forecast(["R?"], Delegate(distribution_backend(steps)))
+    assert out["token_status"].iloc[0] == "first_token_unavailable"
+    assert "full_vocabulary_scan" in out.attrs["token_probabilities"]
+    assert out["p_label_token"].iloc[0] == pytest.approx(0.75, rel=1e-6) and math.isnan(out["p_first_token"].iloc[0])
+    # generation only: both NaN, both reported
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", LLMSurrogateWarning)
+        out = lookahead.forecast(["R?"], Delegate(distribution_backend(steps), scoring=False))
+    said = [str(w.message) for w in caught]
+    assert "p_first_token is NaN: Delegate has no next_token_logprobs" in said
+    assert any(m.startswith("p_label_token is NaN: Delegate has no answer_tokens") for m in said)
+    assert out["token_status"].iloc[0] == "label_token_unavailable, first_token_unavailable"
+    assert out[["p_first_token", "p_label_token"]].isna().all().all()
+
+
 # --- a real tiny transformers model --------------------------------------------------------------
 
 torch = pytest.importorskip("torch")
