@@ -37,7 +37,7 @@ build: venv
 	VIRTUAL_ENV=$(abspath $(VENV)) $(MATURIN) develop --release --quiet
 
 build-test: venv r-deps
-	VIRTUAL_ENV=$(abspath $(VENV)) $(MATURIN) develop --release --quiet --extras test,hf
+	VIRTUAL_ENV=$(abspath $(VENV)) CMAKE_ARGS="$${CMAKE_ARGS:--DGGML_NATIVE=OFF}" $(MATURIN) develop --release --quiet --extras test,hf,openai,serve
 
 demo: build
 	$(VENV)/bin/llmsurrogate demo --out $(DEMO_OUT)
