@@ -329,3 +329,83 @@ def test_forecast_on_a_tiny_model_reports_unparsed_answers(tiny, tmp_path):
     lookahead.forecast(NEWS, counting, cache=Cache(tmp_path), max_new_tokens=5)
     assert counting.calls > 0
     assert np.isnan(out.loc[out["status"] == "unparsed", "signal"]).all()
+
+
+# --- token probabilities on a real tiny transformers model, by hand ------------------------------
+
+def hand_next_token(path, texts):
+    """Next-token probabilities after each text: an explicit float64 softmax of one forward pass
+    of the model (transformers directly, no backend), the text encoded as the backend does."""
+    import transformers
+
+    tok = transformers.AutoTokenizer.from_pretrained(path, local_files_only=True)
+    model = transformers.AutoModelForCausalLM.from_pretrained(path, local_files_only=True).eval()
+    V = model.config.vocab_size
+    out = []
+    for text in texts:
+        ids = tok(text, add_special_tokens=True)["input_ids"]
+        with torch.no_grad():
+            logits = model(torch.tensor([ids])).logits[0, -1, :V].double()
+        out.append(torch.softmax(logits, -1).numpy())
+    return tok, V, out
+
+
+class ScriptedHF(TransformersBackend):
+    """A real tiny model whose answers are given (the paper's format), scored by the model."""
+
+    def __init__(self, path, answers, **kw):
+        super().__init__(path, **kw)
+        self.answers = answers
+        self.identity = {**self.identity, "scripted": True}
+
+    def generate(self, prompts, max_new_tokens=16):
+        return [self.answers[p] for p in prompts]
+
+
+@pytest.mark.filterwarnings("ignore:.*answers have no news label")
+def test_p_first_token_by_hand_on_a_tiny_model(tiny, tmp_path):
+    counting = Counting(tiny)
+    out = lookahead.forecast(NEWS, counting, cache=Cache(tmp_path), max_new_tokens=8)
+    tok, V, probs = hand_next_token(tiny.path, out["prompt"].tolist())
+    for answer, p_first, status, q in zip(out["answer"], out["p_first_token"], out["token_status"], probs):
+        # greedy decoding: the first generated token is the argmax; its text begins the answer
+        top = int(np.argmax(q))
+        assert answer.lstrip().startswith(tok.decode([top]).strip())
+        assert p_first == pytest.approx(q.max(), rel=1e-5)
+        assert "first_token" not in status
+    counting.calls = 0
+    again = lookahead.forecast(NEWS, counting, cache=Cache(tmp_path), max_new_tokens=8)
+    assert counting.calls == 0  # generation and both scans come from the cache
+    pd.testing.assert_frame_equal(again, out)
+
+
+@pytest.mark.parametrize("arch,kind", [("gpt2", "bpe"), ("llama", "metaspace")])
+def test_p_label_token_by_hand_on_a_tiny_model(arch, kind, tmp_path):
+    path = testing.build_model(tmp_path / arch, arch, tokenizer_kind=kind, seed=5)
+    prompts = prompts_of(NEWS)
+    answers = ["{good}\n{0.9}\n{Loan boosts prospects.}", "{ Bad}\n{0.2}", "{Neutral}\n{0.5}"]
+    be = ScriptedHF(path, dict(zip(prompts, answers)), device="cpu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LLMSurrogateWarning)
+        out = lookahead.forecast(NEWS, be, cache=Cache(tmp_path / "cache"))
+    assert out["label"].tolist() == ["good", "bad", "neutral"]
+    tok, V, after_prompt = hand_next_token(path, prompts)
+    texts = {t: tok.decode([t]) for t in range(V)}
+    for i, (lead, word) in enumerate([("", "good"), (" ", "Bad"), ("", "Neutral")]):
+        # the first token of the written label word: the likeliest token spelled by a prefix of it
+        # (with the space before it, if any token starts so), after the prompt and the text before it
+        cands = [t for t, s in texts.items() if any(s == lead + word[:j] for j in range(1, len(word) + 1))]
+        prefix = "{" if cands or not lead else "{ "
+        if not cands:
+            cands = [t for t, s in texts.items() if any(s == word[:j] for j in range(1, len(word) + 1))]
+        assert cands
+        _, _, (q,) = hand_next_token(path, [prompts[i] + prefix])
+        assert out["p_label_token"].iloc[i] == pytest.approx(q[cands].max(), rel=1e-5), (i, [texts[c] for c in cands])
+        # p_first_token: the maximum after the prompt, but these answers are not the model's greedy
+        # ones, so where its argmax does not begin the answer the value is refused (a special token,
+        # skipped in decoding, cannot be refuted)
+        top = int(np.argmax(after_prompt[i]))
+        if top in tok.all_special_ids or answers[i].startswith(texts[top].strip()):
+            assert out["p_first_token"].iloc[i] == pytest.approx(after_prompt[i].max(), rel=1e-5)
+        else:
+            assert math.isnan(out["p_first_token"].iloc[i]) and "first_token_mismatch" in out["token_status"].iloc[i]

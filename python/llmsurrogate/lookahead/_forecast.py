@@ -29,7 +29,8 @@ forward pass per prompt, cached like the answers:
   prompt followed by the answer text before that word (``"{"`` in ``"{good}"``). The word is
   taken as written (its case kept: ``"Good"`` is not ``"good"``); one space right before it is
   part of its first token (``"{ good}"``: the token ``" good"`` after ``"{"``), as in byte-level
-  BPE and SentencePiece vocabularies. The candidates for its first token are the vocabulary
+  BPE and SentencePiece vocabularies -- unless no token begins with that space, in which case the
+  space ends the text before the word. The candidates for its first token are the vocabulary
   tokens spelled by a prefix of the written word (``"g"``, ``"go"``, ``"goo"``, ``"good"``, found
   with ``backend.answer_tokens``, matched by their exact text); the generated one is the argmax
   of the next-token distribution under greedy decoding, so ``p_label_token`` is the largest
@@ -217,9 +218,14 @@ def _label_token(backend, prompts: list[str], answers: list[str], labels: list, 
     keys = sorted({word[:j] for _, _, word in spans.values() for j in range(1, len(word) + 1)})
     spell = backend.answer_tokens(keys)
     groups: dict[tuple[int, ...], list[int]] = {}
-    for i, (_, lead, word) in spans.items():
-        cands = {int(tid) for j in range(1, len(word) + 1) for text, tid in spell.get(word[:j], ())
-                 if text == lead + word[:j]}
+    for i, (cut, lead, word) in spans.items():
+        def spelled(lead):
+            return {int(tid) for j in range(1, len(word) + 1) for text, tid in spell.get(word[:j], ())
+                    if text == lead + word[:j]}
+
+        cands = spelled(lead)
+        if not cands and lead:  # no token starts with the space: it ends the text before the word
+            cands, spans[i] = spelled(""), (cut + len(lead), "", word)
         if cands:
             groups.setdefault(tuple(sorted(cands)), []).append(i)
         else:
