@@ -24,6 +24,8 @@ EXTRAS = {
     "joblib": "dask",
     "ray": "ray",
     "polars": "polars",
+    "openai": "openai",
+    "llama_cpp": "serve",
 }
 
 

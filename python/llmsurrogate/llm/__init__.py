@@ -8,6 +8,8 @@
 * :mod:`.factory` -- backends and tasks from names (``make_backend``, ``load_task``): CLI, risk, R.
 * :mod:`.hf` -- ``TransformersBackend`` (needs the ``hf`` extra: torch, transformers).
 * :mod:`.vllm` -- ``VLLMBackend`` (needs the ``vllm`` extra and a GPU).
+* :mod:`.openai_backend` -- ``OpenAIBackend``: any OpenAI-compatible HTTP endpoint (hosted APIs,
+  ``vllm serve``, llama.cpp's server; needs the ``openai`` extra).
 
 Nothing here imports torch until a transformers or vLLM backend is built.
 """
@@ -23,7 +25,7 @@ _LAZY = {
     "multiple_choice_prompt": "prompts", "numeric_prompt": "prompts", "few_shot_prompt": "prompts",
     "persona_prompt": "prompts", "apply_chat_template": "prompts",
     "Cache": "cache", "Backend": "base", "CallableBackend": "base", "RaggedLogprobs": "base",
-    "TransformersBackend": "hf", "VLLMBackend": "vllm", "LLMPredictor": "scoring",
+    "TransformersBackend": "hf", "VLLMBackend": "vllm", "OpenAIBackend": "openai_backend", "LLMPredictor": "scoring",
     "make_backend": "factory", "load_task": "factory",
 }
 

@@ -1,10 +1,10 @@
 """Backends and tasks from names: the one place that turns a backend kind, a model folder and a
 task name or TOML file into objects. Used by the CLI, :func:`llmsurrogate.risk.score_table` and R.
 
->>> make_backend("openai", "m")
+>>> make_backend("llamacpp", "m")
 Traceback (most recent call last):
 ...
-llmsurrogate.exceptions.InvalidArgumentError: argument `backend` must be one of ['transformers', 'vllm']; got 'openai'
+llmsurrogate.exceptions.InvalidArgumentError: argument `backend` must be one of ['transformers', 'vllm', 'openai']; got 'llamacpp'
 """
 
 from __future__ import annotations
@@ -18,16 +18,37 @@ from ..exceptions import InvalidArgumentError
 __all__ = ["BACKENDS", "make_backend", "load_task"]
 
 #: Backend kinds :func:`make_backend` knows.
-BACKENDS = ("transformers", "vllm")
+BACKENDS = ("transformers", "vllm", "openai")
+
+#: Options :func:`make_backend` passes to :class:`~llmsurrogate.llm.openai_backend.OpenAIBackend`.
+OPENAI_OPTIONS = ("base_url", "api_key_env", "endpoint", "top_logprobs", "match_case", "system", "temperature", "seed",
+                  "concurrency", "requests_per_minute", "tokens_per_minute", "max_retries", "backoff", "max_backoff",
+                  "timeout", "prices", "max_cost", "max_tokens", "cache", "extra_body")
 
 
-def make_backend(kind: str, model: str, *, device: str | None = None, batch_size: int | None = None) -> Any:
-    """A backend of ``kind`` (``"transformers"`` or ``"vllm"``) on the local model folder ``model``.
+def make_backend(kind: str, model: str, *, device: str | None = None, batch_size: int | None = None,
+                 **options: Any) -> Any:
+    """A backend of ``kind``: ``"transformers"`` or ``"vllm"`` on the local model folder ``model``,
+    or ``"openai"``: the model named ``model`` behind an OpenAI-compatible endpoint (``base_url``,
+    the key in the environment variable ``api_key_env``; the other ``options`` are those of
+    :class:`~llmsurrogate.llm.openai_backend.OpenAIBackend`, e.g. ``concurrency``, ``prices``,
+    ``max_cost``, ``cache``).
 
     ``device`` and ``batch_size`` apply to the transformers backend (``None``: its defaults, cuda
     when available; 16 prompts per pass on the CPU, on a GPU up to 512 and 65,536 padded tokens).
     """
     check_choice(kind, "backend", list(BACKENDS))
+    options = {k: v for k, v in options.items() if v is not None}
+    if kind == "openai":
+        bad = sorted(set(options) - set(OPENAI_OPTIONS))
+        if bad:
+            raise InvalidArgumentError(f"unknown option(s) {bad} for the openai backend; known: {list(OPENAI_OPTIONS)}")
+        from .openai_backend import OpenAIBackend
+
+        return OpenAIBackend(model, **options)
+    options.pop("cache", None)  # local backends: the scoring layer's cache is the only one
+    if options:
+        raise InvalidArgumentError(f"option(s) {sorted(options)} apply to the openai backend only, not {kind!r}")
     if batch_size is not None:
         batch_size = check_int(batch_size, "batch_size", minimum=1)
     if kind == "transformers":

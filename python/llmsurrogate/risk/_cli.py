@@ -16,7 +16,8 @@ from ..llm.factory import BACKENDS
               help="CSV or Parquet file with the task's feature columns (and the label, to evaluate).")
 @click.option("--task", "task_spec", required=True, help="Task TOML file, or a built-in task name (ACSIncome).")
 @click.option("--backend", type=click.Choice(list(BACKENDS)), default="transformers", show_default=True)
-@click.option("--model", required=True, help="Local model folder (save_pretrained layout).")
+@click.option("--model", required=True, help="Local model folder (save_pretrained layout); with --backend openai "
+              "the served model's name.")
 @click.option("--method", type=click.Choice(["multiple_choice", "numeric", "numeric_argmax"]),
               default="multiple_choice", show_default=True)
 @click.option("--cache", "cache_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
@@ -32,9 +33,31 @@ from ..llm.factory import BACKENDS
               "task's sensitive attribute when present).")
 @click.option("--n-boot", type=click.IntRange(0), default=200, show_default=True)
 @click.option("--no-plot", is_flag=True)
+@click.option("--base-url", default=None, help="--backend openai: the OpenAI-compatible endpoint, e.g. "
+              "http://127.0.0.1:8000/v1 (vllm serve, llama.cpp) or https://api.openai.com/v1.")
+@click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
+              help="--backend openai: the environment variable holding the API key (never pass the key itself).")
+@click.option("--endpoint", type=click.Choice(["completions", "chat"]), default="completions", show_default=True,
+              help="--backend openai: raw-prompt completions, or chat (the prompt as the user message).")
+@click.option("--concurrency", type=click.IntRange(1), default=None, help="--backend openai: requests in flight (8).")
+@click.option("--rpm", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="--backend openai: client-side limit of requests per minute.")
+@click.option("--tpm", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="--backend openai: client-side limit of tokens per minute.")
+@click.option("--price-input", type=click.FloatRange(min=0), default=None,
+              help="--backend openai: $ per 1M prompt tokens (for the cost ledger; none is built in).")
+@click.option("--price-output", type=click.FloatRange(min=0), default=None,
+              help="--backend openai: $ per 1M completion tokens.")
+@click.option("--max-cost", type=click.FloatRange(min=0), default=None,
+              help="--backend openai: stop cleanly before spending more than this many $ (needs the prices).")
+@click.option("--max-tokens", "max_tokens_budget", type=click.IntRange(0), default=None,
+              help="--backend openai: stop cleanly before using more tokens than this.")
+@click.option("--timeout", "request_timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="--backend openai: seconds per request (60).")
 @handle_errors
 def score(data_path, task_spec, backend, model, method, cache_dir, out_dir, batch_size, device, no_order_correction,
-          chat, group_col, n_boot, no_plot):
+          chat, group_col, n_boot, no_plot, base_url, api_key_env, endpoint, concurrency, rpm, tpm, price_input,
+          price_output, max_cost, max_tokens_budget, request_timeout):
     """LLM risk scores for every row of --data, with metrics when the label is present."""
     import json
 
@@ -52,7 +75,17 @@ def score(data_path, task_spec, backend, model, method, cache_dir, out_dir, batc
     frame = read_table(data_path)
     task = load_task(task_spec, arg="--task")
     cache = Cache(cache_dir)
-    be = make_backend(backend, model, device=device, batch_size=batch_size)
+    if backend == "openai":
+        if base_url is None:
+            raise click.UsageError("--backend openai needs --base-url")
+        prices = None
+        if price_input is not None or price_output is not None:
+            prices = {"input": price_input or 0.0, "output": price_output or 0.0}
+        be = make_backend("openai", model, base_url=base_url, api_key_env=api_key_env, endpoint=endpoint,
+                          concurrency=concurrency, requests_per_minute=rpm, tokens_per_minute=tpm, prices=prices,
+                          max_cost=max_cost, max_tokens=max_tokens_budget, timeout=request_timeout, cache=cache)
+    else:
+        be = make_backend(backend, model, device=device, batch_size=batch_size)
     with progress_bar() as bar, warnings.catch_warnings():
         # rejected cache entries are counted and reported below, once
         warnings.filterwarnings("ignore", message="LLM cache .*", category=LLMSurrogateWarning)
@@ -62,6 +95,9 @@ def score(data_path, task_spec, backend, model, method, cache_dir, out_dir, batc
     written = ["scores.csv"]
     meta = dict(res.meta)
     meta["cache_rejected"] = cache.rejected
+    ledger = getattr(be, "ledger", None)
+    if ledger is not None:
+        meta["ledger"] = ledger.as_dict()
     if "label" in res.table:
         gcol = group_col or task.sensitive_attribute
         groups = frame[gcol].to_numpy() if gcol and gcol in frame.columns else None
@@ -79,4 +115,6 @@ def score(data_path, task_spec, backend, model, method, cache_dir, out_dir, batc
     written.append("run.json")
     rejected = f" ({cache.rejected} stored outputs rejected: damaged or from another version)" if cache.rejected else ""
     click.echo(f"cache: {meta['cache_hits']} prompts reused, {meta['cache_misses']} computed{rejected}")
+    if ledger is not None:
+        click.echo(f"requests: {ledger.summary()}")
     click.echo(f"Wrote {', '.join(written)} to {out_dir}/")

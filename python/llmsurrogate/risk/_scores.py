@@ -97,13 +97,20 @@ def _score_rows(data, task, backend, method, cache, batch_size, correct_order_bi
 # --- plain-table entry points (the R package calls these) ------------------------------------
 
 def score_table(data, task: str, model: str, backend: str = "transformers", method: str = "multiple_choice",
-                cache=None, batch_size: int | None = None, correct_order_bias: bool = True, device: str | None = None):
+                cache=None, batch_size: int | None = None, correct_order_bias: bool = True, device: str | None = None,
+                backend_options: dict | None = None):
     """:func:`risk_scores` from names: ``task`` is a TOML file or a built-in task name, ``model`` a
-    local model folder. ``batch_size``: prompts per forward pass (default: the backend's, 16 on
-    the CPU, up to 512 on a GPU). Returns the scores table (DataFrame)."""
+    local model folder (``backend="openai"``: the served model's name). ``batch_size``: prompts
+    per forward pass (default: the backend's, 16 on the CPU, up to 512 on a GPU).
+    ``backend_options``: the openai backend's description (``base_url``, ``api_key_env``,
+    ``concurrency``, ``prices``, ``max_cost``, ...; its responses go to ``cache`` too). Returns the
+    scores table (DataFrame)."""
     from ..llm.factory import load_task, make_backend
 
     t = load_task(task)
-    be = make_backend(backend, model, device=device, batch_size=batch_size)
+    opts = dict(backend_options or {})
+    if backend == "openai" and cache is not None:
+        opts.setdefault("cache", cache)
+    be = make_backend(backend, model, device=device, batch_size=batch_size, **opts)
     return risk_scores(data, t, be, method, cache=cache, batch_size=batch_size,
                        correct_order_bias=correct_order_bias).table
