@@ -81,6 +81,9 @@ def gpt2_to_gguf(model_dir, out_path) -> Path:
     w.add_pad_token_id(cfg["pad_token_id"])
     w.add_add_bos_token(True)
     w.add_add_eos_token(False)
+    template = model_dir / "chat_template.jinja"
+    if template.exists():  # the server's chat endpoint renders with it (ChatML for build_model's default)
+        w.add_chat_template(template.read_text())
 
     sd = {k: v.detach().to(torch.float32).numpy() for k, v in model.state_dict().items()}
     conv1d = (".attn.c_attn.weight", ".attn.c_proj.weight", ".mlp.c_fc.weight", ".mlp.c_proj.weight")

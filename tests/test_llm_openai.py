@@ -247,6 +247,24 @@ def test_generation_is_greedy_and_matches_transformers(server, hf):
 
 
 @needs_server
+def test_chat_endpoint_agrees_with_transformers_on_the_rendered_prompt(server, hf):
+    """The chat path (``logprobs.content[0].top_logprobs``) against TransformersBackend on the
+    prompt the server renders with the model's ChatML template (llama-cpp-python's template
+    renderer adds no BOS: the template is taken to hold its own special tokens)."""
+    prompts = _mc_prompts(3, seed=41)
+    chat = _backend(server.url, endpoint="chat")
+    spell = chat.answer_tokens(["A", "B"])
+    texts = [s for k in "AB" for s, _ in spell[k]]
+    hf_ids = {s: i for k in "AB" for s, i in hf.answer_tokens(["A", "B"])[k]}
+    cols = [j for j, s in enumerate(texts) if s in hf_ids]
+    a = chat.next_token_logprobs(prompts, [i for k in "AB" for _, i in spell[k]])[:, cols]
+    rendered = [f"<|im_start|>user\n{p}<|im_end|>\n<|im_start|>assistant\n" for p in prompts]
+    b = hf.next_token_logprobs(rendered, [hf_ids[texts[j]] for j in cols])
+    assert np.isfinite(a).all()
+    np.testing.assert_allclose(a, b, atol=LOGPROB_ATOL)
+
+
+@needs_server
 def test_chat_endpoint_cannot_echo(server):
     from llmsurrogate.llm.openai_backend import CapabilityError
 
