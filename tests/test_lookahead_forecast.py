@@ -169,7 +169,7 @@ def test_token_probabilities_are_exact_on_a_scripted_backend(tmp_path):
     np.testing.assert_allclose(out["p_label_token"][:2], [0.55, 0.6], rtol=1e-6)
     assert math.isnan(out["p_label_token"].iloc[2])
     assert out["token_status"].tolist() == ["ok", "ok", "no_label"]
-    assert out.attrs["token_probabilities"] == "ok"
+    assert out.attrs["token_probabilities"] == "ok" and out.attrs["p_first_token_method"] == "scan"
     capex = lookahead.forecast([p[2]], be, template="earnings_call", cache=Cache(tmp_path))
     assert capex["label"].iloc[0] == "significantly_decrease"
     assert capex["p_first_token"].iloc[0] == pytest.approx(0.6, rel=1e-6)
@@ -244,22 +244,33 @@ def test_token_probability_statuses():
     assert out["token_status"].iloc[0] == "first_token_mismatch" and math.isnan(out["p_first_token"].iloc[0])
     assert out["p_label_token"].iloc[0] == pytest.approx(0.7, rel=1e-6)
 
-    # a backend that cannot scan its vocabulary: p_first_token NaN with the reason, p_label_token read
+    # a backend that cannot scan its vocabulary (as VLLMBackend, an HTTP endpoint): p_first_token is
+    # the likeliest token spelled by the answer's start where it exceeds 1/2 (then it is the argmax),
+    # else NaN with the reason; p_label_token is read as on any backend
     steps = paper_format_steps("R?", ["{", "bad", "}", "\n", "{", "0.4", "}"], first={"{": 0.9, "x": 0.1},
                                label_at=1, label={"bad": 0.75, "good": 0.25})
-    with pytest.warns(LLMSurrogateWarning, match="p_first_token is NaN: Delegate cannot scan its whole vocabulary"):
-        out = lookahead.forecast(["R?"], Delegate(distribution_backend(steps)))
-    assert out["token_status"].iloc[0] == "first_token_unavailable"
-    assert "full_vocabulary_scan" in out.attrs["token_probabilities"]
-    assert out["p_label_token"].iloc[0] == pytest.approx(0.75, rel=1e-6) and math.isnan(out["p_first_token"].iloc[0])
+    steps.update(paper_format_steps("S?", ["{", "good", "}"], first={"{": 0.5, "{g": 0.3, "x": 0.2},
+                                    label_at=1, label={"good": 0.6, "bad": 0.4}))
+    steps.update(paper_format_steps("T?", ["{g", "ood", "}"], first={"{g": 0.55, "{": 0.45}))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", LLMSurrogateWarning)
+        out = lookahead.forecast(["R?", "S?", "T?"], Delegate(distribution_backend(steps)))
+    assert any(str(w.message).startswith("p_first_token is NaN for 1 of 3 answers: Delegate cannot scan its whole "
+                                         "vocabulary") for w in caught)
+    assert out["token_status"].tolist() == ["ok", "first_token_uncertain", "label_token_unseen"]
+    assert out.attrs["p_first_token_method"] == "above_half" and "full_vocabulary_scan" in out.attrs["token_probabilities"]
+    np.testing.assert_allclose(out["p_first_token"][[0, 2]], [0.9, 0.55], rtol=1e-6)  # "{g" is spelled by "{good}"
+    np.testing.assert_allclose(out["p_label_token"][:2], [0.75, 0.6], rtol=1e-6)
+    assert math.isnan(out["p_first_token"].iloc[1])
     # generation only: both NaN, both reported
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", LLMSurrogateWarning)
         out = lookahead.forecast(["R?"], Delegate(distribution_backend(steps), scoring=False))
     said = [str(w.message) for w in caught]
-    assert "p_first_token is NaN: Delegate has no next_token_logprobs" in said
+    assert "p_first_token is NaN for 1 of 1 answers: Delegate has no next_token_logprobs" in said
     assert any(m.startswith("p_label_token is NaN: Delegate has no answer_tokens") for m in said)
     assert out["token_status"].iloc[0] == "label_token_unavailable, first_token_unavailable"
+    assert out.attrs["p_first_token_method"] == "none"
     assert out[["p_first_token", "p_label_token"]].isna().all().all()
 
 
@@ -409,3 +420,40 @@ def test_p_label_token_by_hand_on_a_tiny_model(arch, kind, tmp_path):
             assert out["p_first_token"].iloc[i] == pytest.approx(after_prompt[i].max(), rel=1e-5)
         else:
             assert math.isnan(out["p_first_token"].iloc[i]) and "first_token_mismatch" in out["token_status"].iloc[i]
+
+
+def test_p_label_token_through_vllm_equals_transformers(tmp_path, monkeypatch):
+    """VLLMBackend (on the stand-in for vLLM's API of tests/test_llm_vllm.py, numbers from the same
+    real model) gives the transformers backend's p_label_token; it cannot scan its vocabulary, so
+    p_first_token is read only above 1/2 (never, on a random model) and reported."""
+    import sys
+    import types
+
+    from test_llm_vllm import _SamplingParams, _StandInLLM, _TokensPrompt
+
+    from llmsurrogate.llm.vllm import VLLMBackend
+
+    vllm = types.ModuleType("vllm")
+    vllm.LLM, vllm.SamplingParams = _StandInLLM, _SamplingParams
+    inputs = types.ModuleType("vllm.inputs")
+    inputs.TokensPrompt = _TokensPrompt
+    vllm.inputs = inputs
+    monkeypatch.setitem(sys.modules, "vllm", vllm)
+    monkeypatch.setitem(sys.modules, "vllm.inputs", inputs)
+
+    path = testing.build_model(tmp_path / "m", "gpt2", seed=1, context=512)
+    prompts = prompts_of(NEWS)
+    answers = dict(zip(prompts, ["{good}\n{0.9}", "{ Bad}\n{0.2}", "{neutral}\n{0.5}"]))
+
+    class ScriptedVLLM(VLLMBackend):
+        def generate(self, prompts, max_new_tokens=16):
+            return [answers[p] for p in prompts]
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", LLMSurrogateWarning)
+        via_vllm = lookahead.forecast(NEWS, ScriptedVLLM(path, max_logprobs=5))
+    via_hf = lookahead.forecast(NEWS, ScriptedHF(path, answers, device="cpu"))
+    np.testing.assert_allclose(via_vllm["p_label_token"], via_hf["p_label_token"], rtol=1e-5)
+    assert via_vllm.attrs["p_first_token_method"] == "above_half"
+    assert via_vllm["p_first_token"].isna().all() and (via_vllm["token_status"] == "first_token_uncertain").all()
+    assert any("p_first_token is NaN for 3 of 3 answers: ScriptedVLLM cannot scan" in str(w.message) for w in caught)

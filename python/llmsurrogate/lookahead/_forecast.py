@@ -23,8 +23,11 @@ forward pass per prompt, cached like the answers:
   log-softmax over the vocabulary is computed anyway; the scan adds a copy of V floats per
   prompt), CallableBackend, or any backend declaring ``full_vocabulary_scan = V``. VLLMBackend
   (top-k log-probabilities: a scan would run one engine sequence per vocabulary token) and HTTP
-  backends (top-20 at most) cannot: their ``p_first_token`` is NaN, with the reason in ``attrs``
-  and a warning.
+  backends (top-20 at most) cannot scan: there the candidates are the tokens spelled by a prefix
+  of the answer's first ``FIRST_TOKEN_CHARS`` characters (``answer_tokens``), and the likeliest is
+  kept only where its probability exceeds 1/2 -- no other token can then be the argmax, so it is
+  the generated one; elsewhere ``p_first_token`` is NaN (``first_token_uncertain``), counted in a
+  warning. ``attrs["p_first_token_method"]`` says which (``"scan"``, ``"above_half"``).
 * ``p_label_token`` -- the probability of the first token of the parsed label word, after the
   prompt followed by the answer text before that word (``"{"`` in ``"{good}"``). The word is
   taken as written (its case kept: ``"Good"`` is not ``"good"``); one space right before it is
@@ -40,6 +43,7 @@ forward pass per prompt, cached like the answers:
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -68,7 +72,7 @@ PARSE_STATUSES = ("ok", "no_confidence", "no_label", "unparsed")
 #: vocabulary. Several reasons are joined
 #: by ``", "``; ``"off"`` with ``token_probabilities=False``.
 TOKEN_STATUSES = ("ok", "no_label", "no_label_token", "label_token_unseen", "label_token_unavailable",
-                  "no_first_token", "first_token_mismatch", "first_token_unavailable", "off")
+                  "no_first_token", "first_token_mismatch", "first_token_uncertain", "first_token_unavailable", "off")
 
 #: Answers generated per cache call (and per progress step).
 CHUNK = 64
@@ -126,8 +130,9 @@ def _scan_size(backend) -> tuple[int | None, str]:
     if not callable(getattr(backend, "next_token_logprobs", None)):
         return None, f"{name} has no next_token_logprobs"
     return None, (f"{name} cannot scan its whole vocabulary in one exact pass (a top-k backend such as VLLMBackend "
-                  "or an HTTP endpoint); p_first_token needs TransformersBackend, CallableBackend or a backend "
-                  "declaring `full_vocabulary_scan = V`")
+                  "or an HTTP endpoint): p_first_token is read only where a token spelled by the start of the "
+                  "answer has probability above 1/2 (then it is the argmax); TransformersBackend, CallableBackend "
+                  "or a backend declaring `full_vocabulary_scan = V` give it everywhere")
 
 
 def _token_text(backend, tid: int) -> str | None:
@@ -174,6 +179,38 @@ def _first_token(backend, prompts: list[str], vocab: int, cache, batch_size):
 
     rows = cached_batches(cache, keys, compute, batch_size=batch_size, kind="next_token_max")
     return np.array([r[0] for r in rows], dtype=np.float64), np.array([int(r[1]) for r in rows], dtype=np.int64)
+
+
+#: Characters at the start of an answer whose prefixes are looked up (``answer_tokens``) as the
+#: candidates for its first token, on a backend that cannot scan its vocabulary.
+FIRST_TOKEN_CHARS = 16
+
+
+def _first_token_certified(backend, prompts: list[str], answers: list[str], cache, batch_size):
+    """p of the first generated token without a vocabulary scan: the likeliest token spelled by a
+    prefix of the answer, kept only where its probability exceeds 1/2 -- then no other token can be
+    the argmax, so it is the greedy first token. Returns (p, status)."""
+    from ..llm.scoring import next_token_logprobs_cached
+
+    n = len(prompts)
+    p = np.full(n, np.nan)
+    status = ["first_token_uncertain"] * n
+    starts = [a[:FIRST_TOKEN_CHARS] for a in answers]
+    keys = sorted({a[:j] for a in starts for j in range(1, len(a) + 1)})
+    spell = backend.answer_tokens(keys) if keys else {}
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for i, a in enumerate(starts):
+        cands = {int(tid) for j in range(1, len(a) + 1) for text, tid in spell.get(a[:j], ())
+                 if text and answers[i].startswith(text)}
+        if cands:
+            groups.setdefault(tuple(sorted(cands)), []).append(i)
+    for ids, rows in groups.items():
+        lp = next_token_logprobs_cached(backend, [prompts[i] for i in rows], list(ids), cache=cache,
+                                        batch_size=batch_size)
+        for i, v in zip(rows, np.asarray(lp, dtype=np.float64).max(axis=1)):
+            if np.isfinite(v) and math.exp(v) > 0.5:
+                p[i], status[i] = math.exp(v), "ok"
+    return p, status
 
 
 def _label_span(answer: str, label: str) -> tuple[int, str, str] | None:
@@ -247,7 +284,10 @@ def _token_probabilities(backend, prompts, answers, labels, cache, batch_size, v
     n = len(prompts)
     first = np.full(n, np.nan)
     first_status = ["first_token_unavailable"] * n
-    if vocab is not None:
+    scores = callable(getattr(backend, "answer_tokens", None)) and callable(getattr(backend, "next_token_logprobs", None))
+    if vocab is None and scores:
+        first, first_status = _first_token_certified(backend, prompts, answers, cache, batch_size)
+    elif vocab is not None:
         lp, arg = _first_token(backend, prompts, vocab, cache, batch_size)
         for i in range(n):
             if not np.isfinite(lp[i]):  # no token has positive probability: nothing was generated
@@ -257,7 +297,7 @@ def _token_probabilities(backend, prompts, answers, labels, cache, batch_size, v
                 first[i], first_status[i] = float(np.exp(lp[i])), "ok"
             else:
                 first_status[i] = "first_token_mismatch"
-    if callable(getattr(backend, "answer_tokens", None)) and callable(getattr(backend, "next_token_logprobs", None)):
+    if scores:
         label, label_status = _label_token(backend, prompts, answers, labels, cache, batch_size)
     else:
         label = np.full(n, np.nan)
@@ -304,10 +344,10 @@ def forecast(texts_or_frame: Any, backend, template: str = "news", *, cache=None
     generated token), ``p_label_token`` (probability of the first token of the label word; NaN
     where the answer has no label) and ``token_status`` (``"ok"``, or why a probability is NaN:
     :data:`TOKEN_STATUSES`). ``attrs`` holds the counts (``n``, ``unparsed_label``,
-    ``missing_confidence``, ``rescaled_confidence``) and ``token_probabilities`` (``"ok"``,
-    ``"off"`` or why the backend cannot give ``p_first_token``); answers without a label or
-    confidence are also reported in one warning, as is a backend that cannot give the token
-    probabilities.
+    ``missing_confidence``, ``rescaled_confidence``), ``token_probabilities`` (``"ok"``,
+    ``"off"`` or why the backend cannot scan its vocabulary) and ``p_first_token_method``
+    (``"scan"``, ``"above_half"``, ``"none"``, ``"off"``); answers without a label or confidence
+    are also reported in one warning, as are token probabilities a backend cannot give.
     """
     import pandas as pd
 
@@ -382,16 +422,19 @@ def forecast(texts_or_frame: Any, backend, template: str = "news", *, cache=None
                 first[sl], lab_p[sl] = f, b
                 tok_status += st
                 report(step, min(start + CHUNK, n), n)
-        if why and n:
-            warnings.warn(f"p_first_token is NaN: {why}", LLMSurrogateWarning, stacklevel=2)
-        if n and not all(callable(getattr(backend, m, None)) for m in ("answer_tokens", "next_token_logprobs")):
+        scores = all(callable(getattr(backend, m, None)) for m in ("answer_tokens", "next_token_logprobs"))
+        missed = sum(("first_token_uncertain" in st or "first_token_unavailable" in st) for st in tok_status)
+        if missed:
+            warnings.warn(f"p_first_token is NaN for {missed} of {n} answers: {why}", LLMSurrogateWarning, stacklevel=2)
+        if n and not scores:
             warnings.warn(f"p_label_token is NaN: {type(backend).__name__} has no answer_tokens/next_token_logprobs",
                           LLMSurrogateWarning, stacklevel=2)
         out["p_first_token"], out["p_label_token"], out["token_status"] = first, lab_p, tok_status
         out.attrs["token_probabilities"] = why or "ok"
+        out.attrs["p_first_token_method"] = "scan" if vocab is not None else ("above_half" if scores else "none")
     else:
         out["p_first_token"], out["p_label_token"], out["token_status"] = np.nan, np.nan, "off"
-        out.attrs["token_probabilities"] = "off"
+        out.attrs["token_probabilities"] = out.attrs["p_first_token_method"] = "off"
     out.attrs.update(parsed.attrs)
     out.attrs["template"] = template
     return out
