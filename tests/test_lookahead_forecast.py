@@ -258,7 +258,8 @@ def test_token_probability_statuses():
     assert any(str(w.message).startswith("p_first_token is NaN for 1 of 3 answers: Delegate cannot scan its whole "
                                          "vocabulary") for w in caught)
     assert out["token_status"].tolist() == ["ok", "first_token_uncertain", "label_token_unseen"]
-    assert out.attrs["p_first_token_method"] == "above_half" and "full_vocabulary_scan" in out.attrs["token_probabilities"]
+    assert out.attrs["p_first_token_method"] == "above_half"
+    assert "full_vocabulary_scan" in out.attrs["token_probabilities"]
     np.testing.assert_allclose(out["p_first_token"][[0, 2]], [0.9, 0.55], rtol=1e-6)  # "{g" is spelled by "{good}"
     np.testing.assert_allclose(out["p_label_token"][:2], [0.75, 0.6], rtol=1e-6)
     assert math.isnan(out["p_first_token"].iloc[1])

@@ -68,9 +68,10 @@ PARSE_STATUSES = ("ok", "no_confidence", "no_label", "unparsed")
 #: is -inf (outside a backend's top k, or the prompt plus the answer's prefix encodes to other tokens
 #: than the generated ones), the backend has no ``answer_tokens``/``next_token_logprobs``, no token
 #: has positive probability after the prompt (nothing generated), the argmax after the prompt does
-#: not begin the answer (generation was not plain greedy decoding), or the backend cannot scan its
-#: vocabulary. Several reasons are joined
-#: by ``", "``; ``"off"`` with ``token_probabilities=False``.
+#: not begin the answer (generation was not plain greedy decoding), a backend that cannot scan its
+#: vocabulary gives no token spelled by the answer's start a probability above 1/2, or the backend
+#: has no next-token scoring at all. Several reasons are joined by ``", "``; ``"off"`` with
+#: ``token_probabilities=False``.
 TOKEN_STATUSES = ("ok", "no_label", "no_label_token", "label_token_unseen", "label_token_unavailable",
                   "no_first_token", "first_token_mismatch", "first_token_uncertain", "first_token_unavailable", "off")
 
@@ -117,6 +118,9 @@ def _scan_size(backend) -> tuple[int | None, str]:
     from .._validation import check_int
     from ..llm.base import CallableBackend
 
+    name = type(backend).__name__
+    if not callable(getattr(backend, "next_token_logprobs", None)):
+        return None, f"{name} has no next_token_logprobs"
     declared = getattr(backend, "full_vocabulary_scan", None)
     if declared is not None:
         return check_int(declared, "full_vocabulary_scan", minimum=1), ""
@@ -126,9 +130,6 @@ def _scan_size(backend) -> tuple[int | None, str]:
 
     if isinstance(backend, TransformersBackend):
         return int(backend.vocab_size), ""
-    name = type(backend).__name__
-    if not callable(getattr(backend, "next_token_logprobs", None)):
-        return None, f"{name} has no next_token_logprobs"
     return None, (f"{name} cannot scan its whole vocabulary in one exact pass (a top-k backend such as VLLMBackend "
                   "or an HTTP endpoint): p_first_token is read only where a token spelled by the start of the "
                   "answer has probability above 1/2 (then it is the argmax); TransformersBackend, CallableBackend "
@@ -284,7 +285,7 @@ def _token_probabilities(backend, prompts, answers, labels, cache, batch_size, v
     n = len(prompts)
     first = np.full(n, np.nan)
     first_status = ["first_token_unavailable"] * n
-    scores = callable(getattr(backend, "answer_tokens", None)) and callable(getattr(backend, "next_token_logprobs", None))
+    scores = all(callable(getattr(backend, m, None)) for m in ("answer_tokens", "next_token_logprobs"))
     if vocab is None and scores:
         first, first_status = _first_token_certified(backend, prompts, answers, cache, batch_size)
     elif vocab is not None:
