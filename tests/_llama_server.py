@@ -133,6 +133,10 @@ class LlamaServer:
                "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads), "--logits_all", "true",
                "--seed", "0", "--n_gpu_layers", "0", "--verbose", "false"]
         env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY",)}
+        if "/lib/R/lib" in env.get("LD_LIBRARY_PATH", ""):
+            # started from R (reticulate): R's library path would make this Python child load the
+            # system's libpython instead of its own
+            env.pop("LD_LIBRARY_PATH")
         self._log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=env)
         deadline = time.monotonic() + self.startup_timeout

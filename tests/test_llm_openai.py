@@ -356,6 +356,8 @@ def test_budget_stops_cleanly_and_resumes(server, tmp_path):
 
 def _cli_env(**extra):
     env = dict(os.environ)
+    if "/lib/R/lib" in env.get("LD_LIBRARY_PATH", ""):  # what an earlier rpy2 import added
+        env.pop("LD_LIBRARY_PATH")
     env.update(HF_HUB_OFFLINE="1", **{k: str(v) for k, v in extra.items()})
     return env
 

@@ -11,28 +11,42 @@
 #' @param data A data frame with the task's feature columns (and its label column, to evaluate).
 #' @param task A task TOML file or the name of a built-in task (`"ACSIncome"`).
 #' @param model Path of a local model folder (Hugging Face `save_pretrained` layout).
-#' @param backend `"transformers"` (CPU or GPU) or `"vllm"` (GPU).
+#' @param backend `"transformers"` (CPU or GPU), `"vllm"` (GPU) or `"openai"` (any OpenAI-compatible
+#'   endpoint: a hosted API, `vllm serve`, llama.cpp's server; `model` is then the served model's
+#'   name and `backend_options` describes the endpoint).
 #' @param method `"multiple_choice"`, `"numeric"` or `"numeric_argmax"`.
 #' @param cache Cache folder, or `NULL` for no cache.
 #' @param batch_size Prompts per forward pass, or `NULL` for the backend's default (16 on the
 #'   CPU, up to 512 on a GPU).
 #' @param correct_order_bias Average over all answer orders (default `TRUE`).
+#' @param backend_options For `backend = "openai"`: a named list such as
+#'   `list(base_url = "http://127.0.0.1:8000/v1", api_key_env = "OPENAI_API_KEY", concurrency = 8,
+#'   prices = list(input = 0.15, output = 0.6), max_cost = 5)`. The key is read from the named
+#'   environment variable, never passed here.
 #' @return A data frame with `row` (the row of `data`, 1-based), `score`, `answer_mass`, `label` (when the
 #'   data hold it) and, for multiple choice, `score_order_k` per answer order.
 #' @seealso [evaluate_risk_scores()]
 #' @export
 risk_scores <- function(data, task, model, backend = "transformers", method = "multiple_choice",
-                        cache = NULL, batch_size = NULL, correct_order_bias = TRUE) {
+                        cache = NULL, batch_size = NULL, correct_order_bias = TRUE, backend_options = NULL) {
   cols <- .frame_arg(data)
   task <- .check_string(task, "task")
-  model <- .check_string(normalizePath(model, mustWork = FALSE), "model")
   backend <- .check_string(backend, "backend")
+  if (identical(backend, "openai")) {
+    model <- .check_string(model, "model")
+  } else {
+    model <- .check_string(normalizePath(model, mustWork = FALSE), "model")
+  }
+  if (!is.null(backend_options) && (!is.list(backend_options) || is.null(names(backend_options)) ||
+                                    any(names(backend_options) == ""))) {
+    .abort("argument `backend_options` must be a named list", call = sys.call())
+  }
   method <- .check_string(method, "method")
   if (!is.null(cache)) cache <- .check_string(cache, "cache")
   if (!is.null(batch_size)) batch_size <- as.integer(.check_scalar(batch_size, "batch_size"))
   correct_order_bias <- .check_flag(correct_order_bias, "correct_order_bias")
   out <- .call("risk.score_table", cols, task, model, backend = backend, method = method, cache = cache,
-               batch_size = batch_size, correct_order_bias = correct_order_bias)
+               batch_size = batch_size, correct_order_bias = correct_order_bias, backend_options = backend_options)
   if (is.numeric(out$row)) out$row <- as.integer(out$row) + 1L  # R's row of `data` (Python's is 0-based)
   out
 }

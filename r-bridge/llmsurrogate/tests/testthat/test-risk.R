@@ -50,3 +50,32 @@ test_that("risk_scores scores data frame rows with a local tiny model", {
   expect_error(risk_scores(rows, "ACSIncome", file.path(tempdir(), "no-model")), "local model folder")
   expect_error(risk_scores(rows[, -5], "ACSIncome", dir), "OCCP")
 })
+
+test_that("risk_scores takes an OpenAI-compatible backend description (llama.cpp's real server)", {
+  skip_if_no_llmsurrogate()
+  expect_error(risk_scores(load_acs_income_rows(), "ACSIncome", "m", backend = "openai",
+                           backend_options = list("http://127.0.0.1:9/v1")), "named list")
+  expect_error(risk_scores(load_acs_income_rows(), "ACSIncome", "m", backend = "openai",
+                           backend_options = list(base_url = "http://127.0.0.1:9/v1", api_key = "x")),
+               "unknown option")
+  # the repository's test helpers start llama.cpp's server (llama-cpp-python, installed by make test)
+  helpers <- normalizePath(file.path(testthat::test_path(), "..", "..", "..", "..", "tests"), mustWork = FALSE)
+  if (!file.exists(file.path(helpers, "_llama_server.py")) || !reticulate::py_module_available("llama_cpp")) {
+    testthat::skip("needs the repository's tests/_llama_server.py and llama-cpp-python[server]")
+  }
+  srv <- reticulate::import_from_path("_llama_server", path = helpers)
+  testing <- reticulate::import("llmsurrogate.testing")
+  dir <- file.path(tempdir(), "tiny-gpt2-served")
+  testing$build_model(dir, "gpt2", seed = 3L)
+  gguf <- srv$gpt2_to_gguf(dir, file.path(tempdir(), "tiny.gguf"))
+  server <- srv$LlamaServer(gguf)$start()
+  on.exit(server$stop(), add = TRUE)
+  rows <- load_acs_income_rows()
+  opts <- list(base_url = server$url, top_logprobs = 800L, concurrency = 2L)
+  cache <- file.path(tempdir(), "cache-openai")
+  s <- risk_scores(rows, "ACSIncome", srv$MODEL_ALIAS, backend = "openai", backend_options = opts, cache = cache)
+  expect_identical(nrow(s), 10L)
+  expect_true(all(s$score > 0 & s$score < 1))
+  again <- risk_scores(rows, "ACSIncome", srv$MODEL_ALIAS, backend = "openai", backend_options = opts, cache = cache)
+  expect_identical(again$score, s$score)
+})
