@@ -486,3 +486,28 @@ def test_score_table_takes_the_backend_description(server, tmp_path, key_env):
     assert len(t) == 5 and t["score"].between(0, 1).all()
     with pytest.raises(ValueError, match="unknown option"):
         score_table(frame, "ACSIncome", MODEL_ALIAS, backend="openai", backend_options={"api_key": SECRET})
+
+
+@needs_server
+def test_lookahead_lap_through_http(server, hf, tmp_path):
+    """LAP (Min-K% Prob) of prompts scored by the served model equals LAP from TransformersBackend's
+    per-token values on the same tokens. llama-cpp-python's echo gives the first prompt token no
+    value even after BOS, so both sides score tokens 2..n."""
+    from llmsurrogate.llm.base import RaggedLogprobs
+    from llmsurrogate.lookahead import lap, lap_from_logprobs
+
+    texts = _mc_prompts(4, seed=51) + ["Apple Inc. reported record quarterly revenue of $90 billion."]
+    with FaultProxy(server.url) as proxy:
+        be = _backend(proxy.url, cache=tmp_path)
+        got = lap(texts, be, cache=tmp_path)
+        n = proxy.counts["requests"]
+        assert n == len(texts)
+        again = lap(texts, _backend(proxy.url, cache=tmp_path), k=0.5, cache=tmp_path)  # another k: no request
+        assert proxy.counts["requests"] == n and np.isfinite(again).all()
+    ref = hf.prompt_logprobs([BOS + t for t in texts])
+    vals = [np.concatenate([[np.nan], ref[i][2:]]).astype(np.float32) for i in range(len(texts))]
+    lens = [len(v) for v in vals]
+    rag = RaggedLogprobs(values=np.concatenate(vals), offsets=np.concatenate([[0], np.cumsum(lens)]).astype(np.int64),
+                         token_ids=np.zeros(sum(lens), np.int32))
+    want = lap_from_logprobs(rag)
+    np.testing.assert_allclose(got, want, rtol=2e-3)

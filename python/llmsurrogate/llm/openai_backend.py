@@ -749,7 +749,11 @@ class OpenAIBackend:
 
     def prompt_logprobs(self, prompts: Sequence[str]) -> RaggedLogprobs:
         """log p(token | tokens before) of every prompt token, from the completions endpoint with
-        ``echo=True`` (first token NaN). Token ids are virtual (hashes of the token texts)."""
+        ``echo=True`` (first token NaN). Token ids are virtual (hashes of the token texts).
+
+        Servers differ on the first token: vLLM echoes a BOS token (no value) and then the first
+        prompt token with its value; llama-cpp-python drops BOS from the echo and gives the first
+        prompt token no value either, so there one token fewer is scored (for LAP: n - 1 of n)."""
         prompts = check_prompts(prompts)
         if self.endpoint != "completions":
             raise CapabilityError("prompt log-probabilities need the completions endpoint with echo=True "
