@@ -36,8 +36,10 @@ venv: $(PY)
 build: venv
 	VIRTUAL_ENV=$(abspath $(VENV)) $(MATURIN) develop --release --quiet
 
+# The serve extra compiles llama.cpp (llama-cpp-python's sdist; about 19 min on 2 busy cores, then
+# pip's wheel cache): the real OpenAI-compatible server of tests/test_llm_openai.py.
 build-test: venv r-deps
-	VIRTUAL_ENV=$(abspath $(VENV)) CMAKE_ARGS="$${CMAKE_ARGS:--DGGML_NATIVE=OFF}" $(MATURIN) develop --release --quiet --extras test,hf,openai,serve
+	VIRTUAL_ENV=$(abspath $(VENV)) CMAKE_ARGS="$${CMAKE_ARGS:--DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF}" $(MATURIN) develop --release --quiet --extras test,hf,openai,serve
 
 demo: build
 	$(VENV)/bin/llmsurrogate demo --out $(DEMO_OUT)
