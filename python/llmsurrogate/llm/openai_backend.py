@@ -362,6 +362,9 @@ class OpenAIBackend:
         self._topk: dict[str, dict[str, Any]] = {}
         self._budget_lock = threading.Lock()
         self._stop = threading.Event()
+        #: optional ``progress(label, done, total)`` callback fed with the ledger after each response
+        self.progress = None
+        self._progress_lock = threading.Lock()
         key = os.environ.get(api_key_env)
         self._scrub = _Scrubber(key)
         openai = require("openai", purpose="OpenAIBackend")
@@ -541,9 +544,26 @@ class OpenAIBackend:
                 # counts only once stored: a crash after this line loses nothing paid for
                 self._store(key, data)
                 self.ledger.add_usage(data.get("usage"))
+                self._report()
                 return data
             finally:
                 self._release(estimate)
+
+    def _report(self) -> None:
+        """The ledger to ``self.progress`` (a ``progress(label, done, total)`` callback, e.g. the
+        command line's bar): responses received, tokens used (of ``max_tokens`` when set) and the
+        share of ``max_cost`` spent."""
+        if self.progress is None:
+            return
+        try:
+            with self._progress_lock:
+                led = self.ledger
+                self.progress("HTTP responses", led.responses, None)
+                self.progress("tokens used", led.tokens, self.max_tokens)
+                if self.max_cost:
+                    self.progress("% of max_cost spent", min(100, int(100 * (led.cost or 0.0) / self.max_cost)), 100)
+        except Exception:  # noqa: BLE001 - a display problem never stops the run
+            pass
 
     def _sleep(self, seconds: float) -> None:
         end = time.monotonic() + seconds

@@ -89,6 +89,8 @@ def score(data_path, task_spec, backend, model, method, cache_dir, out_dir, batc
     with progress_bar() as bar, warnings.catch_warnings():
         # rejected cache entries are counted and reported below, once
         warnings.filterwarnings("ignore", message="LLM cache .*", category=LLMSurrogateWarning)
+        if hasattr(be, "ledger"):
+            be.progress = bar  # the request ledger as bars: responses, tokens, share of --max-cost
         res = risk.risk_scores(frame, task, be, method, cache=cache, batch_size=batch_size or 16,
                                correct_order_bias=not no_order_correction, chat=chat, progress=bar)
     write_frame(out_dir / "scores.csv", res.table)
