@@ -83,32 +83,55 @@ pub fn check_offsets(offsets: &[i64], len: usize) -> CoreResult<()> {
     Ok(())
 }
 
+/// The bits of `x` as an integer that orders like `f64::total_cmp` (the transform `total_cmp`
+/// itself applies); its own inverse.
+#[inline]
+fn order_key(x: f64) -> i64 {
+    let b = x.to_bits() as i64;
+    b ^ ((((b >> 63) as u64) >> 1) as i64)
+}
+
+#[inline]
+fn from_order_key(key: i64) -> f64 {
+    f64::from_bits((key ^ ((((key >> 63) as u64) >> 1) as i64)) as u64)
+}
+
 /// One text: (min_k, min_k_arith, n, k), or `None` when a scored value is NaN; `buf` is scratch
 /// space reused across texts.
-fn reduce_one<T: Copy + Into<f64>>(seg: &[T], k_frac: f64, buf: &mut Vec<f64>) -> Option<(f64, f64, usize, usize)> {
+fn reduce_one<T: Copy + Into<f64>>(seg: &[T], k_frac: f64, buf: &mut Vec<i64>) -> Option<(f64, f64, usize, usize)> {
     let n = seg.len();
     let k = k_of(n, k_frac);
     if k == 0 {
         return Some((f64::NAN, f64::NAN, 0, 0));
     }
     buf.clear();
-    buf.extend(seg.iter().map(|&v| v.into()));
-    if buf.iter().any(|v| v.is_nan()) {
+    let mut any_nan = false;
+    buf.extend(seg.iter().map(|&v| {
+        let x: f64 = v.into();
+        any_nan |= x.is_nan();
+        order_key(x)
+    }));
+    if any_nan {
         return None;
     }
+    // selection on integer keys in the order of `f64::total_cmp` (the same order, but the
+    // comparisons are plain integer ones: about twice as fast as selecting on floats)
     if k < n {
-        buf.select_nth_unstable_by(k - 1, f64::total_cmp);
+        buf.select_nth_unstable(k - 1);
     }
     let bottom = &mut buf[..k];
-    bottom.sort_unstable_by(f64::total_cmp);
+    bottom.sort_unstable();
     let (mut s, mut e) = (CompensatedSum::new(), CompensatedSum::new());
-    for &v in bottom.iter() {
+    let mut all_finite = true;
+    for &key in bottom.iter() {
+        let v = from_order_key(key);
+        all_finite &= v.is_finite();
         s.add(v);
         e.add(v.exp());
     }
     // an infinite value (log-probability -inf: probability 0 in float32) makes the compensation
     // NaN; the plain sum is then the answer
-    let sum = if bottom.iter().all(|v| v.is_finite()) { s.value() } else { bottom.iter().sum() };
+    let sum = if all_finite { s.value() } else { bottom.iter().map(|&key| from_order_key(key)).sum() };
     Some((sum / k as f64, e.value() / k as f64, n, k))
 }
 
@@ -187,6 +210,17 @@ mod tests {
         let r = min_k_reduce(&v, &[0, 5], 0.2, true).unwrap();
         assert_eq!(r.k[0], 1);
         assert!((r.min_k[0].exp() - 0.000710174389).abs() < 1e-12);
+    }
+
+    #[test]
+    fn order_keys_order_like_total_cmp_and_invert() {
+        let xs = [f64::NEG_INFINITY, -1e300, -7.25, -1.0, -f64::MIN_POSITIVE, -0.0, 0.0, 5e-324, 1.0, 3e300, f64::INFINITY];
+        for &a in &xs {
+            assert_eq!(from_order_key(order_key(a)).to_bits(), a.to_bits());
+            for &b in &xs {
+                assert_eq!(order_key(a).cmp(&order_key(b)), a.total_cmp(&b), "{a} vs {b}");
+            }
+        }
     }
 
     #[test]
