@@ -18,7 +18,7 @@ SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export HF_HUB_OFFLINE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help demo test venv build build-test r-deps test-rust test-python test-r r-docs bench bench-quick clean
+.PHONY: help demo test venv build build-test wheelhouse r-deps test-rust test-python test-r r-docs bench bench-quick clean
 
 help:
 	@echo "make demo   set everything up and run the demo on the bundled real data"
@@ -38,8 +38,25 @@ build: venv
 
 # The serve extra compiles llama.cpp (llama-cpp-python's sdist; about 19 min on 2 busy cores, then
 # pip's wheel cache): the real OpenAI-compatible server of tests/test_llm_openai.py.
-build-test: venv r-deps
-	VIRTUAL_ENV=$(abspath $(VENV)) CMAKE_ARGS="$${CMAKE_ARGS:--DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF}" $(MATURIN) develop --release --quiet --extras test,hf,openai,serve
+build-test: venv r-deps wheelhouse
+	PIP_FIND_LINKS=$(WHEELHOUSE) VIRTUAL_ENV=$(abspath $(VENV)) $(MATURIN) develop --release --quiet --extras test,hf,openai,serve
+
+# llama-cpp-python (the `serve` extra: the real OpenAI-compatible server of tests/test_llm_openai.py)
+# is an sdist on PyPI: its llama.cpp is compiled once per machine (about 15-20 min on 2 cores) into a
+# wheelhouse outside the checkout, which every later venv and clone installs from. The version must
+# match the `serve` extra in pyproject.toml.
+WHEELHOUSE  ?= $(HOME)/.cache/llmsurrogate/wheels
+LLAMA_CPP   := llama-cpp-python==0.3.36
+LLAMA_CMAKE := -DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF
+
+wheelhouse: venv
+	@if ls $(WHEELHOUSE)/llama_cpp_python-$(lastword $(subst ==, ,$(LLAMA_CPP)))-*.whl >/dev/null 2>&1; then \
+	  echo "llama-cpp-python: wheel in $(WHEELHOUSE)"; \
+	else \
+	  echo "Compiling $(LLAMA_CPP) once into $(WHEELHOUSE) (about 15-20 min on 2 cores)"; \
+	  mkdir -p $(WHEELHOUSE) && CMAKE_ARGS="$${CMAKE_ARGS:-$(LLAMA_CMAKE)}" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
+	    $(PIP) wheel --quiet --no-deps -w $(WHEELHOUSE) "$(LLAMA_CPP)"; \
+	fi
 
 demo: build
 	$(VENV)/bin/llmsurrogate demo --out $(DEMO_OUT)
