@@ -337,9 +337,15 @@ def test_budget_stops_cleanly_and_resumes(server, tmp_path):
     prompts = _mc_prompts(12, seed=21)
     with FaultProxy(server.url) as proxy:
         be = _backend(proxy.url, cache=tmp_path, concurrency=3, max_tokens=1200, prices={"input": 1.0, "output": 2.0})
+        seen = []  # the ledger as the progress bar gets it: responses, tokens, cost in cents
+        be.progress = lambda label, done, total: seen.append((label, done, total))
         ids = [i for k in "AB" for _, i in be.answer_tokens(["A", "B"])[k]]
         with pytest.raises(BudgetExceededError, match="budget max_tokens=1200 reached") as ei:
             be.next_token_logprobs(prompts, ids)
+        last = {label: (done, total) for label, done, total in seen}
+        assert last["HTTP responses"][0] == be.ledger.responses > 0
+        assert last["tokens used"] == (be.ledger.tokens, 1200)
+        assert last["cost (cents)"] == (round(100 * be.ledger.cost), None) and be.ledger.cost > 0
         msg = str(ei.value)
         assert "in the cache" in msg and "resume" in msg
         assert be.ledger.tokens <= 1200

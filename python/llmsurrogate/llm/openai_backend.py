@@ -551,8 +551,8 @@ class OpenAIBackend:
 
     def _report(self) -> None:
         """The ledger to ``self.progress`` (a ``progress(label, done, total)`` callback, e.g. the
-        command line's bar): responses received, tokens used (of ``max_tokens`` when set) and the
-        share of ``max_cost`` spent."""
+        command line's bar): responses received, tokens used (of ``max_tokens`` when set) and the cost
+        so far in cents (of ``max_cost`` when set; shown when prices or a cost budget are given)."""
         if self.progress is None:
             return
         try:
@@ -560,8 +560,9 @@ class OpenAIBackend:
                 led = self.ledger
                 self.progress("HTTP responses", led.responses, None)
                 self.progress("tokens used", led.tokens, self.max_tokens)
-                if self.max_cost:
-                    self.progress("% of max_cost spent", min(100, int(100 * (led.cost or 0.0) / self.max_cost)), 100)
+                if led.cost is not None or self.max_cost:  # the cost itself, in cents of the price unit
+                    self.progress("cost (cents)", int(round(100 * (led.cost or 0.0))),
+                                  int(round(100 * self.max_cost)) if self.max_cost else None)
         except Exception:  # noqa: BLE001 - a display problem never stops the run
             pass
 
