@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from llmsurrogate import lookahead
 from llmsurrogate.cli import cli
 from llmsurrogate.exceptions import LLMSurrogateWarning
+from test_kill_resume import _stored  # rows committed to an LLM cache (the kill tests)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -224,18 +225,6 @@ def test_lap_command_answer_method(model, tmp_path):
                       "--out", str(tmp_path / "b.csv"), "--answers", "A,B", "--device", "cpu"])
     assert code == 1 and "--answers applies to --method answer only" in text
 
-
-def _stored(cache):
-    import sqlite3
-
-    path = cache / "llm_cache.sqlite"
-    if not path.exists():
-        return 0
-    try:
-        with sqlite3.connect(path, timeout=30) as conn:
-            return conn.execute("SELECT COUNT(*) FROM outputs").fetchone()[0]
-    except sqlite3.Error:
-        return 0
 
 
 @pytest.mark.slow

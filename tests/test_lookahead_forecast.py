@@ -16,6 +16,7 @@ import pytest
 from llmsurrogate import lookahead
 from llmsurrogate.exceptions import InvalidArgumentError, LLMSurrogateWarning
 from llmsurrogate.llm import CallableBackend
+from test_llm_vllm import stand_in  # noqa: F401  (the fixture: vLLM's API served by a real transformers model)
 from llmsurrogate.llm.cache import Cache
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -423,24 +424,11 @@ def test_p_label_token_by_hand_on_a_tiny_model(arch, kind, tmp_path):
             assert math.isnan(out["p_first_token"].iloc[i]) and "first_token_mismatch" in out["token_status"].iloc[i]
 
 
-def test_p_label_token_through_vllm_equals_transformers(tmp_path, monkeypatch):
+def test_p_label_token_through_vllm_equals_transformers(tmp_path, stand_in):
     """VLLMBackend (on the stand-in for vLLM's API of tests/test_llm_vllm.py, numbers from the same
     real model) gives the transformers backend's p_label_token; it cannot scan its vocabulary, so
     p_first_token is read only above 1/2 (never, on a random model) and reported."""
-    import sys
-    import types
-
-    from test_llm_vllm import _SamplingParams, _StandInLLM, _TokensPrompt
-
     from llmsurrogate.llm.vllm import VLLMBackend
-
-    vllm = types.ModuleType("vllm")
-    vllm.LLM, vllm.SamplingParams = _StandInLLM, _SamplingParams
-    inputs = types.ModuleType("vllm.inputs")
-    inputs.TokensPrompt = _TokensPrompt
-    vllm.inputs = inputs
-    monkeypatch.setitem(sys.modules, "vllm", vllm)
-    monkeypatch.setitem(sys.modules, "vllm.inputs", inputs)
 
     path = testing.build_model(tmp_path / "m", "gpt2", seed=1, context=512)
     prompts = prompts_of(NEWS)
