@@ -8,18 +8,25 @@
 //! built from plain partial sums over groups of [`ROW_GROUP`] consecutive blocks (aligned on the
 //! absolute block index), folded into running sums with TwoSum error compensation; block sums
 //! combine plain partial sums over fixed tiles of [`TILE`] observations with compensation. The
-//! AVX2 builds of the inner loops, chosen at run time, give the same bits.
+//! AVX2 builds of the inner loops, chosen at run time, give the same bits, and so does the pass
+//! that reads four rows at once (each pending sum still receives the losses in row order): it
+//! loads and stores the observation sums once per four rows instead of once per row.
 
 use super::loss::LossKind;
 use super::variance::{mean, sample_var, variance_pieces, Pieces};
 use crate::common::errors::{check, CoreError, CoreResult};
 use crate::common::numerics::CompensatedSum;
+use crate::common::parallel::PARALLEL_MIN_ITEMS;
 use rayon::prelude::*;
 
 /// Observations per tile (the unit of parallel work and of the block-sum partials).
 pub const TILE: usize = 2048;
 /// Consecutive blocks whose losses are summed plainly before a compensated fold.
 pub const ROW_GROUP: usize = 32;
+
+/// One tile's running sums of the difference loss (sum, compensation, pending), when LLM losses
+/// were given.
+type DTile<'a> = Option<(&'a mut [f64], &'a mut [f64], &'a mut [f64])>;
 
 #[derive(Debug, Clone)]
 struct ObsSums {
@@ -114,6 +121,82 @@ fn run_diff<F: Fn(f64, f64) -> f64>(f: F, p: &[f64], y: &[f64], ll: &[f64], pend
     ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3]) + tail, (dlanes[0] + dlanes[1]) + (dlanes[2] + dlanes[3]) + dtail)
 }
 
+/// [`run_plain`] for four consecutive rows over the same run of observations: y and the pending
+/// sums are loaded and stored once for the four rows instead of once per row. Each pending sum
+/// receives the four losses in row order and each row's lanes are summed as in [`run_plain`], so
+/// the bits equal four [`run_plain`] calls.
+#[inline(always)]
+fn run_rows4<F: Fn(f64, f64) -> f64>(f: F, p: [&[f64]; 4], y: &[f64], pend: &mut [f64]) -> [f64; 4] {
+    let m = y.len().min(pend.len()).min(p[0].len()).min(p[1].len()).min(p[2].len()).min(p[3].len());
+    let (p0, p1, p2, p3) = (&p[0][..m], &p[1][..m], &p[2][..m], &p[3][..m]);
+    let (y, pend) = (&y[..m], &mut pend[..m]);
+    let q = m - m % 4;
+    let mut lanes = [[0.0f64; 4]; 4];
+    let rows = p0[..q].chunks_exact(4).zip(p1[..q].chunks_exact(4)).zip(p2[..q].chunks_exact(4)).zip(p3[..q].chunks_exact(4));
+    for ((((a, b), c), d), (yy, dd)) in rows.zip(y[..q].chunks_exact(4).zip(pend[..q].chunks_exact_mut(4))) {
+        for j in 0..4 {
+            let l = [f(a[j], yy[j]), f(b[j], yy[j]), f(c[j], yy[j]), f(d[j], yy[j])];
+            dd[j] = (((dd[j] + l[0]) + l[1]) + l[2]) + l[3];
+            for r in 0..4 {
+                lanes[r][j] += l[r];
+            }
+        }
+    }
+    let mut tail = [0.0f64; 4];
+    for i in q..m {
+        let l = [f(p0[i], y[i]), f(p1[i], y[i]), f(p2[i], y[i]), f(p3[i], y[i])];
+        pend[i] = (((pend[i] + l[0]) + l[1]) + l[2]) + l[3];
+        for r in 0..4 {
+            tail[r] += l[r];
+        }
+    }
+    std::array::from_fn(|r| (lanes[r][0] + lanes[r][1]) + (lanes[r][2] + lanes[r][3]) + tail[r])
+}
+
+/// [`run_diff`] for four consecutive rows, as [`run_rows4`] is [`run_plain`] (same bits as four
+/// [`run_diff`] calls).
+#[inline(always)]
+fn run_rows4_diff<F: Fn(f64, f64) -> f64>(
+    f: F, p: [&[f64]; 4], y: &[f64], ll: &[f64], pend: &mut [f64], dpend: &mut [f64],
+) -> ([f64; 4], [f64; 4]) {
+    let m = y.len().min(ll.len()).min(pend.len()).min(dpend.len());
+    let m = m.min(p[0].len()).min(p[1].len()).min(p[2].len()).min(p[3].len());
+    let (p0, p1, p2, p3) = (&p[0][..m], &p[1][..m], &p[2][..m], &p[3][..m]);
+    let (y, ll, pend, dpend) = (&y[..m], &ll[..m], &mut pend[..m], &mut dpend[..m]);
+    let q = m - m % 4;
+    let mut lanes = [[0.0f64; 4]; 4];
+    let mut dlanes = [[0.0f64; 4]; 4];
+    let rows = p0[..q].chunks_exact(4).zip(p1[..q].chunks_exact(4)).zip(p2[..q].chunks_exact(4)).zip(p3[..q].chunks_exact(4));
+    let obs = y[..q].chunks_exact(4).zip(ll[..q].chunks_exact(4)).zip(pend[..q].chunks_exact_mut(4)).zip(dpend[..q].chunks_exact_mut(4));
+    for ((((a, b), c), d), (((yy, lq), aa), bb)) in rows.zip(obs) {
+        for j in 0..4 {
+            let l = [f(a[j], yy[j]), f(b[j], yy[j]), f(c[j], yy[j]), f(d[j], yy[j])];
+            let e = [l[0] - lq[j], l[1] - lq[j], l[2] - lq[j], l[3] - lq[j]];
+            aa[j] = (((aa[j] + l[0]) + l[1]) + l[2]) + l[3];
+            bb[j] = (((bb[j] + e[0]) + e[1]) + e[2]) + e[3];
+            for r in 0..4 {
+                lanes[r][j] += l[r];
+                dlanes[r][j] += e[r];
+            }
+        }
+    }
+    let (mut tail, mut dtail) = ([0.0f64; 4], [0.0f64; 4]);
+    for i in q..m {
+        let l = [f(p0[i], y[i]), f(p1[i], y[i]), f(p2[i], y[i]), f(p3[i], y[i])];
+        let e = [l[0] - ll[i], l[1] - ll[i], l[2] - ll[i], l[3] - ll[i]];
+        pend[i] = (((pend[i] + l[0]) + l[1]) + l[2]) + l[3];
+        dpend[i] = (((dpend[i] + e[0]) + e[1]) + e[2]) + e[3];
+        for r in 0..4 {
+            tail[r] += l[r];
+            dtail[r] += e[r];
+        }
+    }
+    (
+        std::array::from_fn(|r| (lanes[r][0] + lanes[r][1]) + (lanes[r][2] + lanes[r][3]) + tail[r]),
+        std::array::from_fn(|r| (dlanes[r][0] + dlanes[r][1]) + (dlanes[r][2] + dlanes[r][3]) + dtail[r]),
+    )
+}
+
 macro_rules! with_loss {
     ($kind:expr, $f:ident => $body:expr) => {
         match $kind {
@@ -151,6 +234,16 @@ fn diff_generic(kind: LossKind, p: &[f64], y: &[f64], ll: &[f64], pend: &mut [f6
     with_loss!(kind, f => run_diff(f, p, y, ll, pend, dpend))
 }
 
+#[inline(always)]
+fn rows4_generic(kind: LossKind, p: [&[f64]; 4], y: &[f64], pend: &mut [f64]) -> [f64; 4] {
+    with_loss!(kind, f => run_rows4(f, p, y, pend))
+}
+
+#[inline(always)]
+fn rows4_diff_generic(kind: LossKind, p: [&[f64]; 4], y: &[f64], ll: &[f64], pend: &mut [f64], dpend: &mut [f64]) -> ([f64; 4], [f64; 4]) {
+    with_loss!(kind, f => run_rows4_diff(f, p, y, ll, pend, dpend))
+}
+
 // AVX2 builds of the same kernels, chosen at run time. They give bit-identical results: the
 // per-lane operation order is fixed in the source, Rust never reassociates floating-point
 // operations and never contracts a * b + c into an FMA, so only the vector width changes.
@@ -164,6 +257,18 @@ unsafe fn plain_avx2(kind: LossKind, p: &[f64], y: &[f64], pend: &mut [f64]) -> 
 #[target_feature(enable = "avx2")]
 unsafe fn diff_avx2(kind: LossKind, p: &[f64], y: &[f64], ll: &[f64], pend: &mut [f64], dpend: &mut [f64]) -> (f64, f64) {
     diff_generic(kind, p, y, ll, pend, dpend)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn rows4_avx2(kind: LossKind, p: [&[f64]; 4], y: &[f64], pend: &mut [f64]) -> [f64; 4] {
+    rows4_generic(kind, p, y, pend)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn rows4_diff_avx2(kind: LossKind, p: [&[f64]; 4], y: &[f64], ll: &[f64], pend: &mut [f64], dpend: &mut [f64]) -> ([f64; 4], [f64; 4]) {
+    rows4_diff_generic(kind, p, y, ll, pend, dpend)
 }
 
 /// Whether the AVX2 kernels are used (x86-64 with AVX2, unless LLMSURROGATE_NO_AVX2 is set).
@@ -195,6 +300,24 @@ fn dispatch_diff(kind: LossKind, p: &[f64], y: &[f64], ll: &[f64], pend: &mut [f
         return unsafe { diff_avx2(kind, p, y, ll, pend, dpend) };
     }
     diff_generic(kind, p, y, ll, pend, dpend)
+}
+
+fn dispatch_rows4(kind: LossKind, p: [&[f64]; 4], y: &[f64], pend: &mut [f64]) -> [f64; 4] {
+    #[cfg(target_arch = "x86_64")]
+    if uses_avx2() {
+        // SAFETY: the CPU supports AVX2 (checked at run time).
+        return unsafe { rows4_avx2(kind, p, y, pend) };
+    }
+    rows4_generic(kind, p, y, pend)
+}
+
+fn dispatch_rows4_diff(kind: LossKind, p: [&[f64]; 4], y: &[f64], ll: &[f64], pend: &mut [f64], dpend: &mut [f64]) -> ([f64; 4], [f64; 4]) {
+    #[cfg(target_arch = "x86_64")]
+    if uses_avx2() {
+        // SAFETY: the CPU supports AVX2 (checked at run time).
+        return unsafe { rows4_diff_avx2(kind, p, y, ll, pend, dpend) };
+    }
+    rows4_diff_generic(kind, p, y, ll, pend, dpend)
 }
 
 /// The finished accumulation for one training size.
@@ -372,56 +495,97 @@ impl BlockOutAccumulator {
                 .zip(dtiles)
                 .enumerate()
                 .collect();
-            let results: Vec<(usize, Vec<f64>, Vec<f64>)> = work
-                .into_par_iter()
-                .map(|(t, (((sum, comp), pend), dt))| {
-                    let start = t * TILE;
-                    let len = sum.len();
-                    let mut ep = vec![0.0f64; rows];
-                    let mut dp = vec![0.0f64; rows];
-                    let mut dt = dt;
-                    for r in 0..rows {
-                        let b = b0 + r;
-                        let own_lo = b * nb;
-                        let own_hi = own_lo + nb;
-                        let row = &preds[r * width..(r + 1) * width];
-                        let mut acc = 0.0f64;
-                        let mut dacc = 0.0f64;
-                        // two contiguous ranges of this tile outside the own block
-                        let ranges = [(start, (start + len).min(own_lo)), (start.max(own_hi), start + len)];
-                        for &(lo, hi) in &ranges {
-                            if lo >= hi {
-                                continue;
-                            }
-                            let off = if width == n || lo < own_lo { 0 } else { nb };
-                            let prow = &row[lo - off..hi - off];
-                            let ys = &y[lo..hi];
-                            let pd = &mut pend[lo - start..hi - start];
-                            match (&mut dt, llm) {
-                                (Some((_, _, dpend)), Some(ll)) => {
-                                    let dpd = &mut dpend[lo - start..hi - start];
-                                    let (a, d) = dispatch_diff(kind, prow, ys, &ll[lo..hi], pd, dpd);
-                                    acc += a;
-                                    dacc += d;
+            let tile_pass = |(t, (((sum, comp), pend), dt)): (usize, (((&mut [f64], &mut [f64]), &mut [f64]), DTile<'_>))| {
+                let start = t * TILE;
+                let len = sum.len();
+                let end = start + len;
+                let mut ep = vec![0.0f64; rows];
+                let mut dp = vec![0.0f64; rows];
+                let mut dt = dt;
+                // a row whose own block lies outside this tile reads the whole tile
+                let clean = |r: usize| ((b0 + r) + 1) * nb <= start || (b0 + r) * nb >= end;
+                let folds_after = |r: usize| (b0 + r + 1) % ROW_GROUP == 0 || b0 + r + 1 == blocks_total;
+                let mut r = 0;
+                while r < rows {
+                    if r + 4 <= rows && (r..r + 4).all(clean) && !(r..r + 3).any(folds_after) {
+                        // four rows in one pass: same bits as one row at a time (below)
+                        let seg = |k: usize| {
+                            let off = if width == n || (b0 + k) * nb >= end { 0 } else { nb };
+                            &preds[k * width + start - off..k * width + end - off]
+                        };
+                        let segs = [seg(r), seg(r + 1), seg(r + 2), seg(r + 3)];
+                        match (&mut dt, llm) {
+                            (Some((_, _, dpend)), Some(ll)) => {
+                                let (a, d) = dispatch_rows4_diff(kind, segs, &y[start..end], &ll[start..end], pend, dpend);
+                                for k in 0..4 {
+                                    ep[r + k] = 0.0 + a[k];
+                                    dp[r + k] = 0.0 + d[k];
                                 }
-                                _ => {
-                                    acc += dispatch_plain(kind, prow, ys, pd);
+                            }
+                            _ => {
+                                let a = dispatch_rows4(kind, segs, &y[start..end], pend);
+                                for k in 0..4 {
+                                    ep[r + k] = 0.0 + a[k];
                                 }
                             }
                         }
-                        ep[r] = acc;
-                        dp[r] = dacc;
-                        // fold pending sums at the end of each aligned group of blocks
-                        if (b + 1) % ROW_GROUP == 0 || b + 1 == blocks_total {
+                        if folds_after(r + 3) {
                             fold(sum, comp, pend);
                             if let Some((dsum, dcomp, dpend)) = dt.as_mut() {
                                 fold(dsum, dcomp, dpend);
                             }
                         }
+                        r += 4;
+                        continue;
                     }
-                    (t, ep, dp)
-                })
-                .collect();
+                    let b = b0 + r;
+                    let own_lo = b * nb;
+                    let own_hi = own_lo + nb;
+                    let row = &preds[r * width..(r + 1) * width];
+                    let mut acc = 0.0f64;
+                    let mut dacc = 0.0f64;
+                    // two contiguous ranges of this tile outside the own block
+                    let ranges = [(start, end.min(own_lo)), (start.max(own_hi), end)];
+                    for &(lo, hi) in &ranges {
+                        if lo >= hi {
+                            continue;
+                        }
+                        let off = if width == n || lo < own_lo { 0 } else { nb };
+                        let prow = &row[lo - off..hi - off];
+                        let ys = &y[lo..hi];
+                        let pd = &mut pend[lo - start..hi - start];
+                        match (&mut dt, llm) {
+                            (Some((_, _, dpend)), Some(ll)) => {
+                                let dpd = &mut dpend[lo - start..hi - start];
+                                let (a, d) = dispatch_diff(kind, prow, ys, &ll[lo..hi], pd, dpd);
+                                acc += a;
+                                dacc += d;
+                            }
+                            _ => {
+                                acc += dispatch_plain(kind, prow, ys, pd);
+                            }
+                        }
+                    }
+                    ep[r] = acc;
+                    dp[r] = dacc;
+                    // fold pending sums at the end of each aligned group of blocks
+                    if folds_after(r) {
+                        fold(sum, comp, pend);
+                        if let Some((dsum, dcomp, dpend)) = dt.as_mut() {
+                            fold(dsum, dcomp, dpend);
+                        }
+                    }
+                    r += 1;
+                }
+                (t, ep, dp)
+            };
+            // a small call runs on the caller's thread: parallel::install_for enters no pool below
+            // PARALLEL_MIN_ITEMS, where rayon would hand the tiles to its global pool
+            let results: Vec<(usize, Vec<f64>, Vec<f64>)> = if preds.len() < PARALLEL_MIN_ITEMS {
+                work.into_iter().map(tile_pass).collect()
+            } else {
+                work.into_par_iter().map(tile_pass).collect()
+            };
             for (t, ep, dp) in results {
                 for r in 0..rows {
                     partial[r * n_tiles + t] = ep[r];
@@ -565,6 +729,48 @@ mod tests {
             // identity I1
             let m: f64 = res.lbar.iter().sum::<f64>() / (b * nb) as f64;
             assert!((m - res.plain.ecv).abs() < 1e-13);
+        }
+    }
+
+    #[test]
+    fn bits_do_not_depend_on_chunking_or_threads() {
+        // several tiles, own blocks straddling tile edges, fold groups, full and complement rows:
+        // the four-row pass and the one-row pass must give the same bits
+        for &(n, nb) in &[(3 * TILE + 77, 1usize), (3 * TILE + 77, 37), (2 * TILE + 5, 600)] {
+            let y = data(n, 5);
+            let llm = data(n, 6);
+            let b = n / nb;
+            let m = b * nb;
+            let preds: Vec<Vec<f64>> = (0..b).map(|k| data(m, 1000 + k as u64)).collect();
+            let run = |chunk: usize, full: bool, threads: usize| {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                let mut acc = BlockOutAccumulator::new(&y, nb, LossKind::Absolute, Some(&llm)).unwrap();
+                let mut b0 = 0;
+                while b0 < b {
+                    let k = chunk.min(b - b0);
+                    let mut buf = Vec::new();
+                    for bb in b0..b0 + k {
+                        for i in 0..m {
+                            if full || i / nb != bb {
+                                buf.push(preds[bb][i]);
+                            }
+                        }
+                    }
+                    let width = if full { m } else { m - nb };
+                    pool.install(|| acc.add_blocks(b0, &buf, width)).unwrap();
+                    b0 += k;
+                }
+                acc.finalize().unwrap()
+            };
+            let one = run(1, true, 1);
+            for &(chunk, full, threads) in &[(b, true, 3), (7, false, 2), (64, true, 1), (5, false, 4)] {
+                let r = run(chunk, full, threads);
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&r.e_b), bits(&one.e_b), "n={n} nb={nb} chunk={chunk}");
+                assert_eq!(bits(&r.lbar), bits(&one.lbar), "n={n} nb={nb} chunk={chunk}");
+                assert_eq!(bits(r.diff_e_b.as_ref().unwrap()), bits(one.diff_e_b.as_ref().unwrap()));
+                assert_eq!(bits(r.diff_lbar.as_ref().unwrap()), bits(one.diff_lbar.as_ref().unwrap()));
+            }
         }
     }
 
