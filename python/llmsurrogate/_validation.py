@@ -387,3 +387,16 @@ def check_gamma(value: Any, name: str = "Gamma") -> float:
     if not g >= 1:
         raise InvalidArgumentError(f"argument `{name}` must be >= 1 (Inf allowed); got {value}")
     return g
+
+
+def note_dropped(notes: list[str], n_dropped: int, detail: str = "", *, stacklevel: int = 3) -> None:
+    """Count rows dropped for missing values: a note on the result and a warning (nothing when
+    none were dropped). ``detail`` follows "missing values", e.g. ``" (NaN/None)"``."""
+    if n_dropped:
+        import warnings
+
+        from .exceptions import LLMSurrogateWarning
+
+        msg = f"{n_dropped} row(s) dropped for missing values{detail} in the columns used"
+        notes.append(msg)
+        warnings.warn(msg, LLMSurrogateWarning, stacklevel=stacklevel + 1)

@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from .._validation import as_frame, check_n_jobs, require_columns
+from .._validation import as_frame, check_n_jobs, note_dropped, require_columns
 from ..exceptions import InvalidArgumentError, LLMSurrogateWarning
 from ._demean import DEFAULT_MAXITER, DEFAULT_TOL, demean, factorize, recode, singleton_mask
 from ._formula import parse_formula
@@ -139,10 +139,7 @@ def feols(fml: str, data, vcov=None, weights=None, *, fixef_rm: str = "singleton
         ok &= np.isfinite(w)
     notes: list[str] = []
     n_nan = int(n_input - ok.sum())
-    if n_nan:
-        msg = f"{n_nan} row(s) dropped for missing values (NaN/None) in the columns used"
-        notes.append(msg)
-        warnings.warn(msg, LLMSurrogateWarning, stacklevel=2)
+    note_dropped(notes, n_nan, " (NaN/None)", stacklevel=2)
     n_zero_weight = 0
     if w is not None:
         # a row of weight 0 carries no information: dropped (so that it counts in no N, level or

@@ -3,13 +3,12 @@ kept (with a count and a warning), optional within-sample standardisation (§2.5
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import as_frame, require_columns
-from ..exceptions import InvalidArgumentError, LLMSurrogateWarning
+from .._validation import as_frame, note_dropped, require_columns
+from ..exceptions import InvalidArgumentError
 from ..fe import parse_formula
 
 
@@ -86,10 +85,7 @@ def prepare(data, outcome: str, signal: str, lap: str, fe, controls, standardize
             ok &= ~pd.isna(col).to_numpy()
     notes: list[str] = []
     n_dropped = int(n_input - ok.sum())
-    if n_dropped:
-        msg = f"{n_dropped} row(s) dropped for missing values in the columns used"
-        notes.append(msg)
-        warnings.warn(msg, LLMSurrogateWarning, stacklevel=3)
+    note_dropped(notes, n_dropped, stacklevel=3)
     sub = sub.loc[ok].reset_index(drop=True)
     if len(sub) < 3:
         raise InvalidArgumentError(f"argument `data`: {len(sub)} complete row(s); the test needs more")
