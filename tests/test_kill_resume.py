@@ -34,7 +34,7 @@ EXE = shutil.which("llmsurrogate", path=str(Path(sys.executable).parent))
 
 def _env(**extra):
     env = dict(os.environ)
-    if "/usr/lib/R/lib" in env.get("LD_LIBRARY_PATH", ""):  # what an earlier rpy2 import added
+    if "/lib/R/lib" in env.get("LD_LIBRARY_PATH", ""):  # what an earlier rpy2 import added
         env.pop("LD_LIBRARY_PATH")
     env.update(HF_HUB_OFFLINE="1", **{k: str(v) for k, v in extra.items()})
     return env

@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from _fault_proxy import FaultProxy  # noqa: E402
 from _llama_server import MODEL_ALIAS, LlamaServer, gpt2_to_gguf, llama_cpp_available  # noqa: E402
+from test_kill_resume import _env  # the CLI subprocess environment (the kill tests)  # noqa: E402
 
 from llmsurrogate.llm.openai_backend import (  # noqa: E402
     BudgetExceededError, Ledger, RateLimiter, RequestFailedError, _retry_after, parse_probability)
@@ -360,14 +361,6 @@ def test_budget_stops_cleanly_and_resumes(server, tmp_path):
     assert np.isfinite(out[:, [0, 1, 3, 4]]).all()
 
 
-def _cli_env(**extra):
-    env = dict(os.environ)
-    if "/lib/R/lib" in env.get("LD_LIBRARY_PATH", ""):  # what an earlier rpy2 import added
-        env.pop("LD_LIBRARY_PATH")
-    env.update(HF_HUB_OFFLINE="1", **{k: str(v) for k, v in extra.items()})
-    return env
-
-
 def _score_args(url, data, cache, out, *extra):
     return [sys.executable, "-m", "llmsurrogate.cli", "score", "--data", str(data), "--task", "ACSIncome",
             "--backend", "openai", "--model", MODEL_ALIAS, "--base-url", url, "--cache", str(cache), "--out", str(out),
@@ -387,7 +380,7 @@ def test_kill9_cli_then_rerun_repeats_no_finished_prompt(server, tmp_path):
     cache = tmp_path / "cache"
     with FaultProxy(server.url, latency=0.25) as proxy:
         proc = subprocess.Popen(_score_args(proxy.url, data, cache, tmp_path / "out1", "--concurrency", "2"),
-                                env=_cli_env(OPENAI_API_KEY=SECRET), stdout=subprocess.DEVNULL,
+                                env=_env(OPENAI_API_KEY=SECRET), stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, start_new_session=True)
         deadline = time.time() + 120
         while proxy.counts["delivered"] < 12 and time.time() < deadline and proc.poll() is None:
@@ -405,7 +398,7 @@ def test_kill9_cli_then_rerun_repeats_no_finished_prompt(server, tmp_path):
         assert len(finished) >= 10 and len(finished) < len(prompts)  # 12 delivered, 2 in flight at most
         assert len(delivered_before - finished) <= 2  # at most the requests in flight at the kill
         proxy.reset()
-        out = subprocess.run(_score_args(proxy.url, data, cache, tmp_path / "out2"), env=_cli_env(OPENAI_API_KEY=SECRET),
+        out = subprocess.run(_score_args(proxy.url, data, cache, tmp_path / "out2"), env=_env(OPENAI_API_KEY=SECRET),
                              capture_output=True, text=True, timeout=300)
         assert out.returncode == 0, out.stderr[-3000:]
         asked_again = set(proxy.prompt_requests)
@@ -447,7 +440,7 @@ def test_api_key_never_written_or_raised(server, tmp_path, key_env):
     with FaultProxy(server.url, faults={"500": 0.3}) as proxy:
         out = subprocess.run(_score_args(proxy.url, data, tmp_path / "cache", tmp_path / "out", "--price-input", "1",
                                          "--price-output", "2"),
-                             env=_cli_env(OPENAI_API_KEY=SECRET), capture_output=True, text=True, timeout=300)
+                             env=_env(OPENAI_API_KEY=SECRET), capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     assert SECRET not in out.stdout + out.stderr
     written = [f for d in (tmp_path / "cache", tmp_path / "out", tmp_path / "c") for f in d.rglob("*") if f.is_file()]
