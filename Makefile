@@ -18,13 +18,14 @@ SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export HF_HUB_OFFLINE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help demo test venv build build-test wheelhouse r-deps test-rust test-python test-r r-docs bench bench-quick clean
+.PHONY: help demo test venv build build-test wheelhouse r-deps test-rust test-python test-r r-docs bench bench-quick bench-venv clean
 
 help:
 	@echo "make demo   set everything up and run the demo on the bundled real data"
 	@echo "make test   set everything up (R included) and run cargo, pytest and R tests"
 	@echo "make bench  run the benchmarks (results in benchmarks/results/, README speed section)"
 	@echo "make bench-quick  a few-minute subset (results in benchmarks/results/quick/)"
+	@echo "make bench-venv   .venv-bench with folktexts 0.7.1 (the LLM benchmarks' peer; made by bench/bench-quick)"
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -100,20 +101,39 @@ r-docs:
 TRANSFERUQ_SRC ?= /work/.mirror/lihualei71+transferUQ/repo
 BENCH_ENV := TRANSFERUQ_SRC=$(TRANSFERUQ_SRC)
 
-bench: build
+# folktexts 0.7.1 (the peer of bench_risk_scores.py and bench_llm_cpu.py) in its own interpreter,
+# outside the package venv; created only when .venv-bench/bin/python lacks folktexts.
+BENCH_VENV := .venv-bench
+
+bench-venv:
+	@if [ -x $(BENCH_VENV)/bin/python ] && $(BENCH_VENV)/bin/python -c 'import folktexts' >/dev/null 2>&1; then \
+	  echo "folktexts: $$($(BENCH_VENV)/bin/python -c 'import folktexts; print(folktexts.__version__)') in $(BENCH_VENV)"; \
+	else \
+	  python3 -m venv $(BENCH_VENV) && $(BENCH_VENV)/bin/pip install --quiet folktexts==0.7.1; \
+	fi
+
+# build-test: the hf, openai and serve extras (torch and transformers for the CPU LLM benchmarks,
+# llama-cpp-python's server for bench_llm_http.py, from the wheelhouse).
+bench: build-test bench-venv
 	$(BENCH_ENV) $(PY) benchmarks/bench_quantiles.py
 	$(BENCH_ENV) $(PY) benchmarks/bench_transfer.py
 	$(BENCH_ENV) $(PY) benchmarks/bench_ess.py
 	$(BENCH_ENV) $(PY) benchmarks/bench_transfer_nls.py
+	$(BENCH_ENV) $(PY) benchmarks/bench_transfer_build.py --cv
 	$(BENCH_ENV) $(PY) benchmarks/bench_risk_scores.py
+	$(BENCH_ENV) $(PY) benchmarks/bench_llm_cpu.py
+	$(BENCH_ENV) $(PY) benchmarks/bench_llm_http.py
 	$(PY) benchmarks/bench_lookahead.py
 	$(PY) benchmarks/readme_tables.py --write
 
-bench-quick: build
+bench-quick: build-test bench-venv
 	$(BENCH_ENV) $(PY) benchmarks/bench_quantiles.py --quick
 	$(BENCH_ENV) $(PY) benchmarks/bench_transfer.py --quick
 	$(BENCH_ENV) $(PY) benchmarks/bench_ess.py --quick
 	$(BENCH_ENV) $(PY) benchmarks/bench_transfer_nls.py --quick
+	$(BENCH_ENV) $(PY) benchmarks/bench_transfer_build.py --quick
+	$(BENCH_ENV) $(PY) benchmarks/bench_llm_cpu.py --quick
+	$(BENCH_ENV) $(PY) benchmarks/bench_llm_http.py --quick
 	$(PY) benchmarks/bench_lookahead.py --quick
 	$(PY) benchmarks/readme_tables.py
 

@@ -23,7 +23,8 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 README = HERE.parent / "README.md"
 BEGIN, END = "<!-- speed:begin -->", "<!-- speed:end -->"
-ORDER = ["transfer", "quantiles", "ess", "risk_scores", "transfer_build", "transfer_nls", "lookahead", "llm_gpu"]
+ORDER = ["transfer", "quantiles", "ess", "risk_scores", "llm_cpu", "llm_http", "transfer_build", "transfer_nls",
+         "lookahead", "llm_gpu"]  # llm_gpu: old format (needs a GPU), listed as not regenerated
 
 
 def _fmt_s(s: float) -> str:
