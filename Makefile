@@ -117,7 +117,7 @@ bench-venv:
 bench: build-test bench-venv
 	$(BENCH_ENV) $(PY) benchmarks/bench_quantiles.py
 	$(BENCH_ENV) $(PY) benchmarks/bench_transfer.py
-	$(BENCH_ENV) $(PY) benchmarks/bench_ess.py
+	$(BENCH_ENV) $(PY) benchmarks/bench_ess.py --e2e --algorithms logit_l1
 	$(BENCH_ENV) $(PY) benchmarks/bench_transfer_nls.py
 	$(BENCH_ENV) $(PY) benchmarks/bench_transfer_build.py --cv
 	$(BENCH_ENV) $(PY) benchmarks/bench_risk_scores.py
