@@ -435,7 +435,10 @@ def bench_e2e(n_jobs, n, trees, grid_points, rf_min_n=1, algorithms=("logit_l1",
         warm = "" if t_warm is None else f" (second call {t_warm:.1f} s, ratio {t_naive / t_warm:.2f})"
         print(f"  {algorithm:9s} ours {t_ours:8.1f} s{warm}   naive {t_naive:8.1f} s   ratio {t_naive / t_ours:5.2f}   "
               f"ESS bound {res.lower_bound} ({res.status})", flush=True)
+    import datetime
+
     return {"n": n, "grid": full_grid, "n_jobs": n_jobs, "results": out, "load_average": os.getloadavg(),
+            "date_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "note": ("ours_s is a first call in a fresh process (worker processes start and import scikit-learn); "
                      "ours_warm_s a second call" + (f"; random forest on the grid points >= {rf_min_n} only"
                                                     if rf_min_n > 1 else ""))}
@@ -491,7 +494,11 @@ def main():
         print(f"end to end, n = {args.e2e_n}, {args.grid_points} grid points, {args.n_jobs} jobs:")
         e2e = bench_e2e(args.n_jobs, args.e2e_n, args.trees, args.grid_points, args.rf_min_n,
                         tuple(args.algorithms.split(",")))
-        previous = saved.get("e2e", {}).get("results", {})
+        prev = saved.get("e2e", {})
+        previous = {a: {"load_average_of_run": prev.get("load_average"), "date_utc": prev.get("date_utc"), **r}
+                    for a, r in prev.get("results", {}).items()}
+        for r in e2e["results"].values():
+            r["load_average_of_run"], r["date_utc"] = e2e["load_average"], e2e["date_utc"]
         e2e["results"] = {**previous, **e2e["results"]}  # an algorithm not rerun keeps its last result
         run.extra["e2e"] = e2e
     elif "e2e" in saved:
