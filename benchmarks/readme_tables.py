@@ -186,10 +186,17 @@ def section() -> str:
         if bd:
             lines += ["Where one R call's time goes (forecast_interval, 44 x 44 matrix, per call): " +
                       ", ".join(f"{k.replace('_', ' ')} {_fmt_s(v)}" for k, v in bd.items()) + ".", ""]
-    if legacy:
+    gpu = [n for n in legacy if n.endswith("_gpu")]
+    cpu = [n for n in legacy if n not in gpu]
+    if cpu:
         lines += ["Not regenerated (result files in the old format, one timing without rounds or load; rerun "
-                  "with `make bench`): " + ", ".join(f"`benchmarks/results/{n}.json`" for n in legacy) +
+                  "with `make bench`): " + ", ".join(f"`benchmarks/results/{n}.json`" for n in cpu) +
                   ". Their numbers quoted elsewhere in this README predate the harness.", ""]
+    if gpu:
+        lines += ["Not regenerated: " + ", ".join(f"`benchmarks/results/{n}.json`" for n in gpu) +
+                  " (old format; it needs a GPU, which `make bench` does not assume: run "
+                  "`benchmarks/bench_llm_gpu.py` on a GPU machine). Its numbers in this README come from one "
+                  "earlier run on an H100.", ""]
     return "\n".join(lines).rstrip() + "\n"
 
 
