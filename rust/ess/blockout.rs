@@ -742,9 +742,10 @@ mod tests {
             let b = n / nb;
             let m = b * nb;
             let preds: Vec<Vec<f64>> = (0..b).map(|k| data(m, 1000 + k as u64)).collect();
-            let run = |chunk: usize, full: bool, threads: usize| {
+            let run = |chunk: usize, full: bool, threads: usize, with_llm: bool| {
                 let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-                let mut acc = BlockOutAccumulator::new(&y, nb, LossKind::Absolute, Some(&llm)).unwrap();
+                let ll = if with_llm { Some(&llm[..]) } else { None };
+                let mut acc = BlockOutAccumulator::new(&y, nb, LossKind::Absolute, ll).unwrap();
                 let mut b0 = 0;
                 while b0 < b {
                     let k = chunk.min(b - b0);
@@ -762,14 +763,19 @@ mod tests {
                 }
                 acc.finalize().unwrap()
             };
-            let one = run(1, true, 1);
-            for &(chunk, full, threads) in &[(b, true, 3), (7, false, 2), (64, true, 1), (5, false, 4)] {
-                let r = run(chunk, full, threads);
-                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-                assert_eq!(bits(&r.e_b), bits(&one.e_b), "n={n} nb={nb} chunk={chunk}");
-                assert_eq!(bits(&r.lbar), bits(&one.lbar), "n={n} nb={nb} chunk={chunk}");
-                assert_eq!(bits(r.diff_e_b.as_ref().unwrap()), bits(one.diff_e_b.as_ref().unwrap()));
-                assert_eq!(bits(r.diff_lbar.as_ref().unwrap()), bits(one.diff_lbar.as_ref().unwrap()));
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            for with_llm in [true, false] {
+                // plain-only accumulators take the four-row plain kernel, the others the difference one
+                let one = run(1, true, 1, with_llm);
+                for &(chunk, full, threads) in &[(b, true, 3), (7, false, 2), (64, true, 1), (5, false, 4)] {
+                    let r = run(chunk, full, threads, with_llm);
+                    assert_eq!(bits(&r.e_b), bits(&one.e_b), "n={n} nb={nb} chunk={chunk} llm={with_llm}");
+                    assert_eq!(bits(&r.lbar), bits(&one.lbar), "n={n} nb={nb} chunk={chunk} llm={with_llm}");
+                    if with_llm {
+                        assert_eq!(bits(r.diff_e_b.as_ref().unwrap()), bits(one.diff_e_b.as_ref().unwrap()));
+                        assert_eq!(bits(r.diff_lbar.as_ref().unwrap()), bits(one.diff_lbar.as_ref().unwrap()));
+                    }
+                }
             }
         }
     }
