@@ -1,5 +1,6 @@
-"""Run folktexts' TransformersLLMClassifier on a local model and a CSV (called by
-bench_risk_scores.py with the interpreter that has folktexts installed).
+"""Run folktexts' TransformersLLMClassifier on a local model and a CSV, in the interpreter that has
+folktexts installed (``.venv-bench``). The benchmarks call :func:`run`, which starts this file
+there; it imports nothing of folktexts in their own interpreter.
 
     python _folktexts_runner.py MODEL_DIR DATA_CSV OUT_JSON --repeat 3 --threads 1 --batch-size 16
 """
@@ -8,10 +9,25 @@ import argparse
 import json
 import logging
 import os
+import subprocess
 import time
+from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def run(python, model, data, out, *, repeat, threads, batch_size, correct_order_bias=True):
+    """Time folktexts in its own interpreter ``python``: ``({"folktexts_version", "times", "scores"},
+    None)``, or ``(None, its stderr)`` when the process failed."""
+    cmd = [str(python), str(Path(__file__).resolve()), str(model), str(data), str(out), "--repeat", str(repeat),
+           "--threads", str(threads), "--batch-size", str(batch_size)]
+    if not correct_order_bias:
+        cmd += ["--correct-order-bias", "0"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        return None, proc.stderr
+    return json.loads(Path(out).read_text()), None
 
 
 def main():

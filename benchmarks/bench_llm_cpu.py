@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -38,6 +37,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
+import _folktexts_runner as folktexts  # noqa: E402
 from _harness import Run, add_common_args, loadavg, result_path, summarize, threads  # noqa: E402
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -110,16 +110,12 @@ def main():
                     if name == "folktexts":
                         if fk_err:
                             continue
-                        out_json = tmp / f"fk_{vocab}.json"
-                        proc = subprocess.run([str(fk_python), str(ROOT / "benchmarks" / "_folktexts_runner.py"),
-                                               str(path), str(data_csv), str(out_json), "--repeat", "2",
-                                               "--threads", str(n_threads), "--batch-size", str(a.batch_size)],
-                                              capture_output=True, text=True)
-                        if proc.returncode != 0:
-                            fk_err = f"folktexts failed on the vocab-{vocab} model: " + proc.stderr[-2000:]
+                        fk, err = folktexts.run(fk_python, path, data_csv, tmp / f"fk_{vocab}.json", repeat=2,
+                                                threads=n_threads, batch_size=a.batch_size)
+                        if err is not None:
+                            fk_err = f"folktexts failed on the vocab-{vocab} model: " + err[-2000:]
                             print(fk_err, flush=True)
                             continue
-                        fk = json.loads(out_json.read_text())
                         fk_times += fk["times"]
                         fk_scores = np.asarray(fk["scores"])
                         folktexts_info["version"] = fk["folktexts_version"]

@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import platform
-import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -35,6 +34,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
+import _folktexts_runner as folktexts  # noqa: E402
 from _harness import Run, result_path, summarize, threads  # noqa: E402
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -109,15 +109,12 @@ def main():
     ours = None
     for _ in range(a.repeat):
         if have_fk:
-            out_json = tmp / "folktexts.json"
-            proc = subprocess.run([a.folktexts_python, str(ROOT / "benchmarks" / "_folktexts_runner.py"), str(model),
-                                   str(data_csv), str(out_json), "--repeat", "2", "--threads", str(a.threads),
-                                   "--batch-size", str(a.batch_size)], capture_output=True, text=True)
-            if proc.returncode != 0:
-                results["folktexts_error"] = proc.stderr[-3000:]
+            fk, err = folktexts.run(a.folktexts_python, model, data_csv, tmp / "folktexts.json", repeat=2,
+                                    threads=a.threads, batch_size=a.batch_size)
+            if err is not None:
+                results["folktexts_error"] = err[-3000:]
                 have_fk = False
             else:
-                fk = json.loads(out_json.read_text())
                 fk_times += fk["times"]
                 fk_scores = np.asarray(fk["scores"])
                 results["folktexts_version"] = fk["folktexts_version"]
@@ -138,11 +135,11 @@ def main():
         results["speedup_vs_folktexts_without_prefix_sharing"] = t_fk / t_plain
         # agreement without order averaging (a random model does not read the options, so its
         # order-averaged scores all sit at 0.5): one answer order, per-prompt scores vary
-        proc = subprocess.run([a.folktexts_python, str(ROOT / "benchmarks" / "_folktexts_runner.py"), str(model),
-                               str(data_csv), str(tmp / "fk1.json"), "--repeat", "1", "--threads", str(a.threads),
-                               "--batch-size", str(a.batch_size), "--correct-order-bias", "0"],
-                              capture_output=True, text=True)
-        fk1 = np.asarray(json.loads((tmp / "fk1.json").read_text())["scores"])
+        fk1, err = folktexts.run(a.folktexts_python, model, data_csv, tmp / "fk1.json", repeat=1, threads=a.threads,
+                                 batch_size=a.batch_size, correct_order_bias=False)
+        if err is not None:
+            raise RuntimeError(f"folktexts failed on one answer order: {err[-3000:]}")
+        fk1 = np.asarray(fk1["scores"])
         o1_bp = risk.risk_scores(df, task, backend, spelling="best_prefix", correct_order_bias=False).scores
         o1_sum = risk.risk_scores(df, task, backend, correct_order_bias=False).scores
         results["agreement_one_order"] = {
