@@ -45,8 +45,12 @@ __all__ = ["__version__", "num_threads", *exceptions.__all__, *sorted(_SUBMODULE
 def num_threads(n_jobs: int | None = None) -> int:
     """Threads the Rust kernels use for ``n_jobs`` (``None``: ``LLMSURROGATE_NUM_THREADS`` or all cores).
 
+    Examples
+    --------
     >>> num_threads(2)
     2
+    >>> num_threads() >= 1
+    True
     """
     from ._validation import check_n_jobs
 

@@ -54,7 +54,13 @@ def _data_dir():
 
 
 def attribution() -> str:
-    """Sources and licences of the bundled data."""
+    """Sources and licences of the bundled data.
+
+    Examples
+    --------
+    >>> attribution().splitlines()[0]
+    '# Data for llmsurrogate'
+    """
     return (_data_dir() / "ATTRIBUTION.md").read_text(encoding="utf-8")
 
 
@@ -156,6 +162,14 @@ def transfer_error_models():
     raw error over the best in-sample error on the test domain across models). Models: ``EU_iso``,
     ``EU_expo``, ``RF``, ``kernel_ridge_rbf`` and the CPT variants named by their free parameters
     (a = alpha, b = beta, d = delta, g = gamma).
+
+    Examples
+    --------
+    >>> models = transfer_error_models()
+    >>> list(models.columns), len(models)
+    (['kind', 'model'], 36)
+    >>> sorted(models.loc[models["kind"] == "unnormalized", "model"])[:3]
+    ['EU_iso', 'RF', 'a']
     """
     import pandas as pd
 
@@ -197,6 +211,12 @@ def load_acs_income_rows():
     Columns: ``AGEP`` (age), ``COW`` (class of worker), ``SCHL`` (education), ``MAR`` (marital
     status), ``OCCP`` (occupation code), ``POBP`` (place of birth), ``RELP`` (relationship),
     ``WKHP`` (hours per week), ``SEX``, ``RAC1P`` (race) and the label ``PINCP>50000`` (0/1).
+
+    Examples
+    --------
+    >>> rows = load_acs_income_rows()
+    >>> rows.shape, int(rows.loc[1, "AGEP"])
+    ((10, 11), 18)
     """
     import pandas as pd
 
@@ -205,7 +225,13 @@ def load_acs_income_rows():
 
 
 def acs_codebook_variables() -> list[str]:
-    """Variables with a code-to-text table: ANC1P, HISP, LANP, OCCP, POBP, ST."""
+    """Variables with a code-to-text table: ANC1P, HISP, LANP, OCCP, POBP, ST.
+
+    Examples
+    --------
+    >>> acs_codebook_variables()
+    ['ANC1P', 'HISP', 'LANP', 'OCCP', 'POBP', 'ST']
+    """
     return sorted(p.name[:-4] for p in (_data_dir() / "acs_fixture").iterdir() if p.name.endswith(".txt")
                   and p.name != "expected_default_prompt.txt")
 
@@ -234,5 +260,11 @@ def load_acs_codebook(variable: str):
 
 
 def load_acs_golden_prompt() -> str:
-    """folktexts' expected multiple-choice prompt for row 1 of :func:`load_acs_income_rows`."""
+    """folktexts' expected multiple-choice prompt for row 1 of :func:`load_acs_income_rows`.
+
+    Examples
+    --------
+    >>> load_acs_golden_prompt().startswith("The following data corresponds to a survey respondent.")
+    True
+    """
     return (_data_dir() / "acs_fixture" / "expected_default_prompt.txt").read_text(encoding="utf-8")

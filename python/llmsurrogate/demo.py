@@ -32,7 +32,15 @@ DEMOS = {"transfer": "llmsurrogate.transfer.demo", "ess": "llmsurrogate.ess.demo
 def run_all(out_dir: str | Path, *, tau: float = 0.95, plot: bool = True, only: tuple[str, ...] | None = None,
             progress: ProgressCallback | None = None, echo: Callable[[str], None] = print) -> list[str]:
     """Run the capability demos (``only``: a subset of :data:`DEMOS`) and write their outputs to
-    ``out_dir``; returns the file names written. ``tau`` is the transfer intervals' level."""
+    ``out_dir``; returns the file names written. ``tau`` is the transfer intervals' level.
+
+    Examples
+    --------
+    >>> list(DEMOS)
+    ['transfer', 'ess', 'lookahead']
+    >>> run_all("demo_out", only=("transfer",), plot=False, echo=lambda text: None)
+    ['transfer_forecast_intervals.csv', 'transfer_forecast_intervals.json', 'transfer_dominance.csv']
+    """
     import importlib
 
     written: list[str] = []

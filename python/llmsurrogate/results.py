@@ -34,7 +34,19 @@ __all__ = ["Result", "Summary", "TableResult", "result_dataclass"]
 
 def result_dataclass(cls):
     """Decorator for result classes: a frozen dataclass that keeps :class:`Result`'s ``__eq__``,
-    ``__repr__`` (the summary) and ``_repr_html_``."""
+    ``__repr__`` (the summary) and ``_repr_html_``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> @result_dataclass
+    ... class ExampleMean(Result):
+    ...     value: float
+    ...     def tidy(self):
+    ...         return pd.DataFrame({"estimate": [self.value]})
+    >>> ExampleMean(2.5) == ExampleMean.from_json(ExampleMean(2.5).to_json())
+    True
+    """
     return dataclasses.dataclass(frozen=True, eq=False, repr=False)(cls)
 
 _REGISTRY: dict[str, type["Result"]] = {}
@@ -45,6 +57,16 @@ class Summary:
 
     ``str()`` and :meth:`as_text` give plain text, :meth:`as_html` an HTML fragment (also shown by
     notebooks through ``_repr_html_``).
+
+    Examples
+    --------
+    >>> print(Summary("Fit", facts={"n": 10, "r2": 0.123456}, notes=["a toy"]))
+    Fit
+    ===
+    n  : 10
+    r2 : 0.1235
+    <BLANKLINE>
+    Note: a toy
     """
 
     def __init__(self, title: str, facts: dict[str, Any] | None = None,
@@ -197,7 +219,16 @@ _RESULT_MODULES = ("llmsurrogate.ess._results", "llmsurrogate.transfer._results"
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
 class Result:
-    """Base class of all result objects (frozen dataclasses)."""
+    """Base class of all result objects (frozen dataclasses).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> res = TableResult(title="Means", table=pd.DataFrame({"x": [1.0, 2.0]}))
+    >>> path = res.save("means.json")
+    >>> Result.load(path) == res, Result.load(path).kind
+    (True, 'TableResult')
+    """
 
     kind: ClassVar[str] = "Result"
 
@@ -300,7 +331,23 @@ class Result:
 
 @result_dataclass
 class TableResult(Result):
-    """A titled table with metadata and notes: the simplest result."""
+    """A titled table with metadata and notes: the simplest result.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> res = TableResult(title="Example", table=pd.DataFrame({"x": [1.0, 2.5]}), meta={"seed": 0})
+    >>> print(res)
+    Example
+    =======
+    seed : 0
+    <BLANKLINE>
+      x
+      1
+    2.5
+    >>> res.to_frame()["x"].tolist()
+    [1.0, 2.5]
+    """
 
     title: str
     table: Any  # pandas.DataFrame

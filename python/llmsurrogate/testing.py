@@ -50,8 +50,10 @@ def synthetic_census(n: int = 1000, seed: int = 0):
     code domains; ``p_true`` = σ(β·φ(x)) (education, hours, sex, age, and a race term that creates
     a group gap); ``PINCP>50000`` drawn from it.
 
+    Examples
+    --------
     >>> df = synthetic_census(200, seed=1)
-    >>> sorted(df.columns)[:3], df["PINCP>50000"].isin([0, 1]).all()
+    >>> sorted(df.columns)[:3], bool(df["PINCP>50000"].isin([0, 1]).all())
     (['AGEP', 'COW', 'MAR'], True)
     """
     import pandas as pd
@@ -78,7 +80,14 @@ def synthetic_census(n: int = 1000, seed: int = 0):
 
 
 def synthetic_income_task():
-    """The ACSIncome task on four columns (AGEP, SCHL, WKHP, SEX): short prompts for tiny models."""
+    """The ACSIncome task on four columns (AGEP, SCHL, WKHP, SEX): short prompts for tiny models.
+
+    Examples
+    --------
+    >>> task = synthetic_income_task()
+    >>> task.name, task.features, task.target
+    ('SynthIncome', ('AGEP', 'SCHL', 'WKHP', 'SEX'), 'PINCP')
+    """
     from .llm.tasks import acs_income_task
 
     import dataclasses
@@ -115,6 +124,12 @@ def build_tokenizer(path, kind: str = "bpe", *, vocab_size: int = 800, extra_tok
     ``"▁A"``) or ``"wordlevel"`` (no prefix at all). ``extra_tokens`` adds that many tokens beyond
     the trained vocabulary (to test a tokenizer longer than the model's logits).
     Returns the ``PreTrainedTokenizerFast``.
+
+    Examples
+    --------
+    >>> tok = build_tokenizer("tiny_tokenizer", "wordlevel")
+    >>> tok.tokenize("Answer: A")
+    ['Answer:', 'A']
     """
     tk = require("tokenizers", purpose="building a tokenizer")
     transformers = require("transformers", purpose="building a tokenizer")
@@ -161,7 +176,15 @@ def build_model(path, arch: str = "gpt2", *, tokenizer_kind: str = "bpe", vocab_
                 layers: int = 2, heads: int = 2, context: int = 1024, seed: int = 0, extra_tokens: int = 0,
                 chat_template: str | None = CHATML_TEMPLATE):
     """A randomly initialised ``arch`` (``"gpt2"`` or ``"llama"``) causal LM plus its tokenizer,
-    saved to ``path``. Deterministic for a given seed. Returns ``path``."""
+    saved to ``path``. Deterministic for a given seed. Returns ``path``.
+
+    Examples
+    --------
+    >>> path = build_model("tiny_gpt2", "gpt2", hidden=16, layers=1)
+    >>> import json
+    >>> json.loads((path / "config.json").read_text())["model_type"]
+    'gpt2'
+    """
     torch = require("torch", purpose="building a tiny model")
     transformers = require("transformers", purpose="building a tiny model")
 
@@ -204,6 +227,12 @@ def train_tiny_model(path, *, arch: str = "gpt2", n_rows: int = 3000, steps: int
     (A 2-layer model trained for seconds on multiple-choice prompts with both answer orders does
     not learn to read the option order: order-averaged scores stay at 0.5. Use
     ``method="numeric"`` with this model.)
+
+    Examples
+    --------
+    >>> info = train_tiny_model("tiny_trained", n_rows=64, steps=5, batch_size=8, hidden=16)
+    >>> info["steps"], info["arch"], info["final_loss"] > 0
+    (5, 'gpt2', True)
     """
     import time
 

@@ -62,7 +62,14 @@ def _metric_values(model: str, metric: str) -> np.ndarray:
 
 
 def run_demo(tau: float = 0.95, progress: ProgressCallback | None = None) -> IntervalTable:
-    """Forecast intervals [Q̲_{1-τ}, Q̄_τ] of the pooled r = 1 transfer errors, per model and metric."""
+    """Forecast intervals [Q̲_{1-τ}, Q̄_τ] of the pooled r = 1 transfer errors, per model and metric.
+
+    Examples
+    --------
+    >>> res = run_demo(tau=0.95)
+    >>> list(res.table.columns), res.meta["guaranteed coverage (Prop. 1)"]
+    (['model', 'metric', 'n_errors', 'lower', 'upper'], 0.86)
+    """
     rows = []
     if progress is not None:
         progress("forecast intervals per model", 0, len(TABLE5_MODELS))
