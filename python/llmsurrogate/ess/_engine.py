@@ -96,7 +96,13 @@ def _numeric(series, name: str) -> np.ndarray:
 
 
 def default_grid(n: int) -> list[int]:
-    """1, 2, 5, 10, 20, 50, ... up to n // 2."""
+    """1, 2, 5, 10, 20, 50, ... up to n // 2.
+
+    Examples
+    --------
+    >>> default_grid(250)
+    [1, 2, 5, 10, 20, 50, 100]
+    """
     n = check_int(n, "n", minimum=0)
     out, base = [], 1
     while True:

@@ -27,6 +27,11 @@ def permutation(n: int, seed: int) -> np.ndarray:
     z = (z ^ z>>27) * 0x94D049BB133111EB; z ^ z>>31) seeded with ``seed``, then Fisher-Yates from the
     top: for i = n-1..1 swap i with j, j uniform on 0..i by rejection (draw r until
     r >= (2^64 - (i+1)) mod (i+1), j = r mod (i+1)).
+
+    Examples
+    --------
+    >>> permutation(10, seed=1).tolist()
+    [4, 2, 8, 1, 9, 3, 0, 6, 7, 5]
     """
     from .. import _core
 
@@ -146,6 +151,19 @@ def error_curve(data, outcome: str, features=None, algorithm: Any = "rf", grid=N
     ``progress``: ``None``, ``True`` (a progress bar) or ``progress(label, done, total)``
     (:mod:`llmsurrogate._progress`). ``bias_correct=True`` adds 2 V_test / (B - 1) to the fixed-N
     variance (§4.6: (4.5) underestimates it when B is small; an extension, not in the paper).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"x": rng.normal(size=400)})
+    >>> df["y"] = (rng.random(400) < 1 / (1 + np.exp(-2 * df["x"]))).astype(int)
+    >>> curve = error_curve(df, "y", ["x"], LogisticRegression(), grid=[5, 50], loss="brier", tuning="none", n_jobs=1)
+    >>> curve.table[["n_train", "n_blocks", "error"]].round(3)
+       n_train  n_blocks  error
+    0        5        80  0.240
+    1       50         8  0.159
     """
     return run_error_curve(Plumbing(), data, outcome, features, algorithm, grid, loss, regime, tuning, seed, n_jobs,
                            alpha=alpha, hybrid_min_blocks=hybrid_min_blocks, algorithm_options=algorithm_options,
@@ -204,6 +222,19 @@ def equivalent_sample_size(data, outcome: str, prediction, features=None, algori
     missingness is unrelated to the data, e.g. unparseable LLM answers at random); the default
     raises. ``bias_correct=True`` corrects the fixed-N variances of both losses as in
     :func:`error_curve`. All other arguments as in :func:`error_curve`.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"x": rng.normal(size=300)})
+    >>> df["y"] = (rng.random(300) < 1 / (1 + np.exp(-2 * df["x"]))).astype(int)
+    >>> df["llm"] = 1 / (1 + np.exp(-df["x"]))          # the rule: right direction, too flat
+    >>> res = equivalent_sample_size(df, "y", "llm", ["x"], LogisticRegression(), grid=[5, 20, 100], loss="brier",
+    ...                              tuning="none", n_jobs=1)
+    >>> res.lower_bound, res.status, res.plugin
+    (21, 'stopped', 100.0)
     """
     return run_ess(Plumbing(), data, outcome, prediction, features, algorithm, grid, loss, alpha, variance, regime,
                    tuning, seed, n_jobs, hybrid_min_blocks=hybrid_min_blocks, algorithm_options=algorithm_options,
@@ -266,7 +297,13 @@ def run_ess(plumbing: Plumbing, data, outcome, prediction, features, algorithm, 
 
 
 def transformed_outcome(y, treatment, propensity) -> np.ndarray:
-    """IPW transformed outcome Y* = Y (D - pi) / (pi (1 - pi)), with E[Y* | X] = tau(X) (docs/methods/ess.md §7.4)."""
+    """IPW transformed outcome Y* = Y (D - pi) / (pi (1 - pi)), with E[Y* | X] = tau(X) (docs/methods/ess.md §7.4).
+
+    Examples
+    --------
+    >>> transformed_outcome([1.0, 1.0, 2.0], [1, 0, 1], 0.5).tolist()
+    [2.0, -2.0, 4.0]
+    """
     from .._validation import align_by_label, as_float_array
 
     y, treatment, propensity = align_by_label(("y", y), ("treatment", treatment), ("propensity", propensity))
@@ -295,6 +332,17 @@ def cate_ess(data, outcome: str, treatment: str, prediction, propensity=None, fe
     ``propensity``: a number, a column name or an array (known in an RCT); ``None`` uses the
     treated share (a constant-propensity RCT; with an estimated propensity the risk identity holds
     only approximately).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"x": rng.normal(size=400), "d": rng.integers(0, 2, 400)})
+    >>> df["tau_llm"] = 1 + df["x"]                     # the LLM's CATE prediction (here: the truth)
+    >>> df["y"] = df["d"] * df["tau_llm"] + rng.normal(size=400)
+    >>> res = cate_ess(df, "y", "d", "tau_llm", propensity=0.5, features=["x"], algorithm="mean", grid=[2, 10])
+    >>> res.loss, res.n, res.lower_bound, res.status
+    ('squared', 400, 11, 'all_rejected')
     """
     from .._validation import as_frame, require_columns
 
@@ -373,6 +421,17 @@ def arm_ess(data, outcome: str, treatment: str, arm: Any, prediction, features=N
     Under unconfoundedness the risk is E[(Y(d) - f(X))^2 | D = d]; in an RCT it equals the marginal
     risk of predicting Y(d). The treatment column is not used as a feature. Other arguments as in
     :func:`equivalent_sample_size`.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"x": rng.normal(size=600), "d": rng.integers(0, 2, 600)})
+    >>> df["y"] = df["x"] + df["d"] + rng.normal(scale=0.5, size=600)
+    >>> df["llm_y1"] = df["x"] + 1                      # the LLM's prediction of Y(1)
+    >>> res = arm_ess(df, "y", "d", 1, "llm_y1", algorithm="mean", grid=[2, 10], n_jobs=1)
+    >>> res.n == int((df["d"] == 1).sum()), res.status
+    (True, 'all_rejected')
     """
     from .._validation import as_frame, require_columns
 

@@ -17,7 +17,19 @@ def _log_axis(ax, ns):
 
 @result_dataclass
 class ErrorCurve(Result):
-    """Block-out CV error curve N -> e_N with pointwise CIs (docs/methods/ess.md §2, §4, §5)."""
+    """Block-out CV error curve N -> e_N with pointwise CIs (docs/methods/ess.md §2, §4, §5).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from llmsurrogate.ess import error_curve
+    >>> df = pd.DataFrame({"y": np.random.default_rng(0).normal(size=200)})
+    >>> curve = error_curve(df, "y", algorithm="mean", grid=[1, 10], n_jobs=1)   # an ErrorCurve
+    >>> curve.grid, curve.n, curve.loss
+    ([1, 10], 200, 'squared')
+    >>> curve.table["error"].round(2).tolist()
+    [1.86, 1.06]
+    """
 
     title: str
     table: Any
@@ -90,6 +102,17 @@ class EssResult(Result):
     conclusion is N* > max(grid) (lower_bound = max(grid) + 1 is still a valid bound, not a point
     estimate). ``plugin`` is the plug-in estimate N̂*: the first grid N whose block-out estimate of
     e_N - e_LLM (on the retained B*N rows) is <= 0, or ``inf`` when there is none on the grid.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from llmsurrogate.ess import equivalent_sample_size
+    >>> df = pd.DataFrame({"y": np.random.default_rng(0).normal(size=400), "rule": 0.0})
+    >>> res = equivalent_sample_size(df, "y", "rule", algorithm="mean", grid=[1, 2, 5], n_jobs=1)   # an EssResult
+    >>> res.ci, res.status
+    ((6, inf), 'all_rejected')
+    >>> res.conclusion()
+    'The rule beats mean at every grid size up to N = 5: ESS > 5 (95% one-sided CI [6, inf)).'
     """
 
     title: str
