@@ -57,7 +57,15 @@ def singleton_mask(codes: list[np.ndarray]) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Demeaned:
-    """Demeaned columns (n, p), iterations and final relative residual per column."""
+    """Demeaned columns (n, p), iterations and final relative residual per column.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> d = demean(np.array([[1.0, 0.0], [3.0, 2.0], [10.0, 4.0], [20.0, 4.0]]), [np.array([0, 0, 1, 1])])
+    >>> d.values.shape, d.converged, d.values[:, 1].tolist()
+    ((4, 2), True, [-1.0, 1.0, 0.0, 0.0])
+    """
 
     values: np.ndarray
     iterations: np.ndarray
@@ -69,7 +77,17 @@ def demean(x: np.ndarray, codes: list[np.ndarray], weights: np.ndarray | None = 
            tol: float = DEFAULT_TOL, maxiter: int = DEFAULT_MAXITER, n_jobs: int | None = None) -> Demeaned:
     """Demean the columns of ``x`` (n, p) over the fixed effects ``codes`` (each 0..G-1, length n),
     with optional weights. Raises :class:`ConvergenceError` when a column misses ``tol`` after
-    ``maxiter`` iterations."""
+    ``maxiter`` iterations.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> firm = np.array([0, 0, 1, 1])
+    >>> demean(np.array([1.0, 3.0, 10.0, 20.0]), [firm]).values.ravel().tolist()
+    [-1.0, 1.0, -5.0, 5.0]
+    >>> demean(np.array([1.0, 3.0, 10.0, 20.0]), [firm], weights=np.array([1.0, 3.0, 1.0, 1.0])).values.ravel().tolist()
+    [-1.5, 0.5, -5.0, 5.0]
+    """
     x = np.asarray(x, dtype=np.float64)
     if x.ndim == 1:
         x = x[:, None]

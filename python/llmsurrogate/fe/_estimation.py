@@ -75,6 +75,16 @@ def feols(fml: str, data, vcov=None, weights=None, *, fixef_rm: str = "singleton
 
     Rows with a missing value in any column used (outcome, regressors, fixed effects, cluster
     columns, weights) are dropped and counted. Returns a :class:`FeolsResult`.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"firm": np.repeat(np.arange(10), 5), "x": rng.normal(size=50)})
+    >>> df["y"] = 1.5 * df["x"] + df["firm"] + rng.normal(scale=0.1, size=50)
+    >>> fit = feols("y ~ x | firm", df, vcov="hetero")
+    >>> round(float(fit.coef()["x"]), 2), fit.nobs, fit.fe_levels
+    (1.48, 50, {'firm': 10})
     """
     import pandas as pd
 

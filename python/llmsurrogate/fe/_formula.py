@@ -22,7 +22,14 @@ _NAME = re.compile(r"^[A-Za-z_.][A-Za-z0-9_.]*$")
 class Formula:
     """A parsed formula: the outcome, the regressor terms (tuples of column names, multiplied),
     the fixed effects (tuples of column names, interacted with ``^``) and whether an intercept
-    is fitted (only without fixed effects)."""
+    is fitted (only without fixed effects).
+
+    Examples
+    --------
+    >>> f = parse_formula("y ~ x + z")       # a Formula
+    >>> f.terms, f.intercept, f.term_names, f.columns()
+    ((('x',), ('z',)), True, ['Intercept', 'x', 'z'], ['y', 'x', 'z'])
+    """
 
     outcome: str
     terms: tuple[tuple[str, ...], ...]
@@ -56,7 +63,14 @@ def _check_name(name: str, formula: str) -> str:
 
 
 def parse_formula(fml: str) -> Formula:
-    """Parse ``fml``; :class:`InvalidArgumentError` naming ``fml`` on anything else."""
+    """Parse ``fml``; :class:`InvalidArgumentError` naming ``fml`` on anything else.
+
+    Examples
+    --------
+    >>> f = parse_formula("y ~ x1*x2 | firm + year^month")
+    >>> f.outcome, f.term_names, f.fixef_names, f.intercept
+    ('y', ['x1', 'x2', 'x1:x2'], ['firm', 'year^month'], False)
+    """
     if not isinstance(fml, str) or "~" not in fml:
         raise InvalidArgumentError(f"argument `fml` must be a formula such as 'y ~ x1 + x2 | firm + date'; got {fml!r}")
     lhs, rhs = fml.split("~", 1)

@@ -15,7 +15,20 @@ from ..results import Result, Summary, result_dataclass
 class FeolsResult(Result):
     """A fitted fixed-effects OLS: coefficients, their variance, fit statistics and what was
     dropped. Accessors follow pyfixest: :meth:`coef`, :meth:`se`, :meth:`tstat`, :meth:`pvalue`
-    (pandas Series indexed by term), :meth:`confint`, :meth:`tidy`, :meth:`vcov`."""
+    (pandas Series indexed by term), :meth:`confint`, :meth:`tidy`, :meth:`vcov`.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from llmsurrogate.fe import feols
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"firm": np.repeat(np.arange(10), 5), "x": rng.normal(size=50)})
+    >>> df["y"] = 1.5 * df["x"] + df["firm"] + rng.normal(scale=0.1, size=50)
+    >>> fit = feols("y ~ x | firm", df, vcov="hetero")      # a FeolsResult
+    >>> fit.tidy().round(3)
+      term  estimate  std_error  statistic  p_value  conf_low  conf_high
+    0    x     1.483      0.023     65.484      0.0     1.437      1.529
+    """
 
     formula: str
     outcome: str
@@ -137,6 +150,31 @@ def etable(models, *, type: str = "text", digits: int = 3, stars: bool = True):
 
     ``type="text"`` returns a string, ``"tex"`` a LaTeX ``tabular`` (booktabs), ``"df"`` the
     table as a pandas DataFrame.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from llmsurrogate.fe import feols
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"firm": np.repeat(np.arange(10), 5), "x": rng.normal(size=50), "z": rng.normal(size=50)})
+    >>> df["y"] = 1.5 * df["x"] + df["firm"] + rng.normal(scale=0.1, size=50)
+    >>> print(etable([feols("y ~ x | firm", df), feols("y ~ x + z | firm", df, vcov="hetero")]))
+                       (1)           (2)
+    ------------------------------------
+                         y             y
+    ------------------------------------
+    x             1.503***      1.505***
+                   (0.018)       (0.016)
+    z                              0.010
+                                 (0.016)
+    ------------------------------------
+    FE: firm             x             x
+    S.E. type          iid  hetero (HC1)
+    Observations        50            50
+    R2               0.999         0.999
+    Within R2        0.994         0.994
+    ------------------------------------
+    Significance: *** p<0.001, ** p<0.01, * p<0.05. Standard errors in parentheses.
     """
     import pandas as pd
 
