@@ -82,7 +82,16 @@ def _level(level) -> float:
 
 def threshold_metrics(y, scores, threshold: float = 0.5) -> dict[str, float]:
     """Spec §2.1: ŷ = 1{r >= τ}; accuracy, TPR, FNR, FPR, TNR, balanced accuracy, precision, PPR
-    with folktexts' conventions for undefined ratios (TPR 0, FNR 1, FPR 1, TNR 0, precision 0)."""
+    with folktexts' conventions for undefined ratios (TPR 0, FNR 1, FPR 1, TNR 0, precision 0).
+
+    Examples
+    --------
+    >>> y = [0, 0, 1, 1, 0, 1, 0, 0, 1, 0]
+    >>> r = [.1, .2, .8, .7, .4, .35, .3, .5, .9, .2]
+    >>> m = threshold_metrics(y, r, threshold=0.5)
+    >>> round(m["accuracy"], 2), m["tpr"], round(m["fpr"], 3), m["balanced_accuracy"] == (m["tpr"] + m["tnr"]) / 2
+    (0.8, 0.75, 0.167, True)
+    """
     yy, rr = _yr(y, scores)
     pred = rr >= _threshold(threshold)
     pos = yy == 1
@@ -100,7 +109,17 @@ def threshold_metrics(y, scores, threshold: float = 0.5) -> dict[str, float]:
 
 def roc_auc(y, scores) -> float:
     """ROC AUC = P(r⁺ > r⁻) + ½ P(r⁺ = r⁻) (one sort, Rust). NaN with a warning when one class is
-    absent; 0.5 with a warning for constant scores."""
+    absent; 0.5 with a warning for constant scores.
+
+    Examples
+    --------
+    >>> y = [0, 0, 1, 1, 0, 1, 0, 0, 1, 0]
+    >>> r = [.1, .2, .8, .7, .4, .35, .3, .5, .9, .2]
+    >>> round(roc_auc(y, r), 4)
+    0.9167
+    >>> roc_auc([0, 1, 1], [0.5, 0.5, 0.9])  # the tie at 0.5 counts 1/2
+    0.75
+    """
     yy, rr = _yr(y, scores)
     auc = _core.risk_roc_auc(yy, rr)
     if math.isnan(auc):
@@ -112,7 +131,15 @@ def roc_auc(y, scores) -> float:
 
 def ece(y, scores, bins: int = 10) -> float:
     """Paper ECE (eq. 2): equal-width bins on [0, 1], positive class, netcal's edge convention
-    (scores clipped to [eps, 1-eps], bins [b_k, b_{k+1}), last closed, empty bins ignored)."""
+    (scores clipped to [eps, 1-eps], bins [b_k, b_{k+1}), last closed, empty bins ignored).
+
+    Examples
+    --------
+    >>> y = [0, 0, 1, 1, 0, 1, 0, 0, 1, 0]
+    >>> r = [.1, .2, .8, .7, .4, .35, .3, .5, .9, .2]
+    >>> round(ece(y, r), 4), round(ece(y, r, bins=5), 4)
+    (0.235, 0.165)
+    """
     yy, rr = _yr(y, scores)
     return float(_core.risk_ece_equal_width(yy, rr, _bins(bins)))
 
@@ -125,7 +152,16 @@ def _quantile_edges(rr: np.ndarray, bins: int) -> np.ndarray:
 def ece_quantile(y, scores, bins: int = 10) -> tuple[float, int]:
     """ECE over quantile bins with pandas ``qcut(r, bins, duplicates="drop")`` semantics (bins
     (e_k, e_{k+1}], first closed); returns ``(ece, effective number of bins)``. All scores equal:
-    one bin."""
+    one bin.
+
+    Examples
+    --------
+    >>> y = [0, 0, 1, 1, 0, 1, 0, 0, 1, 0]
+    >>> r = [.1, .2, .8, .7, .4, .35, .3, .5, .9, .2]
+    >>> value, n_bins = ece_quantile(y, r, bins=5)
+    >>> round(value, 4), n_bins
+    (0.155, 5)
+    """
     yy, rr = _yr(y, scores)
     edges = _quantile_edges(rr, _bins(bins))
     if len(edges) < 2:
@@ -135,7 +171,15 @@ def ece_quantile(y, scores, bins: int = 10) -> tuple[float, int]:
 
 
 def log_loss(y, scores, eps: float = EPS) -> float:
-    """Mean negative log-likelihood with scores clipped to [eps, 1 - eps] (sklearn's clip)."""
+    """Mean negative log-likelihood with scores clipped to [eps, 1 - eps] (sklearn's clip).
+
+    Examples
+    --------
+    >>> round(log_loss([0, 1], [0.2, 0.9]), 4)  # -(log 0.8 + log 0.9) / 2
+    0.1643
+    >>> round(log_loss([1], [0.0]), 2)  # a score of 0 is clipped to eps: -log(eps)
+    36.04
+    """
     yy, rr = _yr(y, scores)
     eps = check_real(eps, "eps", low=0.0, high=0.5, low_open=True, high_open=True)
     p = np.clip(rr, eps, 1 - eps)
@@ -148,6 +192,14 @@ def brier_decomposition(y, scores, bins: int | None = 10) -> dict[str, float]:
     ``bins=None`` groups by distinct score values, where Brier = reliability − resolution +
     uncertainty holds exactly. With equal-width ``bins`` the identity gains the within-bin terms,
     reported together as ``residual`` (= Brier − (rel − res + unc)).
+
+    Examples
+    --------
+    >>> d = brier_decomposition([0, 1, 0, 1, 1, 0], [.2, .2, .2, .6, .6, .6], bins=None)
+    >>> [round(d[k], 4) for k in ("brier", "reliability", "resolution", "uncertainty")]
+    [0.2333, 0.0111, 0.0278, 0.25]
+    >>> abs(d["residual"]) < 1e-12  # exact with bins=None
+    True
     """
     yy, rr = _yr(y, scores)
     n = len(yy)
@@ -174,7 +226,15 @@ def confidence_bias(y, scores, bins: int = 10) -> float:
     """R_bias (paper §4.2): bins = ``pd.cut(r, bins)`` (equal width over the observed range,
     right-closed, range widened by 0.1% on the left); per bin with mean score s̄ and mean label ȳ
     the contribution is ȳ − s̄ if s̄ < 0.5 else s̄ − ȳ, weighted by the bin share. Negative =
-    under-confident, positive = over-confident."""
+    under-confident, positive = over-confident.
+
+    Examples
+    --------
+    >>> y = [0, 0, 1, 1, 0, 1, 0, 0, 1, 0]
+    >>> r = [.1, .2, .8, .7, .4, .35, .3, .5, .9, .2]
+    >>> round(confidence_bias(y, r), 4)  # slightly under-confident
+    -0.065
+    """
     yy, rr = _yr(y, scores)
     bins = _bins(bins)
     lo, hi = float(rr.min()), float(rr.max())
@@ -193,14 +253,31 @@ def confidence_bias(y, scores, bins: int = 10) -> float:
 
 def signed_calibration_error(y, scores) -> float:
     """SCE (Appendix A.1) = (1/n) Σ_m Σ_{i∈B_m} (r_i − y_i), identical to mean(r) − mean(y): the
-    binning cancels, so none is done."""
+    binning cancels, so none is done.
+
+    Examples
+    --------
+    >>> y = [0, 0, 1, 1, 0, 1, 0, 0, 1, 0]
+    >>> r = [.1, .2, .8, .7, .4, .35, .3, .5, .9, .2]
+    >>> round(signed_calibration_error(y, r), 4)  # mean(r) - mean(y) = 0.445 - 0.4
+    0.045
+    """
     yy, rr = _yr(y, scores)
     return float(rr.mean() - yy.mean())
 
 
 def delta_sce(y, scores, groups, a, b) -> float:
     """ΔSCE(A, B) = SCE on the rows of group ``a`` minus SCE on the rows of group ``b`` (paper
-    Appendix A.1): positive means the scores favour group ``a`` beyond its outcomes."""
+    Appendix A.1): positive means the scores favour group ``a`` beyond its outcomes.
+
+    Examples
+    --------
+    >>> y = [0, 0, 1, 1, 0, 1, 0, 0, 1, 0]
+    >>> r = [.1, .2, .8, .7, .4, .35, .3, .5, .9, .2]
+    >>> groups = ["a", "b"] * 5
+    >>> round(delta_sce(y, r, groups, "a", "b"), 4)
+    0.11
+    """
     yy, rr, g = _yrg(y, scores, groups)
     g = g.astype(str)
     out = []
@@ -217,7 +294,17 @@ def best_threshold(y, scores, objective: str = "balanced_accuracy", fp_cost: flo
     """Threshold maximising ``objective`` over the observed scores (ŷ = 1{r >= τ}).
 
     ``balanced_accuracy`` (= Youden's J, what folktexts' ``compute_best_threshold`` maximises with
-    unit costs), ``accuracy``, ``f1`` or ``cost`` (minimise fp_cost·FPR + fn_cost·FNR)."""
+    unit costs), ``accuracy``, ``f1`` or ``cost`` (minimise fp_cost·FPR + fn_cost·FNR).
+
+    Examples
+    --------
+    >>> y = [0, 0, 1, 1, 0, 1, 0, 0, 1, 0]
+    >>> r = [.1, .2, .8, .7, .4, .35, .3, .5, .9, .2]
+    >>> best_threshold(y, r)
+    0.7
+    >>> best_threshold(y, r, "cost", fn_cost=5.0)  # missed positives cost more: a lower threshold
+    0.35
+    """
     check_choice(objective, "objective", ["balanced_accuracy", "accuracy", "f1", "cost"])
     fp_cost = check_real(fp_cost, "fp_cost", low=0.0)
     fn_cost = check_real(fn_cost, "fn_cost", low=0.0)
@@ -246,7 +333,17 @@ def calibration_curve(y, scores, bins: int = 10, strategy: str = "quantile", n_b
     """Reliability diagram data: per bin the mean score, the fraction of positives, the count and a
     bootstrap CI of the fraction (``n_boot`` resamples within the bin, docs/methods/risk-scores.md §2.5). ``strategy``:
     ``quantile`` (``pd.qcut`` semantics, duplicate edges dropped) or ``uniform`` (equal width on
-    [0, 1], netcal edges)."""
+    [0, 1], netcal edges).
+
+    Examples
+    --------
+    >>> y = [0, 0, 1, 1, 0, 1, 0, 0, 1, 0]
+    >>> r = [.1, .2, .8, .7, .4, .35, .3, .5, .9, .2]
+    >>> calibration_curve(y, r, bins=2, n_boot=20).round(2)
+       bin  mean_score  fraction_positive  count  ci_low  ci_high
+    0    0        0.23                0.2      5     0.0      0.5
+    1    1        0.66                0.6      5     0.1      1.0
+    """
     import pandas as pd
 
     check_choice(strategy, "strategy", ["quantile", "uniform"])
@@ -303,7 +400,20 @@ def group_metrics(y, scores, groups, threshold: float = 0.5, min_share: float = 
     Returns ``(per_group DataFrame, summary dict)``; the summary has ``{m}_ratio`` (min/max) and
     ``{m}_diff`` (max − min) for the thresholded metrics, ``equalized_odds_ratio`` =
     min(FNR ratio, FPR ratio) (as coded by folktexts), ``equalized_odds_diff`` = max(TPR diff, FPR
-    diff), and ``sce_diff`` (largest minus smallest group SCE)."""
+    diff), and ``sce_diff`` (largest minus smallest group SCE).
+
+    Examples
+    --------
+    >>> y = [0, 0, 1, 1, 0, 1, 0, 0, 1, 0]
+    >>> r = [.1, .2, .8, .7, .4, .35, .3, .5, .9, .2]
+    >>> frame, summary = group_metrics(y, r, ["a", "b"] * 5)
+    >>> frame[["group", "n", "accuracy", "roc_auc"]].round(2)
+      group  n  accuracy  roc_auc
+    0     a  5       1.0     1.00
+    1     b  5       0.6     0.83
+    >>> round(summary["accuracy_diff"], 2), round(summary["sce_diff"], 2)
+    (0.4, 0.11)
+    """
     import pandas as pd
 
     yy, rr, g = _yrg(y, scores, groups)
