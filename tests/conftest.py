@@ -8,7 +8,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import traceback
+import warnings
 
 import pytest
 
@@ -46,3 +49,49 @@ def pytest_collection_modifyitems(config, items):
     skip_gpu = pytest.mark.skip(reason="needs a CUDA GPU")
     for item in gpu_items:
         item.add_marker(skip_gpu)
+
+
+# --- No deprecated calls -----------------------------------------------------------------------
+# A DeprecationWarning, PendingDeprecationWarning or FutureWarning raised while llmsurrogate's own
+# code is on the call stack (a dependency warning about a call the package makes, or the package
+# warning itself) fails the test. Warnings from a dependency's own import machinery, and those a
+# test provokes by calling a dependency directly, do not count. Tests that assert a warning with
+# ``pytest.warns`` or ``warnings.catch_warnings`` open their own context and are unaffected.
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(importlib.util.find_spec("llmsurrogate").origin))
+_DEPRECATIONS = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
+
+
+def _package_frame(stack) -> traceback.FrameSummary | None:
+    """The innermost frame of llmsurrogate's code on ``stack`` (outermost first), unless an import
+    is under way between it and the warning."""
+    for frame in reversed(stack):
+        if frame.filename.startswith("<frozen importlib"):
+            return None
+        if os.path.abspath(frame.filename).startswith(_PACKAGE_DIR + os.sep):
+            return frame
+    return None
+
+
+@pytest.fixture(autouse=True)
+def _no_deprecated_calls(request):
+    offenders: list[str] = []
+    previous = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, _DEPRECATIONS):
+            ours = _package_frame(traceback.extract_stack()[:-1])
+            if ours is not None:
+                offenders.append(f"{category.__name__} at {filename}:{lineno}: {message}\n"
+                                 f"    called from {ours.filename}:{ours.lineno} ({ours.name})")
+                return
+        previous(message, category, filename, lineno, file, line)
+
+    with warnings.catch_warnings():
+        for category in _DEPRECATIONS:
+            warnings.simplefilter("always", category)
+        warnings.showwarning = show
+        yield
+    if offenders:
+        unique = list(dict.fromkeys(offenders))
+        pytest.fail("a deprecated call in llmsurrogate (use the dependency's current API):\n" + "\n".join(unique),
+                    pytrace=False)

@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import hashlib
+import inspect
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -139,6 +140,13 @@ class TokenizerMixin:
 
 
 
+
+def _kv_cache(output):
+    """The KV cache a forward pass returned: the output's ``cache`` field (transformers >= 5.24), else
+    ``past_key_values`` (read by key, so no deprecation notice is logged on either version)."""
+    keys = output.keys()
+    return output["cache"] if "cache" in keys else output["past_key_values"]
+
 class TransformersBackend(TokenizerMixin):
     """Score prompts with a local transformers causal LM.
 
@@ -229,6 +237,7 @@ class TransformersBackend(TokenizerMixin):
     #: apply the LM head only where logits are read (False: the full-logits path, for tests)
     _skip_head = True
     _head_direct: bool | None = None
+    _cache_keyword: str | None = None
 
     def _base_model(self):
         base = getattr(self.model, getattr(self.model, "base_model_prefix", ""), None)
@@ -254,9 +263,18 @@ class TransformersBackend(TokenizerMixin):
         """The KV cache of a padded batch; no logits (the base model alone) where possible."""
         base = self._base_model() if self._skip_head else None
         if base is not None:
-            return base(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True).past_key_values
+            return _kv_cache(base(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True))
         keep = {"logits_to_keep": 1} if self._skip_head else {}
-        return self.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True, **keep).past_key_values
+        return _kv_cache(self.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True, **keep))
+
+    def _with_cache(self, past) -> dict:
+        """The KV cache as the keyword this transformers version's ``forward`` takes: ``cache`` where
+        the model accepts it (transformers 5.24 renamed ``past_key_values``, deprecated until 5.40),
+        else ``past_key_values``."""
+        if self._cache_keyword is None:
+            params = inspect.signature(self.model.forward).parameters
+            self._cache_keyword = "cache" if "cache" in params else "past_key_values"
+        return {self._cache_keyword: past}
 
     def _logits_at(self, ids, mask, pos, rows, cols):
         """Logits (len(rows), logits dim) at the positions (rows[i], cols[i]) of a padded batch only."""
@@ -430,7 +448,7 @@ class TransformersBackend(TokenizerMixin):
                 plens = mask.sum(-1)[own]
                 pos2 = (plens[:, None] + smask.cumsum(-1) - 1).clamp(min=0)
                 mask2 = torch.cat([mask[own], smask], dim=1)
-                logits = self.model(input_ids=sid, attention_mask=mask2, position_ids=pos2, past_key_values=past,
+                logits = self.model(input_ids=sid, attention_mask=mask2, position_ids=pos2, **self._with_cache(past),
                                     use_cache=False, logits_to_keep=1).logits
             rows = logits[:, -1, : self.vocab_size].float()
             yield np.array(who), torch.log_softmax(rows, dim=-1)[:, gather].cpu().numpy()
@@ -465,7 +483,7 @@ class TransformersBackend(TokenizerMixin):
                                                                           device=self.device)], dim=1)
                 pos2 = mask.sum(-1).repeat_interleave(A)[:, None]
                 tok = after.repeat(B)[:, None]
-                logits = self.model(input_ids=tok, attention_mask=mask2, position_ids=pos2, past_key_values=past,
+                logits = self.model(input_ids=tok, attention_mask=mask2, position_ids=pos2, **self._with_cache(past),
                                     use_cache=False, logits_to_keep=1).logits[:, -1, : self.vocab_size].float()
             lp = torch.log_softmax(logits, dim=-1)[:, gather].reshape(B, A, -1)
             out[idx] = lp.cpu().numpy()
