@@ -38,6 +38,8 @@ RECALL_ANSWERS = ("up", "down")
 def recall_prompt(date: Any, company_name: str, ticker: str, *, template: str = RECALL_TEMPLATE) -> str:
     """The date-only recall query of a firm-date pair (no headline, no outcome).
 
+    Examples
+    --------
     >>> recall_prompt("2020-07-28", "Eastman Kodak Company", "KODK").splitlines()[0]
     'On 2020-07-28, did the stock price of Eastman Kodak Company (KODK) go up or down? Answer with one word, up or down.'
     """
@@ -74,6 +76,17 @@ def answer_lap(prompts: Sequence[str], backend, answers: Sequence[str] = RECALL_
     -------
     numpy.ndarray of float64 in [0, 1] (larger = the model commits more to a direction for that
     firm-date), or a DataFrame with ``details=True``.
+
+    Examples
+    --------
+    >>> import math
+    >>> from llmsurrogate.llm import CallableBackend
+    >>> backend = CallableBackend(lambda p: {"up": math.log(0.5), " down": math.log(0.2), " A": math.log(0.3)},
+    ...                           vocab=["up", " up", "down", " down", " A"])
+    >>> query = recall_prompt("2020-07-28", "Eastman Kodak Company", "KODK")
+    >>> answer_lap([query], backend, details=True).round(3)
+       score  p_up  p_down
+    0    0.7   0.5     0.2
     """
     from ..llm.scoring import option_probabilities
 

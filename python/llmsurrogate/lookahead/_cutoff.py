@@ -19,7 +19,14 @@ def model_metadata():
     """The models of the paper (Table A.1): ``model``, ``checkpoint``, ``role``,
     ``knowledge_cutoff``, ``release``, ``files_updated`` and the in-sample
     (``in_sample_start``, ``in_sample_end``) and out-of-sample (``oos_start``, ``oos_end``) months
-    the paper uses (inclusive; empty where it has none). A pandas DataFrame."""
+    the paper uses (inclusive; empty where it has none). A pandas DataFrame.
+
+    Examples
+    --------
+    >>> meta = model_metadata().set_index("model")
+    >>> meta.loc["llama-2-70b", ["knowledge_cutoff", "oos_start", "oos_end"]].tolist()
+    ['2022-09', '2023-09', '2024-12']
+    """
     import pandas as pd
 
     path = resources.files("llmsurrogate") / "data" / "lookahead-models" / "models.csv"
@@ -69,6 +76,16 @@ def split_by_cutoff(dates, is_end=None, oos_start=None, oos_end=None, *, model: 
     Returns a pandas DataFrame with boolean ``in_sample`` and ``out_of_sample`` and the label
     ``period`` (``"in_sample"``, ``"out_of_sample"``, ``"neither"``; missing dates are
     ``"neither"``), one row per date, indexed like ``dates`` when it is a Series.
+
+    Examples
+    --------
+    >>> split_by_cutoff(["2022-06-30", "2023-01-15", "2023-10-02"], model="llama-2-70b")
+       in_sample  out_of_sample         period
+    0       True          False      in_sample
+    1      False          False        neither
+    2      False           True  out_of_sample
+    >>> split_by_cutoff(["2023-12-31", "2024-01-01"], is_end="2023-12", oos_start="2024-01")["period"].tolist()
+    ['in_sample', 'out_of_sample']
     """
     import pandas as pd
 

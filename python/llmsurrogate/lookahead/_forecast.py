@@ -349,6 +349,18 @@ def forecast(texts_or_frame: Any, backend, template: str = "news", *, cache=None
     ``"off"`` or why the backend cannot scan its vocabulary) and ``p_first_token_method``
     (``"scan"``, ``"above_half"``, ``"none"``, ``"off"``); answers without a label or confidence
     are also reported in one warning, as are token probabilities a backend cannot give.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from llmsurrogate.llm import CallableBackend
+    >>> answer = "{good}\\n{0.8}\\n{A federal loan.}"
+    >>> backend = CallableBackend(lambda p: {} if p.endswith(answer) else {answer: 0.0}, vocab=[answer])  # one answer
+    >>> news = pd.DataFrame({"headline": ["Kodak wins a federal loan"], "date": ["2020-07-28"],
+    ...                      "company_name": ["Eastman Kodak Company"], "ticker": ["KODK"]})
+    >>> forecast(news, backend, token_probabilities=False)[["label", "signal", "confidence", "status"]]
+      label  signal  confidence status
+    0  good     1.0         0.8     ok
     """
     import pandas as pd
 

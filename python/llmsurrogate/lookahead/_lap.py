@@ -96,6 +96,8 @@ def lap_from_logprobs(logprobs, k: float = 0.2, method: str = "min_k", *, moment
     -------
     numpy.ndarray (float64, one score per text), or a pandas DataFrame with ``details=True``.
 
+    Examples
+    --------
     >>> import numpy as np
     >>> lp = np.array([np.nan, -1, -2, -3, -4, -5, -0.1, -0.2, -0.3, -0.4, -0.5], dtype=np.float32)
     >>> round(float(lap_from_logprobs((lp, [0, 11]), k=0.2)[0]), 9)  # exp(-4.5)
@@ -148,7 +150,21 @@ def prompt_logprob_moments_cached(backend, texts: Sequence[str], *, cache=None, 
     """``backend.prompt_logprob_moments`` through the cache: ``(RaggedLogprobs, mu, sigma)``.
 
     Raises a clear error for a backend without vocabulary-wide moments (vLLM returns top-k
-    log-probabilities only)."""
+    log-probabilities only).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from llmsurrogate.llm.base import RaggedLogprobs
+    >>> class ToyBackend:  # one token per word, log p = -len(word); vocabulary mean -2, sd 1 everywhere
+    ...     def prompt_logprob_moments(self, prompts):
+    ...         lp = [np.array([np.nan] + [-len(w) for w in p.split()[1:]], np.float32) for p in prompts]
+    ...         off, m = np.cumsum([0] + [len(v) for v in lp]), sum(len(v) for v in lp)
+    ...         return RaggedLogprobs(np.concatenate(lp), off, np.zeros(m, np.int32)), np.full(m, -2.0), np.ones(m)
+    >>> rag, mu, sigma = prompt_logprob_moments_cached(ToyBackend(), ["the cat sat", "a hippopotamus"])
+    >>> rag.values.tolist(), mu.tolist()
+    ([nan, -3.0, -3.0, nan, -12.0], [nan, -2.0, -2.0, nan, -2.0])
+    """
     from ..llm.base import RaggedLogprobs, check_prompts
     from ..llm.cache import as_cache, cached_batches
     from ..llm.scoring import COMMIT_EVERY, _identity
@@ -216,6 +232,18 @@ def lap(texts: Sequence[str], backend, k: float = 0.2, method: str = "min_k", *,
     -------
     numpy.ndarray of float64 (one score per text; larger = more familiar), or a DataFrame with
     ``details=True``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from llmsurrogate.llm.base import RaggedLogprobs
+    >>> class ToyBackend:  # one token per word, log p = -len(word) (a real model: TransformersBackend)
+    ...     def prompt_logprobs(self, prompts):
+    ...         lp = [np.array([np.nan] + [-len(w) for w in p.split()[1:]], np.float32) for p in prompts]
+    ...         off = np.cumsum([0] + [len(v) for v in lp])
+    ...         return RaggedLogprobs(np.concatenate(lp), off, np.zeros(off[-1], np.int32))
+    >>> np.log(lap(["the cat sat on the mat", "a big hippopotamus"], ToyBackend(), k=0.2)).tolist()
+    [-3.0, -12.0]
     """
     from .._validation import check_int
     from ..llm.base import check_prompts

@@ -40,6 +40,13 @@ def magnitudes(gamma: float, delta: float, lap_mean: float, lap_sd: float, *, ga
       signal_sd`` (0.210 x 0.937 = 0.197).
 
     LAP in the units of the regression (x 10^4 for news, x 100 for CapEx; §1.7).
+
+    Examples
+    --------
+    >>> m = magnitudes(0.00117, 2.866, 0.073, 0.027, gamma_baseline=0.210, signal_sd=0.937)   # Table II
+    >>> {k: round(v, 3) for k, v in m.items()}
+    {'marginal_effect_at_mean': 0.21, 'interaction_per_sd': 0.077, 'ratio_to_baseline': 0.368,
+     'baseline_per_sd_signal': 0.197}
     """
     gamma, delta = _finite(gamma, "gamma"), _finite(delta, "delta")
     lap_mean, lap_sd = _finite(lap_mean, "lap_mean"), _finite(lap_sd, "lap_sd")

@@ -92,6 +92,8 @@ def _text(value: Any, name: str) -> str:
 def news_prompt(headline: str, date: Any, company_name: str, ticker: str, *, variant: str = "price") -> str:
     """The Figure I prompt for one headline.
 
+    Examples
+    --------
     >>> print(news_prompt("Kodak Triples on Loan to Make Covid-19 Drug Ingredients.", "2020-07-28",
     ...                   "Eastman Kodak Company", "KODK").splitlines()[0])
     Here is a piece of news: "(2020-07-28) Kodak Triples on Loan to Make Covid-19 Drug Ingredients."
@@ -104,14 +106,28 @@ def news_prompt(headline: str, date: Any, company_name: str, ticker: str, *, var
 
 
 def first_words(text: str, n: int = TRANSCRIPT_WORDS) -> str:
-    """The first ``n`` whitespace-separated words of ``text``, joined with single spaces."""
+    """The first ``n`` whitespace-separated words of ``text``, joined with single spaces.
+
+    Examples
+    --------
+    >>> first_words("  one two\\n three   four ", 3)
+    'one two three'
+    """
     return " ".join(_text(text, "transcript").split()[:n])
 
 
 def earnings_call_prompt(transcript: str, company_name: str, ticker: str, event_title: str, *,
                          words: int = TRANSCRIPT_WORDS) -> str:
     """The Figure II prompt: the first ``words`` words of the transcript (whitespace-split and
-    re-joined with single spaces)."""
+    re-joined with single spaces).
+
+    Examples
+    --------
+    >>> prompt = earnings_call_prompt("Good morning.  We   expect capex to rise.", "Eastman Kodak Company", "KODK",
+    ...                               "Q2 2020 Earnings Call", words=3)
+    >>> prompt.splitlines()[1:3]
+    ['Q2 2020 Earnings Call', '"Good morning. We"']
+    """
     from .._validation import check_int
 
     words = check_int(words, "words", minimum=1)
@@ -125,7 +141,14 @@ def earnings_call_prompt(transcript: str, company_name: str, ticker: str, event_
 class ParsedAnswer:
     """One parsed answer: ``label`` (None when unparseable), ``signal`` (NaN when unparseable),
     ``confidence`` in [0, 1] (NaN when missing or out of range), ``confidence_rescaled`` (a value in
-    (1, 100] divided by 100)."""
+    (1, 100] divided by 100).
+
+    Examples
+    --------
+    >>> answer = parse_answer("{neutral}\\n{0.6}\\n{Priced in.}")   # a ParsedAnswer
+    >>> answer.label, answer.signal, answer.confidence
+    ('neutral', 0.0, 0.6)
+    """
 
     label: str | None
     signal: float
@@ -185,6 +208,8 @@ def parse_answer(text: str, task: str = "news") -> ParsedAnswer:
     braces, the second line), after the colon of an echoed ``confidence (0-1):``; a value in (1, 100] is divided by 100 (``confidence_rescaled``), one
     above 100 or missing is NaN.
 
+    Examples
+    --------
     >>> parse_answer("{good}\\n{1.0}\\n{Loan to produce Covid-19 drug ingredients boosts prospects.}")
     ParsedAnswer(label='good', signal=1.0, confidence=1.0, confidence_rescaled=False)
     >>> parse_answer("{slightly increase}\\n{85}", task="earnings_call")
@@ -206,7 +231,20 @@ def parse_answer(text: str, task: str = "news") -> ParsedAnswer:
 def parse_answers(texts: Sequence[str], task: str = "news"):
     """Parse many answers into a data frame (``label``, ``signal``, ``confidence``,
     ``confidence_rescaled``); warns with the number of answers without a label, without a
-    confidence, and with a confidence rescaled from a percentage."""
+    confidence, and with a confidence rescaled from a percentage.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     frame = parse_answers(["{good}\\n{0.9}", "{bad}\\n{80}", "no idea"])
+    >>> frame[["signal", "confidence"]].values.tolist()
+    [[1.0, 0.9], [-1.0, 0.8], [nan, nan]]
+    >>> print(caught[0].message)
+    1 of 3 answers have no news label (signal NaN), 1 no confidence in [0, 1] (NaN), 1 a confidence in
+    (1, 100] read as a percentage
+    """
     import pandas as pd
 
     if isinstance(texts, str):

@@ -42,6 +42,17 @@ def lookahead_test(data, outcome: str, signal: str, lap: str, fe=("firm", "date"
 
     Returns a :class:`LookaheadTest` (``.regression`` and ``.baseline`` are the two
     :class:`~llmsurrogate.fe.FeolsResult` fits).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"firm": rng.integers(0, 30, 600), "date": rng.integers(0, 20, 600),
+    ...                    "llm": rng.choice([-1.0, 0.0, 1.0], 600), "lap": rng.uniform(0, 1, 600)})
+    >>> df["ret"] = (0.1 + 0.5 * df["lap"]) * df["llm"] + rng.normal(scale=0.5, size=600)   # delta = 0.5
+    >>> res = lookahead_test(df, "ret", "llm", "lap")          # fe firm + date, clustered by date
+    >>> res.term, round(res.estimate, 2), res.df, res.p_greater < 0.001
+    ('llm:lap', 0.53, 19, True)
     """
     from scipy.stats import t as t_dist
 

@@ -14,7 +14,15 @@ from ..results import Result, Summary, result_dataclass
 def bootstrap_pvalue(draws, reference: float = 0.0, side: str = "greater", plus_one: bool = False) -> float:
     """One-sided bootstrap p-value (§2.7): ``side="greater"`` gives #{draws >= reference} / B (the
     paper's Figure III test with the in-sample estimate as ``reference``), ``"less"`` #{draws <=
-    reference} / B; ``plus_one`` gives (1 + #) / (B + 1), never 0. NaN draws are left out."""
+    reference} / B; ``plus_one`` gives (1 + #) / (B + 1), never 0. NaN draws are left out.
+
+    Examples
+    --------
+    >>> bootstrap_pvalue([0.1, 0.5, 0.9, 1.2], reference=0.8)
+    0.5
+    >>> bootstrap_pvalue([0.1, 0.5, 0.9, 1.2], reference=0.8, plus_one=True)
+    0.6
+    """
     d = np.asarray(draws, dtype=np.float64).ravel()
     d = d[np.isfinite(d)]
     if d.size == 0:
@@ -36,7 +44,20 @@ class LookaheadTest(Result):
     (``p_greater`` for H1: delta > 0, the lookahead-bias alternative; ``p_less``) and the two-sided
     one; ``magnitudes`` (§2.3: marginal effect of the signal at the mean LAP, delta x SD(LAP), its
     ratio to the baseline signal coefficient); ``regression`` and ``baseline`` are the two fits
-    (Table II columns 2 and 1) as :class:`~llmsurrogate.fe.FeolsResult`."""
+    (Table II columns 2 and 1) as :class:`~llmsurrogate.fe.FeolsResult`.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from llmsurrogate.lookahead import lookahead_test
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"firm": rng.integers(0, 30, 600), "date": rng.integers(0, 20, 600),
+    ...                    "llm": rng.choice([-1.0, 0.0, 1.0], 600), "lap": rng.uniform(0, 1, 600)})
+    >>> df["ret"] = (0.1 + 0.5 * df["lap"]) * df["llm"] + rng.normal(scale=0.5, size=600)
+    >>> res = lookahead_test(df, "ret", "llm", "lap")          # a LookaheadTest
+    >>> res.regression.terms, res.baseline.terms, round(res.magnitudes["interaction_per_sd"], 3)
+    (['llm', 'lap', 'llm:lap'], ['llm'], 0.156)
+    """
 
     outcome: str
     signal: str
@@ -127,7 +148,20 @@ class LookaheadBootstrap(Result):
     """The pairs bootstrap of the interaction coefficient: ``draws`` (one per replication; NaN for
     the ``n_singular`` + ``n_unconverged`` that failed), the full-sample ``estimate``, the
     ``reference`` it is compared with (the in-sample estimate in the paper's Figure III) and the
-    settings (``reps``, ``seed``, ``resample``)."""
+    settings (``reps``, ``seed``, ``resample``).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from llmsurrogate.lookahead import bootstrap
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"firm": rng.integers(0, 30, 600), "date": rng.integers(0, 20, 600),
+    ...                    "llm": rng.choice([-1.0, 0.0, 1.0], 600), "lap": rng.uniform(0, 1, 600)})
+    >>> df["ret"] = (0.1 + 0.5 * df["lap"]) * df["llm"] + rng.normal(scale=0.5, size=600)
+    >>> boot = bootstrap(df, "ret", "llm", "lap", reps=200, seed=1, n_jobs=1)   # a LookaheadBootstrap
+    >>> boot.quantile([0.05, 0.95]).round(2).tolist(), boot.pvalue(reference=0.3)
+    ([0.37, 0.69], 0.985)
+    """
 
     outcome: str
     signal: str
