@@ -31,6 +31,19 @@ def evaluate(y, scores, groups=None, *, threshold: float = 0.5, bins: int = 10, 
     The headline metrics (accuracy, balanced accuracy, Brier, log loss, ROC AUC, ECE, SCE) get
     ``n_boot`` row-bootstrap replicates (Rust, parallel, seed ``seed``; PRNG documented in
     ``rust/risk/mod.rs``): ``se`` is their standard deviation, the CI their percentiles.
+
+    Examples
+    --------
+    >>> y = [0, 0, 1, 1, 0, 1, 0, 0, 1, 0]
+    >>> r = [.1, .2, .8, .7, .4, .35, .3, .5, .9, .2]
+    >>> ev = evaluate(y, r, n_boot=20, n_jobs=1)
+    >>> ev.metrics.head(3).round(3)
+         metric  value     se  ci_low  ci_high
+    0  accuracy   0.80  0.137     0.6      1.0
+    1       tpr   0.75    NaN     NaN      NaN
+    2       fnr   0.25    NaN     NaN      NaN
+    >>> round(ev.metric("roc_auc"), 4), round(ev.metric("brier"), 4)
+    (0.9167, 0.1153)
     """
     import pandas as pd
 
@@ -73,7 +86,18 @@ def evaluate(y, scores, groups=None, *, threshold: float = 0.5, bins: int = 10, 
 def evaluate_table(y, scores, groups=None, threshold: float = 0.5, bins: int = 10, n_boot: int = 200,
                    seed: int = 42):
     """:func:`evaluate` as plain tables: ``{"metrics": DataFrame, "groups": DataFrame,
-    "group_summary": dict, "calibration": DataFrame}``."""
+    "group_summary": dict, "calibration": DataFrame}``.
+
+    Examples
+    --------
+    >>> y = [0, 0, 1, 1, 0, 1, 0, 0, 1, 0]
+    >>> r = [.1, .2, .8, .7, .4, .35, .3, .5, .9, .2]
+    >>> tables = evaluate_table(y, r, groups=["a", "b"] * 5, n_boot=20)
+    >>> sorted(tables), tables["metrics"].columns.tolist()
+    (['calibration', 'group_summary', 'groups', 'metrics'], ['metric', 'value', 'se', 'ci_low', 'ci_high'])
+    >>> tables["groups"]["accuracy"].tolist()
+    [1.0, 0.6]
+    """
     ev = evaluate(y, scores, groups, threshold=threshold, bins=bins, n_boot=n_boot, seed=seed)
     return {"metrics": ev.metrics, "groups": ev.groups, "group_summary": ev.group_summary,
             "calibration": ev.calibration}

@@ -18,7 +18,17 @@ def _logit(r: np.ndarray) -> np.ndarray:
 
 @dataclasses.dataclass(frozen=True)
 class Recalibrator:
-    """A fitted map from raw scores to recalibrated scores (call it on scores)."""
+    """A fitted map from raw scores to recalibrated scores (call it on scores).
+
+    Usually made by :func:`fit_recalibrator`; ``method`` is ``"temperature"``, ``"platt"`` or
+    ``"isotonic"`` and ``params`` its fitted parameters.
+
+    Examples
+    --------
+    >>> rec = Recalibrator("temperature", {"temperature": 2.0})  # r -> sigmoid(logit(r) / 2)
+    >>> rec([0.9, 0.5]).round(4)
+    array([0.75, 0.5 ])
+    """
 
     method: str
     params: dict
@@ -37,7 +47,18 @@ class Recalibrator:
 
 def fit_recalibrator(y, scores, method: str = "platt") -> Recalibrator:
     """Fit ``temperature`` (r ↦ σ(logit r / T), 1 parameter), ``platt`` (σ(a·logit r + b)) or
-    ``isotonic`` (PAV, sklearn) by maximum likelihood on labelled data."""
+    ``isotonic`` (PAV, sklearn) by maximum likelihood on labelled data.
+
+    Examples
+    --------
+    >>> y = [0, 0, 1, 1, 0, 1, 0, 0, 1, 0]
+    >>> r = [.1, .2, .8, .7, .4, .35, .3, .5, .9, .2]
+    >>> rec = fit_recalibrator(y, r, "temperature")
+    >>> rec.method, round(rec.params["temperature"], 2)  # T < 1: the scores were under-confident
+    ('temperature', 0.43)
+    >>> fit_recalibrator(y, r, "isotonic")([0.1, 0.45, 0.9]).round(3)
+    array([0.   , 0.333, 1.   ])
+    """
     from scipy.optimize import minimize
 
     check_choice(method, "method", ["temperature", "platt", "isotonic"])
@@ -63,7 +84,15 @@ def fit_recalibrator(y, scores, method: str = "platt") -> Recalibrator:
 
 def recalibrate(y, scores, method: str = "platt", *, folds: int = 5, seed: int = 0) -> np.ndarray:
     """Cross-fitted recalibrated scores: each row is mapped by a recalibrator fitted on the other
-    folds (no row is recalibrated with its own label)."""
+    folds (no row is recalibrated with its own label).
+
+    Examples
+    --------
+    >>> y = [0, 0, 1, 1, 0, 1, 0, 0, 1, 0]
+    >>> r = [.1, .2, .8, .7, .4, .35, .3, .5, .9, .2]
+    >>> recalibrate(y, r, "isotonic", folds=2).round(2)
+    array([0.  , 0.  , 0.5 , 0.5 , 0.5 , 0.  , 0.  , 0.33, 0.5 , 0.  ])
+    """
     check_choice(method, "method", ["temperature", "platt", "isotonic"])
     yy, rr = _yr(y, scores)
     seed = check_int(seed, "seed", minimum=0, maximum=2**64 - 1)

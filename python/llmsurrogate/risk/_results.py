@@ -19,6 +19,17 @@ class RiskEvaluation(Result):
     bootstrap columns NaN for metrics not bootstrapped); ``groups``: per-group metrics;
     ``group_summary``: ratios and differences across groups; ``calibration``: reliability-diagram
     table; ``meta``: threshold, n, n_boot, seed, bins.
+
+    Made by :func:`~llmsurrogate.risk.evaluate`; ``metric(name)`` reads one value.
+
+    Examples
+    --------
+    >>> from llmsurrogate.risk import evaluate
+    >>> ev = evaluate([0, 0, 1, 1, 0, 1], [.1, .4, .8, .35, .2, .9], n_boot=20)
+    >>> ev.metrics.columns.tolist(), ev.meta["n"]
+    (['metric', 'value', 'se', 'ci_low', 'ci_high'], 6)
+    >>> round(ev.metric("roc_auc"), 4), round(ev.metric("sce"), 4)
+    (0.8889, -0.0417)
     """
 
     metrics: Any
@@ -56,7 +67,22 @@ class RiskScores(Result):
     """Risk scores of each row: ``table`` with ``row`` (position), ``score``, ``answer_mass`` (mean
     next-token mass on the answer tokens, or on digits for numeric), ``label`` (if the data hold the
     target) and, for multiple choice, ``score_order_k`` per answer order; ``meta`` records the task,
-    method, backend identity and cache statistics."""
+    method, backend identity and cache statistics.
+
+    Made by :func:`~llmsurrogate.risk.risk_scores`; ``scores`` is the score column as an array and
+    ``evaluate()`` scores it against the labels.
+
+    Examples
+    --------
+    >>> import math
+    >>> from llmsurrogate import datasets
+    >>> from llmsurrogate.llm import CallableBackend, acs_income_task
+    >>> from llmsurrogate.risk import risk_scores
+    >>> backend = CallableBackend(lambda prompt: {" A": math.log(0.3), " B": math.log(0.7)})
+    >>> rs = risk_scores(datasets.load_acs_income_rows().head(4), acs_income_task(), backend)
+    >>> rs.scores, rs.meta["method"]  # the 0.7 on key B is averaged with the 0.3 on key A
+    (array([0.5, 0.5, 0.5, 0.5]), 'multiple_choice')
+    """
 
     table: Any
     meta: dict

@@ -32,6 +32,22 @@ def risk_scores(data, task, backend, method: str = "multiple_choice", *, cache=N
     length-sorted, ``batch_size`` prompts and on a GPU a token budget per forward pass, results
     written to the cache 64 at a time as its batches finish); a number is a floor on the prompts
     handed to the backend per call. The backend's own batch size is set on the backend.
+
+    Examples
+    --------
+    A stand-in model that puts 0.7 on the second answer key whatever the options: averaging the
+    two answer orders removes that position bias.
+
+    >>> import math
+    >>> from llmsurrogate import datasets
+    >>> from llmsurrogate.llm import CallableBackend, acs_income_task
+    >>> backend = CallableBackend(lambda prompt: {" A": math.log(0.3), " B": math.log(0.7)})
+    >>> rs = risk_scores(datasets.load_acs_income_rows().head(3), acs_income_task(), backend)
+    >>> rs.table.round(2)
+       row  score  answer_mass  score_order_0  score_order_1  label
+    0    0    0.5          1.0            0.7            0.3      0
+    1    1    0.5          1.0            0.7            0.3      0
+    2    2    0.5          1.0            0.7            0.3      0
     """
     check_choice(method, "method", ["multiple_choice", "numeric", "numeric_argmax"])
     with progress_reporter(progress) as report:
@@ -104,7 +120,20 @@ def score_table(data, task: str, model: str, backend: str = "transformers", meth
     per forward pass (default: the backend's, 16 on the CPU, up to 512 on a GPU).
     ``backend_options``: the openai backend's description (``base_url``, ``api_key_env``,
     ``concurrency``, ``prices``, ``max_cost``, ...; its responses go to ``cache`` too). Returns the
-    scores table (DataFrame)."""
+    scores table (DataFrame).
+
+    Examples
+    --------
+    A tiny random GPT-2 built on the spot (``llmsurrogate.testing``) stands in for a real model:
+
+    >>> import tempfile
+    >>> from llmsurrogate import datasets, testing
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     model = testing.build_model(folder)
+    ...     table = score_table(datasets.load_acs_income_rows().head(1), "ACSIncome", str(model), device="cpu")
+    >>> table.columns.tolist(), bool(table["score"].between(0, 1).all())
+    (['row', 'score', 'answer_mass', 'score_order_0', 'score_order_1', 'label'], True)
+    """
     from ..llm.factory import load_task, make_backend
 
     t = load_task(task)
