@@ -59,6 +59,15 @@ class DomainCV:
     row as ``groups``.
 
     Fitted attributes: ``best_params_``, ``cv_errors_`` (one per candidate), ``estimator_``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import Ridge
+    >>> X, y = np.arange(12.0).reshape(-1, 1), 2 * np.arange(12.0)
+    >>> cv = DomainCV(Ridge(), {"alpha": [0.01, 100.0]}).fit(X, y, groups=np.repeat([0, 1, 2], 4))
+    >>> cv.best_params_, cv.cv_errors_.shape, round(float(cv.predict([[20.0]])[0]), 2)
+    ({'alpha': 0.01}, (2,), 40.0)
     """
 
     _needs_groups = True
@@ -122,6 +131,8 @@ def make_model(name: str, random_state: int | None = 0):
     (``RandomForestRegressor(random_state=random_state)``, scikit-learn defaults otherwise) and
     ``"kr"`` (``KernelRidge(alpha=1, kernel="rbf", gamma=1/3)``, the paper's kernel ridge).
 
+    Examples
+    --------
     >>> make_model("cpt:dg")
     CPT(free='dg', alpha=1.0, beta=1.0, delta=1.0, gamma=1.0, eps=1e-06, delta_max=1000000.0, starts=None, max_iter=500)
     """
@@ -655,6 +666,16 @@ def error_tables(samples: Any, models: Any, r: int = 1, metric: str = "mse", sub
     by the smallest in-sample error on the test domain over **all** the given models (the paper's
     model set). Each model is fitted once per training set. Other arguments as in
     :func:`error_table`.
+
+    Examples
+    --------
+    >>> from llmsurrogate import datasets
+    >>> ce = datasets.load_certainty_equivalents(domains=[7, 8, 9])  # three small subject pools
+    >>> tabs = error_tables(ce, {"EU": "eu", "CPT": "cpt"}, kinds=("raw", "shortfall"), metric="rmse", n_jobs=1)
+    >>> sorted(tabs), sorted(tabs["CPT"]), tabs["CPT"]["shortfall"].N
+    (['CPT', 'EU'], ['raw', 'shortfall'], 6)
+    >>> tabs["EU"]["shortfall"].values.round(3).tolist()
+    [1.409, 1.984, 1.182, 2.341, 1.508, 1.279]
     """
     kinds = [check_choice(k, "kinds", ["raw", *_NORMALIZE]) for k in kinds]
     r, metric, data = _common_args(samples, r, metric, n_jobs, domain, features, target)
@@ -778,7 +799,16 @@ def error_table(samples: Any, model: Any, r: int = 1, metric: str = "mse", norma
 def in_sample_errors(samples: Any, model: Any, metric: str = "mse", n_jobs: int | None = None, *,
                      domain: str = "domain", features: Sequence[str] = _FEATURES, target: str = "ce",
                      cache: Any = None):
-    """Error of ``model`` fitted on each domain and evaluated on the same domain (a Series)."""
+    """Error of ``model`` fitted on each domain and evaluated on the same domain (a Series).
+
+    Examples
+    --------
+    >>> from llmsurrogate import datasets
+    >>> ce = datasets.load_certainty_equivalents(domains=[7, 8, 9])  # three small subject pools
+    >>> s = in_sample_errors(ce, "cpt", metric="rmse", n_jobs=1)
+    >>> s.name, s.round(3).tolist()
+    ('in_sample_error', [4.417, 1.172, 4.41])
+    """
     import pandas as pd
 
     model = _resolve(model)
@@ -804,6 +834,14 @@ def within_domain_cv(samples: Any, models: Any, k: int = 10, metric: str = "mse"
 
     Returns a DataFrame, one row per domain and one column per model. See :func:`cv_ratio` for
     Table 1's summary. ``progress``: ``True`` (a bar) or ``progress(label, done, total)`` per model.
+
+    Examples
+    --------
+    >>> from llmsurrogate import datasets
+    >>> ce = datasets.load_certainty_equivalents(domains=[7, 8, 9])  # three small subject pools
+    >>> cv = within_domain_cv(ce, {"EU": "eu", "CPT": "cpt"}, k=3, metric="rmse", n_jobs=1)
+    >>> cv.shape, cv.columns.tolist(), cv["EU"].round(3).tolist()
+    ((3, 2), ['EU', 'CPT'], [4.431, 1.189, 4.412])
     """
     import pandas as pd
     from sklearn.model_selection import KFold
@@ -868,7 +906,15 @@ def _within_cv(model, X, y, offsets, subsets, held, data, k, n_jobs) -> np.ndarr
 
 
 def cv_ratio(cv: Any, reference: str = "RF"):
-    """Table 1: the mean over domains of each model's CV error divided by ``reference``'s."""
+    """Table 1: the mean over domains of each model's CV error divided by ``reference``'s.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> cv = pd.DataFrame({"EU": [2.0, 6.0], "CPT": [1.5, 2.0], "RF": [1.0, 2.0]})  # one row per domain
+    >>> cv_ratio(cv).to_dict()
+    {'EU': 2.5, 'CPT': 1.25}
+    """
     frame = as_frame(cv, "cv")
     require_columns(frame, [reference], name="cv")
     ratios = frame.div(frame[reference], axis=0)

@@ -201,8 +201,12 @@ def coverage_bound(n: int, r: int, tau: float, side: str = "two", Gamma: float =
     Γ = 1 is Proposition 1 (exchangeable domains); Γ > 1 is Corollary 1 (likelihood ratio in
     [1/Γ, Γ], for the worst-case interval of :func:`worst_case_interval`).
 
+    Examples
+    --------
     >>> round(coverage_bound(44, 1, 0.95), 4)
     0.86
+    >>> round(coverage_bound(44, 1, 0.95, Gamma=2.0), 3)
+    0.806
     """
     (n, r), side = _n_r(n, r), _side(side)
     tau = check_probability(tau, "tau", high_open=False)
@@ -215,6 +219,11 @@ def coverage_upper_bound(n: int, r: int, tau: float, side: str = "two", conserva
     """Claim 1: coverage is at most (2τ−1 or τ)(n−r)/(n+1) + (r+1)/(n+1) + (n−r)!/(n+1)! without ties.
 
     ``conservative=True`` doubles the last (max-atom) term for two-sided intervals (docs/methods/transfer.md §2.1, A17).
+
+    Examples
+    --------
+    >>> round(coverage_upper_bound(44, 1, 0.95), 4)
+    0.9049
     """
     (n, r), side = _n_r(n, r), _side(side)
     tau = check_probability(tau, "tau", high_open=False)
@@ -232,6 +241,12 @@ def tau_for_coverage(n: int, r: int, coverage: float, side: str = "two") -> floa
     """The level τ whose Proposition 1 guarantee is ``coverage`` (the package's correction).
 
     Raises if the coverage exceeds the best possible guarantee (n−r)/(n+1).
+
+    Examples
+    --------
+    >>> tau = tau_for_coverage(44, 1, 0.8)
+    >>> round(tau, 4), round(coverage_bound(44, 1, tau), 4)
+    (0.9186, 0.8)
     """
     (n, r), side = _n_r(n, r), _side(side)
     c = check_probability(coverage, "coverage")
@@ -249,6 +264,11 @@ def weighted_coverage_diagnostic(n: int, r: int, tau: float, weights: Any, w_tar
 
     A **diagnostic, not a guarantee**: the theorem takes an expectation over the unobserved target's
     likelihood ratio; this plugs in a user-chosen ``w_target``.
+
+    Examples
+    --------
+    >>> round(weighted_coverage_diagnostic(3, 1, 0.9, weights=[1.0, 1.0, 2.0], w_target=1.0), 4)
+    0.4267
     """
     (n, r), side = _n_r(n, r), _side(side)
     tau = check_probability(tau, "tau", high_open=False)
@@ -267,6 +287,12 @@ def robust_level(tau: float, Gamma: float, n: int, r: int, side: str = "two", mo
     (default) uses 1 − τ' = (1−τ)(n+1−(r+1)Γ)/(Γ(n−r)), which keeps the renormalisation the paper's
     proof drops (docs/methods/transfer.md §3.4, A8); ``mode="paper"`` uses the printed τ' = 1 − (1−τ)/Γ. Note the Γ of this
     model is not the Γ of 𝒲(Γ). Use the result with ``forecast_interval(err, tau=tau_prime)``.
+
+    Examples
+    --------
+    >>> tau_prime, guarantee = robust_level(0.95, Gamma=1.5, n=44, r=1)
+    >>> round(tau_prime, 4), round(guarantee, 4)
+    (0.9674, 0.84)
     """
     (n, r), side = _n_r(n, r), _side(side)
     mode = check_choice(mode, "mode", ["safe", "paper"])
@@ -301,6 +327,8 @@ def forecast_interval(err: Any, coverage: float | None = None, side: str = "two"
     above an integer, as in corrected intervals: docs/methods/transfer.md, departure 18).
     ``pooled=True`` reads ``err`` as transferUQ does (see :class:`PooledErrors`).
 
+    Examples
+    --------
     >>> import numpy as np
     >>> E = np.array([[np.nan, 1, 2], [3, np.nan, 4], [5, 6, np.nan]])
     >>> forecast_interval(E, tau=0.8)
@@ -381,6 +409,13 @@ def weighted_forecast_interval(err: Any, weights: Any, coverage: float | None = 
     ``weights`` holds ω(S_d) for each domain (array in the table's domain order, or a mapping
     domain → weight); each pooled error gets the weight of its **test** domain (eq. 7). Only ratios
     matter. Zero weights are allowed (closed box); negative or all-zero weights are errors.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> E = np.array([[np.nan, 1, 2], [3, np.nan, 4], [5, 6, np.nan]])  # E[train, test]
+    >>> forecast_interval(E, tau=0.8), weighted_forecast_interval(E, [1.0, 1.0, 4.0], tau=0.8)
+    ((2.0, 5.0), (2.0, 4.0))
     """
     t = _table(err, pooled=pooled)
     side = _side(side)
@@ -391,7 +426,16 @@ def weighted_forecast_interval(err: Any, weights: Any, coverage: float | None = 
 
 def forecast_intervals(tables: Mapping[str, Any], coverage: Sequence[float] | float = (0.8, 0.9, 0.95),
                        sides: Sequence[str] | str = ("two",), correction: bool = False) -> ForecastIntervals:
-    """:func:`forecast_interval` for several models, levels and sides, as a tidy result that plots."""
+    """:func:`forecast_interval` for several models, levels and sides, as a tidy result that plots.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> E = np.array([[np.nan, 1, 2], [3, np.nan, 4], [5, 6, np.nan]])  # E[train, test]
+    >>> res = forecast_intervals({"A": E, "B": 2 * E}, coverage=0.6)
+    >>> res.table[["model", "tau", "lower", "upper", "guaranteed"]].round(3).values.tolist()
+    [['A', 0.8, 2.0, 5.0, 0.3], ['B', 0.8, 4.0, 10.0, 0.3]]
+    """
     import pandas as pd
 
     if not isinstance(tables, Mapping) or not tables:
@@ -423,6 +467,13 @@ def worst_case_interval(err: Any, coverage: float | None = None, Gamma: float = 
 
     Exact (Theorem R.2 closed form); coverage ≥ (2τ−1)(n−r)/(n+Γ²) by Corollary 1. Γ = 1 gives
     :func:`forecast_interval`; Γ = ∞ gives the largest per-test-domain quantile.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> E = np.array([[np.nan, 1, 2], [3, np.nan, 4], [5, 6, np.nan]])  # E[train, test]
+    >>> worst_case_interval(E, tau=0.8, Gamma=1.0), worst_case_interval(E, tau=0.8, Gamma=2.0)
+    ((2.0, 5.0), (1.0, 6.0))
     """
     t = _table(err, pooled=pooled)
     side = _side(side)
@@ -440,6 +491,14 @@ def worst_case_curve(err: Any, tau: Sequence[float] | float = (0.5, 0.75, 0.9, 0
     """ē_τ(Γ) (and e̲_τ(Γ)) as exact step functions of Γ ∈ [1, Gamma_max] for each τ.
 
     No Γ grid: the breakpoints Γ*_j are computed in closed form (docs/methods/transfer.md §3.3).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> E = np.array([[np.nan, 1, 2], [3, np.nan, 4], [5, 6, np.nan]])  # E[train, test]
+    >>> steps = worst_case_curve(E, tau=0.8, lower=False).steps
+    >>> steps[["gamma_from", "gamma_to", "value"]].round(4).values.tolist()
+    [[1.0, 1.1547, 5.0], [1.1547, inf, 6.0]]
     """
     import pandas as pd
 
@@ -532,6 +591,14 @@ def check_worstcase_dominance(err1: Any, err2: Any, taulist: Any = DEFAULT_TAULI
     on the union of both step functions' breakpoints (Gamma = Inf: all Γ ≥ 1, the definition).
     ``mode="transferUQ"``: the package's check at the single Γ = Gamma, at index max{j : p_j < τ}
     (= J − 1, off by one against Corollary R.1) and strict ``<``; hard-coded there to r = 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> E1 = np.array([[np.nan, 1, 2], [3, np.nan, 4], [5, 6, np.nan]])
+    >>> E2 = np.array([[np.nan, 2, 7], [1, np.nan, 3], [4, 5, np.nan]])
+    >>> check_worstcase_dominance(E1, E2, taulist=[0.7, 0.9])["res"].tolist()
+    [True, True]
     """
     import pandas as pd
 
@@ -561,6 +628,16 @@ def critical_gamma(err1: Any, err2: Any, tau: Any, kind: str = "everywhere", Gam
     and bisection on log Γ (dominance is monotone in Γ). ``inf`` when it holds at ``Gamma_max``.
     ``kind="worstcase"``: worst-case dominance (Definition 7) on [1, Γ*], exact from the Γ breakpoints
     (``inf``: for all Γ). ``nan``: no dominance even at Γ = 1. A float for scalar τ, else an array.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> E1 = np.array([[np.nan, 1, 2], [3, np.nan, 4], [5, 6, np.nan]])
+    >>> E2 = np.array([[np.nan, 2, 7], [1, np.nan, 3], [4, 5, np.nan]])
+    >>> np.round(critical_gamma(E1, E2, [0.7, 0.9]), 4).tolist()
+    [1.1547, 1.4142]
+    >>> critical_gamma(E1, E2, 0.9, kind="worstcase")
+    inf
     """
     t1, t2 = _same(err1, err2, pooled)
     kind = check_choice(kind, "kind", ["everywhere", "worstcase"])
@@ -577,7 +654,18 @@ def everywhere_dominance_box(err1: Any, err2: Any, taulist: Any = DEFAULT_TAULIS
                              pooled: bool = False):
     """Γ-bounded everywhere dominance (docs/methods/transfer.md §4.3, an extension of Definition 8): does ē₁^w ≤ ē₂^w hold
     for every likelihood-ratio vector w ∈ [1/Γ, Γ]^n? Frame ``tau, res``. Γ = 1 is the plain
-    comparison of :func:`forecast_interval` upper ends; Γ → ∞ approaches everywhere dominance."""
+    comparison of :func:`forecast_interval` upper ends; Γ → ∞ approaches everywhere dominance.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> E1 = np.array([[np.nan, 1, 2], [3, np.nan, 4], [5, 6, np.nan]])
+    >>> E2 = np.array([[np.nan, 2, 7], [1, np.nan, 3], [4, 5, np.nan]])
+    >>> everywhere_dominance_box(E1, E2, taulist=[0.9], Gamma=1.2)["res"].tolist()
+    [True]
+    >>> everywhere_dominance_box(E1, E2, taulist=[0.9], Gamma=2.0)["res"].tolist()
+    [False]
+    """
     import pandas as pd
 
     t1, t2 = _same(err1, err2, pooled)
@@ -618,6 +706,15 @@ def everywhere_dominance(err1: Any, err2: Any, taulist: Any = DEFAULT_TAULIST, m
     and ``upper2`` are the weighted upper quantiles ē^w of the two methods at w, computed directly
     (Theorem 1 weighting); ``verified`` says whether upper1 > upper2 (closed-simplex cases at the
     boundary can need ε → 0 and show ``False``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> E1 = np.array([[np.nan, 1, 2], [3, np.nan, 4], [5, 6, np.nan]])
+    >>> E2 = np.array([[np.nan, 2, 7], [1, np.nan, 3], [4, 5, np.nan]])
+    >>> res = everywhere_dominance(E1, E2, taulist=[0.7, 0.9])
+    >>> res.table[["tau", "dominates", "upper1", "upper2", "verified"]].values.tolist()
+    [[0.7, False, 5.0, 4.0, True], [0.9, False, 5.0, 4.0, True]]
     """
     import pandas as pd
 
@@ -647,6 +744,16 @@ def check_everywhere_dominance(err1: Any, err2: Any, taulist: Any = DEFAULT_TAUL
     ``mode="exact"`` (default; correct): all j scanned. ``mode="paper"``: the paper's pruning j ≥ τN,
     which docs/methods/transfer.md §4.4 shows is invalid (it reproduces Table 2). ``mode="transferUQ"``: the package
     0.1.0's behaviour. See :func:`everywhere_dominance` for witnesses.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> E1 = np.array([[np.nan, 1, 2], [3, np.nan, 4], [5, 6, np.nan]])
+    >>> E2 = np.array([[np.nan, 2, 7], [1, np.nan, 3], [4, 5, np.nan]])
+    >>> check_everywhere_dominance(E1, E2, taulist=[0.7, 0.9])["res"].tolist()
+    [False, False]
+    >>> check_everywhere_dominance(E1, E1 + 1, taulist=[0.7, 0.9])["res"].tolist()
+    [True, True]
     """
     import pandas as pd
 
@@ -658,7 +765,14 @@ def check_everywhere_dominance(err1: Any, err2: Any, taulist: Any = DEFAULT_TAUL
 
 
 def lp2_simplex(a: Any, b: Any, tau: float) -> tuple[float, dict[int, float]]:
-    """min aᵀv s.t. bᵀv ≥ τ, Σv = 1, v ≥ 0 in closed form (two-point support; +inf if infeasible)."""
+    """min aᵀv s.t. bᵀv ≥ τ, Σv = 1, v ≥ 0 in closed form (two-point support; +inf if infeasible).
+
+    Examples
+    --------
+    >>> obj, v = lp2_simplex([1.0, 3.0], [0.0, 1.0], 0.5)
+    >>> obj, sorted(v.items())
+    (2.0, [(0, 0.5), (1, 0.5)])
+    """
     a, b = align_by_label(("a", a), ("b", b))
     av = as_float_array(a, "a", allow_nan=False)
     bv = as_float_array(b, "b", allow_nan=False)
@@ -671,7 +785,14 @@ def lp2_simplex(a: Any, b: Any, tau: float) -> tuple[float, dict[int, float]]:
 # ---- U-statistic confidence intervals (Appendix Q) --------------------------------------------------
 
 def ustat_tail_bound(x: float, y: float, n: int, k: int) -> dict[str, float]:
-    """Lemma Q.1: B_{n,k}(x; y) ≥ P(U ≤ x) and its parts (Hoeffding b1, Bentkus b2, Maurer b3)."""
+    """Lemma Q.1: B_{n,k}(x; y) ≥ P(U ≤ x) and its parts (Hoeffding b1, Bentkus b2, Maurer b3).
+
+    Examples
+    --------
+    >>> b = ustat_tail_bound(0.1, 0.3, n=44, k=2)
+    >>> {key: round(v, 4) for key, v in b.items()}
+    {'B': 0.0774, 'hoeffding': 0.0774, 'bentkus': 0.185, 'maurer': 0.3789}
+    """
     x, y = check_real(x, "x", low=0.0, high=1.0), check_real(y, "y", low=0.0, high=1.0)
     n, k = check_int(n, "n", minimum=1, maximum=2**63 - 1), check_int(k, "k", minimum=1)
     if k > n:
@@ -713,7 +834,17 @@ def _ci_ranks(N: int, n: int, k: int, betas: np.ndarray, alpha: float):  # noqa:
 
 
 def clear_rank_cache() -> None:
-    """Empty the cache of quantile-CI ranks (used by benchmarks to time cold calls)."""
+    """Empty the cache of quantile-CI ranks (used by benchmarks to time cold calls).
+
+    Examples
+    --------
+    >>> from llmsurrogate import datasets
+    >>> E = datasets.load_transfer_errors("abdg")  # CPT's published 44 x 44 matrix
+    >>> warm = qte_interval(E, 0.9, betas=[0.5])  # the ranks are now cached
+    >>> clear_rank_cache()
+    >>> qte_interval(E, 0.9, betas=[0.5]).equals(warm)  # recomputed cold, same answer
+    True
+    """
     _RANK_CACHE.clear()
 
 
@@ -725,6 +856,14 @@ def qte_interval(err: Any, coverage: float, side: str = "two", betas: Any = DEFA
     gives the package's k = r, anti-conservative) and the exact discrete rank rules of docs/methods/transfer.md §5.3:
     lb = f_(j_L), j_L = max{j : B((j−1)/N; β) ≤ α}; ub = f_(j_U), j_U = min{j : B(1−j/N; 1−β) ≤ α}
     (±inf when no rank qualifies). Two-sided intervals use α = (1 − coverage)/2 per side.
+
+    Examples
+    --------
+    >>> from llmsurrogate import datasets
+    >>> E = datasets.load_transfer_errors("abdg")  # CPT's published 44 x 44 matrix
+    >>> ci = qte_interval(E, 0.9, betas=[0.25, 0.5, 0.75])
+    >>> ci.round(3).values.tolist()
+    [[0.25, 2.484, 3.888], [0.5, 3.157, 5.594], [0.75, 3.953, 14.76]]
     """
     import pandas as pd
 
@@ -753,6 +892,14 @@ def ete_interval(err: Any, coverage: float, side: str = "two", bd: float = 1.0, 
 
     Returns ``(lower, upper)`` (±inf on the open side of one-sided intervals). Order k = r + 1 by
     default (``order="transferUQ"``: k = r).
+
+    Examples
+    --------
+    >>> from llmsurrogate import datasets
+    >>> E = datasets.load_transfer_errors("abdg")  # CPT's published 44 x 44 matrix
+    >>> lo, hi = ete_interval(E, 0.9, bd=30000.0)  # every error lies in [0, 30000]
+    >>> round(lo, 4), round(hi, 1)
+    (0.0042, 5064.6)
     """
     t = _table(err, pooled=pooled, r=r)
     _check_r(t, r)
@@ -771,7 +918,18 @@ def ete_interval(err: Any, coverage: float, side: str = "two", bd: float = 1.0, 
 
 
 def plot_quantile_ci(curves: Mapping[str, Any], ax=None, log: bool = False):
-    """Plot :func:`qte_interval` frames (beta, lb, ub) of several models as bands over β."""
+    """Plot :func:`qte_interval` frames (beta, lb, ub) of several models as bands over β.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> from llmsurrogate import datasets
+    >>> ci = {m: qte_interval(datasets.load_transfer_errors(m), 0.9, betas=[0.25, 0.5, 0.75]) for m in ("abdg", "RF")}
+    >>> ax = plot_quantile_ci(ci, log=True)
+    >>> [t.get_text() for t in ax.get_legend().get_texts()], ax.get_yscale()
+    (['abdg', 'RF'], 'log')
+    >>> plt.close(ax.figure)
+    """
     import matplotlib.pyplot as plt
 
     if ax is None:

@@ -173,6 +173,14 @@ class EU(_NLSModel):
     CE ``= -ln(p e^(-a z1) + (1-p) e^(-a z2)) / a``, ``a`` in ``bounds`` (default ``(-1, 1)``).
 
     Fitted attributes: ``eta_`` or ``a_``, ``theta_``, ``train_mse_``, ``converged_``, ``n_iter_``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[10.0, 0.0, 0.5], [20.0, 0.0, 0.5], [10.0, 0.0, 0.9], [20.0, 5.0, 0.2]])  # z1, z2, p
+    >>> m = EU().fit(X, [4.0, 8.0, 8.5, 7.0])
+    >>> round(m.eta_, 3), np.round(m.predict(X), 2).tolist()
+    (0.254, [3.95, 7.9, 8.68, 7.57])
     """
 
     _param_names = ("utility", "bounds", "starts", "zero_prize", "max_iter")
@@ -223,6 +231,14 @@ class CPT(_NLSModel):
 
     Fitted attributes: ``alpha_``, ``beta_``, ``delta_``, ``gamma_``, ``theta_``, ``train_mse_``,
     ``converged_``, ``n_iter_``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[10.0, 0.0, 0.1], [10.0, 0.0, 0.5], [10.0, 0.0, 0.9], [20.0, 0.0, 0.1]])  # z1, z2, p
+    >>> m = CPT(free="g").fit(X, [2.0, 5.0, 7.0, 4.0])  # small p overweighted, large p underweighted
+    >>> round(m.gamma_, 3), m.alpha_, np.round(m.predict(X), 2).tolist()
+    (0.585, 1.0, [2.17, 5.0, 7.83, 4.33])
     """
 
     _family = "cpt"

@@ -22,7 +22,17 @@ def _step(gs: np.ndarray, vs: np.ndarray, gamma: float) -> float:
 
 @result_dataclass
 class ForecastIntervals(Result):
-    """Forecast intervals of several models (rows: model × coverage level × side)."""
+    """Forecast intervals of several models (rows: model × coverage level × side).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from llmsurrogate.transfer import forecast_intervals
+    >>> E = np.array([[np.nan, 1, 2], [3, np.nan, 4], [5, 6, np.nan]])
+    >>> res = forecast_intervals({"A": E, "B": 2 * E}, coverage=0.6)
+    >>> res.n, res.r, res.table.columns.tolist()
+    (3, 1, ['model', 'coverage', 'side', 'tau', 'lower', 'upper', 'guaranteed'])
+    """
 
     table: Any
     n: int
@@ -69,6 +79,17 @@ class WorstCaseCurve(Result):
 
     ``steps``: columns tau, bound ("upper"/"lower"), gamma_from, gamma_to, value: the bound equals
     ``value`` for Γ in (gamma_from, gamma_to] (the first piece includes Γ = 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from llmsurrogate.transfer import worst_case_curve
+    >>> E = np.array([[np.nan, 1, 2], [3, np.nan, 4], [5, 6, np.nan]])
+    >>> curve = worst_case_curve(E, tau=0.8, lower=False)
+    >>> curve.steps.columns.tolist()
+    ['tau', 'bound', 'gamma_from', 'gamma_to', 'value']
+    >>> curve.value(0.8, Gamma=1.0), curve.value(0.8, Gamma=2.0)
+    (5.0, 6.0)
     """
 
     steps: Any
@@ -116,6 +137,16 @@ class EverywhereDominance(Result):
 
     ``table``: tau, dominates, j, m, witness (domain labels and weights of the two-point weight
     vector), upper1, upper2 (ē₁^w and ē₂^w at the witness, w = v + ε, recomputed independently).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from llmsurrogate.transfer import everywhere_dominance
+    >>> E1 = np.array([[np.nan, 1, 2], [3, np.nan, 4], [5, 6, np.nan]])
+    >>> E2 = np.array([[np.nan, 2, 7], [1, np.nan, 3], [4, 5, np.nan]])
+    >>> res = everywhere_dominance(E1, E2, taulist=[0.7])
+    >>> res.mode, res.table[["dominates", "witness", "upper1", "upper2"]].values.tolist()
+    ('exact', [[False, {'0': 1.0}, 5.0, 4.0]])
     """
 
     table: Any
@@ -132,7 +163,15 @@ class EverywhereDominance(Result):
 
 @result_dataclass
 class TransferApplication(Result):
-    """Forecast intervals per model and metric, and dominance between models per τ."""
+    """Forecast intervals per model and metric, and dominance between models per τ.
+
+    Examples
+    --------
+    >>> from llmsurrogate.transfer.demo import run_transfer_application
+    >>> app = run_transfer_application(coverage=(0.9,), taus=[0.9])
+    >>> app.intervals.shape, app.dominance.columns.tolist()
+    ((9, 8), ['model', 'other', 'metric', 'tau', 'worst_case', 'everywhere', 'everywhere_paper'])
+    """
 
     intervals: Any
     dominance: Any
@@ -208,7 +247,16 @@ class TransferApplication(Result):
 
 @result_dataclass
 class IntervalTable(TableResult):
-    """A table of intervals (columns ``model``, ``metric``, ``lower``, ``upper``) that plots itself."""
+    """A table of intervals (columns ``model``, ``metric``, ``lower``, ``upper``) that plots itself.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> tab = IntervalTable(title="Two intervals", table=pd.DataFrame(
+    ...     {"model": ["A", "B"], "metric": ["raw transfer error"] * 2, "lower": [1.0, 2.0], "upper": [3.0, 5.0]}))
+    >>> tab.tidy()["upper"].tolist(), tab.summary().title
+    ([3.0, 5.0], 'Two intervals')
+    """
 
     def plot(self, ax=None, **kwargs):
         """One panel per metric, a horizontal interval per model. Returns the matplotlib Figure.

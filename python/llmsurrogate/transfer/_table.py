@@ -62,6 +62,16 @@ class ErrorTable(Result):
         The procedure's name (e.g. ``"CPT"``), used in printed output.
     metric : str
         What the values measure (e.g. ``"raw transfer error"``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> E = np.array([[np.nan, 1, 2], [3, np.nan, 4], [5, 6, np.nan]])  # E[train, test]
+    >>> t = ErrorTable.from_matrix(E, domains=["a", "b", "c"], name="M")
+    >>> t.n, t.r, t.N, t.K
+    (3, 1, 6, 2)
+    >>> t.tidy().columns.tolist(), float(t.to_matrix().loc["a", "b"])
+    (['train', 'test', 'error'], 1.0)
     """
 
     values: np.ndarray

@@ -104,7 +104,17 @@ METRICS = ("raw transfer error", "transfer shortfall", "transfer deterioration")
 
 
 def application_tables() -> dict[str, dict[str, ErrorTable]]:
-    """metric -> model -> ErrorTable for EU, CPT (α,β,δ,γ) and RF on the published matrices."""
+    """metric -> model -> ErrorTable for EU, CPT (α,β,δ,γ) and RF on the published matrices.
+
+    Examples
+    --------
+    >>> tabs = application_tables()
+    >>> list(tabs), sorted(tabs["raw transfer error"])
+    (['raw transfer error', 'transfer shortfall', 'transfer deterioration'], ['CPT', 'EU', 'RF'])
+    >>> t = tabs["raw transfer error"]["EU"]
+    >>> t.n, t.N
+    (44, 1892)
+    """
     out: dict[str, dict[str, ErrorTable]] = {m: {} for m in METRICS}
     for label, file in MODELS.items():
         raw = datasets.load_transfer_errors(file, "unnormalized")
@@ -117,7 +127,15 @@ def application_tables() -> dict[str, dict[str, ErrorTable]]:
 
 def run_transfer_application(coverage=(0.8, 0.9, 0.95), taus=None) -> TransferApplication:
     """Forecast intervals (three nominal levels) and worst-case / everywhere dominance (exact and
-    the paper's variant) for EU, CPT and RF in all three metrics; ē_0.9(Γ) curves for the figure."""
+    the paper's variant) for EU, CPT and RF in all three metrics; ē_0.9(Γ) curves for the figure.
+
+    Examples
+    --------
+    >>> app = run_transfer_application(coverage=(0.9,), taus=[0.9])
+    >>> d = app.dominance.query("metric == 'transfer deterioration'")  # at tau = 0.9
+    >>> d[["model", "other", "everywhere", "everywhere_paper"]].values.tolist()
+    [['CPT', 'RF', False, True], ['EU', 'RF', True, True], ['CPT', 'EU', False, False]]
+    """
     import pandas as pd
 
     taus = tr.DEFAULT_TAULIST if taus is None else np.asarray(taus, dtype=float)
@@ -149,7 +167,13 @@ def write_demo(out_dir: str | Path, tau: float = 0.95, plot: bool = True, progre
                echo: Callable[[str], None] = print) -> list[str]:
     """Run :func:`run_demo` and :func:`run_transfer_application`, print their summaries with ``echo``
     and write ``transfer_forecast_intervals.{csv,json,png}``, ``transfer_dominance.csv`` and
-    ``transfer_application.png`` to ``out_dir``; returns the file names written."""
+    ``transfer_application.png`` to ``out_dir``; returns the file names written.
+
+    Examples
+    --------
+    >>> write_demo("transfer_demo", plot=False, echo=lambda text: None)
+    ['transfer_forecast_intervals.csv', 'transfer_forecast_intervals.json', 'transfer_dominance.csv']
+    """
     from .._atomic import check_output_dir, save_figure, write_frame, write_text
 
     out_dir = check_output_dir(out_dir)
