@@ -157,13 +157,13 @@ def error_curve(data, outcome: str, features=None, algorithm: Any = "rf", grid=N
     >>> import numpy as np, pandas as pd
     >>> from sklearn.linear_model import LogisticRegression
     >>> rng = np.random.default_rng(0)
-    >>> df = pd.DataFrame({"x": rng.normal(size=400)})
-    >>> df["y"] = (rng.random(400) < 1 / (1 + np.exp(-2 * df["x"]))).astype(int)
-    >>> curve = error_curve(df, "y", ["x"], LogisticRegression(), grid=[5, 50], loss="brier", tuning="none", n_jobs=1)
-    >>> curve.table[["n_train", "n_blocks", "error"]].round(3)
-       n_train  n_blocks  error
-    0        5        80  0.240
-    1       50         8  0.159
+    >>> df = pd.DataFrame({"x": rng.normal(size=200)})
+    >>> df["y"] = (rng.random(200) < 1 / (1 + np.exp(-2 * df["x"]))).astype(int)
+    >>> curve = error_curve(df, "y", ["x"], LogisticRegression(), grid=[10, 50], loss="brier", tuning="none", n_jobs=1)
+    >>> curve.table[["n_train", "n_blocks", "error", "ci_low", "ci_high"]].round(3)
+       n_train  n_blocks  error  ci_low  ci_high
+    0       10        20  0.199   0.182    0.215
+    1       50         4  0.164   0.139    0.189
     """
     return run_error_curve(Plumbing(), data, outcome, features, algorithm, grid, loss, regime, tuning, seed, n_jobs,
                            alpha=alpha, hybrid_min_blocks=hybrid_min_blocks, algorithm_options=algorithm_options,
@@ -228,13 +228,13 @@ def equivalent_sample_size(data, outcome: str, prediction, features=None, algori
     >>> import numpy as np, pandas as pd
     >>> from sklearn.linear_model import LogisticRegression
     >>> rng = np.random.default_rng(0)
-    >>> df = pd.DataFrame({"x": rng.normal(size=300)})
-    >>> df["y"] = (rng.random(300) < 1 / (1 + np.exp(-2 * df["x"]))).astype(int)
+    >>> df = pd.DataFrame({"x": rng.normal(size=200)})
+    >>> df["y"] = (rng.random(200) < 1 / (1 + np.exp(-2 * df["x"]))).astype(int)
     >>> df["llm"] = 1 / (1 + np.exp(-df["x"]))          # the rule: right direction, too flat
-    >>> res = equivalent_sample_size(df, "y", "llm", ["x"], LogisticRegression(), grid=[5, 20, 100], loss="brier",
+    >>> res = equivalent_sample_size(df, "y", "llm", ["x"], LogisticRegression(), grid=[10, 50], loss="brier",
     ...                              tuning="none", n_jobs=1)
     >>> res.lower_bound, res.status, res.plugin
-    (21, 'stopped', 100.0)
+    (11, 'stopped', 50.0)
     """
     return run_ess(Plumbing(), data, outcome, prediction, features, algorithm, grid, loss, alpha, variance, regime,
                    tuning, seed, n_jobs, hybrid_min_blocks=hybrid_min_blocks, algorithm_options=algorithm_options,
