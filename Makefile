@@ -18,11 +18,12 @@ SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export HF_HUB_OFFLINE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help demo test venv build build-test wheelhouse r-deps test-rust test-python test-r r-docs bench bench-quick bench-venv clean
+.PHONY: help demo test venv build build-test dist wheelhouse r-deps test-rust test-python test-r r-docs bench bench-quick bench-venv clean
 
 help:
 	@echo "make demo   set everything up and run the demo on the bundled real data"
 	@echo "make test   set everything up (R included) and run cargo, pytest and R tests"
+	@echo "make dist   the portable wheel (abi3, manylinux_2_28) and the sdist in dist/"
 	@echo "make bench  run the benchmarks (results in benchmarks/results/, README speed section)"
 	@echo "make bench-quick  a few-minute subset (results in benchmarks/results/quick/)"
 	@echo "make bench-venv   .venv-bench with folktexts 0.7.1 (the LLM benchmarks' peer; made by bench/bench-quick)"
@@ -34,12 +35,16 @@ $(PY):
 venv: $(PY)
 
 # Release build of the Rust core, installed editable into the venv with the runtime dependencies.
+# A core left by an earlier build (e.g. _core.cpython-311-*.so from before abi3) would shadow the
+# new _core.abi3.so, so the old ones go first.
 build: venv
+	rm -f python/llmsurrogate/_core*.so
 	VIRTUAL_ENV=$(abspath $(VENV)) $(MATURIN) develop --release --quiet
 
 # The serve extra compiles llama.cpp (llama-cpp-python's sdist; about 19 min on 2 busy cores, then
 # pip's wheel cache): the real OpenAI-compatible server of tests/test_llm_openai.py.
 build-test: venv r-deps wheelhouse
+	rm -f python/llmsurrogate/_core*.so
 	PIP_FIND_LINKS=$(WHEELHOUSE) VIRTUAL_ENV=$(abspath $(VENV)) $(MATURIN) develop --release --quiet --extras test,hf,openai,serve
 
 # llama-cpp-python (the `serve` extra: the real OpenAI-compatible server of tests/test_llm_openai.py)
@@ -59,6 +64,23 @@ wheelhouse: venv
 	    $(PIP) wheel --quiet --no-deps -w $(WHEELHOUSE) "$(LLAMA_CPP)"; \
 	fi
 
+# The release artefacts in dist/: one wheel for CPython >= 3.10 (pyo3's abi3) linked by zig against
+# glibc 2.28 (manylinux_2_28, whatever the host's glibc), and the sdist. maturin and zig come from a
+# tool venv of their own; target/dist keeps this build off the lock of the dev build's target/.
+DIST_VENV  := .venv-dist
+DIST_TOOLS := "maturin>=1.7,<2" ziglang==0.17.1 auditwheel==6.8.2
+
+$(DIST_VENV)/bin/maturin:
+	python3 -m venv $(DIST_VENV)
+	$(DIST_VENV)/bin/pip install --quiet --upgrade pip $(DIST_TOOLS)
+
+dist: $(DIST_VENV)/bin/maturin
+	rm -f dist/llmsurrogate-*.whl dist/llmsurrogate-*.tar.gz
+	PATH=$(abspath $(DIST_VENV))/bin:$$PATH CARGO_TARGET_DIR=target/dist \
+	  $(DIST_VENV)/bin/maturin build --release --zig --compatibility manylinux_2_28 --quiet --out dist
+	$(DIST_VENV)/bin/maturin sdist --out dist
+	$(DIST_VENV)/bin/auditwheel show dist/llmsurrogate-*.whl
+
 demo: build
 	$(VENV)/bin/llmsurrogate demo --out $(DEMO_OUT)
 
@@ -77,7 +99,8 @@ test-rust:
 	cargo test --quiet
 
 # Strict mode: a skipped test fails unless it is marked gpu. Exit 5 (nothing collected) is a failure.
-test-python:
+# dist: tests/test_wheel.py installs the wheel into fresh CPython 3.10 and 3.13 venvs.
+test-python: dist
 	LLMSURROGATE_STRICT_TESTS=1 $(PY) -m pytest -q tests; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
 
@@ -138,4 +161,4 @@ bench-quick: build-test bench-venv
 	$(PY) benchmarks/readme_tables.py
 
 clean:
-	rm -rf $(VENV) $(RLIB) target $(DEMO_OUT) python/llmsurrogate/*.so
+	rm -rf $(VENV) $(DIST_VENV) $(RLIB) target dist $(DEMO_OUT) python/llmsurrogate/*.so
