@@ -40,6 +40,13 @@ class RaggedLogprobs:
 
     Prompt ``i`` has tokens ``token_ids[offsets[i]:offsets[i+1]]`` and log-probabilities
     ``values[offsets[i]:offsets[i+1]]``; the first token of a prompt has no context and gets NaN.
+
+    Examples
+    --------
+    >>> rl = RaggedLogprobs(values=np.array([np.nan, -1.0, -2.0, np.nan, -0.5], dtype=np.float32),
+    ...                     offsets=np.array([0, 3, 5]), token_ids=np.array([7, 8, 9, 7, 4]))
+    >>> len(rl), rl[1].tolist(), rl.sums().tolist()
+    (2, [nan, -0.5], [-3.0, -0.5])
     """
 
     values: np.ndarray
@@ -61,6 +68,16 @@ class RaggedLogprobs:
 
 @runtime_checkable
 class Backend(Protocol):
+    """What every backend provides (see the module text): ``identity``, ``answer_tokens``,
+    ``digit_tokens``, ``next_token_logprobs``, ``prompt_logprobs`` and ``generate``.
+
+    Examples
+    --------
+    >>> backend = CallableBackend(lambda prompt: {" A": 0.0})
+    >>> isinstance(backend, Backend), isinstance("not a backend", Backend)
+    (True, False)
+    """
+
     identity: Mapping[str, Any]
 
     def answer_tokens(self, keys: Sequence[str]) -> dict[str, list[tuple[str, int]]]: ...
@@ -95,6 +112,8 @@ class CallableBackend:
     ``vocab`` (default: ``" A"`` ... ``" Z"``, ``"A"`` ... ``"Z"``, the digits, ``"10"``-``"99"``
     and ``" 0"``-``" 9"``). Deterministic, no torch.
 
+    Examples
+    --------
     >>> import math
     >>> b = CallableBackend(lambda p: {" A": math.log(0.25), " B": math.log(0.75)}, name="demo")
     >>> ids = [i for _, i in b.answer_tokens(["A", "B"])["B"]]

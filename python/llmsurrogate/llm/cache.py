@@ -98,7 +98,22 @@ def _canonical(obj: Any) -> str:
 
 
 class Cache:
-    """A SQLite cache of LLM outputs in ``directory/llm_cache.sqlite``."""
+    """A SQLite cache of LLM outputs in ``directory/llm_cache.sqlite``.
+
+    Pass it (or just the folder) as ``cache=`` to the scoring functions; ``hits``, ``misses`` and
+    ``rejected`` count this object's look-ups.
+
+    Examples
+    --------
+    >>> import tempfile, numpy as np
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     cache = Cache(folder)
+    ...     key = Cache.key(backend="demo", model="m", prompt="Hello", template="t", params={})
+    ...     cache.put_many([(key, np.array([-0.5], dtype=np.float32))])
+    ...     print(cache.path.name, len(cache), cache.get_many([key, "no-such-key"]), cache.hits, cache.misses)
+    ...     cache.close()
+    llm_cache.sqlite 1 {'...': array([-0.5], dtype=float32)} 1 1
+    """
 
     FILENAME = "llm_cache.sqlite"
 

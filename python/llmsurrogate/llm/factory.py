@@ -36,6 +36,21 @@ def make_backend(kind: str, model: str, *, device: str | None = None, batch_size
 
     ``device`` and ``batch_size`` apply to the transformers backend (``None``: its defaults, cuda
     when available; 16 prompts per pass on the CPU, on a GPU up to 512 and 65,536 padded tokens).
+
+    Examples
+    --------
+    A tiny random GPT-2 built on the spot (``llmsurrogate.testing``) stands in for a model folder:
+
+    >>> import tempfile
+    >>> from llmsurrogate import testing
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     backend = make_backend("transformers", str(testing.build_model(folder)), device="cpu", batch_size=4)
+    >>> backend.identity["backend"], backend.batch_size
+    ('transformers', 4)
+    >>> make_backend("vllm", "my-model", base_url="http://127.0.0.1:8000/v1")
+    Traceback (most recent call last):
+    ...
+    llmsurrogate.exceptions.InvalidArgumentError: option(s) ['base_url'] apply to the openai backend only, not 'vllm'
     """
     check_choice(kind, "backend", list(BACKENDS))
     options = {k: v for k, v in options.items() if v is not None}
@@ -62,7 +77,18 @@ def make_backend(kind: str, model: str, *, device: str | None = None, batch_size
 
 def load_task(spec: Any, arg: str = "task") -> Any:
     """A :class:`~llmsurrogate.llm.tasks.Task`: ``spec`` is a Task, a TOML file or a built-in task
-    name (``"ACSIncome"``)."""
+    name (``"ACSIncome"``).
+
+    Examples
+    --------
+    >>> task = load_task("ACSIncome")
+    >>> task.name, task.label_name, task.features[:3]
+    ('ACSIncome', 'PINCP>50000', ('AGEP', 'COW', 'SCHL'))
+    >>> load_task("my_task.toml")
+    Traceback (most recent call last):
+    ...
+    llmsurrogate.exceptions.InvalidArgumentError: argument `task`: no such file my_task.toml
+    """
     from .tasks import Task, task_from_dict
 
     if isinstance(spec, Task):

@@ -313,6 +313,27 @@ class OpenAIBackend:
     cache : a folder or :class:`~llmsurrogate.llm.cache.Cache` for every response (``None``: kept
         in memory only; pass the run's cache folder to resume after a crash without paying twice).
     extra_body : extra JSON fields sent with every request (part of the cache key).
+
+    Examples
+    --------
+    Making the backend sends no request:
+
+    >>> backend = OpenAIBackend("my-model", base_url="http://127.0.0.1:8000/v1")  # vllm serve, llama.cpp, ...
+    >>> backend
+    OpenAIBackend(model='my-model', base_url='http://127.0.0.1:8000/v1', endpoint='completions')
+    >>> [spelling for spelling, _ in backend.answer_tokens(["A"])["A"]]
+    ['A', ' A', '\\nA']
+    >>> OpenAIBackend("gpt-4o-mini", max_cost=5.0)
+    Traceback (most recent call last):
+    ...
+    llmsurrogate.exceptions.InvalidArgumentError: argument `max_cost` needs `prices` ...
+
+    Scoring needs the server (not run here):
+
+    >>> ids = [i for _, i in backend.answer_tokens(["A", "B"])["A"]]  # doctest: +SKIP
+    >>> lp = backend.next_token_logprobs(["Question: Is it? A. No. B. Yes. Answer:"], ids)  # doctest: +SKIP
+    >>> lp.shape == (1, len(ids))  # doctest: +SKIP
+    True
     """
 
     def __init__(self, model: str, *, base_url: str = "https://api.openai.com/v1", api_key_env: str = "OPENAI_API_KEY",

@@ -67,14 +67,43 @@ def _mc(task: Task, question: MultipleChoiceQuestion | None) -> MultipleChoiceQu
 
 def multiple_choice_prompt(task: Task, row: Mapping, question: MultipleChoiceQuestion | None = None, *,
                            prefill: bool = True) -> str:
-    """Zero-shot multiple-choice prompt; ``question`` overrides the task's (e.g. a permutation)."""
+    """Zero-shot multiple-choice prompt; ``question`` overrides the task's (e.g. a permutation).
+
+    Examples
+    --------
+    >>> from llmsurrogate.testing import synthetic_income_task  # ACSIncome on four columns
+    >>> task = synthetic_income_task()
+    >>> row = {"AGEP": 37, "SCHL": 21, "WKHP": 40, "SEX": 2}
+    >>> print(multiple_choice_prompt(task, row))
+    Synthetic US census respondent, 2018. Estimate the income.
+    <BLANKLINE>
+    Information:
+    - The age is: 37 years old.
+    - The highest educational attainment is: Bachelor's degree.
+    - The usual number of hours worked per week is: 40 hours.
+    - The sex is: Female.
+    <BLANKLINE>
+    Question: What is this person's estimated yearly income?
+    A. Below $50,000.
+    B. Above $50,000.
+    Answer:
+    """
     q = _mc(task, question)
     return task_description(task) + "\n" + information_block(task, row) + "\n\n" + q.render(prefill)
 
 
 def numeric_prompt(task: Task, row: Mapping, question: NumericQuestion | None = None, *,
                    prefill: bool = True) -> str:
-    """Zero-shot verbalized-probability prompt ending in ``Answer (between 0 and 1): 0.``."""
+    """Zero-shot verbalized-probability prompt ending in ``Answer (between 0 and 1): 0.``.
+
+    Examples
+    --------
+    >>> from llmsurrogate.testing import synthetic_income_task  # ACSIncome on four columns
+    >>> task = synthetic_income_task()
+    >>> row = {"AGEP": 37, "SCHL": 21, "WKHP": 40, "SEX": 2}
+    >>> print(numeric_prompt(task, row).splitlines()[-1])
+    Answer (between 0 and 1): 0.
+    """
     q = question if question is not None else task.numeric_question
     if q is None:
         raise InvalidArgumentError(f"task {task.name!r} has no numeric question")
@@ -89,6 +118,16 @@ def few_shot_prompt(task: Task, row: Mapping, examples: Sequence[Mapping], label
     The examples are rendered with the *same* question (and so the same option order) as the
     target row, fixing folktexts' permuted-label bug (docs/methods/risk-scores.md §1.4). For a multiple-choice question
     the label is the answer key of the example's value; for a numeric one the raw label.
+
+    Examples
+    --------
+    >>> from llmsurrogate.testing import synthetic_income_task  # ACSIncome on four columns
+    >>> task = synthetic_income_task()
+    >>> row = {"AGEP": 37, "SCHL": 21, "WKHP": 40, "SEX": 2}
+    >>> example = {"AGEP": 50, "SCHL": 16, "WKHP": 20, "SEX": 1}
+    >>> prompt = few_shot_prompt(task, row, examples=[example, row], labels=[0, 1])
+    >>> [line for line in prompt.splitlines() if line.startswith("Answer:")]
+    ['Answer: A', 'Answer: B', 'Answer:']
     """
     if len(examples) != len(labels):
         raise InvalidArgumentError(f"few-shot: {len(examples)} examples but {len(labels)} labels")
@@ -111,6 +150,8 @@ def persona_prompt(template: str, row: Mapping, task: Task | None = None) -> str
     ``template`` holds ``{COLUMN}`` placeholders; with a ``task`` each value is rendered through
     that column's code-to-text map, otherwise inserted as is (whole floats without ``.0``).
 
+    Examples
+    --------
     >>> persona_prompt("Here is your persona: You are a {AGE}-year-old {SEX}. Do you own a house? "
     ...                "If you own, say 1; if you rent, say 5.", {"AGE": 37.0, "SEX": "male"})
     'Here is your persona: You are a 37-year-old male. Do you own a house? If you own, say 1; if you rent, say 5.'
@@ -139,6 +180,22 @@ def apply_chat_template(tokenizer, user: str, *, prefill: str, system: str | Non
     truncates after the last occurrence of ``prefill`` (drops end-of-turn tokens). A template
     that rejects the system role (Gemma) gets the system text dropped. Raises if the rendered
     text does not contain the prefill verbatim.
+
+    Examples
+    --------
+    With the tiny ChatML tokenizer of :mod:`llmsurrogate.testing`:
+
+    >>> import tempfile
+    >>> from llmsurrogate.testing import build_tokenizer
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     tokenizer = build_tokenizer(folder)
+    >>> print(apply_chat_template(tokenizer, "Is the sky blue?", prefill="Answer:", system="Be brief."))
+    <|im_start|>system
+    Be brief.<|im_end|>
+    <|im_start|>user
+    Is the sky blue?<|im_end|>
+    <|im_start|>assistant
+    Answer:
     """
     def render(messages):
         return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=False)

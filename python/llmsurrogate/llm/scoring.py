@@ -365,6 +365,8 @@ class LLMPredictor:
     Predictions come from (and go to) the cache, so refitting anything downstream (ESS error
     curves, cross-validation) never queries the model twice for a prompt.
 
+    Examples
+    --------
     >>> from llmsurrogate import datasets
     >>> from llmsurrogate.llm import CallableBackend, acs_income_task
     >>> import math

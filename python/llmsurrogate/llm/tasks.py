@@ -82,6 +82,14 @@ class Column:
     ``str.format`` pattern (``("int", "{} years old")``), or a callable. Missing values (NaN,
     None) render as ``missing``. ``value_only`` columns render as ``- {text}`` (paper-era
     behaviour for FER, GCL, PUMA, docs/methods/risk-scores.md §1.3).
+
+    Examples
+    --------
+    >>> sex = Column("SEX", "sex", {1: "Male", 2: "Female"})
+    >>> sex.render("2"), sex.line(1.0), sex.render(float("nan"))
+    ('Female', '- The sex is: Male.', 'N/A')
+    >>> Column("AGEP", "age", ("int", "{} years old")).line(37.0)
+    '- The age is: 37 years old.'
     """
 
     name: str
@@ -159,6 +167,13 @@ class AnswerOption:
 
     ``numeric_value`` defaults to ``float(value)``; the binary risk score is the probability of
     the option with the highest numeric value (docs/methods/risk-scores.md §1.6).
+
+    Examples
+    --------
+    >>> AnswerOption("Above $50,000", 1).numeric_value
+    1.0
+    >>> AnswerOption("Often", "often", numeric_value=3).numeric_value
+    3.0
     """
 
     text: str
@@ -185,6 +200,8 @@ KEYS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 class MultipleChoiceQuestion:
     """A multiple-choice question; keys A, B, ... go to the options in the order given.
 
+    Examples
+    --------
     >>> q = MultipleChoiceQuestion("Is it?", (AnswerOption("No", 0), AnswerOption("Yes", 1)))
     >>> print(q.render())
     Question: Is it?
@@ -244,6 +261,8 @@ class MultipleChoiceQuestion:
 class NumericQuestion:
     """A verbalized-probability question ending in a numeric prefill (docs/methods/risk-scores.md §1.7).
 
+    Examples
+    --------
     >>> print(NumericQuestion("What is the probability?").render())
     Question: What is the probability?
     Answer (between 0 and 1): 0.
@@ -265,6 +284,12 @@ class Threshold:
     """Binarises a raw target: ``Threshold(50000, ">")`` names the label ``PINCP>50000``.
 
     NaN compares False -> label 0 (folktexts' convention).
+
+    Examples
+    --------
+    >>> t = Threshold(50000, ">")
+    >>> t.name("PINCP"), t.apply([30000, 60000, float("nan")]).tolist()
+    ('PINCP>50000', [0, 1, 0])
     """
 
     value: float
@@ -293,6 +318,16 @@ class Task:
     """A prediction task: feature columns, target, questions and population description.
 
     ``respondent``/``year`` fill the ACS description template (docs/methods/risk-scores.md §1.4).
+
+    Examples
+    --------
+    >>> task = Task("Owner", columns=(Column("AGEP", "age", ("int", "{} years old")),), target="OWN",
+    ...             question=MultipleChoiceQuestion("Does this person own a home?",
+    ...                                             (AnswerOption("No", 0), AnswerOption("Yes", 1))))
+    >>> task.features, task.label_name, task.question.keys
+    (('AGEP',), 'OWN', ('A', 'B'))
+    >>> task.column("AGEP").render(40)
+    '40 years old'
     """
 
     name: str
@@ -541,7 +576,16 @@ ACS_INCOME_FEATURES = ("AGEP", "COW", "SCHL", "MAR", "OCCP", "POBP", "RELP", "WK
 
 @functools.lru_cache(maxsize=1)
 def acs_income_task() -> Task:
-    """folktexts' ACSIncome task (docs/methods/risk-scores.md §1.2): earns more than $50,000, ten features, RAC1P groups."""
+    """folktexts' ACSIncome task (docs/methods/risk-scores.md §1.2): earns more than $50,000, ten features, RAC1P groups.
+
+    Examples
+    --------
+    >>> task = acs_income_task()
+    >>> task.label_name, len(task.features), task.sensitive_attribute
+    ('PINCP>50000', 10, 'RAC1P')
+    >>> task.threshold.apply([40000, 75000]).tolist()
+    [0, 1]
+    """
     by_name = {c.name: c for c in acs_columns()}
     return Task(
         name="ACSIncome",

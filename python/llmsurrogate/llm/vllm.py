@@ -57,6 +57,23 @@ class VLLMBackend(TokenizerMixin):
         a requested token outside them sends that prompt through the exact path.
     prompts_per_call : prompts handed to the engine per call by the cached scoring functions (the
         engine schedules its own batches; a run killed mid-call redoes that call).
+
+    Examples
+    --------
+    The model folder is checked before vLLM is imported:
+
+    >>> VLLMBackend("no/such/model")
+    Traceback (most recent call last):
+    ...
+    llmsurrogate.exceptions.InvalidArgumentError: model path 'no/such/model' is not a local model folder ...
+
+    On a GPU with the ``vllm`` extra and a local model folder (not run here):
+
+    >>> backend = VLLMBackend("models/my-model", dtype="auto")  # doctest: +SKIP
+    >>> ids = [i for _, i in backend.answer_tokens(["A", "B"])["A"]]  # doctest: +SKIP
+    >>> lp = backend.next_token_logprobs(["Question: Is it? A. No. B. Yes. Answer:"], ids)  # doctest: +SKIP
+    >>> lp.shape == (1, len(ids))  # doctest: +SKIP
+    True
     """
 
     def __init__(self, model_path, *, dtype: str = "auto", tensor_parallel_size: int = 1,
