@@ -169,6 +169,21 @@ class TransformersBackend(TokenizerMixin):
         from its KV cache (the answer orders of one row share everything up to the options, so
         multiple-choice scoring with order-bias correction does ~half the work). Results equal
         the plain path (tested).
+
+    Examples
+    --------
+    A tiny random GPT-2 built on the spot (:func:`llmsurrogate.testing.build_model`):
+
+    >>> import tempfile
+    >>> from llmsurrogate import testing
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     backend = TransformersBackend(testing.build_model(folder), device="cpu")
+    >>> backend.answer_tokens(["A"])
+    {'A': [('A', ...), (' A', ...)]}
+    >>> ids = [i for _, i in backend.answer_tokens(["A", "B"])["A"]]
+    >>> lp = backend.next_token_logprobs(["Question: Is it? A. No. B. Yes. Answer:"], ids)
+    >>> lp.shape, lp.dtype, bool((lp < 0).all())
+    ((1, 2), dtype('float32'), True)
     """
 
     def __init__(self, model_path, *, device: str | None = None, dtype: str = "float32", batch_size: int | None = None,
