@@ -339,3 +339,13 @@ def test_bootstrap_replicates_are_not_shifted_copies_of_one_stream():
     sce_sd = boot[:, 6].std(ddof=1)
     plug_in = (r - y).std(ddof=1) / np.sqrt(n)
     assert abs(sce_sd / plug_in - 1) < 0.1
+
+
+def test_summary_states_the_level_and_bins_that_were_used():
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 2, 200)
+    r = np.clip(0.3 + 0.4 * y + rng.normal(0, 0.2, 200), 0, 1)
+    text = risk.evaluate(y, r, level=0.9, bins=5, n_boot=20).summary().as_text()
+    assert "90% bootstrap CIs" in text and "ECE: 5 equal-width bins" in text
+    assert "95%" not in text and "10 equal-width" not in text
+    assert "no bootstrap CIs" in risk.evaluate(y, r, n_boot=0).summary().as_text()

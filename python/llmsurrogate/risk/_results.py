@@ -52,10 +52,12 @@ class RiskEvaluation(Result):
         main = self.metrics[self.metrics["metric"].isin(["accuracy", "balanced_accuracy", "roc_auc", "ece",
                                                          "ece_quantile", "brier", "log_loss", "confidence_bias",
                                                          "sce", "score_mean", "score_sd"])]
-        tables = [("Metrics (95% bootstrap CIs)", main)]
+        level, bins = self.meta.get("level", 0.95), self.meta.get("bins", 10)
+        ci = f"{100 * level:g}% bootstrap CIs" if self.meta["n_boot"] else "no bootstrap CIs: n_boot = 0"
+        tables = [(f"Metrics ({ci})", main)]
         if self.groups is not None and len(self.groups):
             tables.append(("By group", self.groups[["group", "n", "accuracy", "roc_auc", "ece", "brier", "sce"]]))
-        notes = ["Accuracy uses r >= threshold; ECE: 10 equal-width bins on [0, 1]; SCE = mean(r) - mean(y)."]
+        notes = [f"Accuracy uses r >= threshold; ECE: {bins} equal-width bins on [0, 1]; SCE = mean(r) - mean(y)."]
         return Summary("Risk score evaluation", facts=facts, tables=tables, notes=notes)
 
     def plot(self, ax=None, **kwargs):
