@@ -44,7 +44,7 @@ def _public_callables(module_name: str) -> list[tuple[str, object]]:
         obj = getattr(module, name)
         if inspect.isclass(obj) and issubclass(obj, BaseException):
             continue
-        if inspect.isfunction(obj) or inspect.isclass(obj) or inspect.isbuiltin(obj):
+        if inspect.isfunction(inspect.unwrap(obj)) or inspect.isclass(obj) or inspect.isbuiltin(obj):  # unwrap: lru_cache
             out.append((name, obj))
     return out
 
