@@ -73,6 +73,8 @@ def feols(fml: str, data, vcov=None, weights=None, *, fixef_rm: str = "singleton
     collin_tol : relative pivot below which a regressor is dropped as collinear (with a warning).
     n_jobs : threads of the demeaning (None: ``LLMSURROGATE_NUM_THREADS`` or all cores).
 
+    Notes
+    -----
     Rows with a missing value in any column used (outcome, regressors, fixed effects, cluster
     columns, weights) are dropped and counted. Returns a :class:`FeolsResult`.
 
