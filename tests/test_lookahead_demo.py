@@ -87,7 +87,7 @@ def test_demo_command_runs_the_lookahead_demo_alone(tmp_path):
     assert "seen > unseen" in res.output and "10,000 pairs-bootstrap replications" in res.output
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "lookahead_demo_bootstrap.json", "lookahead_demo_bootstrap.png", "lookahead_demo_lap.csv",
-        "lookahead_demo_tables.txt", "lookahead_demo_test.json"]
+        "lookahead_demo_tables.txt", "lookahead_demo_test.json", "run.json"]
     bad = CliRunner().invoke(cli, ["demo", "nonsense", "--out", str(tmp_path)])
     assert bad.exit_code == 2 and "nonsense" in bad.output
 

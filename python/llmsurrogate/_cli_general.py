@@ -8,7 +8,8 @@ from pathlib import Path
 
 import click
 
-from ._cli_support import FiniteFloat, NJobs, handle_errors, progress_bar, read_table, use_agg_backend
+from ._cli_support import (RUN_JSON, FiniteFloat, NJobs, handle_errors, progress_bar, read_table, start_run,
+                           use_agg_backend, write_run_json)
 
 
 _DEMO_NAMES = ("transfer", "ess", "lookahead")  # llmsurrogate.demo.DEMOS (not imported here: click needs them early)
@@ -17,7 +18,8 @@ _DEMO_NAMES = ("transfer", "ess", "lookahead")  # llmsurrogate.demo.DEMOS (not i
 @click.command()
 @click.argument("names", nargs=-1, type=click.Choice(_DEMO_NAMES))
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("demo-output"),
-              show_default=True, help="Folder for the table (CSV), the summary (JSON) and the figure (PNG).")
+              show_default=True, help="Folder for the tables (CSV, text), summaries (JSON), figures (PNG) and "
+              "run.json (the manifest: versions, the demos' seeds, command line).")
 @click.option("--tau", type=FiniteFloat(0.5, 1.0, min_open=True), default=0.95, show_default=True,
               help="Quantile level of the forecast interval.")
 @click.option("--no-plot", is_flag=True, help="Skip the figure.")
@@ -38,12 +40,28 @@ def demo(names: tuple[str, ...], out_dir: Path, tau: float, no_plot: bool, with_
         only = None if with_ess else ("transfer",)
 
     check_output_dir(out_dir)
+    manifest = start_run(seeds=_demo_seeds(only))
     if not no_plot:
         use_agg_backend()
     with progress_bar() as bar:
         written = run_all(out_dir, tau=tau, plot=not no_plot, only=only, progress=bar,
                           echo=click.echo)
+    write_run_json(out_dir / RUN_JSON, manifest)
+    written.append(RUN_JSON)
     click.echo(f"\nWrote {', '.join(written)} to {out_dir}/")
+
+
+def _demo_seeds(only: tuple[str, ...] | None) -> dict[str, int]:
+    """The seed of each demo that runs (the transfer demo draws nothing at random), as its runner's
+    default: ``run_all`` passes none."""
+    import inspect
+
+    from .ess.demo import run_ess_demo
+    from .lookahead.demo import write_demo as lookahead_demo
+
+    runners = {"ess": run_ess_demo, "lookahead": lookahead_demo}
+    return {name: inspect.signature(fn).parameters["seed"].default for name, fn in runners.items()
+            if only is None or name in only}
 
 
 @click.command()

@@ -1,7 +1,14 @@
-"""Shared machinery of the ``llmsurrogate`` command line: error handling, progress, reading tables.
+"""Shared machinery of the ``llmsurrogate`` command line: error handling, progress, reading tables,
+the ``run.json`` every command that writes results leaves beside them.
 
 Each capability owns its commands in ``<capability>/_cli.py`` and builds them from these helpers;
 :mod:`llmsurrogate.cli` only registers them. Nothing here imports a capability.
+
+``run.json``: a command that writes into an output folder writes ``run.json`` there; one that writes
+a single file ``out.csv`` writes ``out.csv.run.json`` beside it. It holds the command's own fields
+(if any) and a ``manifest`` (:mod:`llmsurrogate._manifest`): versions, platform, a SHA-256 of every
+input file, the seeds, the command line and the UTC start and finish times. A command calls
+:func:`start_run` before its work and :func:`write_run_json` after its last output.
 """
 
 from __future__ import annotations
@@ -10,6 +17,7 @@ import functools
 import math
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +26,16 @@ import click
 from ._progress import RichProgress
 from .exceptions import InvalidArgumentError, LLMSurrogateError
 
-__all__ = ["FiniteFloat", "NJobs", "NameList", "PositiveIntList", "Seed", "Subsets", "handle_errors",
-           "one_line", "progress_bar", "read_table", "use_agg_backend"]
+__all__ = ["CommandLineGroup", "FiniteFloat", "NJobs", "NameList", "PositiveIntList", "RUN_JSON", "Seed", "Subsets",
+           "command_line", "handle_errors", "one_line", "progress_bar", "read_table", "run_json_beside", "start_run",
+           "use_agg_backend", "write_run_json"]
 
 #: Set to 1 to let unexpected exceptions through with their traceback (for bug reports).
 DEBUG_ENV = "LLMSURROGATE_DEBUG"
+#: The name of the run record in an output folder.
+RUN_JSON = "run.json"
+#: Where :class:`CommandLineGroup` keeps the words of the command line (``click.Context.meta``).
+_ARGS_META = "llmsurrogate.args"
 
 
 def one_line(text: object) -> str:
@@ -225,6 +238,54 @@ def _check_unique_columns(header: list[str], path: Path, arg: str) -> None:
         more = f" (also {', '.join(repr(r) for r in repeated[1:4])})" if len(repeated) > 1 else ""
         raise InvalidArgumentError(f"{arg} {path.name}: column {name!r} appears {counts[name]} times in the "
                                    f"header{more}; column names must be unique")
+
+
+# ------------------------------------------------------------------------------------------------
+# run.json: the manifest of a run, written beside its outputs
+# ------------------------------------------------------------------------------------------------
+
+class CommandLineGroup(click.Group):
+    """The root command group: keeps the words it was given (for :func:`command_line`), however it
+    was called (the console script, ``main(argv)``, click's test runner)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta.setdefault(_ARGS_META, list(args))
+        return super().parse_args(ctx, args)
+
+
+def command_line() -> list[str]:
+    """The command line of the running command: the program and the words after it (``sys.argv``
+    when the command runs as the console script)."""
+    ctx = click.get_current_context(silent=True)
+    args = ctx.meta.get(_ARGS_META) if ctx is not None else None
+    if args is None:
+        return list(sys.argv)
+    prog = sys.argv[0] if sys.argv[1:] == args else "llmsurrogate"
+    return [prog, *args]
+
+
+def run_json_beside(path: Path) -> Path:
+    """Where a command that writes the single file ``path`` writes its run record: ``<path>.run.json``."""
+    return path.with_name(path.name + "." + RUN_JSON)
+
+
+def start_run(inputs: Iterable[tuple[str, Path]] = (), seeds: dict[str, int | None] | None = None) -> dict[str, Any]:
+    """The manifest of the command about to do its work (:func:`llmsurrogate._manifest.start`):
+    ``inputs`` are ``(argument, path)`` pairs, each file hashed now; ``seeds`` ``{name: value}``."""
+    from . import _manifest
+
+    return _manifest.start(command_line(), inputs, seeds)
+
+
+def write_run_json(path: Path, manifest: dict[str, Any], fields: dict[str, Any] | None = None) -> None:
+    """Write the run record ``path`` atomically: ``fields`` and the ``manifest``, completed now."""
+    import json
+
+    from . import _manifest
+    from ._atomic import write_text
+
+    record = {**(fields or {}), "manifest": _manifest.finish(manifest)}
+    write_text(path, json.dumps(record, indent=1, default=str))
 
 
 def use_agg_backend() -> None:

@@ -9,7 +9,9 @@ no traceback; ``LLMSURROGATE_DEBUG=1`` shows the traceback of an unexpected one)
 such as an option value of the wrong type or out of range (click's convention), 130 interrupted
 with Ctrl-C. Input files must have unique column names. Long work shows rich progress bars on
 stderr; warnings are one line each. Worker processes started for parallel fits exit when the
-command is killed (:mod:`llmsurrogate._workers`).
+command is killed (:mod:`llmsurrogate._workers`). Every command that writes results leaves a
+``run.json`` beside them (``<file>.run.json`` for a single output file): versions, a SHA-256 of
+each input file, the seeds, the command line and the UTC times (:mod:`llmsurrogate._cli_support`).
 
 Examples::
 
@@ -28,13 +30,14 @@ import click
 
 from . import __version__
 from ._cli_general import datasets, demo, quantile
+from ._cli_support import CommandLineGroup
 from .ess._cli import ess_command
 from .lookahead._cli import lookahead_group
 from .risk._cli import score
 from .transfer._cli import transfer_group
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=CommandLineGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "-V", "--version", prog_name="llmsurrogate")
 def cli():
     """llmsurrogate: how much is an LLM worth as a stand-in for human data?"""

@@ -8,7 +8,8 @@ fails the checksum or came from other versions is not trusted: the point is reco
 replaced, and the count reported on stderr.
 
 Every output is written atomically (:mod:`llmsurrogate._atomic`), and the output folder is checked
-(writable, not overwriting ``--data``) before any work starts.
+(writable, not overwriting ``--data``) before any work starts. ``run.json`` in the output folder is
+the run's manifest (:mod:`llmsurrogate._manifest`).
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from pathlib import Path
 
 import click
 
-from .._cli_support import (FiniteFloat, NameList, NJobs, PositiveIntList, Seed, handle_errors, progress_bar,
-                            read_table, use_agg_backend)
+from .._cli_support import (RUN_JSON, FiniteFloat, NameList, NJobs, PositiveIntList, Seed, handle_errors,
+                            progress_bar, read_table, start_run, use_agg_backend, write_run_json)
 
 
 #: Distributions whose versions can change a grid point (besides llmsurrogate itself).
@@ -106,7 +107,9 @@ def _key(data_path: Path, args: dict) -> str:
               help="Rows with a missing outcome, prediction or feature: stop with an error, or drop them (with a warning).")
 @click.option("--n-jobs", type=NJobs(), default=None, help="Parallel block fits (default: one at a time, or the active joblib backend's workers) "
                    "and Rust threads (default: LLMSURROGATE_NUM_THREADS or all cores).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("ess-output"), show_default=True)
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("ess-output"), show_default=True,
+              help="Folder for <ess|error_curve>_table.csv, _summary.json, _plot.png and run.json (the manifest: "
+              "versions, input SHA-256, seed, command line).")
 @click.option("--no-plot", is_flag=True, help="Skip the figure.")
 @handle_errors
 def ess_command(data_path, outcome, prediction, features, algorithm, loss, grid, alpha, variance, regime, bias_correct,
@@ -118,7 +121,7 @@ def ess_command(data_path, outcome, prediction, features, algorithm, loss, grid,
     from ._estimators import Plumbing, run_error_curve, run_ess
 
     stem = "error_curve" if prediction is None else "ess"
-    check_output_dir(out_dir, files=[f"{stem}_table.csv", f"{stem}_summary.json", f"{stem}_plot.png"],
+    check_output_dir(out_dir, files=[f"{stem}_table.csv", f"{stem}_summary.json", f"{stem}_plot.png", RUN_JSON],
                      inputs=[data_path])
     frame = read_table(data_path)
     feats = [f.strip() for f in features.split(",")] if features else None
@@ -127,6 +130,7 @@ def ess_command(data_path, outcome, prediction, features, algorithm, loss, grid,
     except ValueError as err:
         raise InvalidArgumentError(f"--grid must be comma-separated integers ({err})") from err
     seed_val = None if str(seed).lower() == "none" else int(seed)
+    manifest = start_run([("--data", data_path)], {"seed": seed_val})
     options = {"n_estimators": n_estimators} if algorithm == "rf" else None
     args = dict(outcome=outcome, prediction=prediction, features=feats, algorithm=algorithm, loss=loss,
                 grid=grid_vals, seed=seed_val, tuning=tuning, options=options, missing=missing)
@@ -174,4 +178,6 @@ def ess_command(data_path, outcome, prediction, features, algorithm, loss, grid,
         ax.figure.tight_layout()
         save_figure(ax.figure, out_dir / f"{stem}_plot.png", dpi=130)
         written.append(f"{stem}_plot.png")
+    write_run_json(out_dir / RUN_JSON, manifest)
+    written.append(RUN_JSON)
     click.echo(f"\nWrote {', '.join(written)} to {out_dir}/")

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import click
 
-from .._cli_support import NameList, NJobs, Seed, handle_errors, progress_bar, read_table, use_agg_backend
+from .._cli_support import (RUN_JSON, NameList, NJobs, Seed, handle_errors, progress_bar, read_table, run_json_beside,
+                            start_run, use_agg_backend, write_run_json)
 from ..llm.factory import BACKENDS
 
-#: Files ``lookahead test`` writes into --out (the last two only with --bootstrap).
+#: Files ``lookahead test`` writes into --out (the bootstrap's two only with --bootstrap).
 TEST_OUTPUTS = ("lookahead_table.txt", "lookahead_table.tex", "lookahead_test.json", "lookahead_bootstrap.json",
-                "lookahead_bootstrap.png")
+                "lookahead_bootstrap.png", RUN_JSON)
 
 
 @click.group("lookahead")
@@ -51,7 +52,8 @@ def _column(frame, name: str, option: str, data_path: Path) -> None:
               help="CSV or Parquet file with one text (prompt) per row.")
 @click.option("--text-column", required=True, help="Column holding the texts, exactly as given to the model.")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="Output file (.csv or .parquet): the input table plus the LAP column.")
+              help="Output file (.csv or .parquet): the input table plus the LAP column; its run record (versions, "
+              "input SHA-256, command line) goes to <out>.run.json beside it.")
 @click.option("--k", type=float, default=0.2, show_default=True, callback=_check_k,
               help="Fraction K in (0, 1] of the least likely tokens averaged (0.2 = the paper's 20%).")
 @click.option("--method", type=click.Choice(["min_k", "mean", "min_k_plus_plus", "answer"]), default="min_k",
@@ -83,6 +85,7 @@ def lap_command(model, data_path, text_column, out_path, k, method, answers, lap
     from . import answer_lap, lap
 
     check_output_file(out_path, inputs=[data_path], arg="--out")
+    check_output_file(run_json_beside(out_path), inputs=[data_path], arg="--out")
     if out_path.suffix.lower() not in {".csv", ".parquet", ".pq", ".gz"}:
         raise InvalidArgumentError(f"--out {out_path.name}: write .csv or .parquet")
     frame = read_table(data_path)
@@ -103,6 +106,7 @@ def lap_command(model, data_path, text_column, out_path, k, method, answers, lap
     cache_dir = cache_dir if cache_dir is not None else out_path.with_name(out_path.name + ".cache")
     check_output_dir(cache_dir, files=(Cache.FILENAME,), inputs=[data_path], arg="--cache")
     cache = Cache(cache_dir)
+    manifest = start_run([("--data", data_path)])
     be = make_backend(backend, model, device=device, batch_size=batch_size)
     texts = [str(t) for t in texts]
     with progress_bar() as bar, warnings.catch_warnings():
@@ -124,6 +128,7 @@ def lap_command(model, data_path, text_column, out_path, k, method, answers, lap
         out[f"{lap_column}_n_scored"] = res["n_scored"].to_numpy()
         out[f"{lap_column}_k"] = res["k"].to_numpy()
     write_frame(out_path, out)
+    write_run_json(run_json_beside(out_path), manifest)
     rejected = f" ({cache.rejected} stored outputs rejected: damaged or from another version)" if cache.rejected else ""
     import numpy as np
 
@@ -131,7 +136,7 @@ def lap_command(model, data_path, text_column, out_path, k, method, answers, lap
     click.echo(f"{method} LAP of {len(texts)} texts: mean {np.mean(scores[finite]) if finite.any() else float('nan'):.6g}"
                f"{'' if finite.all() else f', {int((~finite).sum())} NaN (no scored token)'}")
     click.echo(f"cache {cache_dir}: {cache.hits} texts reused, {cache.misses} computed{rejected}")
-    click.echo(f"Wrote {out_path}")
+    click.echo(f"Wrote {out_path} and {run_json_beside(out_path).name}")
 
 
 @lookahead_group.command("test")
@@ -157,8 +162,9 @@ def lap_command(model, data_path, text_column, out_path, k, method, answers, lap
 @click.option("--seed", type=Seed(allow_none=True), default="0", show_default=True,
               help="Bootstrap seed ('none': drawn from the system and recorded).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Folder for lookahead_table.txt/.tex, lookahead_test.json and, with --bootstrap, "
-              "lookahead_bootstrap.json and lookahead_bootstrap.png (Figure III).")
+              help="Folder for lookahead_table.txt/.tex, lookahead_test.json, run.json (the manifest: versions, "
+              "input SHA-256, seed, command line) and, with --bootstrap, lookahead_bootstrap.json and "
+              "lookahead_bootstrap.png (Figure III).")
 @click.option("--no-plot", is_flag=True, help="Skip the bootstrap figure.")
 @click.option("--n-jobs", type=NJobs(), default=None, help="Threads (default: all cores).")
 @handle_errors
@@ -177,6 +183,7 @@ def lookahead_test_command(data_path, outcome, signal, lap_col, fe, cluster, con
         raise InvalidArgumentError("--reference applies to the bootstrap; add --bootstrap 10000")
     check_output_dir(out_dir, files=TEST_OUTPUTS, inputs=[data_path], arg="--out")
     frame = read_table(data_path)
+    manifest = start_run([("--data", data_path)], {"seed": seed} if reps else {})
     cluster = None if cluster.strip().lower() == "none" else cluster.strip()
     fes = fe.split(",")
     for name, option in [(outcome, "--outcome"), (signal, "--signal"), (lap_col, "--lap")] + \
@@ -204,6 +211,7 @@ def lookahead_test_command(data_path, outcome, signal, lap_col, fe, cluster, con
             boot = bootstrap(frame, outcome, signal, lap_col, fe=fes, reps=reps, seed=seed, resample=resample,
                              controls=terms, standardize=standardize, reference=reference, n_jobs=n_jobs)
             bar(f"bootstrap ({reps} replications)", 1, 1)
+        manifest["seeds"]["seed"] = boot.seed  # with --seed none: the one drawn
         write_text(out_dir / "lookahead_bootstrap.json", boot.to_json())
         written.append("lookahead_bootstrap.json")
         rule = (f"#{{draws >= {boot.reference:.6g}}}/B" if boot.reference is not None else "#{draws <= 0}/B")
@@ -221,6 +229,8 @@ def lookahead_test_command(data_path, outcome, signal, lap_col, fe, cluster, con
             save_figure(fig, out_dir / "lookahead_bootstrap.png", dpi=130)
             plt.close(fig)
             written.append("lookahead_bootstrap.png")
+    write_run_json(out_dir / RUN_JSON, manifest)
+    written.append(RUN_JSON)
     if res.notes:
         for note in res.notes:
             click.echo(f"note: {note}")

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from .._cli_support import handle_errors, progress_bar, read_table, use_agg_backend
+from .._cli_support import (RUN_JSON, handle_errors, progress_bar, read_table, start_run, use_agg_backend,
+                           write_run_json)
 from ..llm.factory import BACKENDS
 
 
@@ -23,7 +24,8 @@ from ..llm.factory import BACKENDS
 @click.option("--cache", "cache_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Cache folder: every prompt's output is stored; a rerun resumes where it stopped.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Folder for scores.csv, metrics.csv, metrics.json and calibration.png.")
+              help="Folder for scores.csv, metrics.csv, metrics.json, calibration.png and run.json (the run's "
+              "counts, backend and manifest: versions, input SHA-256s, seeds, command line).")
 @click.option("--batch-size", type=click.IntRange(1), default=None,
               help="Prompts per forward pass (default: the backend's: 16 on the CPU, up to 512 on a GPU).")
 @click.option("--device", default=None, help="cpu, cuda, cuda:1 (default: cuda if available).")
@@ -59,8 +61,6 @@ def score(data_path, task_spec, backend, model, method, cache_dir, out_dir, batc
           chat, group_col, n_boot, no_plot, base_url, api_key_env, endpoint, concurrency, rpm, tpm, price_input,
           price_output, max_cost, max_tokens_budget, request_timeout):
     """LLM risk scores for every row of --data, with metrics when the label is present."""
-    import json
-
     import warnings
 
     from .. import risk
@@ -69,11 +69,13 @@ def score(data_path, task_spec, backend, model, method, cache_dir, out_dir, batc
     from ..llm.cache import Cache
     from ..llm.factory import load_task, make_backend
 
-    outputs = ("scores.csv", "metrics.csv", "metrics.json", "calibration.png", "run.json")
+    outputs = ("scores.csv", "metrics.csv", "metrics.json", "calibration.png", RUN_JSON)
     check_output_dir(out_dir, files=outputs, inputs=[data_path], arg="--out")
     check_output_dir(cache_dir, files=(Cache.FILENAME,), inputs=[data_path], arg="--cache")
     frame = read_table(data_path)
     task = load_task(task_spec, arg="--task")
+    task_file = Path(str(task_spec))
+    manifest = start_run([("--data", data_path)] + ([("--task", task_file)] if task_file.is_file() else []))
     cache = Cache(cache_dir)
     if backend == "openai":
         if base_url is None:
@@ -104,6 +106,7 @@ def score(data_path, task_spec, backend, model, method, cache_dir, out_dir, batc
         gcol = group_col or task.sensitive_attribute
         groups = frame[gcol].to_numpy() if gcol and gcol in frame.columns else None
         ev = res.evaluate(groups=groups, n_boot=n_boot)
+        manifest["seeds"]["bootstrap"] = ev.meta["seed"]
         write_frame(out_dir / "metrics.csv", ev.metrics)
         write_text(out_dir / "metrics.json", ev.to_json())
         written += ["metrics.csv", "metrics.json"]
@@ -113,8 +116,8 @@ def score(data_path, task_spec, backend, model, method, cache_dir, out_dir, batc
             fig = risk.plot_calibration(res.table["label"], res.table["score"], groups=groups)
             save_figure(fig, out_dir / "calibration.png", dpi=130)
             written.append("calibration.png")
-    write_text(out_dir / "run.json", json.dumps(meta, indent=1, default=str))
-    written.append("run.json")
+    write_run_json(out_dir / RUN_JSON, manifest, meta)
+    written.append(RUN_JSON)
     rejected = f" ({cache.rejected} stored outputs rejected: damaged or from another version)" if cache.rejected else ""
     click.echo(f"cache: {meta['cache_hits']} prompts reused, {meta['cache_misses']} computed{rejected}")
     if ledger is not None:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import click
 
-from .._cli_support import FiniteFloat, NameList, NJobs, Seed, Subsets, handle_errors, read_table
+from .._cli_support import (FiniteFloat, NameList, NJobs, Seed, Subsets, handle_errors, read_table, run_json_beside,
+                            start_run, write_run_json)
 
 @click.group("transfer")
 def transfer_group():
@@ -51,7 +52,8 @@ def _read_error_table(path: Path):
               show_default=True,
               help="Levels for --compare.")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the interval table to this CSV file.")
+              help="Write the interval table to this CSV file, and its run record (versions, input SHA-256s, "
+              "command line) to <out>.run.json beside it.")
 @handle_errors
 def transfer_intervals(data, coverage, side, correction, gamma, compare, taus, out_path):
     """Forecast intervals from transfer-error tables (one CSV/Parquet file per model).
@@ -66,7 +68,9 @@ def transfer_intervals(data, coverage, side, correction, gamma, compare, taus, o
 
     if out_path is not None:
         check_output_file(out_path, inputs=data)
+        check_output_file(run_json_beside(out_path), inputs=data)
     tables = {p.stem: _read_error_table(p) for p in data}
+    manifest = start_run([("DATA", p) for p in data]) if out_path is not None else None
     res = tr.forecast_intervals(tables, coverage=list(coverage), sides=list(side), correction=correction)
     table = res.tidy()
     if gamma is not None:
@@ -80,7 +84,8 @@ def transfer_intervals(data, coverage, side, correction, gamma, compare, taus, o
     if out_path is not None:
         with atomic_target(out_path) as tmp:  # CSV whatever the suffix
             table.to_csv(tmp, index=False)
-        click.echo(f"\nWrote {out_path}")
+        write_run_json(run_json_beside(out_path), manifest)
+        click.echo(f"\nWrote {out_path} and {run_json_beside(out_path).name}")
     if compare and len(tables) > 1:
         names = list(tables)
         rows = []
@@ -99,7 +104,8 @@ def transfer_intervals(data, coverage, side, correction, gamma, compare, taus, o
 @click.option("--model", "model_name", required=True,
               help="eu, eu-authors, eu-cara, cpt, cpt:<letters of alpha/beta/delta/gamma free, e.g. g, ab, dg>, rf or kr.")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="Output table (.csv or .parquet): train (or train_1..train_r), test, error.")
+              help="Output table (.csv or .parquet): train (or train_1..train_r), test, error; its run record "
+              "(versions, input SHA-256, seed, command line) goes to <out>.run.json beside it.")
 @click.option("-r", "--r", "r", type=click.IntRange(min=1), default=1, show_default=True,
               help="Training domains per fit.")
 @click.option("--metric", type=click.Choice(["mse", "rmse"]), default="mse", show_default=True)
@@ -129,9 +135,11 @@ def transfer_build(data_path, model_name, out_path, r, metric, normalize, shortf
     from ._build import collect_cache_stats
 
     check_output_file(out_path, inputs=[data_path])
+    check_output_file(run_json_beside(out_path), inputs=[data_path])
     if cache is not None:
         check_output_dir(cache, arg="--cache")
     frame = read_table(data_path)
+    manifest = start_run([("--data", data_path)], {"seed": seed})
     model = make_model(model_name, random_state=seed)
     others = [make_model(m, random_state=seed) for m in shortfall_model] or None
     n_sub: int | str = subsets
@@ -158,4 +166,5 @@ def transfer_build(data_path, model_name, out_path, r, metric, normalize, shortf
     else:
         out = table.tidy()
     write_frame(out_path, out)
-    click.echo(f"wrote {len(out)} rows to {out_path}")
+    write_run_json(run_json_beside(out_path), manifest)
+    click.echo(f"wrote {len(out)} rows to {out_path} and the run record to {run_json_beside(out_path).name}")
