@@ -57,7 +57,7 @@ def bootstrap(data, outcome: str, signal: str, lap: str, fe=("firm", "date"), re
     p-values (§2.7; departure 10): against ``reference`` (the in-sample estimate when the data
     are the out-of-sample period, as the paper: #{draws >= reference} / B, and (1 + #) / (B + 1),
     which is never 0); without ``reference``, the percentile test of H0: delta <= 0,
-    #{draws <= 0} / B and (1 + #) / (B + 1). ``result.pvalue(reference, side=...)`` gives any other.
+    ``#{draws <= 0} / B`` and ``(1 + #) / (B + 1)``. ``result.pvalue(reference, side=...)`` gives any other.
 
     Engine: replication b draws multinomial counts from SplitMix64 started at the (b + 1)-th output
     of SplitMix64 seeded with ``seed`` (the risk bootstrap's convention; docs §5.4) and fits

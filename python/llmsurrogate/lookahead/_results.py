@@ -194,7 +194,7 @@ class LookaheadBootstrap(Result):
 
     @property
     def p_value(self) -> float:
-        """#/B (see :meth:`pvalue`)."""
+        """``#/B`` (see :meth:`pvalue`)."""
         return self.pvalue()
 
     @property
