@@ -66,6 +66,24 @@ def test_every_name_in_all_is_documented(site, module):
     assert not missing, f"{module}.__all__ names missing from docs/api/{PAGES[module]}.md: {missing}"
 
 
+@pytest.mark.slow
+def test_cli_page_has_every_command(site):
+    import click
+
+    from llmsurrogate.cli import cli
+
+    def commands(group, prefix):
+        for name, command in group.commands.items():
+            yield f"{prefix} {name}"
+            if isinstance(command, click.Group):
+                yield from commands(command, f"{prefix} {name}")
+
+    html = (site / "cli" / "index.html").read_text()
+    headings = set(re.findall(r"<h[2-6][^>]*>(llmsurrogate[^<]*)<", html))
+    missing = [c for c in commands(cli, "llmsurrogate") if c not in headings]
+    assert not missing, f"docs/cli.md lacks the help of {missing}"
+
+
 def test_bare_doctest_lines_become_fenced_code():
     text = _griffe_rst().markdown("Summary.\n\n>>> f(1)\n2\n\nMore text.")
     assert text.split("\n")[2:6] == ["```pycon", ">>> f(1)", "2", "```"]
