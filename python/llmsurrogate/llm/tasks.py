@@ -399,8 +399,12 @@ class Task:
     @classmethod
     def from_toml(cls, path) -> "Task":
         """Read a task from a TOML file (see :func:`task_from_dict` for the layout)."""
-        import tomllib
         from pathlib import Path
+
+        try:
+            import tomllib
+        except ImportError:  # Python 3.10: the same parser as the tomli package (a dependency there)
+            import tomli as tomllib
 
         p = Path(path)
         try:
