@@ -13,16 +13,30 @@ DEMO_OUT  ?= demo-output
 R_DEBS    := r-base-core r-base-dev r-cran-reticulate r-cran-testthat r-cran-jsonlite r-cran-bit64 r-cran-tibble r-cran-roxygen2 r-cran-broom r-cran-dplyr r-cran-ggplot2 r-cran-tidyverse r-cran-sandwich r-cran-estimatr
 # exits non-zero when an R package the tests need, or R's headers (for rpy2), are missing
 R_CHECK   := for (p in c("reticulate", "testthat", "jsonlite", "bit64", "tibble", "broom", "dplyr", "ggplot2", "tidyverse", "sandwich", "estimatr")) if (!requireNamespace(p, quietly = TRUE)) quit(status = 1); if (!file.exists(file.path(R.home("include"), "R.h"))) quit(status = 1)
+comma     := ,
+space     := $(subst ,, )
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 export HF_HUB_OFFLINE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help demo test venv build build-test dist wheelhouse r-deps test-rust test-python test-r r-docs bench bench-quick bench-venv clean
+# The locked test environment: every package the tests, the docs and the wheel build install,
+# resolved once (`make lock`) for CPython 3.10-3.13 on every platform and installed through
+# PIP_CONSTRAINT, so a test run means the same on every machine and on every day. `make test-latest`
+# empties LOCK and runs the whole suite against the newest releases instead (not part of CI).
+# The package's own requirement ranges in pyproject.toml stay broad.
+LOCK        ?= requirements/test.lock
+LOCK_EXTRAS := test hf openai serve docs polars parquet dask ray
+PIP_LOCKED   = $(if $(LOCK),PIP_CONSTRAINT=$(abspath $(LOCK)))
+
+.PHONY: help demo test docs venv build build-test dist wheelhouse r-deps test-rust test-python test-r r-docs bench bench-quick bench-venv lock test-latest clean
 
 help:
 	@echo "make demo   set everything up and run the demo on the bundled real data"
 	@echo "make test   set everything up (R included) and run cargo, pytest and R tests"
+	@echo "make docs   the documentation site in site/ (mkdocs, strict)"
+	@echo "make lock   regenerate requirements/test.lock (the locked test environment)"
+	@echo "make test-latest  the whole suite against the newest releases (not part of CI)"
 	@echo "make dist   the portable wheel (abi3, manylinux_2_28) and the sdist in dist/"
 	@echo "make bench  run the benchmarks (results in benchmarks/results/, README speed section)"
 	@echo "make bench-quick  a few-minute subset (results in benchmarks/results/quick/)"
@@ -30,7 +44,7 @@ help:
 
 $(PY):
 	python3 -m venv $(VENV)
-	$(PIP) install --quiet --upgrade pip "maturin>=1.7,<2"
+	$(PIP_LOCKED) $(PIP) install --quiet --upgrade pip "maturin>=1.7,<2"
 
 venv: $(PY)
 
@@ -39,13 +53,14 @@ venv: $(PY)
 # new _core.abi3.so, so the old ones go first.
 build: venv
 	rm -f python/llmsurrogate/_core*.so
-	VIRTUAL_ENV=$(abspath $(VENV)) $(MATURIN) develop --release --quiet
+	$(PIP_LOCKED) VIRTUAL_ENV=$(abspath $(VENV)) $(MATURIN) develop --release --quiet
 
 # The serve extra compiles llama.cpp (llama-cpp-python's sdist; about 19 min on 2 busy cores, then
 # pip's wheel cache): the real OpenAI-compatible server of tests/test_llm_openai.py.
 build-test: venv r-deps wheelhouse
 	rm -f python/llmsurrogate/_core*.so
-	PIP_FIND_LINKS=$(WHEELHOUSE) VIRTUAL_ENV=$(abspath $(VENV)) $(MATURIN) develop --release --quiet --extras test,hf,openai,serve
+	$(PIP_LOCKED) PIP_FIND_LINKS=$(WHEELHOUSE) VIRTUAL_ENV=$(abspath $(VENV)) $(MATURIN) develop --release --quiet \
+	  --extras $(subst $(space),$(comma),$(LOCK_EXTRAS))
 
 # llama-cpp-python (the `serve` extra: the real OpenAI-compatible server of tests/test_llm_openai.py)
 # is an sdist on PyPI: its llama.cpp is compiled once per machine (about 15-20 min on 2 cores) into a
@@ -68,11 +83,12 @@ wheelhouse: venv
 # glibc 2.28 (manylinux_2_28, whatever the host's glibc), and the sdist. maturin and zig come from a
 # tool venv of their own; target/dist keeps this build off the lock of the dev build's target/.
 DIST_VENV  := .venv-dist
-DIST_TOOLS := "maturin>=1.7,<2" ziglang==0.17.1 auditwheel==6.8.2
+WHEEL       = $$(ls -t $(CURDIR)/dist/llmsurrogate-*.whl | head -1)
+DIST_TOOLS := "maturin>=1.7,<2" ziglang auditwheel  # versions: $(LOCK)
 
 $(DIST_VENV)/bin/maturin:
 	python3 -m venv $(DIST_VENV)
-	$(DIST_VENV)/bin/pip install --quiet --upgrade pip $(DIST_TOOLS)
+	$(PIP_LOCKED) $(DIST_VENV)/bin/pip install --quiet --upgrade pip $(DIST_TOOLS)
 
 dist: $(DIST_VENV)/bin/maturin
 	rm -f dist/llmsurrogate-*.whl dist/llmsurrogate-*.tar.gz
@@ -81,8 +97,31 @@ dist: $(DIST_VENV)/bin/maturin
 	$(DIST_VENV)/bin/maturin sdist --out dist
 	$(DIST_VENV)/bin/auditwheel show dist/llmsurrogate-*.whl
 
+# Regenerate the lock from pyproject.toml's extras and requirements/tools.in (uv's resolver, newest
+# releases); then run `make test` before committing it.
+lock: venv
+	$(PIP) install --quiet $(if $(wildcard $(LOCK)),-c $(LOCK)) uv
+	$(VENV)/bin/uv pip compile pyproject.toml requirements/tools.in --universal --python-version 3.10 \
+	  --upgrade --quiet $(addprefix --extra ,$(LOCK_EXTRAS)) -o $(LOCK)
+
+# The whole suite against the newest releases of every dependency, in a venv of its own: how we
+# learn of the next break before users do.
+test-latest:
+	$(MAKE) test VENV=.venv-latest LOCK= RLIB=$(CURDIR)/.rlib-latest
+
 demo: build
 	$(VENV)/bin/llmsurrogate demo --out $(DEMO_OUT)
+
+# The documentation site (mkdocs.yml) in site/. --strict: a warning (a broken link, a docstring
+# griffe cannot parse) fails the build. The package goes in with the docs extra (mkdocs and its
+# plugins); the command-line page imports the command.
+# Installs the package with the docs extra only where the venv lacks it (make build-test has it).
+docs: venv
+	@if ! $(PY) -c 'import mkdocs, mkdocstrings, mkdocs_click, llmsurrogate._core' 2>/dev/null; then \
+	  rm -f python/llmsurrogate/_core*.so; \
+	  $(PIP_LOCKED) VIRTUAL_ENV=$(abspath $(VENV)) $(MATURIN) develop --release --quiet --extras docs; \
+	fi
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 # R from Debian's packages (CRAN is not reachable); installed only when something is missing.
 r-deps:
@@ -101,14 +140,16 @@ test-rust:
 # Strict mode: a skipped test fails unless it is marked gpu. Exit 5 (nothing collected) is a failure.
 # dist: tests/test_wheel.py installs the wheel into fresh CPython 3.10 and 3.13 venvs.
 test-python: dist
-	LLMSURROGATE_STRICT_TESTS=1 $(PY) -m pytest -q tests; rc=$$?; \
+	LLMSURROGATE_STRICT_TESTS=1 LLMSURROGATE_WHEEL=$(WHEEL) $(PY) -m pytest -q tests; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
 
 # The R package's own testthat suite, against the Python in the venv.
-test-r: r-deps
+# LLMSURROGATE_WHEEL: test-install.R installs the newest dist/ wheel with install_llmsurrogate().
+test-r: r-deps dist
 	mkdir -p $(RLIB)
 	R CMD INSTALL --no-multiarch --library=$(RLIB) r-bridge/llmsurrogate >/dev/null
 	R_LIBS=$(RLIB) LLMSURROGATE_PYTHON=$(abspath $(PY)) RETICULATE_PYTHON=$(abspath $(PY)) \
+	  LLMSURROGATE_WHEEL=$(WHEEL) \
 	  Rscript scripts/run_r_tests.R
 
 # Regenerate the R help pages (r-bridge/llmsurrogate/man) and NAMESPACE from the #' comments;
