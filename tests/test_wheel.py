@@ -164,3 +164,28 @@ def test_demo_runs_from_the_installed_wheel(venv, tmp_path):
     name = "transfer_forecast_intervals.csv"
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "out" / name), pd.read_csv(tmp_path / "here" / name),
                                   rtol=1e-9)
+
+
+TASK_TOML = '''
+name = "Smoke"
+target = "Y"
+year = 2021
+population = "US adults"
+[question]
+text = "Does this person smoke?"
+options = [{text = "No", value = 0}, {text = "Yes", value = 1}]
+[[columns]]
+name = "AGEP"
+'''
+
+
+def test_task_files_load_from_the_installed_wheel(venv, tmp_path):
+    """A task TOML loads on every supported Python (tomllib is 3.11+; 3.10 reads it with tomli)."""
+    _version, venv = venv
+    (tmp_path / "task.toml").write_text(TASK_TOML)
+    code = ("from llmsurrogate.llm.tasks import Task; from llmsurrogate.llm import prompts; "
+            "t = Task.from_toml('task.toml'); print(t.name); print(prompts.multiple_choice_prompt(t, {'AGEP': 30}))")
+    out = subprocess.run([str(venv / "bin" / "python"), "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                         env=_clean_env())
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.startswith("Smoke\n") and "Does this person smoke?" in out.stdout
