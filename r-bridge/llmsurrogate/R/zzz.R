@@ -7,9 +7,16 @@
 # started: reticulate does not run Python's exit handlers.
 .exit_hook <- new.env()
 
+# Only when llmsurrogate.rbridge was imported: touching the module proxy after a failed import
+# (Python without 'llmsurrogate') would print reticulate's configuration dump as R exits.
 .stop_python_workers <- function(env) {
   if (reticulate::py_available(initialize = FALSE)) {
-    try(.rbridge$shutdown_workers(), silent = TRUE)
+    try(silent = TRUE, {
+      rbridge <- reticulate::py_eval("__import__('sys').modules.get('llmsurrogate.rbridge')")
+      if (!is.null(rbridge)) {
+        rbridge$shutdown_workers()
+      }
+    })
   }
 }
 
