@@ -37,14 +37,17 @@
 #' Is the 'llmsurrogate' Python package available?
 #'
 #' Starts Python if needed (with the interpreter chosen at load time) and tries to import the
-#' module.
+#' module the R package calls (`llmsurrogate.rbridge`).
 #'
 #' @return `TRUE` or `FALSE`.
 #' @examples
 #' llmsurrogate_available()
 #' @export
 llmsurrogate_available <- function() {
-  isTRUE(tryCatch(reticulate::py_module_available("llmsurrogate"), error = function(e) FALSE))
+  # the submodule, not "llmsurrogate" alone: where Python lacks the package, a folder named
+  # llmsurrogate in R's working directory (R CMD check's installed copy, the r-bridge folder)
+  # imports as an empty namespace package
+  isTRUE(tryCatch(reticulate::py_module_available("llmsurrogate.rbridge"), error = function(e) FALSE))
 }
 
 #' Version of the 'llmsurrogate' Python package in use

@@ -146,6 +146,9 @@ test_that("a bare R session without the Python package gets one clear error", {
   python <- Sys.which("python3")
   expect_true(nzchar(python))
   expect_identical(system2(python, c("-m", "venv", "--without-pip", shQuote(empty))), 0L)
+  # a folder named llmsurrogate in the working directory imports as an empty namespace package:
+  # not the Python package (before: llmsurrogate_available() said TRUE)
+  dir.create(file.path(venvs$home, "llmsurrogate"))
   run <- new_r_session(c("library(llmsurrogate)", "cat(\"AVAILABLE=\", llmsurrogate_available(), \"\\n\", sep = \"\")",
                          "upper_quantile(c(1, 2, 3), 0.5)"),
                        venvs$home, LLMSURROGATE_PYTHON = file.path(empty, "bin", "python"))
