@@ -135,7 +135,28 @@ test_that("install_llmsurrogate() checks its arguments before anything is instal
     expect_error(install_llmsurrogate(path = wheel, python = old[[1]]),
                  "argument `python`: .* is Python 3\\.[0-9]\\.[0-9]+, but 'llmsurrogate' needs Python 3.10 or newer",
                  class = "llmsurrogate_error")
+    # the only python3 on the PATH is that one
+    only_old <- file.path(venvs$home, "old-bin")
+    dir.create(only_old)
+    file.symlink(old[[1]], file.path(only_old, "python3"))
+    restore_path <- set_envvars(PATH = only_old)
+    err <- tryCatch(install_llmsurrogate(path = wheel), error = identity)
+    restore_path()
+    expect_s3_class(err, "llmsurrogate_error")
+    expect_match(conditionMessage(err), paste0("no Python 3.10 or newer that can create virtual ",
+                                               "environments was found on the PATH (found: ",
+                                               file.path(only_old, "python3"), " (Python 3."),
+                 fixed = TRUE)
   }
+  # no Python on the PATH at all
+  restore_path <- set_envvars(PATH = venvs$root)
+  err <- tryCatch(install_llmsurrogate(path = wheel), error = identity)
+  restore_path()
+  expect_s3_class(err, "llmsurrogate_error")
+  expect_match(conditionMessage(err), paste0("no Python 3.10 or newer that can create virtual ",
+                                             "environments was found on the PATH; install one (on ",
+                                             "Debian or Ubuntu: python3 and python3-venv) and give ",
+                                             "its path as argument `python`"), fixed = TRUE)
   expect_identical(list.files(venvs$root), character(0))  # nothing was created
 })
 
