@@ -127,9 +127,7 @@ def test_threshold_and_labels():
     assert TASK.labels(pd.DataFrame({"PINCP": [1e5, 10.0]})).tolist() == [1, 0]
 
 
-def test_task_from_toml(tmp_path):
-    f = tmp_path / "task.toml"
-    f.write_text('''
+TASK_TOML = '''
 name = "Smoke"
 target = "Y"
 year = 2021
@@ -143,7 +141,12 @@ name = "AGEP"
 name = "SEX"
 description = "sex"
 values = {1 = "Male", 2 = "Female"}
-''')
+'''
+
+
+def test_task_from_toml(tmp_path):
+    f = tmp_path / "task.toml"
+    f.write_text(TASK_TOML)
     task = Task.from_toml(f)
     text = P.multiple_choice_prompt(task, {"AGEP": 30, "SEX": 2})
     assert "conducted among US adults in 2021" in text

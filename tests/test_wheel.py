@@ -19,6 +19,7 @@ from packaging.utils import parse_wheel_filename
 
 import llmsurrogate
 import llmsurrogate.demo
+from test_llm_prompts import TASK_TOML  # a small task file
 
 pytestmark = pytest.mark.slow
 
@@ -164,19 +165,6 @@ def test_demo_runs_from_the_installed_wheel(venv, tmp_path):
     name = "transfer_forecast_intervals.csv"
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "out" / name), pd.read_csv(tmp_path / "here" / name),
                                   rtol=1e-9)
-
-
-TASK_TOML = '''
-name = "Smoke"
-target = "Y"
-year = 2021
-population = "US adults"
-[question]
-text = "Does this person smoke?"
-options = [{text = "No", value = 0}, {text = "Yes", value = 1}]
-[[columns]]
-name = "AGEP"
-'''
 
 
 def test_task_files_load_from_the_installed_wheel(venv, tmp_path):
