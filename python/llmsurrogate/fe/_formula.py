@@ -4,7 +4,8 @@ Supported: numeric regressors, ``a:b`` (product), ``a*b`` (``a + b + a:b``; ``a*
 sub-product), ``0`` / ``-1`` (no intercept; only meaningful without fixed effects), and after ``|``
 fixed effects joined by ``+``, with ``a^b`` for the interacted fixed effect (one level per
 observed pair). Terms are ordered as formulaic (pyfixest) orders them: by degree, then in order of
-appearance; duplicates are dropped.
+appearance; duplicates are dropped. At most :data:`MAX_TERMS` terms (counted before they are built),
+and the outcome may not appear on the right of ``~``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from dataclasses import dataclass
 from ..exceptions import InvalidArgumentError
 
 _NAME = re.compile(r"^[A-Za-z_.][A-Za-z0-9_.]*$")
+#: Most regressor terms a formula may expand to (``a*b*c`` is 7 terms), checked before they are built.
+MAX_TERMS = 1000
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,13 @@ def parse_formula(fml: str) -> Formula:
         )
     intercept = True
     terms: list[tuple[str, ...]] = []
+    n_factors = [min(len(p.split("*")), 64) for p in parts[0].split("+")]
+    n_terms = sum(2**c - 1 for c in n_factors)
+    if n_terms > MAX_TERMS:
+        raise InvalidArgumentError(
+            f"argument `fml`: the regressors expand to {n_terms:,}{'+' if max(n_factors) == 64 else ''} terms "
+            f"(`a*b*c` is every product of a, b and c: 7 terms), more than {MAX_TERMS:,}; write the interactions "
+            "wanted with `:`")
     for raw in parts[0].split("+"):
         piece = raw.strip()
         if not piece:
@@ -120,6 +130,8 @@ def parse_formula(fml: str) -> Formula:
                 fixef.append(fe)
     if fixef:
         intercept = False
+    if any(outcome in t for t in ordered) or any(outcome in f for f in fixef):
+        raise InvalidArgumentError(f"argument `fml`: the outcome {outcome!r} is also on the right of `~` in {fml!r}")
     if not ordered:
         raise InvalidArgumentError(f"argument `fml`: no regressor in {fml!r}; name at least one column after `~`")
     return Formula(outcome=outcome, terms=tuple(ordered), fixef=tuple(fixef), intercept=intercept, text=fml.strip())
