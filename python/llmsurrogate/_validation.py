@@ -23,7 +23,16 @@ A list, numpy array, polars Series or ``pandas.Index`` has no row labels and is 
 **No lossy coercion.** Numeric inputs must hold real numbers (bool, int, float). Complex numbers,
 datetime64/timedelta64 values, strings and other objects are rejected with an error naming the
 argument instead of being truncated to a real part, turned into day or nanosecond counts, or parsed
-from text (:func:`as_float_array`, :func:`reject_lossy`).
+from text (:func:`as_float_array`, :func:`reject_lossy`). Long doubles (``np.longdouble``) are
+accepted when float64 holds them exactly and rejected when the conversion would round or overflow
+one of them (computations run in float64). A masked array with masked entries is rejected (the
+mask is not honoured: pass ``x.compressed()`` or ``x.filled(np.nan)``).
+
+**Templates are filled, never evaluated.** A user-supplied ``str.format`` template (a task file's
+column ``format``, ``persona_prompt``, ``recall_prompt``) may hold plain fields (``{AGE}``,
+``{}``) with format specs (``{AGE:>3}``, ``{date:%Y-%m-%d}``) only: attribute and index access
+(``{0.__class__}``, ``{row[0]}``), conversions (``!r``), nested fields and widths or precisions
+above :data:`MAX_FORMAT_WIDTH` are refused (:func:`check_template`, :func:`fill_template`).
 
 **Sizes checked before allocating.** An argument that sets the size of an allocation (``bins``,
 ``n_boot``, ``n``) is checked against the memory the process may use before any work starts
@@ -36,6 +45,7 @@ import difflib
 import math
 import numbers
 import os
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -76,6 +86,10 @@ def _object_problem(arr: np.ndarray) -> str | None:
     import fractions
 
     for v in arr.ravel():
+        if isinstance(v, np.floating) and v.dtype.itemsize > 8:
+            problem = _float64_problem(np.asarray([v]))
+            if problem is not None:
+                return problem
         if v is None or isinstance(v, (bool, np.bool_, numbers.Real, decimal.Decimal, fractions.Fraction)):
             continue
         if isinstance(v, (complex, np.complexfloating)):
@@ -92,17 +106,40 @@ def _object_problem(arr: np.ndarray) -> str | None:
     return None
 
 
+def _float64_problem(arr: np.ndarray) -> str | None:
+    """Why a float array wider than float64 (long double) cannot become float64 without loss."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        back = arr.astype(np.float64).astype(arr.dtype)
+    lost = np.flatnonzero(~((back == arr) | np.isnan(arr)).ravel())
+    if not lost.size:
+        return None
+    i = int(lost[0])
+    return (f"holds {arr.dtype} (long double) numbers that float64 cannot hold exactly (position {i}: "
+            f"{arr.ravel()[i]!r} would become {float(arr.ravel()[i])!r}); computations run in float64: convert "
+            "with `.astype(numpy.float64)` if that rounding is acceptable")
+
+
 def reject_lossy(x: Any, name: str) -> None:
     """Raise if ``x`` (numpy, pandas, polars or a sequence) holds complex, datetime/timedelta,
-    string or other non-numeric values that a float conversion would silently change."""
+    string or other non-numeric values that a float conversion would silently change, long doubles
+    that float64 would round, or masked entries (a numpy masked array)."""
     if _is_polars(x):
         x = x.to_numpy()
+    if isinstance(x, np.ma.MaskedArray) and np.ma.is_masked(x):
+        raise InvalidArgumentError(
+            f"argument `{name}` is a masked array with {int(np.ma.count_masked(x))} masked entries; masks are not "
+            "honoured: pass `.compressed()` to drop them or `.filled(numpy.nan)` to mark them missing")
     dtype = getattr(x, "dtype", None)
     kind = getattr(dtype, "kind", None)
     if kind is None and dtype is not None:  # a pandas extension dtype without a numpy kind
         kind = "O"
     if isinstance(dtype, np.dtype) or (kind is not None and kind != "O"):
         problem = _kind_problem(kind)
+        if problem is None and kind == "f" and isinstance(dtype, np.dtype) and dtype.itemsize > 8:
+            problem = _float64_problem(np.asarray(x))
+            if problem is not None:
+                raise InvalidArgumentError(f"argument `{name}` {problem}")
+            return
         if problem is None and kind != "O":
             return
     elif isinstance(x, (str, bytes)):
@@ -349,6 +386,20 @@ def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
     return value
 
 
+def _polars_column(s: Any):
+    """A polars Series as a numpy array, or, for integer and boolean columns with nulls, as a pandas
+    nullable array (``Int64``, ``boolean``: nulls stay missing values, integers stay exact; numpy
+    would give float64 with NaN and an object array of True/False/None)."""
+    import pandas as pd
+
+    if s.null_count() and (s.dtype.is_integer() or str(s.dtype) == "Boolean"):
+        missing = s.is_null().to_numpy()
+        if s.dtype.is_integer():
+            return pd.arrays.IntegerArray(s.fill_null(0).to_numpy(), missing)
+        return pd.arrays.BooleanArray(s.fill_null(False).to_numpy(), missing)
+    return s.to_numpy()
+
+
 def as_frame(data: Any, name: str = "data"):
     """A pandas DataFrame from pandas, polars, or a mapping of column -> sequence."""
     import pandas as pd
@@ -356,7 +407,7 @@ def as_frame(data: Any, name: str = "data"):
     if isinstance(data, pd.DataFrame):
         return data
     if _is_polars(data) and hasattr(data, "columns") and hasattr(data, "get_column"):
-        return pd.DataFrame({c: data.get_column(c).to_numpy() for c in data.columns})
+        return pd.DataFrame({c: _polars_column(data.get_column(c)) for c in data.columns})
     if isinstance(data, Mapping):
         try:
             return pd.DataFrame({str(k): v for k, v in data.items()})
@@ -400,3 +451,76 @@ def note_dropped(notes: list[str], n_dropped: int, detail: str = "", *, stacklev
         msg = f"{n_dropped} row(s) dropped for missing values{detail} in the columns used"
         notes.append(msg)
         warnings.warn(msg, LLMSurrogateWarning, stacklevel=stacklevel + 1)
+
+
+#: The widest field (and the longest precision) a user-supplied template's format spec may ask
+#: for: ``"{AGE:>3000000000}"`` would allocate gigabytes.
+MAX_FORMAT_WIDTH = 10_000
+
+# a standard format spec: [[fill]align][sign][z][#][0][width][grouping][.precision][grouping][type]
+_SPEC = re.compile(r"(?:.?[<>=^])?[-+ ]?z?#?0?(?P<width>\d*)[,_]?(?:\.(?P<precision>\d+))?[,_]?[a-zA-Z%]?", re.S)
+
+
+def check_template(template: Any, name: str, fields: Sequence[str] | None = None) -> list[str]:
+    """The field names of the user-supplied ``str.format`` template ``template`` (argument
+    ``name``), in order, after checking that it holds plain fields with format specs only (the rule
+    in the module docstring); ``fields``: the names it may use (None: any).
+
+    Examples
+    --------
+    >>> check_template("You are {AGE:>3} years old, {SEX}.", "template")
+    ['AGE', 'SEX']
+    >>> check_template("{0.__class__.__mro__}", "format")
+    Traceback (most recent call last):
+    ...
+    llmsurrogate.exceptions.InvalidArgumentError: argument `format` uses '{0.__class__.__mro__}': a template takes plain fields such as {AGE} or {AGE:>3}, not attribute or index access
+    """
+    import string
+
+    if not isinstance(template, str):
+        raise InvalidArgumentError(f"argument `{name}` must be a str.format template (a string); got "
+                                   f"{type(template).__name__}")
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError as err:
+        raise InvalidArgumentError(f"argument `{name}` is not a valid template ({err}); write a literal brace as "
+                                   "{{ or }}") from None
+    names = []
+    for _, field, spec, conversion in parsed:
+        if field is None:
+            continue
+        shown = "{" + field + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+        if "." in field or "[" in field:
+            raise InvalidArgumentError(f"argument `{name}` uses {shown!r}: a template takes plain fields such as "
+                                       "{AGE} or {AGE:>3}, not attribute or index access")
+        if conversion:
+            raise InvalidArgumentError(f"argument `{name}` uses {shown!r}: conversions (!r, !s, !a) are not "
+                                       "allowed in a template; write the field without them")
+        if "{" in spec:
+            raise InvalidArgumentError(f"argument `{name}` uses {shown!r}: a format spec cannot hold another field")
+        m = _SPEC.fullmatch(spec)
+        if m and max(int(m["width"] or 0), int(m["precision"] or 0)) > MAX_FORMAT_WIDTH:
+            raise InvalidArgumentError(f"argument `{name}` uses {shown!r}: a width or precision above "
+                                       f"{MAX_FORMAT_WIDTH:,} is not allowed")
+        if fields is not None and field not in fields:
+            raise InvalidArgumentError(f"argument `{name}` uses the unknown field {shown!r}; the fields are "
+                                       + ", ".join(f"{{{f}}}" for f in fields))
+        names.append(field)
+    return names
+
+
+def fill_template(template: str, name: str, *args: Any, **values: Any) -> str:
+    """``template.format(*args, **values)`` after :func:`check_template`; a field without a value
+    or a format spec that does not suit its value is an :class:`InvalidArgumentError` naming
+    ``name``."""
+    check_template(template, name)
+    try:
+        return template.format(*args, **values)
+    except KeyError as err:
+        raise InvalidArgumentError(f"argument `{name}` uses the field {{{err.args[0]}}}, which has no value; the "
+                                   f"fields are {', '.join('{' + k + '}' for k in values) or 'positional'}") from None
+    except IndexError:
+        raise InvalidArgumentError(f"argument `{name}` uses more positional fields ({{}} or {{0}}, {{1}}, ...) than "
+                                   f"the {len(args)} value(s) given") from None
+    except (ValueError, TypeError) as err:
+        raise InvalidArgumentError(f"argument `{name}` cannot be filled: {err}") from None

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .._validation import check_choice, check_int
-from ..exceptions import InvalidArgumentError
+from ..exceptions import InvalidArgumentError, LLMSurrogateError
 
 __all__ = ["BACKENDS", "make_backend", "load_task"]
 
@@ -97,5 +97,8 @@ def load_task(spec: Any, arg: str = "task") -> Any:
     if path.suffix.lower() == ".toml" or path.exists():
         if not path.exists():
             raise InvalidArgumentError(f"argument `{arg}`: no such file {spec}")
-        return Task.from_toml(path)
+        try:
+            return Task.from_toml(path)
+        except LLMSurrogateError as err:  # unreadable, not UTF-8, incomplete or unsafe (a template field)
+            raise type(err)(f"argument `{arg}`: {err}") from None
     return task_from_dict({"preset": str(spec)})

@@ -148,7 +148,9 @@ def persona_prompt(template: str, row: Mapping, task: Task | None = None) -> str
     """A persona prompt in the style of the ESS paper's Prompt 1.
 
     ``template`` holds ``{COLUMN}`` placeholders; with a ``task`` each value is rendered through
-    that column's code-to-text map, otherwise inserted as is (whole floats without ``.0``).
+    that column's code-to-text map, otherwise inserted as is (whole floats without ``.0``). Plain
+    fields with format specs only (``{AGE:>3}``): attribute or index access (``{AGE.__class__}``),
+    conversions (``!r``) and widths above 10,000 are errors naming ``template``.
 
     Examples
     --------
@@ -156,11 +158,14 @@ def persona_prompt(template: str, row: Mapping, task: Task | None = None) -> str
     ...                "If you own, say 1; if you rent, say 5.", {"AGE": 37.0, "SEX": "male"})
     'Here is your persona: You are a 37-year-old male. Do you own a house? If you own, say 1; if you rent, say 5.'
     """
-    import string
+    from .._validation import check_template, fill_template
 
     if not isinstance(template, str) or not template.strip():
         raise EmptyInputError("argument `template` is empty; give the persona prompt text with {COLUMN} fields")
-    names = [f for _, f, _, _ in string.Formatter().parse(template) if f]
+    names = check_template(template, "template")
+    if any(n == "" or n.isdigit() for n in names):
+        raise InvalidArgumentError("argument `template` has a positional field ({} or {0}); name the column, "
+                                   "e.g. {AGE}")
     values = {}
     for n in names:
         v = _value(row, n)
@@ -170,7 +175,7 @@ def persona_prompt(template: str, row: Mapping, task: Task | None = None) -> str
             values[n] = str(int(v))
         else:
             values[n] = str(v)
-    return template.format(**values)
+    return fill_template(template, "template", **values)
 
 
 def apply_chat_template(tokenizer, user: str, *, prefill: str, system: str | None = None) -> str:

@@ -29,7 +29,8 @@ import operator
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..exceptions import ColumnNotFoundError, InvalidArgumentError
+from .._validation import check_template
+from ..exceptions import ColumnNotFoundError, InvalidArgumentError, LLMSurrogateError
 
 __all__ = [
     "Column", "AnswerOption", "MultipleChoiceQuestion", "NumericQuestion", "Threshold", "Task",
@@ -50,7 +51,7 @@ def _is_missing(value: Any) -> bool:
     if value is None:
         return True
     try:
-        return value != value  # NaN, pd.NA raises TypeError on bool()
+        return bool(value != value)  # NaN, NaT; pd.NA raises TypeError on bool()
     except TypeError:
         return True
 
@@ -105,6 +106,10 @@ class Column:
         if isinstance(vm, Mapping):
             object.__setattr__(self, "value_map", tuple((_code_key(k), str(v)) for k, v in vm.items()))
         elif isinstance(vm, (tuple, list)) and len(vm) == 2 and vm[0] in _FORMATS:
+            try:  # a format from a task file: plain fields only (`{}` or `{0}`), never `{0.__class__}`
+                check_template(vm[1], "format", fields=("", "0"))
+            except InvalidArgumentError as err:
+                raise InvalidArgumentError(f"column {self.name!r}: {err}") from None
             object.__setattr__(self, "value_map", (str(vm[0]), str(vm[1])))
         elif isinstance(vm, (tuple, list)) and all(isinstance(p, (tuple, list)) and len(p) == 2 for p in vm):
             object.__setattr__(self, "value_map", tuple((_code_key(k), str(v)) for k, v in vm))
@@ -409,9 +414,14 @@ class Task:
         p = Path(path)
         try:
             spec = tomllib.loads(p.read_text(encoding="utf-8"))
+        except UnicodeDecodeError as err:
+            raise InvalidArgumentError(f"could not read task file {p}: it is not UTF-8 text ({err})") from None
         except (OSError, tomllib.TOMLDecodeError) as err:
             raise InvalidArgumentError(f"could not read task file {p}: {err}") from err
-        return task_from_dict(spec)
+        try:
+            return task_from_dict(spec)
+        except LLMSurrogateError as err:
+            raise type(err)(f"task file {p}: {err}") from None
 
 
 def task_from_dict(spec: Mapping) -> Task:
@@ -444,16 +454,21 @@ def task_from_dict(spec: Mapping) -> Task:
         return dataclasses.replace(base, **over)
     known = {c.name: c for c in acs_columns()}
     cols = []
-    for c in spec.pop("columns", []):
+    columns = spec.pop("columns", [])
+    if not isinstance(columns, list) or not all(isinstance(c, Mapping) for c in columns):
+        raise InvalidArgumentError("`columns` must be a list of tables ([[columns]] entries)")
+    for i, c in enumerate(columns):
         c = dict(c)
-        name = c.pop("name")
+        name = _need(c, "name", f"[[columns]] entry {i + 1}")
+        c.pop("name")
         if "codebook" in c:
             cols.append(known.get(c.pop("codebook")) or _bad(f"no built-in codebook for column {name!r}"))
             continue
         if set(c) <= {"builtin"} and name in known:
             cols.append(known[name])
             continue
-        desc = c.pop("description")
+        desc = _need(c, "description", f"column {name!r}")
+        c.pop("description")
         if "values" in c:
             vm = c.pop("values")
         elif "format" in c:
@@ -466,12 +481,18 @@ def task_from_dict(spec: Mapping) -> Task:
     q = spec.pop("question", None)
     question = None
     if q is not None:
-        opts = tuple(AnswerOption(o["text"], o["value"], o.get("numeric_value")) for o in q["options"])
-        question = MultipleChoiceQuestion(q["text"], opts, q.get("prefill", "Answer:"))
+        options = _need(q, "options", "[question]")
+        if not isinstance(options, list):
+            raise InvalidArgumentError("[question] `options` must be a list of tables {text = ..., value = ...}")
+        opts = tuple(AnswerOption(_need(o, "text", f"[question] option {i + 1}"),
+                                  _need(o, "value", f"[question] option {i + 1}"), o.get("numeric_value"))
+                     for i, o in enumerate(options))
+        question = MultipleChoiceQuestion(_need(q, "text", "[question]"), opts, q.get("prefill", "Answer:"))
     nq = spec.pop("numeric_question", None)
-    numeric = NumericQuestion(nq["text"], nq.get("prefill", "Answer (between 0 and 1): 0.")) if nq else None
+    numeric = (NumericQuestion(_need(nq, "text", "[numeric_question]"), nq.get("prefill", "Answer (between 0 and 1): 0."))
+               if nq else None)
     th = spec.pop("threshold", None)
-    threshold = Threshold(th["value"], th.get("op", ">")) if th else None
+    threshold = Threshold(_need(th, "value", "[threshold]"), th.get("op", ">")) if th else None
     try:
         return Task(name=spec.pop("name"), columns=tuple(cols), target=spec.pop("target"), question=question,
                     numeric_question=numeric, threshold=threshold, **spec)
@@ -481,6 +502,15 @@ def task_from_dict(spec: Mapping) -> Task:
 
 def _bad(msg):
     raise InvalidArgumentError(msg)
+
+
+def _need(table: Any, key: str, where: str) -> Any:
+    """``table[key]`` of a task file's table, or an error saying which key ``where`` lacks."""
+    if not isinstance(table, Mapping):
+        raise InvalidArgumentError(f"{where} must be a table (key = value pairs); got {table!r:.60}")
+    if key not in table:
+        raise InvalidArgumentError(f"{where} has no `{key}`; add `{key} = ...`")
+    return table[key]
 
 
 # --- the ACS columns (docs/methods/risk-scores.md §1.3) -----------------------------------------------------------------

@@ -38,21 +38,23 @@ RECALL_ANSWERS = ("up", "down")
 def recall_prompt(date: Any, company_name: str, ticker: str, *, template: str = RECALL_TEMPLATE) -> str:
     """The date-only recall query of a firm-date pair (no headline, no outcome).
 
+    ``template`` is a ``str.format`` template with the fields ``{date}`` (a :class:`datetime.date`,
+    so ``{date:%Y-%m-%d}`` works), ``{company_name}`` and ``{ticker}``: plain fields and format
+    specs only (attribute or index access such as ``{date.__class__}`` is an error).
+
     Examples
     --------
     >>> recall_prompt("2020-07-28", "Eastman Kodak Company", "KODK").splitlines()[0]
     'On 2020-07-28, did the stock price of Eastman Kodak Company (KODK) go up or down? Answer with one word, up or down.'
     """
+    from .._validation import check_template, fill_template
     from ._prompts import _date, _text
 
     if not isinstance(template, str) or "{date" not in template:
         raise InvalidArgumentError("argument `template` must be a str.format template with a {date...} field")
-    try:
-        return template.format(date=_date(date), company_name=_text(company_name, "company_name"),
-                               ticker=_text(ticker, "ticker"))
-    except (KeyError, IndexError) as err:
-        raise InvalidArgumentError(f"argument `template` uses the unknown field {err}; the fields are date, "
-                                   "company_name and ticker") from None
+    check_template(template, "template", fields=("date", "company_name", "ticker"))
+    return fill_template(template, "template", date=_date(date), company_name=_text(company_name, "company_name"),
+                         ticker=_text(ticker, "ticker"))
 
 
 def answer_lap(prompts: Sequence[str], backend, answers: Sequence[str] = RECALL_ANSWERS, *, cache=None,

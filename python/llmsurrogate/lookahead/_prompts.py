@@ -62,6 +62,9 @@ TRANSCRIPT_WORDS = 512
 
 
 def _date(value: Any) -> _dt.date:
+    if type(value).__name__ == "NaTType":  # pandas' NaT is a datetime that strftime refuses
+        raise InvalidArgumentError("argument `date` is missing (NaT); give a date, a datetime or an ISO string "
+                                   "'YYYY-MM-DD'")
     if isinstance(value, _dt.datetime):
         return value.date()
     if isinstance(value, _dt.date):
@@ -113,6 +116,9 @@ def first_words(text: str, n: int = TRANSCRIPT_WORDS) -> str:
     >>> first_words("  one two\\n three   four ", 3)
     'one two three'
     """
+    from .._validation import check_int
+
+    n = check_int(n, "n", minimum=1)
     return " ".join(_text(text, "transcript").split()[:n])
 
 
