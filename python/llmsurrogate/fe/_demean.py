@@ -11,7 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _core
-from ..exceptions import ConvergenceError, InvalidArgumentError
+from .._validation import as_float_array, reject_lossy
+from ..exceptions import ConvergenceError, InvalidArgumentError, ShapeError
 
 #: Default relative tolerance of the demeaning (W-norm of the conjugate-gradient residual over the
 #: W-norm of the column).
@@ -55,6 +56,24 @@ def singleton_mask(codes: list[np.ndarray]) -> np.ndarray:
             return keep
 
 
+def _codes(c, name: str, n: int) -> np.ndarray:
+    """Fixed-effect codes 0..G-1 (integers, or whole floats) of ``n`` rows as uint32, checked."""
+    reject_lossy(c, name)
+    arr = np.asarray(c)
+    if arr.shape != (n,):
+        raise ShapeError(f"argument `{name}` must hold one code per row of `x` ({n}); got shape {arr.shape}")
+    if arr.dtype.kind not in "iub":
+        arr = as_float_array(arr, name, allow_nan=False, allow_empty=True)
+        if not np.all(arr == np.floor(arr)):
+            i = int(np.flatnonzero(arr != np.floor(arr))[0])
+            raise InvalidArgumentError(f"argument `{name}` must hold integer codes; got {arr[i]} at position {i}")
+    if arr.size and (arr.min() < 0 or arr.max() >= 2**32 - 1):
+        i = int(np.argmin(arr) if arr.min() < 0 else np.argmax(arr))
+        raise InvalidArgumentError(f"argument `{name}` must hold codes 0..G-1 below 2**32 - 1 (missing values: drop "
+                                   f"those rows first, or use `factorize`); got {arr[i]} at position {i}")
+    return arr.astype(np.uint32)
+
+
 @dataclass(frozen=True)
 class Demeaned:
     """Demeaned columns (n, p), iterations and final relative residual per column.
@@ -88,15 +107,26 @@ def demean(x: np.ndarray, codes: list[np.ndarray], weights: np.ndarray | None = 
     >>> demean(np.array([1.0, 3.0, 10.0, 20.0]), [firm], weights=np.array([1.0, 3.0, 1.0, 1.0])).values.ravel().tolist()
     [-1.5, 0.5, -5.0, 5.0]
     """
+    reject_lossy(x, "x")
     x = np.asarray(x, dtype=np.float64)
     if x.ndim == 1:
         x = x[:, None]
+    if x.ndim != 2:
+        raise ShapeError(f"argument `x` must be a vector or a matrix (n, p); got shape {x.shape}")
     n, p = x.shape
-    if not codes:
-        raise InvalidArgumentError("argument `codes`: pass at least one fixed effect")
-    stacked = np.ascontiguousarray(np.vstack([np.asarray(c, dtype=np.uint32) for c in codes]))
+    if isinstance(codes, np.ndarray) and codes.ndim == 1:
+        codes = [codes]   # one fixed effect
+    if not isinstance(codes, (list, tuple)) or not codes:
+        raise InvalidArgumentError("argument `codes`: pass a list of fixed effects, at least one (each an array of "
+                                   "integer codes 0..G-1, one per row of `x`)")
+    stacked = np.ascontiguousarray(np.vstack([_codes(c, f"codes[{j}]", n) for j, c in enumerate(codes)]))
     n_groups = [int(c.max()) + 1 if n else 0 for c in stacked]
-    w = None if weights is None else np.ascontiguousarray(weights, dtype=np.float64)
+    if weights is None:
+        w = None
+    else:
+        w = as_float_array(weights, "weights", allow_empty=True)
+        if w.size != n:
+            raise ShapeError(f"argument `weights` has {w.size} values for {n} rows of `x`")
     values, iters, resid, converged = _core.fe_demean(
         np.ascontiguousarray(x.T), stacked, n_groups, w, float(tol), int(maxiter), n_jobs)
     if not converged:

@@ -63,12 +63,28 @@ def _ragged(logprobs) -> tuple[np.ndarray, np.ndarray]:
         values, offsets = logprobs
     else:
         raise InvalidArgumentError("argument `logprobs` must be a RaggedLogprobs or a tuple (values, offsets)")
-    values = np.asarray(values)
-    offsets = np.ascontiguousarray(np.asarray(offsets), dtype=np.int64)
-    if values.ndim != 1 or offsets.ndim != 1:
-        raise ShapeError("`values` and `offsets` must be one-dimensional")
-    if values.dtype != np.float32:
-        values = values.astype(np.float64)
+    from .._validation import as_float_array, reject_lossy
+
+    if isinstance(values, np.ndarray) and values.dtype == np.float32 and values.ndim == 1:
+        reject_lossy(values, "logprobs")   # a masked array
+    else:
+        values = as_float_array(values, "logprobs", allow_empty=True)
+    positive = np.flatnonzero(values > 0)
+    if positive.size:
+        i = int(positive[0])
+        raise InvalidArgumentError(f"argument `logprobs` holds a positive log-probability ({values[i]:g} at position {i}, "
+                                   f"{positive.size} in all); log-probabilities are <= 0 (pass log(p), not p or -log(p))")
+    raw = offsets
+    offsets = as_float_array(offsets, "offsets", allow_nan=False, allow_empty=True)
+    if not np.all(offsets == np.floor(offsets)):
+        raise InvalidArgumentError(f"argument `offsets` must hold whole numbers (positions in `logprobs`); got {raw!r:.80}")
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    # the kernel names empty, negative, decreasing and too large offsets; here: values outside every text
+    if offsets.size and offsets[-1] <= values.size and np.all(np.diff(offsets) >= 0) and \
+            (offsets[0] > 0 or offsets[-1] < values.size):
+        raise InvalidArgumentError(
+            f"argument `offsets` must run from 0 to the number of values in `logprobs` ({values.size}), so that "
+            f"every value belongs to a text; got {offsets[0]} .. {offsets[-1]}")
     return np.ascontiguousarray(values), offsets
 
 

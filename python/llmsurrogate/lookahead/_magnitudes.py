@@ -50,12 +50,14 @@ def magnitudes(gamma: float, delta: float, lap_mean: float, lap_sd: float, *, ga
     """
     gamma, delta = _finite(gamma, "gamma"), _finite(delta, "delta")
     lap_mean, lap_sd = _finite(lap_mean, "lap_mean"), _finite(lap_sd, "lap_sd")
-    if lap_sd < 0:
-        raise InvalidArgumentError(f"argument `lap_sd` must be >= 0; got {lap_sd!r}")
+    if lap_sd <= 0:
+        raise InvalidArgumentError(f"argument `lap_sd` must be > 0 (a standard deviation of 0: LAP does not vary, and "
+                                   f"the interaction has no magnitude); got {lap_sd!r}")
     gb = _finite(gamma_baseline, "gamma_baseline", optional=True)
     ssd = _finite(signal_sd, "signal_sd", optional=True)
-    if ssd is not None and ssd < 0:
-        raise InvalidArgumentError(f"argument `signal_sd` must be >= 0; got {signal_sd!r}")
+    if ssd is not None and ssd <= 0:
+        raise InvalidArgumentError(f"argument `signal_sd` must be > 0 (a standard deviation of 0: the signal does not "
+                                   f"vary); got {signal_sd!r}")
     out = {"marginal_effect_at_mean": gamma + delta * lap_mean, "interaction_per_sd": delta * lap_sd}
     if gb is not None:
         out["ratio_to_baseline"] = delta * lap_sd / gb if gb != 0 else float("nan")

@@ -14,7 +14,8 @@ from ..results import Result, Summary, result_dataclass
 def bootstrap_pvalue(draws, reference: float = 0.0, side: str = "greater", plus_one: bool = False) -> float:
     """One-sided bootstrap p-value (§2.7): ``side="greater"`` gives #{draws >= reference} / B (the
     paper's Figure III test with the in-sample estimate as ``reference``), ``"less"`` #{draws <=
-    reference} / B; ``plus_one`` gives (1 + #) / (B + 1), never 0. NaN draws are left out.
+    reference} / B; ``plus_one`` gives (1 + #) / (B + 1), never 0. Draws that are not finite (NaN:
+    a failed replication) are left out, counted in a warning; B counts the finite draws.
 
     Examples
     --------
@@ -23,10 +24,21 @@ def bootstrap_pvalue(draws, reference: float = 0.0, side: str = "greater", plus_
     >>> bootstrap_pvalue([0.1, 0.5, 0.9, 1.2], reference=0.8, plus_one=True)
     0.6
     """
+    from .._validation import reject_lossy
+
+    reject_lossy(draws, "draws")
     d = np.asarray(draws, dtype=np.float64).ravel()
-    d = d[np.isfinite(d)]
-    if d.size == 0:
+    finite = np.isfinite(d)
+    if not finite.any():
         raise InvalidArgumentError("argument `draws` has no finite value")
+    if not finite.all():
+        import warnings
+
+        from ..exceptions import LLMSurrogateWarning
+
+        warnings.warn(f"{int((~finite).sum())} of {d.size} values of `draws` are not finite (NaN or inf) and are left "
+                      f"out: the p-value counts the {int(finite.sum())} finite draws", LLMSurrogateWarning, stacklevel=2)
+        d = d[finite]
     if side not in ("greater", "less"):
         raise InvalidArgumentError(f"argument `side` must be 'greater' or 'less'; got {side!r}")
     try:
@@ -188,9 +200,11 @@ class LookaheadBootstrap(Result):
         / B (``side="greater"``, the paper's); without one, #{draws <= 0} / B (``side="less"``, the
         percentile test of H0: delta <= 0). ``plus_one``: (1 + #) / (B + 1)."""
         ref = self.reference if reference is None else reference
+        d = np.asarray(self.draws, dtype=float)
+        d = d[np.isfinite(d)]   # failed replications: counted in the notes already
         if ref is None:
-            return bootstrap_pvalue(self.draws, 0.0, side or "less", plus_one)
-        return bootstrap_pvalue(self.draws, ref, side or "greater", plus_one)
+            return bootstrap_pvalue(d, 0.0, side or "less", plus_one)
+        return bootstrap_pvalue(d, ref, side or "greater", plus_one)
 
     @property
     def p_value(self) -> float:

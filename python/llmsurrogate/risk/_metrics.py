@@ -56,6 +56,12 @@ def _yrg(y, scores, groups) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     g = np.asarray(groups, dtype=object)
     if g.ndim != 1 or g.shape != yy.shape:
         raise ShapeError(f"argument `groups` (length {g.size}) must have the length of `y` ({yy.size})")
+    import pandas as pd
+
+    missing = np.flatnonzero(pd.isna(g))
+    if missing.size:  # a missing label is no group: never pooled into a group of its own
+        raise InvalidArgumentError(f"argument `groups` has {missing.size} missing label(s) (None/NaN), the first at "
+                                   f"position {missing[0]}; drop those rows or give them a label (e.g. 'unknown')")
     return yy, rr, g
 
 
