@@ -29,6 +29,7 @@ __all__ = [
     "ComputationError",
     "ConvergenceError",
     "LLMSurrogateWarning",
+    "CoverageWarning",
 ]
 
 
@@ -79,3 +80,9 @@ class ConvergenceError(ComputationError):
 
 class LLMSurrogateWarning(UserWarning):
     """Warnings issued by llmsurrogate."""
+
+
+class CoverageWarning(LLMSurrogateWarning):
+    """The coverage an interval guarantees is well below the nominal coverage asked for (more than
+    0.05 under), e.g. :func:`~llmsurrogate.transfer.forecast_interval` on few domains. The message
+    names both numbers; the guaranteed one is also on the result."""

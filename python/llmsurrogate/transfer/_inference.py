@@ -57,7 +57,7 @@ from .._validation import (
     check_probability,
     check_real,
 )
-from ..exceptions import InvalidArgumentError, LLMSurrogateWarning, ShapeError
+from ..exceptions import CoverageWarning, InvalidArgumentError, LLMSurrogateWarning, ShapeError
 from ._results import EverywhereDominance, ForecastIntervals, WorstCaseCurve, _step
 from ._table import ErrorTable, PooledErrors, _pooled
 
@@ -311,6 +311,40 @@ def robust_level(tau: float, Gamma: float, n: int, r: int, side: str = "two", mo
 
 # ---- forecast intervals ---------------------------------------------------------------------------
 
+#: :func:`forecast_interval` warns (:class:`~llmsurrogate.exceptions.CoverageWarning`) when the
+#: coverage Proposition 1 guarantees is more than this below the nominal coverage.
+COVERAGE_SHORTFALL = 0.05
+
+
+class ForecastInterval(tuple):
+    """``(lower, upper)``, a plain pair, with ``guaranteed``: the coverage Proposition 1 guarantees
+    (NaN when the table does not give r, the number of training domains)."""
+
+    guaranteed: float
+
+    def __new__(cls, lower: float, upper: float, guaranteed: float):
+        out = super().__new__(cls, (lower, upper))
+        out.guaranteed = guaranteed
+        return out
+
+    def __getnewargs__(self):
+        return (*self, self.guaranteed)
+
+
+def _guaranteed(t: Any, level: float, side: str, nominal: float, warn: bool = True) -> float:
+    """Proposition 1's coverage at ``level`` (NaN without r), with a :class:`CoverageWarning` when it
+    falls more than :data:`COVERAGE_SHORTFALL` below ``nominal``."""
+    if t.r is None or t.n <= t.r:
+        return math.nan
+    guaranteed = coverage_bound(t.n, t.r, min(level, 1.0), side)
+    if warn and guaranteed < nominal - COVERAGE_SHORTFALL:
+        best = (t.n - t.r) / (t.n + 1)
+        fix = ("correction=True raises the level so that it is guaranteed" if nominal <= best else
+               f"no level guarantees more than (n - r)/(n + 1) = {best:.4g} here; more domains raise it")
+        warnings.warn(f"the interval's guaranteed coverage is {guaranteed:.4g}, well below the nominal {nominal:.4g} "
+                      f"(Proposition 1 with n = {t.n} domains, r = {t.r}); {fix}", CoverageWarning, stacklevel=3)
+    return guaranteed
+
 def forecast_interval(err: Any, coverage: float | None = None, side: str = "two", correction: bool = False, *,
                       tau: float | None = None, mode: str = "exact", pooled: bool = False) -> tuple[float, float]:
     """Forecast interval for the transfer error to a new domain (Section 3, Proposition 1).
@@ -327,12 +361,27 @@ def forecast_interval(err: Any, coverage: float | None = None, side: str = "two"
     above an integer, as in corrected intervals: docs/methods/transfer.md, departure 18).
     ``pooled=True`` reads ``err`` as transferUQ does (see :class:`PooledErrors`).
 
+    The pair returned has an attribute ``guaranteed``, the coverage Proposition 1 guarantees
+    (:func:`coverage_bound` at the level used; NaN when the table does not give r). When it is more
+    than :data:`COVERAGE_SHORTFALL` (0.05) below the nominal coverage (``coverage``, or 2τ−1
+    two-sided and τ one-sided for ``tau``), a :class:`~llmsurrogate.exceptions.CoverageWarning`
+    names both numbers.
+
     Examples
     --------
     >>> import numpy as np
     >>> E = np.array([[np.nan, 1, 2], [3, np.nan, 4], [5, 6, np.nan]])
     >>> forecast_interval(E, tau=0.8)
     (2.0, 5.0)
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     interval = forecast_interval(E, coverage=0.9)
+    >>> interval, round(interval.guaranteed, 2)
+    ((1.0, 6.0), 0.45)
+    >>> print(caught[0].message)
+    the interval's guaranteed coverage is 0.45, well below the nominal 0.9 (Proposition 1 with n = 3 domains, r = 1);
+    no level guarantees more than (n - r)/(n + 1) = 0.5 here; more domains raise it
     """
     t = _table(err, pooled=pooled)
     side = _side(side)
@@ -342,14 +391,22 @@ def forecast_interval(err: Any, coverage: float | None = None, side: str = "two"
         raise InvalidArgumentError("argument `correction`: the finite-sample correction needs r, the number of "
                                    "training domains, which a two-column (test, error) table does not give")
     if mode == "transferUQ":
-        return _clip_side(*_transferuq_interval(t, coverage, side, bool(correction), tau), side)
-    level = _tau(coverage, side, tau, n=t.n, r=t.r, correction=bool(correction))
-    if isinstance(t, PooledErrors) and not t.balanced:
-        f = np.sort(t.values)
-        k = min(max(math.ceil(f.size * (level - 1e-12)), 1), f.size)  # rust/common/quantiles.rs upper_rank
-        return _clip_side(f[f.size - k], f[k - 1], side)
-    lo, hi = _core_table(t).intervals(np.array([level]))
-    return _clip_side(lo[0], hi[0], side)
+        lo, hi, level = _transferuq_interval(t, coverage, side, bool(correction), tau)
+    else:
+        level = _tau(coverage, side, tau, n=t.n, r=t.r, correction=bool(correction))
+        if isinstance(t, PooledErrors) and not t.balanced:
+            f = np.sort(t.values)
+            k = min(max(math.ceil(f.size * (level - 1e-12)), 1), f.size)  # rust/common/quantiles.rs upper_rank
+            lo, hi = f[f.size - k], f[k - 1]
+        else:
+            lo, hi = (v[0] for v in _core_table(t).intervals(np.array([level])))
+    if coverage is not None:
+        nominal = float(coverage)
+    else:
+        nominal = 2 * level - 1 if side == "two" else level
+    # an exact corrected level guarantees the coverage, or _tau has warned that it cannot
+    warn = not (correction and mode == "exact")
+    return ForecastInterval(*_clip_side(lo, hi, side), _guaranteed(t, level, side, nominal, warn))
 
 
 def _r_type1(f: np.ndarray, p: float) -> float:
@@ -360,8 +417,8 @@ def _r_type1(f: np.ndarray, p: float) -> float:
     return float(f[min(j, n - 1)] if nppm > j else f[max(j - 1, 0)])
 
 
-def _transferuq_interval(t: Any, coverage: Any, side: str, correction: bool, tau: Any) -> tuple[float, float]:
-    """transferUQ 0.1.0's forecast_interval, floating point included."""
+def _transferuq_interval(t: Any, coverage: Any, side: str, correction: bool, tau: Any) -> tuple[float, float, float]:
+    """transferUQ 0.1.0's forecast_interval, floating point included; and the level used."""
     if tau is not None:
         level = _tau(coverage, side, tau)
     else:
@@ -370,7 +427,7 @@ def _transferuq_interval(t: Any, coverage: Any, side: str, correction: bool, tau
             c = min((t.n + 1) / (t.n - t.r) * c, 1.0)
         level = (1 + c) / 2 if side == "two" else c
     f = _sorted_values(t)
-    return -_r_type1(-f[::-1], level), _r_type1(f, level)
+    return -_r_type1(-f[::-1], level), _r_type1(f, level), level
 
 
 def _weights(t: ErrorTable, weights: Any) -> np.ndarray:
