@@ -7,7 +7,15 @@ import warnings
 
 import numpy as np
 
-from .._validation import as_frame, check_n_jobs, note_dropped, require_columns
+from .._validation import (
+    align_by_label,
+    as_float_array,
+    as_frame,
+    check_n_jobs,
+    check_real,
+    note_dropped,
+    require_columns,
+)
 from ..exceptions import InvalidArgumentError, LLMSurrogateWarning
 from ._demean import DEFAULT_MAXITER, DEFAULT_TOL, demean, factorize, recode, singleton_mask
 from ._formula import parse_formula
@@ -15,7 +23,8 @@ from ._results import FeolsResult
 from ._vcov import compute_vcov, parse_vcov
 
 #: Relative pivot below which a regressor counts as collinear with the ones before it (and the
-#: fixed effects): its demeaned, partialled-out sum of squares over its raw sum of squares.
+#: fixed effects): its demeaned, partialled-out sum of squares over its sum of squares about its
+#: mean (about 0 without an intercept or fixed effects).
 COLLIN_TOL = 1e-9
 
 
@@ -30,10 +39,29 @@ def _numeric(frame, col: str) -> np.ndarray:
     return s.to_numpy(dtype=np.float64, na_value=np.nan)
 
 
+def _standardize(M: np.ndarray, w: np.ndarray, centre: bool):
+    """The columns of ``M`` (n, p) written as ``a * (m + b * Z)``: ``a`` the largest absolute value,
+    ``m`` the weighted mean of ``M / a`` (0 unless ``centre``) and ``b`` the largest absolute value
+    of ``M / a - m``, so that ``Z`` lies in [-1, 1] (and is centred) whatever the location and
+    scale of ``M``: no cross-product over- or underflows, and the collinearity test sees a column's
+    variation, not its level. A column of zeros gets ``a = b = 1``. Returns ``Z, a, m, b``, ``Z``
+    in Fortran order (its columns contiguous, as the demeaning reads them)."""
+    Z = np.array(M.T, dtype=np.float64, order="C")  # (p, n): reductions over rows run along memory
+    a = np.max(np.abs(Z), axis=1)
+    a = np.where(a > 0, a, 1.0)
+    Z /= a[:, None]
+    m = (Z * w).sum(axis=1) / w.sum() if centre else np.zeros(len(Z))
+    Z -= m[:, None]
+    b = np.max(np.abs(Z), axis=1)
+    b = np.where(b > 0, b, 1.0)
+    Z /= b[:, None]
+    return Z.T, a, m, b
+
+
 def _drop_collinear(A: np.ndarray, raw_ss: np.ndarray, names: list[str], tol: float) -> list[int]:
     """Indices of the columns kept by a Cholesky sweep that drops a column whose pivot is below
-    ``tol`` times its raw sum of squares (collinear with the kept ones or absorbed by the fixed
-    effects)."""
+    ``tol`` times ``raw_ss``, its sum of squares before the fixed effects are partialled out
+    (collinear with the kept ones or absorbed by the fixed effects)."""
     k = A.shape[0]
     keep: list[int] = []
     L = np.zeros((k, k))
@@ -65,12 +93,16 @@ def feols(fml: str, data, vcov=None, weights=None, *, fixef_rm: str = "singleton
         intercept is fitted.
     data : pandas or polars DataFrame, or a mapping of column name to values.
     vcov : ``"iid"`` (default), ``"hetero"`` (HC1), ``{"CRV1": "date"}`` or ``{"CRV1": "firm+date"}``.
-    weights : None, a column name of ``data``, or an array of n non-negative analytic weights.
+    weights : None, a column name of ``data``, or an array of n non-negative analytic weights (real
+        numbers; a pandas Series is paired with a pandas ``data`` by label).
     fixef_rm : ``"singleton"`` (default, as pyfixest: rows alone in a fixed-effect level are dropped,
         repeatedly, with a count and a warning) or ``"none"``.
     fixef_tol, fixef_maxiter : tolerance and iteration cap of the demeaning (relative residual of its
         conjugate-gradient iteration; :class:`ConvergenceError` when missed).
-    collin_tol : relative pivot below which a regressor is dropped as collinear (with a warning).
+    collin_tol : relative pivot in (0, 1) below which a regressor is dropped as collinear (with a
+        warning): its sum of squares after partialling out the fixed effects (or the intercept) and
+        the regressors before it, over its sum of squares about its mean; invariant to the
+        location and scale of the columns.
     n_jobs : threads of the demeaning (None: ``LLMSURROGATE_NUM_THREADS`` or all cores).
 
     Notes
@@ -99,6 +131,7 @@ def feols(fml: str, data, vcov=None, weights=None, *, fixef_rm: str = "singleton
         raise InvalidArgumentError(f"argument `fixef_tol` must lie in (0, 1); got {fixef_tol!r}")
     if not (isinstance(fixef_maxiter, (int, np.integer)) and fixef_maxiter >= 1):
         raise InvalidArgumentError(f"argument `fixef_maxiter` must be an integer >= 1; got {fixef_maxiter!r}")
+    collin_tol = check_real(collin_tol, "collin_tol", low=0.0, high=1.0, low_open=True, high_open=True)
     n_jobs = check_n_jobs(n_jobs)
     frame = as_frame(data, "data")
     require_columns(frame, form.columns(), "data")
@@ -123,7 +156,8 @@ def feols(fml: str, data, vcov=None, weights=None, *, fixef_rm: str = "singleton
             w = _numeric(frame, weights)
             weights_name = weights
         else:
-            w = np.asarray(weights, dtype=np.float64).ravel()
+            _, weights = align_by_label(("data", data), ("weights", weights))  # pandas: by label
+            w = as_float_array(weights, "weights")
             weights_name = "array"
             if len(w) != n_input:
                 raise InvalidArgumentError(f"argument `weights` has {len(w)} values for {n_input} rows of `data`")
@@ -164,6 +198,11 @@ def feols(fml: str, data, vcov=None, weights=None, *, fixef_rm: str = "singleton
             notes.append(msg)
             warnings.warn(msg, LLMSurrogateWarning, stacklevel=2)
     if not ok.any():
+        for name, c in zip(spec.clusters, cl_raw):
+            if not np.any(c >= 0):
+                raise InvalidArgumentError(f"argument `vcov`: cluster column {name!r} has no non-missing value")
+        if w is not None and not np.any(w > 0):
+            raise InvalidArgumentError("argument `weights`: no row has a positive weight (every weight is 0 or missing)")
         raise InvalidArgumentError("argument `data`: no row is complete (and of positive weight) in the columns the formula uses")
 
     n_singletons = 0
@@ -185,20 +224,29 @@ def feols(fml: str, data, vcov=None, weights=None, *, fixef_rm: str = "singleton
     w = None if w is None else w[ok]
     fe_codes = [recode(c[ok])[0] for c in fe_raw]
     cl_codes = [recode(c[ok])[0] for c in cl_raw]
-    ww = np.ones(n) if w is None else w
+
+    # OLS is equivariant to the location (with an intercept or fixed effects) and the scale of each
+    # column, and to the scale of the weights: fit on standardized columns (_standardize), then map
+    # the coefficients and their variance back. y = ay (my + by ys), X_j = ax_j (mx_j + bx_j Z_j).
+    wmax = 1.0 if w is None else float(w.max())
+    wn = np.ones(n) if w is None else w / wmax
+    first = int(form.intercept)  # the intercept column stays a column of ones
+    S, a, m, b = _standardize(np.column_stack([y, X[:, first:]]), wn, bool(fe_codes) or form.intercept)
+    ys, Xs = S[:, 0], (np.column_stack([X[:, :first], S[:, 1:]]) if first else S[:, 1:])
+    (ay, *ax), (my, *mx), (by, *bx) = a, m, b
+    ax, mx, bx = np.r_[[1.0] * first, ax], np.r_[[0.0] * first, mx], np.r_[[1.0] * first, bx]
 
     iterations, residual = 0, 0.0
     if fe_codes:
-        dm = demean(np.column_stack([y, X]), fe_codes, w, tol=fixef_tol, maxiter=fixef_maxiter, n_jobs=n_jobs)
+        dm = demean(S, fe_codes, None if w is None else wn, tol=fixef_tol, maxiter=fixef_maxiter, n_jobs=n_jobs)
         yt, Xt = dm.values[:, 0], dm.values[:, 1:]
         iterations = int(dm.iterations.max())
         residual = float(dm.residual.max())
     else:
-        yt, Xt = y, X
+        yt, Xt = ys, Xs
 
-    A = Xt.T @ (Xt * ww[:, None])
-    raw_ss = (X**2 * ww[:, None]).sum(axis=0)
-    keep = _drop_collinear(A, raw_ss, names, collin_tol)
+    A = Xt.T @ (Xt * wn[:, None])
+    keep = _drop_collinear(A, (Xs**2 * wn[:, None]).sum(axis=0), names, collin_tol)
     dropped = [names[j] for j in range(len(names)) if j not in keep]
     if dropped:
         msg = f"collinear regressor(s) dropped: {', '.join(dropped)} (collinear with the other regressors or the fixed effects)"
@@ -208,21 +256,44 @@ def feols(fml: str, data, vcov=None, weights=None, *, fixef_rm: str = "singleton
         raise InvalidArgumentError("argument `fml`: every regressor is collinear with the fixed effects; nothing to estimate")
     names = [names[j] for j in keep]
     Xt, A = Xt[:, keep], A[np.ix_(keep, keep)]
-    b = Xt.T @ (ww * yt)
-    beta = np.linalg.solve(A, b)
+    beta_s = np.linalg.solve(A, Xt.T @ (wn * yt))
     bread = np.linalg.inv(A)
     bread = (bread + bread.T) / 2
-    resid = yt - Xt @ beta
+    resid = yt - Xt @ beta_s
 
     fe_names = form.fixef_names
-    vc = compute_vcov(spec, X=Xt, resid=resid, w=w, bread=bread, fe_codes=fe_codes, fe_names=fe_names,
-                      cluster_codes=cl_codes)
-    ssu = float(np.sum(ww * resid**2))
-    ybar = float(np.sum(ww * y) / np.sum(ww))
-    ssy = float(np.sum(ww * (y - ybar) ** 2))
+    vc = compute_vcov(spec, X=Xt, resid=resid, w=None if w is None else wn, bread=bread, fe_codes=fe_codes,
+                      fe_names=fe_names, cluster_codes=cl_codes)
+    # back to the columns' units: beta = r * (G beta_s) (+ ay my for the intercept), V = r (G V_s G') r,
+    # where G is the identity but for the intercept's row (1, -mx_j / bx_j)
+    k = len(keep)
+    G = np.eye(k)
+    if first:
+        G[0, 1:] = -np.asarray(mx)[keep[1:]] / np.asarray(bx)[keep[1:]]
+    with np.errstate(over="ignore", under="ignore"):
+        r = (ay / ax[keep]) * (by / bx[keep])
+        beta = r * (G @ beta_s)
+        if first:
+            beta[0] = ay * (my + by * (G[0] @ beta_s))
+        Q = G @ vc.vcov @ G.T
+        se = r * np.sqrt(np.diag(Q))
+        V = (r[:, None] * Q) * r[None, :]
+    bad = [nm for nm, bj, sj in zip(names, beta, se) if not (np.isfinite(bj) and np.isfinite(sj))]
+    if bad:
+        raise InvalidArgumentError(
+            f"argument `data`: the coefficient of {bad[0]!r} (or its standard error) is beyond the range of a float64 "
+            f"(outcome {form.outcome!r} up to {ay:.3g} in absolute value, {bad[0]!r} up to "
+            f"{ax[keep][names.index(bad[0])]:.3g}); rescale {bad[0]!r} or {form.outcome!r} (other units)")
+    if not np.all(np.isfinite(V)) or np.any((np.abs(V) < np.finfo(float).tiny) & (Q != 0)):
+        msg = ("the variance matrix of the coefficients is beyond the range of a float64 at the scales of these "
+               "columns (vcov() holds infinite or rounded entries); se(), tstat(), pvalue() and confint() are exact")
+        notes.append(msg)
+        warnings.warn(msg, LLMSurrogateWarning, stacklevel=2)
+    ssu = float(np.sum(wn * resid**2))
+    ssy = float(np.sum(wn * (ys - np.sum(wn * ys) / np.sum(wn)) ** 2))
     r2 = 1 - ssu / ssy if ssy > 0 else float("nan")
     if fe_codes:
-        ssy_w = float(np.sum(ww * yt**2))
+        ssy_w = float(np.sum(wn * yt**2))
         r2_within = 1 - ssu / ssy_w if ssy_w > 0 else float("nan")
     else:
         r2_within = float("nan")
@@ -231,7 +302,7 @@ def feols(fml: str, data, vcov=None, weights=None, *, fixef_rm: str = "singleton
         outcome=form.outcome,
         terms=list(names),
         beta=beta,
-        vcov_matrix=vc.vcov,
+        vcov_matrix=V,
         vcov_type=spec.label,
         df_t=int(vc.df_t),
         df_k=int(vc.df_k),
@@ -246,11 +317,12 @@ def feols(fml: str, data, vcov=None, weights=None, *, fixef_rm: str = "singleton
         n_clusters={name: int(c.max()) + 1 for name, c in zip(spec.clusters, cl_codes)},
         r2=r2,
         r2_within=r2_within,
-        rmse=float(np.sqrt(ssu / n)),
+        rmse=float(ay * by * np.sqrt(ssu / n * wmax)),
         weights=weights_name,
         demean_iterations=iterations,
         demean_residual=residual,
         demean_tol=float(fixef_tol),
         seconds=time.perf_counter() - started,
         notes=tuple(notes),
+        std_errors=se,
     )

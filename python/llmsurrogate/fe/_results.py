@@ -56,6 +56,9 @@ class FeolsResult(Result):
     demean_tol: float
     seconds: float
     notes: tuple = ()
+    #: ndarray (k,): the standard errors, computed on rescaled columns (exact where the variance of a
+    #: coefficient over- or underflows a float64); None for results saved before they were stored
+    std_errors: Any = None
 
     def _series(self, values, name: str):
         import pandas as pd
@@ -73,12 +76,15 @@ class FeolsResult(Result):
         return pd.DataFrame(np.asarray(self.vcov_matrix), index=self.terms, columns=self.terms)
 
     def se(self):
-        """Standard errors (square roots of the variance's diagonal)."""
+        """Standard errors (the square roots of the variance's diagonal, computed on standardized
+        columns: exact where that diagonal over- or underflows a float64)."""
+        if self.std_errors is not None:
+            return self._series(self.std_errors, "Std. Error")
         return self._series(np.sqrt(np.diag(np.asarray(self.vcov_matrix))), "Std. Error")
 
     def tstat(self):
         """t statistics."""
-        return self._series(np.asarray(self.beta) / np.sqrt(np.diag(np.asarray(self.vcov_matrix))), "t value")
+        return self._series(np.asarray(self.beta) / self.se().to_numpy(), "t value")
 
     def pvalue(self):
         """Two-sided p-values from the t distribution with ``df_t`` degrees of freedom

@@ -28,7 +28,10 @@ def _design(sample, formula: str):
     cols = [frame[form.outcome].to_numpy(np.float64)]
     for t in form.terms:
         cols.append(np.prod([frame[c].to_numpy(np.float64) for c in t], axis=0))
-    x = np.ascontiguousarray(np.vstack(cols))
+    # centred (the fixed effects absorb a constant): the Rust collinearity rule then compares a
+    # column's pivot with its sum of squares about its mean, as fe.feols does, not with its level
+    x = np.vstack(cols)
+    x = np.ascontiguousarray(x - x.mean(axis=1, keepdims=True))
     codes = []
     for f in form.fixef:
         if len(f) == 1:
