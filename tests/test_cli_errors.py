@@ -246,3 +246,82 @@ def test_valid_values_still_parse(files, tmp_path):
                                    "--algorithm", "mean", "--grid", " 5, 10", "--features", " x ", "--seed", "None",
                                    "--alpha", "0.5", "--n-jobs", "-1", "--no-plot", "--out", str(tmp_path / "o")])
     assert res.exit_code == 0, res.output
+
+
+# ------------------------------------------------------------------------------------------------
+# errors name what the user typed, not the API's arguments (issue 22, item 6a)
+# ------------------------------------------------------------------------------------------------
+BAD_CELLS = {"NA": "", "thousands": "1,000", "NUL": "3\x00"}
+
+
+def _bad_copy(frame: pd.DataFrame, column: str, cell: str, path: Path) -> str:
+    bad = frame.astype(object)
+    bad.loc[2, column] = cell if cell else None
+    bad.to_csv(path, index=False)
+    return str(path)
+
+
+def _lotteries() -> pd.DataFrame:
+    rng = np.random.default_rng(3)
+    return pd.DataFrame([{"domain": f"d{d}", "z1": rng.uniform(0, 10), "z2": rng.uniform(0, 10),
+                          "p1": rng.uniform(0.1, 0.9), "ce": rng.uniform(0, 10)} for d in range(3) for _ in range(8)])
+
+
+def _panel() -> pd.DataFrame:
+    rng = np.random.default_rng(4)
+    n = 40
+    x = rng.normal(size=n)
+    return pd.DataFrame({"x": x, "y": x + rng.normal(size=n), "llm": x, "w": np.ones(n), "sig": np.sign(x),
+                         "lap": rng.normal(size=n), "firm": np.arange(n) % 5, "date": np.arange(n) // 5})
+
+
+# (command with "{data}" and "{out}", the frame, the bad column, what the error must say ("{name}": the file))
+COLUMN_CASES = {
+    "quantile --column": (["quantile", "--data", "{data}", "--column", "x", "--tau", "0.5"], _panel, "x",
+                          "column 'x' of --data {name}"),
+    "quantile --weights": (["quantile", "--data", "{data}", "--column", "x", "--weights", "w", "--tau", "0.5"],
+                           _panel, "w", "column 'w' of --data {name}"),
+    "ess --outcome": (["ess", "--data", "{data}", "--outcome", "y", "--prediction", "llm", "--algorithm", "mean",
+                       "--grid", "5", "--no-plot", "--out", "{out}"], _panel, "y", "column 'y' of --data {name}"),
+    "ess --prediction": (["ess", "--data", "{data}", "--outcome", "y", "--prediction", "llm", "--algorithm", "mean",
+                          "--grid", "5", "--no-plot", "--out", "{out}"], _panel, "llm",
+                         "column 'llm' of --data {name}"),
+    "transfer build --target": (["transfer", "build", "--data", "{data}", "--model", "eu", "--out", "{out}/t.csv"],
+                                _lotteries, "ce", "--data {name}: "),
+    "lookahead test --signal": (["lookahead", "test", "--data", "{data}", "--outcome", "y", "--signal", "sig",
+                                 "--lap", "lap", "--out", "{out}"], _panel, "sig", "--data {name}: column 'sig'"),
+}
+
+
+@pytest.mark.parametrize("cell", list(BAD_CELLS))
+@pytest.mark.parametrize("case", list(COLUMN_CASES))
+def test_bad_column_errors_name_the_column_and_the_option(tmp_path, case, cell):
+    args, make, column, want = COLUMN_CASES[case]
+    if case == "lookahead test --signal" and cell == "NA":
+        pytest.skip("a missing signal drops the row (with a note), as the regression does")
+    data = _bad_copy(make(), column, BAD_CELLS[cell], tmp_path / "bad.csv")
+    res = CliRunner().invoke(cli, [a.format(data=data, out=tmp_path / "out") for a in args])
+    assert_one_line_error(res.exit_code, "\n".join(ln for ln in res.stderr.splitlines() if "━" not in ln), case)
+    assert res.exit_code == 1
+    assert want.format(name="bad.csv") in res.stderr, res.stderr
+    assert "argument `" not in res.stderr and "`values`" not in res.stderr, res.stderr
+
+
+def test_error_table_errors_name_the_file(tmp_path):
+    matrix = load_transfer_errors("abdg").iloc[:6, :6].astype(object)
+    matrix.iloc[1, 2] = "1,000"
+    matrix.to_csv(tmp_path / "m.csv")
+    res = CliRunner().invoke(cli, ["transfer", "intervals", str(tmp_path / "m.csv")])
+    assert res.exit_code == 1 and res.stderr.startswith("Error: --data m.csv holds strings"), res.stderr
+
+
+def test_cli_names_renames_only_the_arguments_given():
+    from llmsurrogate._cli_support import cli_names
+
+    names = cli_names(values="column 'x' of --data f.csv", data="--data f.csv")
+    for _ in range(2):  # reusable
+        with pytest.raises(InvalidArgumentError) as err, names:
+            raise InvalidArgumentError("argument `values` holds strings; argument `tau` is fine; not in `data`; "
+                                       "argument `outcome 'y'` too")
+        assert str(err.value) == ("column 'x' of --data f.csv holds strings; argument `tau` is fine; not in "
+                                  "--data f.csv; argument `outcome 'y'` too")

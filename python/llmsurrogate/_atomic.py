@@ -7,10 +7,17 @@ in the destination's folder, is flushed to disk, and only then takes the final n
 path, never part of one; a failed write removes its temporary file and raises
 :class:`~llmsurrogate.exceptions.ComputationError` naming the file.
 
+Only a regular file (or a new name) is ever replaced. A character device (``--out /dev/null``) or a
+FIFO at the path is written to directly, not atomically (the content is made in a temporary file
+first, then copied in; a write error such as ``/dev/full``'s is a ``ComputationError``); a folder,
+a block device or a socket there is refused with an
+:class:`~llmsurrogate.exceptions.InvalidArgumentError`.
+
 :func:`check_output_dir` and :func:`check_output_file` run before the computation: the folder is
 created and a probe file written and removed (permission bits are not trusted: a read-only
-mount or a full quota only shows on a real write), and an output that would overwrite an input is
-refused.
+mount or a full quota only shows on a real write), an output that would overwrite an input is
+refused, and so is an output path that holds something no output may replace (a folder, a block
+device, a socket).
 
 ``LLMSURROGATE_TEST_WRITE_DELAY`` (seconds): a test hook that pauses between writing the
 temporary file and renaming it, so that kill tests can hit the final write; with
@@ -27,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 import time
 from collections.abc import Iterable, Iterator
@@ -36,7 +44,7 @@ from typing import Any
 from .exceptions import ComputationError, InvalidArgumentError
 
 __all__ = ["write_bytes", "write_text", "write_frame", "save_figure", "atomic_target", "check_output_dir",
-           "check_output_file", "producer", "checksum"]
+           "check_output_file", "is_stream", "producer", "checksum"]
 
 _DELAY_ENV = "LLMSURROGATE_TEST_WRITE_DELAY"
 
@@ -69,12 +77,83 @@ def _fsync_dir(folder: Path) -> None:
             os.close(fd)
 
 
+def _kind(path: Path) -> str:
+    """What is at ``path`` (links followed): ``"none"``, ``"file"`` (a regular file), ``"stream"`` (a
+    character device or a FIFO) or the name of something no output may replace."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return "none"
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
+        return "stream"
+    if stat.S_ISDIR(mode):
+        return "folder"
+    if stat.S_ISBLK(mode):
+        return "block device"
+    return "socket" if stat.S_ISSOCK(mode) else "special file"
+
+
+def is_stream(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a character device (``/dev/null``) or a FIFO: written to directly, never replaced."""
+    return _kind(Path(path)) == "stream"
+
+
+def _check_target(path: Path, arg: str) -> str:
+    """The kind of ``path``; raise when an output may not be written there."""
+    kind = _kind(path)
+    if kind == "folder":
+        raise InvalidArgumentError(f"{arg} {path} is a folder, not a file; give another path")
+    if kind not in ("none", "file", "stream"):
+        raise InvalidArgumentError(f"{arg} {path} is a {kind}, not a file; give the path of a file (a character "
+                                   "device such as /dev/null, or a FIFO, is written to directly)")
+    if kind == "stream" and not os.access(path, os.W_OK):
+        raise InvalidArgumentError(f"{arg} {path}: cannot write there (permission denied)")
+    return kind
+
+
+@contextlib.contextmanager
+def _stream_target(path: Path, what: str) -> Iterator[Path]:
+    """:func:`atomic_target` for a character device or FIFO: the content goes to a temporary file
+    (writers may seek), then is copied into ``path``, which is opened without ``O_CREAT`` (nothing
+    new ever takes its place)."""
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as err:
+        raise ComputationError(f"cannot write {what} {path}: {err.strerror or err}") from err
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        yield tmp
+        out = os.open(path, os.O_WRONLY | os.O_NOCTTY)
+        try:
+            with open(tmp, "rb") as src:
+                for chunk in iter(lambda: src.read(1 << 20), b""):
+                    view = memoryview(chunk)
+                    while view:
+                        view = view[os.write(out, view):]
+        finally:
+            os.close(out)
+    except OSError as err:
+        raise ComputationError(f"cannot write {what} {path}: {err.strerror or err}") from err
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
 @contextlib.contextmanager
 def atomic_target(path: str | os.PathLike, *, what: str = "output") -> Iterator[Path]:
     """Yield a temporary path next to ``path``; when the block finishes without error the file
     written there is flushed and renamed to ``path``. On any error the temporary file is removed and
-    an ``OSError`` becomes a :class:`ComputationError` naming ``path``."""
+    an ``OSError`` becomes a :class:`ComputationError` naming ``path``. A character device or FIFO
+    at ``path`` is written to directly instead; a folder, block device or socket raises
+    :class:`InvalidArgumentError`."""
     path = Path(path)
+    if _check_target(path, what) == "stream":
+        with _stream_target(path, what) as tmp:
+            yield tmp
+        return
     folder = path.parent if str(path.parent) else Path(".")
     try:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
@@ -183,19 +262,20 @@ def check_output_dir(folder: str | os.PathLike, *, files: Iterable[str] = (),
     inputs = [i for i in inputs if i is not None]
     for name in files:
         _check_not_input(folder / name, inputs, arg)
+        _check_target(folder / name, arg)
     _probe(folder, arg)
     return folder
 
 
 def check_output_file(path: str | os.PathLike, *, inputs: Iterable[str | os.PathLike] = (),
                       arg: str = "--out") -> Path:
-    """Before any work: ``path`` must not be an input nor a folder, and its folder must be
-    writable (created if missing). Returns the path."""
+    """Before any work: ``path`` must not be an input, nor a folder, block device or socket, and its
+    folder must be writable (created if missing); a character device or FIFO must be writable.
+    Returns the path."""
     path = Path(path)
     _check_not_input(path, [i for i in inputs if i is not None], arg)
-    if path.is_dir():
-        raise InvalidArgumentError(f"{arg} {path} is a folder; give a file name")
-    _probe(path.parent if str(path.parent) else Path("."), arg)
+    if _check_target(path, arg) != "stream":
+        _probe(path.parent if str(path.parent) else Path("."), arg)
     return path
 
 

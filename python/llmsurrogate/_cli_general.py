@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 
-from ._cli_support import (RUN_JSON, FiniteFloat, NJobs, handle_errors, progress_bar, read_table, start_run,
-                           use_agg_backend, write_run_json)
+from ._cli_support import (RUN_JSON, FiniteFloat, NJobs, cli_names, data_column, handle_errors, progress_bar,
+                           read_table, start_run, use_agg_backend, write_run_json)
 
 
 _DEMO_NAMES = ("transfer", "ess", "lookahead")  # llmsurrogate.demo.DEMOS (not imported here: click needs them early)
@@ -97,10 +97,12 @@ def quantile(data_path: Path, column: str, tau: tuple[float, ...], weights: str 
     frame = read_table(data_path)
     require_columns(frame, [column] + ([weights] if weights else []), name="--data")
     levels = list(tau)
-    if weights:
-        upper = q.weighted_upper_quantile(frame[column], frame[weights], levels, n_jobs=n_jobs)
-        lower = q.weighted_lower_quantile(frame[column], frame[weights], levels, n_jobs=n_jobs)
-    else:
-        upper = q.upper_quantile(frame[column], levels, n_jobs=n_jobs)
-        lower = q.lower_quantile(frame[column], levels, n_jobs=n_jobs)
+    with cli_names(values=data_column(column, data_path), weights=data_column(weights or "", data_path),
+                   tau="--tau"):
+        if weights:
+            upper = q.weighted_upper_quantile(frame[column], frame[weights], levels, n_jobs=n_jobs)
+            lower = q.weighted_lower_quantile(frame[column], frame[weights], levels, n_jobs=n_jobs)
+        else:
+            upper = q.upper_quantile(frame[column], levels, n_jobs=n_jobs)
+            lower = q.lower_quantile(frame[column], levels, n_jobs=n_jobs)
     click.echo(pd.DataFrame({"tau": levels, "lower": lower, "upper": upper}).to_string(index=False))

@@ -1,11 +1,16 @@
 """Shared machinery of the ``llmsurrogate`` command line: error handling, progress, reading tables,
 the ``run.json`` every command that writes results leaves beside them.
 
+An error names what the user typed (``--data f.csv``, ``column 'x' of --data f.csv``), never an API
+argument the command passed on: each command runs the API inside :func:`cli_names`, which renames
+the arguments of the package's error messages.
+
 Each capability owns its commands in ``<capability>/_cli.py`` and builds them from these helpers;
 :mod:`llmsurrogate.cli` only registers them. Nothing here imports a capability.
 
 ``run.json``: a command that writes into an output folder writes ``run.json`` there; one that writes
-a single file ``out.csv`` writes ``out.csv.run.json`` beside it. It holds the command's own fields
+a single file ``out.csv`` writes ``out.csv.run.json`` beside it (none when the file is a character
+device such as ``/dev/null``, or a FIFO). It holds the command's own fields
 (if any) and a ``manifest`` (:mod:`llmsurrogate._manifest`): versions, platform, a SHA-256 of every
 input file, the seeds, the command line and the UTC start and finish times. A command calls
 :func:`start_run` before its work and :func:`write_run_json` after its last output.
@@ -13,9 +18,11 @@ input file, the seeds, the command line and the UTC start and finish times. A co
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import os
+import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -27,8 +34,8 @@ from ._progress import RichProgress
 from .exceptions import InvalidArgumentError, LLMSurrogateError
 
 __all__ = ["CommandLineGroup", "FiniteFloat", "NJobs", "NameList", "PositiveIntList", "RUN_JSON", "Seed", "Subsets",
-           "command_line", "handle_errors", "one_line", "progress_bar", "read_table", "run_json_beside", "start_run",
-           "use_agg_backend", "write_run_json"]
+           "check_output_and_record", "cli_names", "command_line", "data_column", "handle_errors", "one_line",
+           "progress_bar", "read_table", "run_json_beside", "start_run", "use_agg_backend", "write_run_json"]
 
 #: Set to 1 to let unexpected exceptions through with their traceback (for bug reports).
 DEBUG_ENV = "LLMSURROGATE_DEBUG"
@@ -43,18 +50,52 @@ def one_line(text: object) -> str:
     return " ".join(part.strip() for part in str(text).splitlines() if part.strip())
 
 
+_ARGUMENT = re.compile(r"(?:argument )?`([A-Za-z_][A-Za-z0-9_]*)[^`]*`")
+#: An argument the command already named in command-line words: ``argument `--data f.csv```.
+_CLI_ARGUMENT = re.compile(r"(?:argument )?`(--?[A-Za-z][^`]*)`")
+
+
+def cli_names(**names: str) -> contextlib.AbstractContextManager:
+    """Inside the block, a package error that names an API argument names what the user typed
+    instead: ``with cli_names(values="column 'x' of --data"):`` turns "argument `values` holds
+    strings" into "column 'x' of --data holds strings" (and "is not in `data`" into "is not in
+    --data f.csv" with ``data="--data f.csv"``). An argument named with more words (``argument
+    `outcome 'y'```) is matched by its first word; names not given are left alone. The block
+    may be entered more than once."""
+    return _Renamer(names)
+
+
+class _Renamer(contextlib.AbstractContextManager):
+    def __init__(self, names: dict[str, str]) -> None:
+        self.names = names
+
+    def __exit__(self, kind, err, tb) -> None:
+        if isinstance(err, LLMSurrogateError):
+            text = str(err)
+            new = _ARGUMENT.sub(lambda m: self.names.get(m.group(1), m.group(0)), text)
+            if new != text:
+                err.args = (new, *err.args[1:])
+
+
+def data_column(name: str, data_path: Path, arg: str = "--data") -> str:
+    """How the command line names column ``name`` of the input file: ``column 'x' of --data f.csv``."""
+    return f"column {name!r} of {arg} {data_path.name}"
+
+
 def handle_errors(fn):
     """Every error of a command as one line on stderr, never a traceback: package errors and
     anything else raised while running it (a bad value that got past the option types, an OS
     error) exit 1; Ctrl-C exits 130. click's own usage errors (exit 2) pass through. With
-    ``LLMSURROGATE_DEBUG=1`` an unexpected exception keeps its traceback."""
+    ``LLMSURROGATE_DEBUG=1`` an unexpected exception keeps its traceback. A package error that
+    names a command-line argument as an API one (``argument `--data f.csv```) names it plainly."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
         except LLMSurrogateError as err:
-            click.secho(f"Error: {one_line(err)}", fg="red", err=True)
+            message = _CLI_ARGUMENT.sub(lambda m: m.group(1), one_line(err))
+            click.secho(f"Error: {message}", fg="red", err=True)
             sys.exit(1)
         except KeyboardInterrupt:
             click.secho("Interrupted; results written so far are kept.", fg="yellow", err=True)
@@ -269,6 +310,19 @@ def run_json_beside(path: Path) -> Path:
     return path.with_name(path.name + "." + RUN_JSON)
 
 
+def check_output_and_record(path: Path, inputs: Iterable[Path], arg: str = "--out") -> Path | None:
+    """Before any work: check the single output file ``path`` and its run record
+    (:func:`llmsurrogate._atomic.check_output_file`). Returns the run record's path, or None when
+    ``path`` is a character device (``/dev/null``) or a FIFO: nothing is written beside a device."""
+    from ._atomic import check_output_file, is_stream
+
+    inputs = list(inputs)
+    check_output_file(path, inputs=inputs, arg=arg)
+    if is_stream(path):
+        return None
+    return check_output_file(run_json_beside(path), inputs=inputs, arg=arg)
+
+
 def start_run(inputs: Iterable[tuple[str, Path]] = (), seeds: dict[str, int | None] | None = None) -> dict[str, Any]:
     """The manifest of the command about to do its work (:func:`llmsurrogate._manifest.start`):
     ``inputs`` are ``(argument, path)`` pairs, each file hashed now; ``seeds`` ``{name: value}``."""
@@ -277,9 +331,13 @@ def start_run(inputs: Iterable[tuple[str, Path]] = (), seeds: dict[str, int | No
     return _manifest.start(command_line(), inputs, seeds)
 
 
-def write_run_json(path: Path, manifest: dict[str, Any], fields: dict[str, Any] | None = None) -> None:
-    """Write the run record ``path`` atomically: ``fields`` and the ``manifest``, completed now."""
+def write_run_json(path: Path | None, manifest: dict[str, Any], fields: dict[str, Any] | None = None) -> None:
+    """Write the run record ``path`` atomically: ``fields`` and the ``manifest``, completed now
+    (``None``: no record, see :func:`check_output_and_record`)."""
     import json
+
+    if path is None:
+        return
 
     from . import _manifest
     from ._atomic import write_text

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import click
 
-from .._cli_support import (RUN_JSON, FiniteFloat, NameList, NJobs, PositiveIntList, Seed, handle_errors,
-                            progress_bar, read_table, start_run, use_agg_backend, write_run_json)
+from .._cli_support import (RUN_JSON, FiniteFloat, NameList, NJobs, PositiveIntList, Seed, cli_names, data_column,
+                            handle_errors, progress_bar, read_table, start_run, use_agg_backend, write_run_json)
 
 
 #: Distributions whose versions can change a grid point (besides llmsurrogate itself).
@@ -152,7 +152,10 @@ def ess_command(data_path, outcome, prediction, features, algorithm, loss, grid,
     plumbing = Plumbing(cache=cache, on_point=save_point)
     common = dict(hybrid_min_blocks=HYBRID_MIN_BLOCKS, algorithm_options=options, missing=missing,
                   bias_correct=bias_correct)
-    with progress_bar() as bar:
+    names = cli_names(data=f"--data {data_path.name}", outcome=data_column(outcome, data_path),
+                      prediction=data_column(prediction or "", data_path), features="--features", grid="--grid",
+                      alpha="--alpha", seed="--seed")
+    with progress_bar() as bar, names:
         if prediction is None:
             result = run_error_curve(plumbing, frame, outcome, feats, algorithm, grid_vals, loss, regime, tuning,
                                      seed_val, n_jobs, alpha=alpha, progress=bar, **common)

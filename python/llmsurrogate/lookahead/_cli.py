@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 
-from .._cli_support import (RUN_JSON, NameList, NJobs, Seed, handle_errors, progress_bar, read_table, run_json_beside,
-                            start_run, use_agg_backend, write_run_json)
+from .._cli_support import (RUN_JSON, NameList, NJobs, Seed, check_output_and_record, cli_names, data_column,
+                            handle_errors, progress_bar, read_table, start_run, use_agg_backend, write_run_json)
 from ..llm.factory import BACKENDS
 
 #: Files ``lookahead test`` writes into --out (the bootstrap's two only with --bootstrap).
@@ -78,14 +78,13 @@ def lap_command(model, data_path, text_column, out_path, k, method, answers, lap
     """Lookahead Propensity of every text in --data: the input table plus a LAP column in --out."""
     import warnings
 
-    from .._atomic import check_output_dir, check_output_file, write_frame
+    from .._atomic import check_output_dir, write_frame
     from ..exceptions import InvalidArgumentError, LLMSurrogateWarning
     from ..llm.cache import Cache
     from ..llm.factory import make_backend
     from . import answer_lap, lap
 
-    check_output_file(out_path, inputs=[data_path], arg="--out")
-    check_output_file(run_json_beside(out_path), inputs=[data_path], arg="--out")
+    record = check_output_and_record(out_path, [data_path], arg="--out")
     if out_path.suffix.lower() not in {".csv", ".parquet", ".pq", ".gz"}:
         raise InvalidArgumentError(f"--out {out_path.name}: write .csv or .parquet")
     frame = read_table(data_path)
@@ -103,13 +102,18 @@ def lap_command(model, data_path, text_column, out_path, k, method, answers, lap
             f"string; first at row {bad[0] + 1}); drop or fill those rows before scoring")
     if method != "answer" and answers != "up,down":
         raise InvalidArgumentError("--answers applies to --method answer only")
-    cache_dir = cache_dir if cache_dir is not None else out_path.with_name(out_path.name + ".cache")
+    if cache_dir is None:
+        if record is None:
+            raise InvalidArgumentError(f"--out {out_path} is a device or FIFO: give the cache folder with --cache")
+        cache_dir = out_path.with_name(out_path.name + ".cache")
     check_output_dir(cache_dir, files=(Cache.FILENAME,), inputs=[data_path], arg="--cache")
     cache = Cache(cache_dir)
     manifest = start_run([("--data", data_path)])
     be = make_backend(backend, model, device=device, batch_size=batch_size)
     texts = [str(t) for t in texts]
-    with progress_bar() as bar, warnings.catch_warnings():
+    names = cli_names(texts=data_column(text_column, data_path), k="--k", method="--method", answers="--answers",
+                      batch_size="--batch-size")
+    with progress_bar() as bar, warnings.catch_warnings(), names:
         warnings.filterwarnings("ignore", message="LLM cache .*", category=LLMSurrogateWarning)
         if method == "answer":
             if details:
@@ -128,7 +132,7 @@ def lap_command(model, data_path, text_column, out_path, k, method, answers, lap
         out[f"{lap_column}_n_scored"] = res["n_scored"].to_numpy()
         out[f"{lap_column}_k"] = res["k"].to_numpy()
     write_frame(out_path, out)
-    write_run_json(run_json_beside(out_path), manifest)
+    write_run_json(record, manifest)
     rejected = f" ({cache.rejected} stored outputs rejected: damaged or from another version)" if cache.rejected else ""
     import numpy as np
 
@@ -136,7 +140,7 @@ def lap_command(model, data_path, text_column, out_path, k, method, answers, lap
     click.echo(f"{method} LAP of {len(texts)} texts: mean {np.mean(scores[finite]) if finite.any() else float('nan'):.6g}"
                f"{'' if finite.all() else f', {int((~finite).sum())} NaN (no scored token)'}")
     click.echo(f"cache {cache_dir}: {cache.hits} texts reused, {cache.misses} computed{rejected}")
-    click.echo(f"Wrote {out_path} and {run_json_beside(out_path).name}")
+    click.echo(f"Wrote {out_path}" + (f" and {record.name}" if record else ""))
 
 
 @lookahead_group.command("test")
@@ -194,8 +198,13 @@ def lookahead_test_command(data_path, outcome, signal, lap_col, fe, cluster, con
     for term in terms:
         for part in term.split(":"):
             _column(frame, part.strip(), "--controls", data_path)
-    res = lookahead_test(frame, outcome, signal, lap_col, fe=fes, cluster=cluster, controls=terms,
-                         standardize=standardize, n_jobs=n_jobs)
+    names = cli_names(data=f"--data {data_path.name}", outcome=data_column(outcome, data_path),
+                      signal=data_column(signal, data_path), lap=data_column(lap_col, data_path), fe="--fe",
+                      cluster="--cluster", controls="--controls", resample="--resample", reference="--reference",
+                      reps="--bootstrap", seed="--seed")
+    with names:
+        res = lookahead_test(frame, outcome, signal, lap_col, fe=fes, cluster=cluster, controls=terms,
+                             standardize=standardize, n_jobs=n_jobs)
     table = res.etable(type="text")
     write_text(out_dir / "lookahead_table.txt", table + "\n")
     write_text(out_dir / "lookahead_table.tex", res.etable(type="tex") + "\n")
@@ -206,7 +215,7 @@ def lookahead_test_command(data_path, outcome, signal, lap_col, fe, cluster, con
                f"df = {res.df}); p (H1: delta > 0) = {res.p_greater:.4g}, two-sided {res.p_two_sided:.4g}; "
                f"N = {res.nobs}")
     if reps:
-        with progress_bar() as bar:
+        with progress_bar() as bar, names:
             bar(f"bootstrap ({reps} replications)", 0, 1)
             boot = bootstrap(frame, outcome, signal, lap_col, fe=fes, reps=reps, seed=seed, resample=resample,
                              controls=terms, standardize=standardize, reference=reference, n_jobs=n_jobs)

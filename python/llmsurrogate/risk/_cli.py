@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from .._cli_support import (RUN_JSON, handle_errors, progress_bar, read_table, start_run, use_agg_backend,
-                           write_run_json)
+from .._cli_support import (RUN_JSON, cli_names, data_column, handle_errors, progress_bar, read_table, start_run,
+                            use_agg_backend, write_run_json)
 from ..llm.factory import BACKENDS
 
 
@@ -88,7 +88,10 @@ def score(data_path, task_spec, backend, model, method, cache_dir, out_dir, batc
                           max_cost=max_cost, max_tokens=max_tokens_budget, timeout=request_timeout, cache=cache)
     else:
         be = make_backend(backend, model, device=device, batch_size=batch_size)
-    with progress_bar() as bar, warnings.catch_warnings():
+    gcol = group_col or task.sensitive_attribute
+    names = cli_names(data=f"--data {data_path.name}", task="--task", method="--method", batch_size="--batch-size",
+                      groups=data_column(gcol or "", data_path), n_boot="--n-boot")
+    with progress_bar() as bar, warnings.catch_warnings(), names:
         # rejected cache entries are counted and reported below, once
         warnings.filterwarnings("ignore", message="LLM cache .*", category=LLMSurrogateWarning)
         if hasattr(be, "ledger"):
@@ -103,9 +106,9 @@ def score(data_path, task_spec, backend, model, method, cache_dir, out_dir, batc
     if ledger is not None:
         meta["ledger"] = ledger.as_dict()
     if "label" in res.table:
-        gcol = group_col or task.sensitive_attribute
         groups = frame[gcol].to_numpy() if gcol and gcol in frame.columns else None
-        ev = res.evaluate(groups=groups, n_boot=n_boot)
+        with names:
+            ev = res.evaluate(groups=groups, n_boot=n_boot)
         manifest["seeds"]["bootstrap"] = ev.meta["seed"]
         write_frame(out_dir / "metrics.csv", ev.metrics)
         write_text(out_dir / "metrics.json", ev.to_json())

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 
-from .._cli_support import (FiniteFloat, NameList, NJobs, Seed, Subsets, handle_errors, read_table, run_json_beside,
-                            start_run, write_run_json)
+from .._cli_support import (FiniteFloat, NameList, NJobs, Seed, Subsets, check_output_and_record, cli_names,
+                            data_column, handle_errors, read_table, start_run, write_run_json)
 
 @click.group("transfer")
 def transfer_group():
@@ -64,11 +64,9 @@ def transfer_intervals(data, coverage, side, correction, gamma, compare, taus, o
     import pandas as pd
 
     from .. import transfer as tr
-    from .._atomic import atomic_target, check_output_file
+    from .._atomic import atomic_target
 
-    if out_path is not None:
-        check_output_file(out_path, inputs=data)
-        check_output_file(run_json_beside(out_path), inputs=data)
+    record = check_output_and_record(out_path, data) if out_path is not None else None
     tables = {p.stem: _read_error_table(p) for p in data}
     manifest = start_run([("DATA", p) for p in data]) if out_path is not None else None
     res = tr.forecast_intervals(tables, coverage=list(coverage), sides=list(side), correction=correction)
@@ -84,8 +82,8 @@ def transfer_intervals(data, coverage, side, correction, gamma, compare, taus, o
     if out_path is not None:
         with atomic_target(out_path) as tmp:  # CSV whatever the suffix
             table.to_csv(tmp, index=False)
-        write_run_json(run_json_beside(out_path), manifest)
-        click.echo(f"\nWrote {out_path} and {run_json_beside(out_path).name}")
+        write_run_json(record, manifest)
+        click.echo(f"\nWrote {out_path}" + (f" and {record.name}" if record else ""))
     if compare and len(tables) > 1:
         names = list(tables)
         rows = []
@@ -129,13 +127,12 @@ def transfer_build(data_path, model_name, out_path, r, metric, normalize, shortf
     """Fit a model on every training set of r domains and write its transfer-error table."""
     import warnings
 
-    from .._atomic import check_output_dir, check_output_file, write_frame
+    from .._atomic import check_output_dir, write_frame
     from ..exceptions import InvalidArgumentError, LLMSurrogateWarning
     from . import error_table, make_model
     from ._build import collect_cache_stats
 
-    check_output_file(out_path, inputs=[data_path])
-    check_output_file(run_json_beside(out_path), inputs=[data_path])
+    record = check_output_and_record(out_path, [data_path])
     if cache is not None:
         check_output_dir(cache, arg="--cache")
     frame = read_table(data_path)
@@ -148,7 +145,11 @@ def transfer_build(data_path, model_name, out_path, r, metric, normalize, shortf
             n_sub = int(subsets)
         except ValueError as err:
             raise InvalidArgumentError(f"--subsets must be 'all' or a positive integer; got {subsets!r}") from err
-    with collect_cache_stats() as stats, warnings.catch_warnings():
+    data = f"--data {data_path.name}"
+    names = cli_names(samples=data, data=data, domain=data_column(domain, data_path),
+                      target=data_column(target, data_path), features="--features", r="-r", subsets="--subsets",
+                      shortfall_models="--shortfall-model", model="--model")
+    with collect_cache_stats() as stats, warnings.catch_warnings(), names:
         # rejected cache entries are counted and reported below, once
         warnings.filterwarnings("ignore", message=".*cached fit", category=LLMSurrogateWarning)
         table = error_table(frame, model, r=r, metric=metric, normalize=normalize, subsets=n_sub, n_jobs=n_jobs,
@@ -166,5 +167,5 @@ def transfer_build(data_path, model_name, out_path, r, metric, normalize, shortf
     else:
         out = table.tidy()
     write_frame(out_path, out)
-    write_run_json(run_json_beside(out_path), manifest)
-    click.echo(f"wrote {len(out)} rows to {out_path} and the run record to {run_json_beside(out_path).name}")
+    write_run_json(record, manifest)
+    click.echo(f"wrote {len(out)} rows to {out_path}" + (f" and the run record to {record.name}" if record else ""))
