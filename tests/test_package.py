@@ -59,6 +59,40 @@ def test_missing_optional_dependency_names_the_extra():
     assert isinstance(info.value, ImportError) and "GPU scoring" in str(info.value)
 
 
+def test_a_failing_import_keeps_its_own_error(tmp_path, monkeypatch):
+    """Issue 22, item 6b: a module that is installed but fails to import (here: its __init__
+    raises, or imports something missing) is not reported as "not installed"; the message keeps
+    the import's own error, which is chained."""
+    from llmsurrogate._optional import require
+    from llmsurrogate.exceptions import MissingDependencyError
+
+    (tmp_path / "llms_broken_a").mkdir()
+    (tmp_path / "llms_broken_a" / "__init__.py").write_text(
+        "raise ImportError('libllms_a.so: cannot open shared object file: No such file or directory')\n")
+    (tmp_path / "llms_broken_b").mkdir()
+    (tmp_path / "llms_broken_b" / "__init__.py").write_text("import llms_no_such_dependency_b\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("llms_broken_a", "llms_broken_b"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+
+    with pytest.raises(MissingDependencyError, match=r"'llms_broken_a' failed to import \(needed for testing\): "
+                       r"ImportError: libllms_a\.so: cannot open shared object file") as info:
+        require("llms_broken_a", purpose="testing")
+    assert "not installed" not in str(info.value)
+    assert type(info.value.__cause__) is ImportError
+
+    with pytest.raises(MissingDependencyError, match="ModuleNotFoundError: No module named 'llms_no_such_dependency_b'") \
+            as info:
+        require("llms_broken_b")
+    assert "not installed" not in str(info.value)
+    assert isinstance(info.value.__cause__, ModuleNotFoundError)
+
+    # the module itself (or its package) missing: "not installed"
+    for name in ("llms_not_there", "llms_not_there.sub", "llms_broken_a_missing.sub"):
+        with pytest.raises(MissingDependencyError, match="is not installed; run: pip install llms_"):
+            require(name)
+
+
 @pytest.mark.slow
 def test_sdist_leaves_out_r_bridge_and_tests(tmp_path):
     maturin = Path(sys.executable).parent / "maturin"

@@ -2,7 +2,9 @@
 
 ``import llmsurrogate`` never imports torch, transformers, vllm, rpy2, dask, ray or polars. Code
 that needs one calls :func:`require` at the point of use, which raises a
-:class:`~llmsurrogate.exceptions.MissingDependencyError` that says which extra to install.
+:class:`~llmsurrogate.exceptions.MissingDependencyError` that says which extra to install, or,
+when the module is there but its import fails (a broken install, a library that cannot load, a
+memory limit), the import's own error.
 """
 
 from __future__ import annotations
@@ -42,4 +44,8 @@ def require(module: str, *, purpose: str = "") -> ModuleType:
         extra = EXTRAS.get(top)
         how = f"pip install 'llmsurrogate[{extra}]'" if extra else f"pip install {top}"
         why = f" (needed for {purpose})" if purpose else ""
-        raise MissingDependencyError(f"the optional dependency {top!r} is not installed{why}; run: {how}") from err
+        missing = getattr(err, "name", None)
+        if isinstance(err, ModuleNotFoundError) and missing and (module + ".").startswith(missing + "."):
+            raise MissingDependencyError(f"the optional dependency {top!r} is not installed{why}; run: {how}") from err
+        raise MissingDependencyError(f"the optional dependency {top!r} failed to import{why}: "
+                                     f"{type(err).__name__}: {err}") from err
