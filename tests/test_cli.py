@@ -59,7 +59,7 @@ def test_errors_give_clean_messages_and_exit_codes(tmp_path):
     pd.DataFrame({"err": [1.0, None]}).to_csv(tmp_path / "e.csv", index=False)
     out = run("quantile", "--data", str(tmp_path / "e.csv"), "--column", "err", "--tau", "0.5")
     assert out.returncode == 1 and "Error:" in out.stderr and "Traceback" not in out.stderr
-    assert "`values`" in out.stderr
+    assert "column 'err' of --data e.csv" in out.stderr and "`values`" not in out.stderr  # CLI words (issue 22)
     out = run("quantile", "--data", str(tmp_path / "e.csv"), "--column", "er", "--tau", "0.5")
     assert out.returncode == 1 and "did you mean 'err'" in out.stderr
     out = run("quantile", "--data", str(tmp_path / "missing.csv"), "--column", "x", "--tau", "0.5")

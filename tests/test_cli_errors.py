@@ -325,3 +325,34 @@ def test_cli_names_renames_only_the_arguments_given():
                                        "argument `outcome 'y'` too")
         assert str(err.value) == ("column 'x' of --data f.csv holds strings; argument `tau` is fine; not in "
                                   "--data f.csv; argument `outcome 'y'` too")
+
+
+# ------------------------------------------------------------------------------------------------
+# a reader that goes away (issue 22, item 6c)
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("args", [["datasets"], ["transfer", "intervals", "{matrix}"]], ids=["datasets", "intervals"])
+def test_output_pipe_closed_by_its_reader_ends_quietly(files, args):
+    """``llmsurrogate datasets | head -1`` printed "Error: BrokenPipeError": now it ends with no
+    message and exit 141 (128 + SIGPIPE, as coreutils tools do). The reader closes its end before
+    the command writes anything, so every write meets the closed pipe."""
+    import os
+
+    assert EXE
+    read_end, write_end = os.pipe()
+    proc = subprocess.Popen([EXE, *_fill(args, files)], stdout=write_end, stderr=subprocess.PIPE)
+    os.close(write_end)
+    os.close(read_end)
+    _, err = proc.communicate(timeout=120)
+    err = err.decode()
+    assert proc.returncode == 141, (proc.returncode, err)
+    assert "Error" not in err and "Traceback" not in err and "Exception ignored" not in err, err  # (warnings may come)
+
+
+def test_a_broken_pipe_of_the_computation_is_still_an_error():
+    @click.command()
+    @handle_errors
+    def boom():
+        raise BrokenPipeError(32, "Broken pipe")
+
+    res = CliRunner().invoke(boom, [])
+    assert res.exit_code == 1 and res.stderr.startswith("Error: BrokenPipeError: [Errno 32] Broken pipe"), res.stderr

@@ -34,8 +34,9 @@ from ._progress import RichProgress
 from .exceptions import InvalidArgumentError, LLMSurrogateError
 
 __all__ = ["CommandLineGroup", "FiniteFloat", "NJobs", "NameList", "PositiveIntList", "RUN_JSON", "Seed", "Subsets",
-           "check_output_and_record", "cli_names", "command_line", "data_column", "handle_errors", "one_line",
-           "progress_bar", "read_table", "run_json_beside", "start_run", "use_agg_backend", "write_run_json"]
+           "check_output_and_record", "cli_names", "command_line", "data_column", "exit_on_closed_output",
+           "handle_errors", "one_line", "output_closed", "progress_bar", "read_table", "run_json_beside", "start_run",
+           "use_agg_backend", "write_run_json"]
 
 #: Set to 1 to let unexpected exceptions through with their traceback (for bug reports).
 DEBUG_ENV = "LLMSURROGATE_DEBUG"
@@ -85,8 +86,9 @@ def data_column(name: str, data_path: Path, arg: str = "--data") -> str:
 def handle_errors(fn):
     """Every error of a command as one line on stderr, never a traceback: package errors and
     anything else raised while running it (a bad value that got past the option types, an OS
-    error) exit 1; Ctrl-C exits 130. click's own usage errors (exit 2) pass through. With
-    ``LLMSURROGATE_DEBUG=1`` an unexpected exception keeps its traceback. A package error that
+    error) exit 1; Ctrl-C exits 130; a reader of the output that went away (``| head -1``) ends
+    the command quietly with 141 (:func:`exit_on_closed_output`). click's own usage errors (exit 2)
+    pass through. With ``LLMSURROGATE_DEBUG=1`` an unexpected exception keeps its traceback. A package error that
     names a command-line argument as an API one (``argument `--data f.csv```) names it plainly."""
 
     @functools.wraps(fn)
@@ -103,6 +105,8 @@ def handle_errors(fn):
         except (click.exceptions.ClickException, click.exceptions.Abort, click.exceptions.Exit):
             raise
         except Exception as err:  # noqa: BLE001 - the command line never shows a traceback
+            if isinstance(err, BrokenPipeError) and output_closed():
+                exit_on_closed_output()
             if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
                 raise
             detail = one_line(err) or "(no message)"
@@ -111,6 +115,37 @@ def handle_errors(fn):
             sys.exit(1)
 
     return wrapper
+
+
+#: The exit status when the reader of the output went away: 128 + SIGPIPE, as a coreutils tool killed by it.
+BROKEN_PIPE_EXIT = 141
+
+
+def output_closed() -> bool:
+    """Whether the reader of stdout or stderr went away (a pipe whose other end is closed:
+    ``llmsurrogate datasets | head -1``), as opposed to some other pipe of the computation."""
+    import select
+
+    try:
+        poller = select.poll()
+        for fd in (1, 2):
+            poller.register(fd, select.POLLOUT)
+        return any(event & (select.POLLERR | select.POLLHUP) for _, event in poller.poll(0))
+    except (AttributeError, OSError, ValueError):  # no poll() (Windows)
+        return False
+
+
+def exit_on_closed_output() -> None:
+    """End quietly with :data:`BROKEN_PIPE_EXIT`, as other command-line tools do when their reader
+    goes away: no message, no traceback, and stdout and stderr sent to the null device so that
+    Python's final flush of what is left in their buffers does not complain (the recipe of the
+    Python documentation, :mod:`signal`, "Note on SIGPIPE")."""
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        for fd in (1, 2):
+            os.dup2(devnull, fd)
+        os.close(devnull)
+    sys.exit(BROKEN_PIPE_EXIT)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -7,7 +7,8 @@ reading tables) in ``_cli_support.py``.
 Exit codes: 0 success, 1 a problem with the input or the computation (a one-line message on stderr,
 no traceback; ``LLMSURROGATE_DEBUG=1`` shows the traceback of an unexpected one), 2 a usage error
 such as an option value of the wrong type or out of range (click's convention), 130 interrupted
-with Ctrl-C. Input files must have unique column names. Long work shows rich progress bars on
+with Ctrl-C, 141 (quietly) when the reader of the output went away (``llmsurrogate datasets | head
+-1``), as coreutils tools killed by SIGPIPE. Input files must have unique column names. Long work shows rich progress bars on
 stderr; warnings are one line each. Worker processes started for parallel fits exit when the
 command is killed (:mod:`llmsurrogate._workers`). Every command that writes results leaves a
 ``run.json`` beside them (``<file>.run.json`` for a single output file): versions, a SHA-256 of
