@@ -12,6 +12,12 @@ with its own kernels (GELU approximation among them): log-probabilities agree wi
 ``LOGPROB_ATOL`` = 1e-3 and answer probabilities within ``PROB_ATOL`` = 2e-4 (measured: 7e-5, 1.1e-4 on
 prompt tokens, 2e-5; printed by
 ``test_answer_probabilities_agree_with_transformers``).
+
+A second real server, vLLM's own (tests/_vllm_server.py; tests marked ``vllm``, run by ``make
+test-vllm`` in the vLLM venv): the same tiny GPT-2 in float32, no BOS added (its tokenizer adds
+none), so the transformers side scores the prompt itself. Agreement within the same tolerances
+(measured in ``test_vllm_server_agrees_with_transformers_keyed_by_token_id``, printed). The
+fault-proxy, budget and kill/resume tests run against both servers.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from _fault_proxy import FaultProxy  # noqa: E402
 from _llama_server import MODEL_ALIAS, LlamaServer, gpt2_to_gguf, llama_cpp_available  # noqa: E402
+from _vllm_server import VLLMServer, vllm_available  # noqa: E402
 from test_kill_resume import _env  # the CLI subprocess environment (the kill tests)  # noqa: E402
 
 from llmsurrogate.llm.openai_backend import (  # noqa: E402
@@ -118,7 +125,8 @@ def tiny(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("openai_tiny")
     model = testing.build_model(root / "gpt2", "gpt2", seed=1)
-    return {"model": model, "gguf": gpt2_to_gguf(model, root / "gpt2.gguf"), "root": root}
+    gguf = gpt2_to_gguf(model, root / "gpt2.gguf") if llama_cpp_available() else None
+    return {"model": model, "gguf": gguf, "root": root}
 
 
 @pytest.fixture(scope="module")
@@ -126,6 +134,15 @@ def server(tiny):
     if not llama_cpp_available():
         pytest.skip("llama-cpp-python[server] is not installed (pip install 'llmsurrogate[serve]'; make test installs it)")
     with LlamaServer(tiny["gguf"], log_path=tiny["root"] / "server.log") as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def vllm_server(tiny):
+    """vLLM's OpenAI server on the same tiny GPT-2 (make test-vllm)."""
+    if not vllm_available():
+        pytest.skip("vLLM is not installed (make test-vllm runs these tests in .venv-vllm)")
+    with VLLMServer(tiny["model"], log_path=tiny["root"] / "vllm-server.log") as srv:
         yield srv
 
 
@@ -247,6 +264,67 @@ def test_generation_is_greedy_and_matches_transformers(server, hf):
     assert got == want
 
 
+@pytest.mark.vllm
+def test_vllm_server_agrees_with_transformers_keyed_by_token_id(vllm_server, hf, tmp_path):
+    """Regression (issue 23): vLLM keys top_logprobs by token text, and distinct byte tokens of the
+    byte-level vocabulary decode to the same text: all 800 tokens asked for come back as fewer
+    keys with less mass, and the unseen-mass bound is wrong. Keyed by token id (token_ids=True)
+    every token counts once: the top-800 mass is 1 and the answer log-probabilities equal the
+    transformers backend's."""
+    from llmsurrogate.llm.scoring import option_probabilities
+
+    prompts = _mc_prompts(6)
+    text_keyed = _backend(vllm_server.url)
+    spell = text_keyed.answer_tokens(["A", "B"])
+    ids = [i for k in "AB" for _, i in spell[k]]
+    text_keyed.next_token_logprobs(prompts, ids)
+    collapsed = text_keyed.topk_report(prompts)
+    assert (collapsed.k < 800).all() and (collapsed.topk_mass < 0.99).all()  # what the server does by text
+    with FaultProxy(vllm_server.url) as proxy:
+        be = _backend(proxy.url, token_ids=True, cache=tmp_path)
+        lp = be.next_token_logprobs(prompts, ids)
+        n = proxy.counts["requests"]
+        assert n == len(prompts) + len(ids)  # a request per prompt, a /tokenize per spelling
+        # a rerun reads the responses and the spellings' ids from the cache: no request
+        again = _backend(proxy.url, token_ids=True, cache=tmp_path)
+        np.testing.assert_array_equal(again.next_token_logprobs(prompts, ids), lp)
+        assert proxy.counts["requests"] == n
+    rep = be.topk_report(prompts)
+    print(f"vLLM server top 800 by text: {int(collapsed.k.min())}-{int(collapsed.k.max())} keys, mass "
+          f"{collapsed.topk_mass.min():.3f}; by token id: {int(rep.k.min())} keys, mass {rep.topk_mass.min():.6f}")
+    assert (rep.k >= 800).all() and (rep.unseen_bound < 1e-4).all() and (rep.topk_mass > 1 - 1e-4).all()
+    texts = [s for k in "AB" for s, _ in spell[k]]
+    hf_by_text = {s: i for k in "AB" for s, i in hf.answer_tokens(["A", "B"])[k]}
+    cols = [j for j, s in enumerate(texts) if s in hf_by_text]
+    ref = hf.next_token_logprobs(prompts, [hf_by_text[texts[j]] for j in cols])
+    got = lp[:, cols]
+    assert np.isfinite(got).all() and np.isneginf(np.delete(lp, cols, axis=1)).all()
+    d = np.abs(got - ref).max()
+    p_http, _ = option_probabilities(be, prompts, ["A", "B"])
+    p_hf, _ = option_probabilities(hf, prompts, ["A", "B"])
+    dp = np.abs(p_http - p_hf).max()
+    print(f"vLLM server vs transformers: max |Δ log p| {d:.2e} (atol {LOGPROB_ATOL}), max |Δ P(key)| {dp:.2e} "
+          f"(atol {PROB_ATOL})")
+    assert d < LOGPROB_ATOL and dp < PROB_ATOL
+
+
+@pytest.mark.vllm
+def test_vllm_server_prompt_logprobs_and_generation_agree_with_transformers(vllm_server, hf):
+    """Echo: vLLM adds no BOS for this tokenizer and gives the first prompt token no value."""
+    prompts = _mc_prompts(3) + ["The age is: 40 years old.\nAnswer:"]
+    be = _backend(vllm_server.url)
+    rag = be.prompt_logprobs(prompts)
+    ref = hf.prompt_logprobs(prompts)
+    worst = 0.0
+    for i in range(len(prompts)):
+        assert len(rag[i]) == len(ref[i]) and np.isnan(rag[i][0])
+        worst = max(worst, float(np.abs(rag[i][1:] - ref[i][1:]).max()))
+    print(f"vLLM server echo vs transformers: max |Δ log p| over prompt tokens {worst:.2e} (atol {LOGPROB_ATOL})")
+    assert worst < LOGPROB_ATOL
+    gen = ["- The age is: 40 years old.\n- The sex is:", "Answer (between 0 and 1): 0."]
+    assert be.generate(gen, max_new_tokens=6) == hf.generate(gen, max_new_tokens=6)
+
+
 @needs_server
 def test_chat_endpoint_agrees_with_transformers_on_the_rendered_prompt(server, hf):
     """The chat path (``logprobs.content[0].top_logprobs``) against TransformersBackend on the
@@ -299,14 +377,24 @@ def test_risk_scores_end_to_end_and_rerun_sends_nothing(server, hf, tmp_path):
 
 @needs_server
 def test_faults_every_prompt_answered_once_and_right(server, tmp_path):
+    _faults_case(server.url, tmp_path)
+
+
+@pytest.mark.vllm
+def test_vllm_server_faults_every_prompt_answered_once_and_right(vllm_server, tmp_path):
+    _faults_case(vllm_server.url, tmp_path, token_ids=True)
+
+
+def _faults_case(url, tmp_path, **kw):
     prompts = _mc_prompts(24, seed=11)
-    clean = _backend(server.url, top_logprobs=800)
+    clean = _backend(url, top_logprobs=800, **kw)
     ids = [i for k in "AB" for _, i in clean.answer_tokens(["A", "B"])[k]]
     want = clean.next_token_logprobs(prompts, ids)
     faults = {"429": 0.12, "500": 0.1, "slow": 0.06, "truncated": 0.1, "drop": 0.1}
-    with FaultProxy(server.url, faults=faults, retry_after=0.3, slow_seconds=2.5, seed=7) as proxy:
+    with FaultProxy(url, faults=faults, retry_after=0.3, slow_seconds=2.5, seed=7) as proxy:
         be = _backend(proxy.url, cache=tmp_path, timeout=1.5, backoff=0.05, max_backoff=0.5, concurrency=4,
-                      top_logprobs=800)
+                      top_logprobs=800, **kw)
+        be._server_ids = dict(clean._server_ids)  # token_ids: the spellings' ids (/tokenize) are not under test here
         got = be.next_token_logprobs(prompts, ids)
         log = list(proxy.log)
         counts = dict(proxy.counts)
@@ -335,9 +423,24 @@ def test_faults_every_prompt_answered_once_and_right(server, tmp_path):
 
 @needs_server
 def test_budget_stops_cleanly_and_resumes(server, tmp_path):
+    _budget_case(server.url, tmp_path)
+
+
+@pytest.mark.vllm
+def test_vllm_server_budget_stops_cleanly_and_resumes(vllm_server, tmp_path):
+    _budget_case(vllm_server.url, tmp_path, token_ids=True)
+
+
+def _budget_case(url, tmp_path, **kw):
     prompts = _mc_prompts(12, seed=21)
-    with FaultProxy(server.url) as proxy:
-        be = _backend(proxy.url, cache=tmp_path, concurrency=3, max_tokens=1200, prices={"input": 1.0, "output": 2.0})
+    ids_of = _backend(url, **kw)  # token_ids: the spellings' ids (/tokenize) first, outside the counted run
+    if kw.get("token_ids"):
+        for s, _ in [x for k in "AB" for x in ids_of.answer_tokens(["A", "B"])[k]]:
+            ids_of._id_key(s)
+    with FaultProxy(url) as proxy:
+        be = _backend(proxy.url, cache=tmp_path, concurrency=3, max_tokens=1200, prices={"input": 1.0, "output": 2.0},
+                      **kw)
+        be._server_ids = dict(ids_of._server_ids)
         seen = []  # the ledger as the progress bar gets it: responses, tokens, cost in cents
         be.progress = lambda label, done, total: seen.append((label, done, total))
         ids = [i for k in "AB" for _, i in be.answer_tokens(["A", "B"])[k]]
@@ -353,7 +456,8 @@ def test_budget_stops_cleanly_and_resumes(server, tmp_path):
         done = sum(be.is_cached(prompts))
         assert 0 < done < len(prompts)
         assert proxy.counts["requests"] == done
-        be2 = _backend(proxy.url, cache=tmp_path, concurrency=3)
+        be2 = _backend(proxy.url, cache=tmp_path, concurrency=3, **kw)
+        be2._server_ids = dict(ids_of._server_ids)
         out = be2.next_token_logprobs(prompts, ids)
         assert proxy.counts["requests"] == len(prompts)  # no prompt asked twice
         assert max(proxy.prompt_requests.values()) == 1
@@ -369,6 +473,15 @@ def _score_args(url, data, cache, out, *extra):
 
 @needs_server
 def test_kill9_cli_then_rerun_repeats_no_finished_prompt(server, tmp_path):
+    _kill_case(server.url, tmp_path)
+
+
+@pytest.mark.vllm
+def test_vllm_server_kill9_cli_then_rerun_repeats_no_finished_prompt(vllm_server, tmp_path):
+    _kill_case(vllm_server.url, tmp_path)
+
+
+def _kill_case(url, tmp_path):
     from llmsurrogate import testing
     from llmsurrogate.llm.openai_backend import OpenAIBackend
     from llmsurrogate.llm.prompts import multiple_choice_prompt
@@ -378,7 +491,7 @@ def test_kill9_cli_then_rerun_repeats_no_finished_prompt(server, tmp_path):
     data = tmp_path / "rows.csv"
     frame.to_csv(data, index=False)
     cache = tmp_path / "cache"
-    with FaultProxy(server.url, latency=0.25) as proxy:
+    with FaultProxy(url, latency=0.25) as proxy:
         proc = subprocess.Popen(_score_args(proxy.url, data, cache, tmp_path / "out1", "--concurrency", "2"),
                                 env=_env(OPENAI_API_KEY=SECRET), stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, start_new_session=True)

@@ -132,17 +132,18 @@ def test_old_path_with_a_tiny_k_sends_every_prompt_to_the_exact_path(llama, hf_l
 @pytest.mark.vllm
 def test_auto_dtype_records_what_ran_and_cpu_defaults_reserve_no_ram_fraction(llama):
     """dtype="auto": the identity holds the dtype vLLM chose (bfloat16 on an AVX-512 BF16 CPU), not
-    "auto"; on a CPU the engine gets a fixed KV cache, not 85% of RAM; engine options and
+    "auto"; on a CPU the engine gets a fixed KV cache, not 85% of RAM; make_backend's device and
     batch_size reach the engine; a device the installed vLLM does not run on is refused."""
     pytest.importorskip("vllm")
     from llmsurrogate.exceptions import InvalidArgumentError
+    from llmsurrogate.llm.factory import make_backend
     from llmsurrogate.llm.vllm import VLLMBackend
 
     with pytest.raises(InvalidArgumentError, match="argument `device` is 'cuda'"):
         VLLMBackend(llama, device="cuda")
     with pytest.raises(InvalidArgumentError, match="engine_options"):
         VLLMBackend(llama, engine_options={"dtype": "float16"})
-    vl = VLLMBackend(llama, batch_size=8, engine_options={"max_num_batched_tokens": 4096})
+    vl = make_backend("vllm", str(llama), device="cpu", batch_size=8)  # what the CLI and R call
     try:
         cfg = vl.llm.llm_engine.vllm_config
         ran = str(vl.llm.llm_engine.model_config.dtype).removeprefix("torch.")
@@ -150,7 +151,7 @@ def test_auto_dtype_records_what_ran_and_cpu_defaults_reserve_no_ram_fraction(ll
         print(f"dtype='auto' ran in {ran} on {vl.device}")
         assert vl.device == "cpu" and cfg.cache_config.kv_cache_memory_bytes == 1 << 30
         assert cfg.cache_config.gpu_memory_utilization != 0.85
-        assert cfg.scheduler_config.max_num_seqs == 8 and cfg.scheduler_config.max_num_batched_tokens == 4096
+        assert cfg.scheduler_config.max_num_seqs == 8
     finally:
         vl.close()
 
@@ -362,3 +363,20 @@ def test_cached_risk_scores_hand_vllm_large_calls(stand_in, tiny):
     assert [len(c[0]) for c in stand_in.instances[-1].calls] == [len(prompts)]
     ref = risk.risk_scores(ROWS, acs_income_task(), TransformersBackend(tiny, device="cpu"))
     np.testing.assert_allclose(s.scores, ref.scores, atol=1e-5)
+
+
+def test_engine_options_reach_the_engine_and_an_old_vllm_refuses_one_pass(stand_in, tiny):
+    """The version branch: a vLLM without logprob_token_ids takes the top-k path (None) and refuses
+    logprob_token_ids=True by name; engine options reach vllm.LLM, the backend's own are refused."""
+    from llmsurrogate.llm.vllm import VLLMBackend
+
+    vl = VLLMBackend(tiny, dtype="float32", batch_size=4, engine_options={"max_num_batched_tokens": 4096})
+    kw = stand_in.instances[-1].kwargs
+    assert not vl.one_pass and kw["max_num_batched_tokens"] == 4096 and kw["max_num_seqs"] == 4
+    assert vl.dtype == vl.identity["dtype"] == "float32"
+    with pytest.raises(InvalidArgumentError, match="argument `logprob_token_ids`"):
+        VLLMBackend(tiny, logprob_token_ids=True)
+    with pytest.raises(InvalidArgumentError, match=r"argument `engine_options`: \['max_logprobs'\]"):
+        VLLMBackend(tiny, engine_options={"max_logprobs": 5})
+    with pytest.raises(InvalidArgumentError, match="argument `device`"):
+        VLLMBackend(tiny, device="tpu")

@@ -23,7 +23,7 @@ BACKENDS = ("transformers", "vllm", "openai")
 #: Options :func:`make_backend` passes to :class:`~llmsurrogate.llm.openai_backend.OpenAIBackend`.
 OPENAI_OPTIONS = ("base_url", "api_key_env", "endpoint", "top_logprobs", "match_case", "system", "temperature", "seed",
                   "concurrency", "requests_per_minute", "tokens_per_minute", "max_retries", "backoff", "max_backoff",
-                  "timeout", "prices", "max_cost", "max_tokens", "cache", "extra_body")
+                  "timeout", "prices", "max_cost", "max_tokens", "cache", "extra_body", "token_ids")
 
 
 def make_backend(kind: str, model: str, *, device: str | None = None, batch_size: int | None = None,
@@ -35,7 +35,9 @@ def make_backend(kind: str, model: str, *, device: str | None = None, batch_size
     ``max_cost``, ``cache``).
 
     ``device`` and ``batch_size`` apply to the transformers backend (``None``: its defaults, cuda
-    when available; 16 prompts per pass on the CPU, on a GPU up to 512 and 65,536 padded tokens).
+    when available; 16 prompts per pass on the CPU, on a GPU up to 512 and 65,536 padded tokens)
+    and to the vllm backend (``device``: ``"cuda"`` or ``"cpu"``, the installed vLLM's platform by
+    default; ``batch_size``: sequences per engine step, vLLM's ``max_num_seqs``).
 
     Examples
     --------
@@ -72,7 +74,7 @@ def make_backend(kind: str, model: str, *, device: str | None = None, batch_size
         return TransformersBackend(model, device=device, batch_size=batch_size)
     from .vllm import VLLMBackend
 
-    return VLLMBackend(model)
+    return VLLMBackend(model, device=device, batch_size=batch_size)
 
 
 def load_task(spec: Any, arg: str = "task") -> Any:

@@ -15,6 +15,13 @@ gives, per prompt, the mass seen on the requested spellings, the total mass of t
 ``unseen_bound = 1 - top-k mass`` (no spelling outside the top k can have more), and the ledger
 counts the prompts with a requested spelling outside the top k (a warning says how many).
 
+Byte tokens. A server that keys ``top_logprobs`` by token *text* merges the distinct byte tokens
+of a byte-level BPE vocabulary that decode to the same text (vLLM, with the package's tiny model:
+800 tokens asked for, 673 keys summing to 0.84 came back), so the top-k mass and
+``unseen_bound`` are wrong. ``token_ids=True`` (vLLM's servers) asks for keys by token id instead
+(``return_tokens_as_token_ids``) and finds each spelling's id through the server's ``/tokenize``
+(stored in the response cache like every response): every token counts once.
+
 Token matching follows the risk-score spec: a key ``K`` is matched by the single tokens ``"K"``,
 ``" K"`` and ``"\\nK"`` (leading space or newline, §1.6), case-sensitively unless
 ``match_case=False`` (then ``"k"``, ``" k"`` and ``"\\nk"`` count for ``K`` too).
@@ -313,6 +320,9 @@ class OpenAIBackend:
     cache : a folder or :class:`~llmsurrogate.llm.cache.Cache` for every response (``None``: kept
         in memory only; pass the run's cache folder to resume after a crash without paying twice).
     extra_body : extra JSON fields sent with every request (part of the cache key).
+    token_ids : key next-token log-probabilities by token id (vLLM's ``return_tokens_as_token_ids``)
+        and match the spellings through the server's ``/tokenize``; exact top-k mass with
+        byte-level tokenizers. vLLM's servers only (``vllm serve``); default off.
 
     Examples
     --------
@@ -343,7 +353,7 @@ class OpenAIBackend:
                  max_retries: int = 8, backoff: float = 0.5, max_backoff: float = 60.0, timeout: float = 60.0,
                  prices: Mapping[str, float] | None = None, max_cost: float | None = None,
                  max_tokens: int | None = None, cache: Any = None, extra_body: Mapping[str, Any] | None = None,
-                 prompts_per_call: int = 256):
+                 prompts_per_call: int = 256, token_ids: bool = False):
         from .._validation import check_choice, check_int
 
         if not isinstance(model, str) or not model:
@@ -378,6 +388,10 @@ class OpenAIBackend:
         self.limiter = RateLimiter(requests_per_minute, tokens_per_minute)
         self.extra_body = dict(extra_body or {})
         self.prompts_per_call = check_int(prompts_per_call, "prompts_per_call", minimum=1)
+        if not isinstance(token_ids, bool):
+            raise InvalidArgumentError(f"argument `token_ids` must be True or False; got {token_ids!r}")
+        self.token_ids = token_ids
+        self._server_ids: dict[str, int | None] = {}
         self._cache: Cache | NullCache = self._as_response_cache(cache)
         self._memory: dict[str, bytes] = {}
         self._topk: dict[str, dict[str, Any]] = {}
@@ -397,6 +411,8 @@ class OpenAIBackend:
                          "endpoint": self.endpoint, "top_logprobs": self.top_logprobs, "system": self.system,
                          "temperature": self.temperature, "seed": self.seed,
                          "extra_body": json.loads(self._scrub(json.dumps(self.extra_body, sort_keys=True)))}
+        if self.token_ids:  # only then: the identities (and cache keys) of text-keyed runs stay as they were
+            self.identity["token_ids"] = True
 
     # ---------------------------------------------------------------- plumbing
 
@@ -450,8 +466,11 @@ class OpenAIBackend:
                 body["logprobs"] = int(k)
             if p.pop("echo", False):
                 body["echo"] = True
-        if self.extra_body:
-            body["extra_body"] = dict(self.extra_body)
+        extra = dict(self.extra_body)
+        if p.pop("token_ids", False):
+            extra["return_tokens_as_token_ids"] = True
+        if extra:
+            body["extra_body"] = extra
         return body
 
     @staticmethod
@@ -741,8 +760,11 @@ class OpenAIBackend:
             raise CapabilityError("next-token probabilities need top_logprobs >= 1")
         texts = [_VOCAB[t] for t in ids]
         groups = [t.lstrip(" \n") if self.match_case else t.lstrip(" \n").casefold() for t in texts]
-        params = {"max_tokens": 1, "temperature": 0.0, "seed": self.seed, "logprobs": self.top_logprobs}
+        params = self._next_token_params()
         resp = self._run("next_token", prompts, params)
+        # the keys the spellings have in the response: their texts, or "token_id:<server id>" (a
+        # spelling that is not one token of the server's vocabulary is never among them)
+        keys = [self._id_key(t) for t in texts] if self.token_ids else texts
         out = np.full((len(prompts), len(ids)), -np.inf, dtype=np.float32)
         truncated = 0
         for i, (p, data) in enumerate(zip(prompts, resp)):
@@ -751,7 +773,7 @@ class OpenAIBackend:
                 raise CapabilityError(f"{self.base_url} returned no log-probabilities for model {self.model!r} on the "
                                       f"{self.endpoint} endpoint: this server/model gives no logprobs/top_logprobs; "
                                       "use verbalized answers (generate + parse_probability) instead")
-            seen = {t: top[s] for t, s in zip(range(len(ids)), texts) if s in top}
+            seen = {j: top[s] for j, s in enumerate(keys) if s is not None and s in top}
             for j, v in seen.items():
                 out[i, j] = v
             top_mass = float(sum(math.exp(v) for v in top.values()))
@@ -771,6 +793,55 @@ class OpenAIBackend:
                           "seen; OpenAIBackend.topk_report gives each prompt's unseen mass bound",
                           LLMSurrogateWarning, stacklevel=2)
         return out
+
+    def _next_token_params(self) -> dict[str, Any]:
+        params = {"max_tokens": 1, "temperature": 0.0, "seed": self.seed, "logprobs": self.top_logprobs}
+        if self.token_ids:
+            params["token_ids"] = True
+        return params
+
+    def _id_key(self, text: str) -> str | None:
+        """``"token_id:<id>"`` of the server's single token spelled ``text`` (None: not one token)."""
+        if text not in self._server_ids:
+            self._server_ids[text] = self._tokenize(text)
+        sid = self._server_ids[text]
+        return None if sid is None else f"token_id:{sid}"
+
+    def _tokenize(self, text: str) -> int | None:
+        """The id of ``text`` as one token, from the server's ``/tokenize`` (vLLM; no special tokens);
+        None where it is several tokens. Stored in the response cache: a rerun sends nothing."""
+        import httpx
+
+        key = self._request_key("tokenize", text, {})
+        data = self._lookup(key)
+        if data is None:
+            url = self.base_url[:-3] if self.base_url.endswith("/v1") else self.base_url
+            headers = {"Authorization": f"Bearer {self._scrub._secret}"} if self._scrub._secret else {}
+            for attempt in range(self.max_retries + 1):
+                with self.ledger._lock:
+                    self.ledger.requests += 1
+                try:
+                    r = httpx.post(url + "/tokenize", json={"model": self.model, "prompt": text,
+                                                             "add_special_tokens": False},
+                                   headers=headers, timeout=self.timeout)
+                    if r.status_code == 200:
+                        data = r.json()
+                        if isinstance(data, dict) and isinstance(data.get("tokens"), list):
+                            break
+                    elif r.status_code < 500 and r.status_code != 429:
+                        raise CapabilityError(f"{self.base_url} has no /tokenize (HTTP {r.status_code}): token_ids=True "
+                                              "needs a vLLM server")
+                except (httpx.HTTPError, ValueError):
+                    pass
+                data = None
+                if attempt < self.max_retries:
+                    self.ledger.retry("tokenize")
+                    time.sleep(random.uniform(0.0, min(self.max_backoff, self.backoff * 2 ** attempt)))
+            if data is None:
+                raise RequestFailedError(f"{self.base_url}: /tokenize failed after {self.max_retries + 1} attempts")
+            self._store(key, {"tokens": [int(t) for t in data["tokens"]]})
+        toks = data["tokens"]
+        return int(toks[0]) if len(toks) == 1 else None
 
     def topk_report(self, prompts: Sequence[str]):
         """Per prompt scored by :meth:`next_token_logprobs` through this backend object (a response
@@ -850,7 +921,7 @@ class OpenAIBackend:
 
     def is_cached(self, prompts: Sequence[str], kind: str = "next_token") -> list[bool]:
         """Whether each prompt's response of ``kind`` (``next_token``, ``prompt_logprobs``) is stored."""
-        params = {"next_token": {"max_tokens": 1, "temperature": 0.0, "seed": self.seed, "logprobs": self.top_logprobs},
+        params = {"next_token": self._next_token_params(),
                   "prompt_logprobs": {"max_tokens": 1, "temperature": 0.0, "seed": self.seed, "logprobs": 0,
                                       "echo": True}}[kind]
         keys = [self._request_key(kind, p, params) for p in check_prompts(prompts)]
