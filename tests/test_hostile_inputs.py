@@ -1,7 +1,11 @@
-"""Hostile inputs for every public function of quantiles, risk, transfer and ess (issue 11).
+"""Hostile inputs for every public function of quantiles, risk, transfer and ess (issue 11), and for
+user templates, task files, LAP inputs and polars tables with nulls (issue 22).
 
 Each call gets NaN/inf, empty, 0-d, mismatched or misaligned pandas indexes, complex, datetime,
-timedelta, string and object values, huge sizes and values, or out-of-range parameters, and must
+timedelta, string and object values, masked arrays, long doubles, huge sizes and values, or
+out-of-range parameters; templates that reach for attributes, indexes, conversions or huge widths;
+task files that are not UTF-8 or lack a key; log-probabilities that are positive or outside every
+text; polars frames and series with a null in one column. Each must
 either raise an :class:`~llmsurrogate.exceptions.LLMSurrogateError` whose message names the
 argument (in backticks, as every error of the package does) or return a result equal to a
 reference: a NumPy reference (tests/reference.py, or one written here from the definition) or the
@@ -102,8 +106,35 @@ def _calls() -> dict:
     out["ess.transformed_outcome"] = ess.transformed_outcome
     out["ess.permutation"] = ess.permutation
     out["ess.default_grid"] = ess.default_grid
+    out.update(_calls_round3())
     out["os.abort"] = os.abort   # the harness's own test
     return out
+
+
+def _calls_round3() -> dict:
+    """The entry points of issue 22's input classes (templates, task files, LAP, polars with nulls)."""
+    import tempfile
+
+    from llmsurrogate import fe, lookahead
+    from llmsurrogate.llm.factory import load_task
+    from llmsurrogate.llm.prompts import persona_prompt
+    from llmsurrogate.llm.tasks import Column
+
+    def task_text(content: bytes) -> str:
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "task.toml"
+            path.write_bytes(content)
+            return load_task(str(path)).fingerprint()
+
+    return {
+        "llm.persona_prompt": persona_prompt,
+        "la.recall_prompt": lookahead.recall_prompt,
+        "llm.column_render": lambda fmt, value: Column("AGE", "age", ("int", fmt)).render(value),
+        "llm.load_task_text": task_text,
+        "la.lap_from_logprobs": lambda values, offsets, **kw: lookahead.lap_from_logprobs((values, offsets), **kw),
+        "fe.feols": lambda fml, data, **kw: fe.feols(fml, data, **kw).coef().to_numpy(),
+        "la.lookahead_test": lambda data, *a, **kw: lookahead.lookahead_test(data, *a, **kw).estimate,
+    }
 
 
 def _refs() -> dict:
@@ -150,7 +181,7 @@ def _refs() -> dict:
         f = np.sort(m[~np.eye(len(m), dtype=bool)])
         return (-ref.rank_upper(-f, tau), ref.rank_upper(f, tau))
 
-    return {"ref.upper": upper, "ref.lower": lower, "ref.w_upper": w_upper, "ref.w_lower": w_lower,
+    return {"ref.value": lambda value: value, "ref.upper": upper, "ref.lower": lower, "ref.w_upper": w_upper, "ref.w_lower": w_lower,
             "ref.roc_auc": roc_auc, "ref.log_loss": log_loss, "ref.sce": sce, "ref.mae": mae, "ref.pooled_interval": pooled_interval,
             **_interval_refs()}
 
@@ -254,8 +285,11 @@ class Worker:
     def __init__(self):
         import tempfile
 
+        # pyarrow's default jemalloc pool reserves about 1 GiB of address space at its first use (polars
+        # frames): the system allocator keeps the child under its cap
         env = dict(os.environ, LLMSURROGATE_NUM_THREADS="2", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
-                   MKL_NUM_THREADS="1", PYTHONFAULTHANDLER="", PYTHONWARNINGS="ignore")
+                   MKL_NUM_THREADS="1", PYTHONFAULTHANDLER="", PYTHONWARNINGS="ignore", POLARS_MAX_THREADS="1",
+                   ARROW_DEFAULT_MEMORY_POOL="system")
         self.stderr = tempfile.TemporaryFile()
         code = _CHILD.format(cap=MEMORY_CAP, tests=str(TESTS_DIR))
         self.proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -424,8 +458,23 @@ def array_variants(allow_inf: bool):
         ("list", lambda x: x.tolist(), "same"),
         ("object-floats", lambda x: np.array(x.tolist(), dtype=object), "same"),
         ("nullable", lambda x: pd.Series(x, dtype="Float64"), "same"),
+        ("masked", lambda x: np.ma.array(x, mask=np.arange(len(x)) == len(x) - 1), "error"),
+        ("masked-nothing", lambda x: np.ma.array(x), "same"),
+        ("longdouble", lambda x: x.astype(np.longdouble), "same"),
+        ("longdouble-rounded", _rounded_longdouble, "error" if LONGDOUBLE_WIDER else "same"),
         ("0-d", lambda x: np.asarray(x[0]), "scalar"),   # paired with n > 1 values: a length error
     ]
+
+
+#: np.longdouble holds more than float64 here (x86: 80-bit), so float64 can round one
+LONGDOUBLE_WIDER = np.finfo(np.longdouble).nmant > 52
+
+
+def _rounded_longdouble(x: np.ndarray) -> np.ndarray:
+    """``x`` as long doubles, its last value nudged by 2**-60 of itself (float64 rounds it back)."""
+    out = x.astype(np.longdouble)
+    out[-1] = out[-1] * (1 + np.longdouble(2) ** -60) if out[-1] != 0 else np.longdouble(1) + np.longdouble(2) ** -60
+    return out if LONGDOUBLE_WIDER else x
 
 
 def resolve(how: str, n: int) -> str:
@@ -677,10 +726,8 @@ def risk_case(draw) -> Case:
         label += f" groups={variant}"
         bad = {"short": g[:-1], "None-entries": np.array([None] * n, dtype=object),
                "series-other-labels": pd.Series(g, index=np.arange(n) + 100), "2-d": g.reshape(1, -1)}[variant]
-        if variant == "None-entries":
-            if fn == "delta_sce":
-                return Case(label, f"risk.{fn}", *_risk_call(fn, y, r, bad), ("groups", "a", "b"), None)
-            return Case(label, f"risk.{fn}", *_risk_call(fn, y, r, bad), (), _risk_ref(fn, y, r, bad))
+        if variant == "None-entries":   # a missing label is no group (issue 22): an error
+            return Case(label, f"risk.{fn}", *_risk_call(fn, y, r, bad), ("groups",), None)
         if variant == "series-other-labels":  # y, scores plain: the Series groups pairs by position
             args, kw = _risk_call(fn, pd.Series(y), pd.Series(r), bad)
             return Case(label, f"risk.{fn}", args, kw, ("y", "scores", "groups"), None)
@@ -1017,6 +1064,195 @@ def ess_case(draw) -> Case:
 
 # ---- the known hostile calls of issue 11 ------------------------------------------------------------
 
+# ---- user templates, task files, LAP inputs, polars with nulls (issue 22) ----------------------------
+
+#: hostile template fields: (label, field text); each must be refused naming the template's argument
+HOSTILE_FIELDS = [
+    ("attribute", "{F.__class__.__mro__}"), ("index", "{F[0]}"), ("globals", "{F.__init__.__globals__}"),
+    ("repr", "{F!r}"), ("ascii", "{F!a}"), ("str", "{F!s}"), ("nested-spec", "{F:{F}}"),
+    ("huge-width", "{F:>3000000000}"), ("huge-precision", "{F:.999999999}"), ("huge-zero-pad", "{F:03000000000}"),
+    ("unclosed", "{F"), ("lone-close", "F}"), ("empty-conversion", "{F!}"),
+]
+
+
+@st.composite
+def template_case(draw) -> Case:
+    fn = draw(st.sampled_from(["persona", "recall", "column"]))
+    field = {"persona": "AGE", "recall": "date", "column": "0"}[fn]
+    lab, text = draw(st.sampled_from(HOSTILE_FIELDS + [("plain", "{F}"), ("spec", "{F:>5}")]))
+    text = text.replace("F", field)
+    if fn == "recall" and lab == "spec":
+        text = "{date:%Y-%m-%d}"   # a date's format spec is strftime's
+    prefix = draw(st.sampled_from(["", "You are ", "{{literal}} "]))
+    template = prefix + text + ("" if fn != "recall" or "{date" in text else " {date}")
+    label = f"template {fn} {lab}: {template!r}"
+    ok = lab in ("plain", "spec")
+    if fn == "persona":
+        args, want = (template, {"AGE": 37.0}), prefix.replace("{{", "{").replace("}}", "}") + \
+            ("37" if lab == "plain" else "   37")
+        call = "llm.persona_prompt"
+        names = ("template",)
+    elif fn == "recall":
+        args = ("2020-07-28", "Acme", "ACME")
+        want = prefix.replace("{{", "{").replace("}}", "}") + "2020-07-28"
+        call, names = "la.recall_prompt", ("template",)
+        return Case(label, call, args, {"template": template}, names, ("ref.value", (want,), {}) if ok else None)
+    else:
+        args = (template, 7)
+        want = prefix.replace("{{", "{").replace("}}", "}") + ("7" if lab == "plain" else "    7")
+        call, names = "llm.column_render", ("format",)
+    return Case(label, call, args, {}, names, ("ref.value", (want,), {}) if ok else None)
+
+
+_TASK_HEAD = 'name = "T"\ntarget = "Y"\n'
+_TASK_QUESTION = '[question]\ntext = "Q?"\noptions = [{text = "No", value = 0}, {text = "Yes", value = 1}]\n'
+_TASK_COLUMN = '[[columns]]\nname = "AGE"\ndescription = "age"\nformat = "{} years old"\n'
+#: task files: (label, content); all but "valid" must be refused naming `task`
+TASK_FILES = [
+    ("valid", _TASK_HEAD + _TASK_QUESTION + _TASK_COLUMN),
+    ("latin-1", (_TASK_HEAD + _TASK_QUESTION + _TASK_COLUMN).replace("Q?", "Qu\u00e9?").encode("latin-1")),
+    ("utf-16", (_TASK_HEAD + _TASK_QUESTION + _TASK_COLUMN).encode("utf-16")),
+    ("binary", bytes(range(256))),
+    ("no options", _TASK_HEAD + '[question]\ntext = "Q?"\n' + _TASK_COLUMN),
+    ("options not a list", _TASK_HEAD + '[question]\ntext = "Q?"\noptions = 3\n' + _TASK_COLUMN),
+    ("option without text", _TASK_HEAD + _TASK_QUESTION.replace('text = "No", ', "") + _TASK_COLUMN),
+    ("option without value", _TASK_HEAD + _TASK_QUESTION.replace(", value = 1", "") + _TASK_COLUMN),
+    ("question without text", _TASK_HEAD + _TASK_QUESTION.replace('text = "Q?"\n', "") + _TASK_COLUMN),
+    ("column without name", _TASK_HEAD + _TASK_QUESTION + _TASK_COLUMN.replace('name = "AGE"\n', "")),
+    ("column without description", _TASK_HEAD + _TASK_QUESTION + _TASK_COLUMN.replace('description = "age"\n', "")),
+    ("columns not tables", _TASK_HEAD + "columns = [1, 2]\n" + _TASK_QUESTION),
+    ("no target", 'name = "T"\n' + _TASK_QUESTION + _TASK_COLUMN),
+    ("threshold without value", _TASK_HEAD + _TASK_QUESTION + '[threshold]\nop = ">"\n' + _TASK_COLUMN),
+    ("numeric question without text", _TASK_HEAD + '[numeric_question]\nprefill = "0."\n' + _TASK_COLUMN),
+    ("format attribute", _TASK_HEAD + _TASK_QUESTION + _TASK_COLUMN.replace("{} years old", "{0.__class__}")),
+    ("format huge width", _TASK_HEAD + _TASK_QUESTION + _TASK_COLUMN.replace("{} years old", "{:>3000000000}")),
+    ("format named field", _TASK_HEAD + _TASK_QUESTION + _TASK_COLUMN.replace("{} years old", "{AGE}")),
+    ("not TOML", "name = \n"),
+]
+
+
+@st.composite
+def task_file_case(draw) -> Case:
+    lab, content = draw(st.sampled_from(TASK_FILES))
+    data = content if isinstance(content, bytes) else content.encode()
+    if lab == "valid":
+        return Case(f"task file {lab}", "llm.load_task_text", (data,), {}, (), ("llm.load_task_text", (data,), {}))
+    return Case(f"task file {lab}", "llm.load_task_text", (data,), {}, ("task",), None)
+
+
+@st.composite
+def lap_case(draw) -> Case:
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    sizes = [draw(st.integers(2, 6)) for _ in range(draw(st.integers(1, 3)))]
+    values = np.round(-rng.exponential(2.0, size=sum(sizes)), 3)
+    offsets = np.r_[0, np.cumsum(sizes)]
+    values[offsets[:-1]] = NAN   # each text's first token
+    k = draw(st.sampled_from([0.2, 0.5, 1.0]))
+    where = draw(st.sampled_from(["values", "offsets"]))
+    names = ("logprobs", "offsets", "values")
+    if where == "values":
+        name, make, how = draw(st.sampled_from([
+            ("positive", lambda v: np.where(np.isnan(v), v, -v), "error"),
+            ("one positive", lambda v: np.r_[v[:-1], 0.5], "error"),
+            ("+inf", lambda v: np.r_[v[:-1], INF], "error"),
+            ("complex", lambda v: v.astype(complex), "error"),
+            ("strings", lambda v: np.array([str(x) for x in v]), "error"),
+            ("masked", lambda v: np.ma.array(v, mask=np.arange(len(v)) == len(v) - 1), "error"),
+            ("longdouble-rounded", _rounded_longdouble, "error" if LONGDOUBLE_WIDER else "same"),
+            ("2-d", lambda v: v.reshape(1, -1), "error"),
+            ("float32", lambda v: v.astype(np.float32), "same32"),
+            ("list", lambda v: v.tolist(), "same"),
+            ("series", lambda v: pd.Series(v), "same"),
+            ("zeros", lambda v: np.where(np.isnan(v), v, 0.0), "zeros"),
+        ]))
+        label = f"lap_from_logprobs values={name} sizes={sizes} k={k}"
+        bad = make(values)
+        if how == "error":
+            return Case(label, "la.lap_from_logprobs", (bad, offsets), {"k": k}, names, None)
+        if how == "zeros":   # probability 1 everywhere: LAP 1
+            return Case(label, "la.lap_from_logprobs", (bad, offsets), {"k": k}, (), ("ref.value", (np.ones(len(sizes)),), {}))
+        ref_values = values.astype(np.float32) if how == "same32" else values
+        return Case(label, "la.lap_from_logprobs", (bad, offsets), {"k": k}, (),
+                    ("la.lap_from_logprobs", (ref_values, offsets), {"k": k}))
+    name, make, how = draw(st.sampled_from([
+        ("fractional", lambda o: np.r_[o[:-1], o[-1] - 0.5], "error"),
+        ("before the first", lambda o: np.r_[1, o[1:]], "error"),
+        ("after the last", lambda o: np.r_[o[:-1], o[-1] - 1], "error"),
+        ("past the end", lambda o: np.r_[o[:-1], o[-1] + 1], "error"),
+        ("decreasing", lambda o: o[::-1], "error"),
+        ("negative", lambda o: np.r_[-1, o[1:]], "error"),
+        ("empty", lambda o: np.array([], dtype=np.int64), "error"),
+        ("strings", lambda o: [str(v) for v in o], "error"),
+        ("nan", lambda o: np.r_[o[:-1], NAN], "error"),
+        ("whole floats", lambda o: o.astype(float), "same"),
+        ("list", lambda o: o.tolist(), "same"),
+    ]))
+    label = f"lap_from_logprobs offsets={name} sizes={sizes}"
+    bad = make(offsets)
+    if how == "error":
+        return Case(label, "la.lap_from_logprobs", (values, bad), {"k": k}, names, None)
+    return Case(label, "la.lap_from_logprobs", (values, bad), {"k": k}, (),
+                ("la.lap_from_logprobs", (values, offsets), {"k": k}))
+
+
+def _polars_null(frame: pd.DataFrame, column: str, row: int):
+    import polars as pl
+
+    p = pl.from_pandas(frame)
+    values = p[column].to_list()
+    values[row] = None
+    return p.with_columns(pl.Series(column, values, dtype=p[column].dtype))
+
+
+@st.composite
+def polars_null_case(draw) -> Case:
+    """A polars frame or series with a null in one column: the rows dropped (fe, lookahead: the same
+    numbers as pandas with the row dropped) or a clear error (ess, risk, transfer)."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    n = 40
+    df = pd.DataFrame({"y": np.round(rng.normal(size=n), 3), "x": np.round(rng.normal(size=n), 3),
+                       "llm": np.round(rng.normal(size=n), 3), "lap": np.round(rng.uniform(size=n), 3),
+                       "firm": rng.integers(0, 5, n), "date": rng.integers(0, 4, n),
+                       "name": rng.choice(["a", "b", "c"], n), "flag": rng.random(n) > 0.5})
+    row = draw(st.integers(0, n - 1))
+    fn = draw(st.sampled_from(["feols", "lookahead", "ess", "risk", "transfer"]))
+    if fn == "feols":
+        column = draw(st.sampled_from(["y", "x", "firm", "name", "flag"]))
+        fml = "y ~ x + flag | firm + name"
+        return Case(f"polars null feols {column}@{row}", "fe.feols", (fml, _polars_null(df, column, row)), {}, (),
+                    ("fe.feols", (fml, df.drop(index=row)), {}))
+    if fn == "lookahead":
+        column = draw(st.sampled_from(["y", "llm", "lap", "firm", "date"]))
+        args = ("y", "llm", "lap")
+        return Case(f"polars null lookahead {column}@{row}", "la.lookahead_test", (_polars_null(df, column, row), *args),
+                    {}, (), ("la.lookahead_test", (df.drop(index=row), *args), {}))
+    if fn == "ess":
+        column = draw(st.sampled_from(["y", "llm"]))   # a feature's null: "feature 'x' has ..." (test_reliability_round3)
+        data = _polars_null(df.assign(y=(df["y"] > 0).astype(float)), column, row)
+        return Case(f"polars null ess {column}@{row}", "ess.equivalent_sample_size", (data, "y", "llm"),
+                    {"algorithm": "mean", "features": ["x"], **ESS_FAST}, ("outcome ('y')", "prediction"), None)
+    if fn == "risk":
+        import polars as pl
+
+        which = draw(st.sampled_from(["y", "scores", "groups"]))
+        y = (rng.random(n) < 0.5).astype(float)
+        y[:2] = [0.0, 1.0]
+        cols = {"y": y.tolist(), "scores": np.round(rng.random(n), 3).tolist(), "groups": ["a", "b"] * (n // 2)}
+        cols[which][row] = None
+        series = {k: pl.Series(k, v) for k, v in cols.items()}
+        return Case(f"polars null risk.evaluate {which}@{row}", "risk.evaluate",
+                    (series["y"], series["scores"], series["groups"]), {"n_boot": 0, "n_jobs": 1}, (which,), None)
+    import polars as pl
+
+    domains = ["a", "b", "c", "d"]
+    pairs = [(i, j) for i in domains for j in domains if i != j]
+    cols = {"train": [i for i, _ in pairs], "test": [j for _, j in pairs], "error": np.round(rng.random(12), 3).tolist()}
+    column = draw(st.sampled_from(["train", "test", "error"]))
+    cols[column][row % 12] = None
+    return Case(f"polars null transfer {column}@{row % 12}", "tr.forecast_interval", (pl.DataFrame(cols),),
+                {"tau": 0.9}, ("err",), None)
+
+
 def known_cases() -> list[Case]:
     y = np.array([0.0, 1.0, 0.0, 1.0, 1.0, 0.0])
     s = np.array([0.1, 0.8, 0.3, 0.7, 0.6, 0.2])
@@ -1095,8 +1331,10 @@ def test_known_hostile_calls():
 
 
 @pytest.mark.parametrize("strategy, per_batch, batches", [(quantile_case, 8, 60), (risk_case, 6, 50),
-                                                          (transfer_case, 6, 50), (ess_case, 3, 30)],
-                         ids=["quantiles", "risk", "transfer", "ess"])
+                                                          (transfer_case, 6, 50), (ess_case, 3, 30),
+                                                          (template_case, 8, 15), (task_file_case, 6, 10),
+                                                          (lap_case, 8, 15), (polars_null_case, 3, 6)],
+                         ids=["quantiles", "risk", "transfer", "ess", "templates", "task-files", "lap", "polars-nulls"])
 def test_hostile_inputs(strategy, per_batch, batches):
     @_profile(batches=batches)
     @given(data=st.data())
@@ -1108,8 +1346,10 @@ def test_hostile_inputs(strategy, per_batch, batches):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("strategy, per_batch, batches", [(quantile_case, 20, 500), (risk_case, 10, 500),
-                                                          (transfer_case, 10, 500), (ess_case, 4, 100)],
-                         ids=["quantiles", "risk", "transfer", "ess"])
+                                                          (transfer_case, 10, 500), (ess_case, 4, 100),
+                                                          (template_case, 20, 100), (task_file_case, 10, 50),
+                                                          (lap_case, 20, 100), (polars_null_case, 4, 50)],
+                         ids=["quantiles", "risk", "transfer", "ess", "templates", "task-files", "lap", "polars-nulls"])
 def test_hostile_inputs_long(strategy, per_batch, batches):
     @_profile(batches=batches)
     @given(data=st.data())

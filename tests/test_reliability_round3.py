@@ -18,7 +18,12 @@ import pandas as pd
 import pytest
 
 from llmsurrogate import fe, lookahead, quantiles, risk, transfer
-from llmsurrogate.exceptions import CoverageWarning, InvalidArgumentError, LLMSurrogateError, LLMSurrogateWarning
+from llmsurrogate.exceptions import (
+    CoverageWarning,
+    InvalidArgumentError,
+    LLMSurrogateError,
+    LLMSurrogateWarning,
+)
 from llmsurrogate.llm.factory import load_task
 from llmsurrogate.llm.prompts import persona_prompt
 from llmsurrogate.llm.tasks import Column

@@ -458,7 +458,7 @@ def note_dropped(notes: list[str], n_dropped: int, detail: str = "", *, stacklev
 MAX_FORMAT_WIDTH = 10_000
 
 # a standard format spec: [[fill]align][sign][z][#][0][width][grouping][.precision][grouping][type]
-_SPEC = re.compile(r"(?:.?[<>=^])?[-+ ]?z?#?0?(?P<width>\d*)[,_]?(?:\.(?P<precision>\d+))?[,_]?[a-zA-Z%]?", re.S)
+_SPEC = re.compile(r"(?:.?[<>=^])?[-+ ]?z?#?0?(?P<width>\d*)[,_]?(?:\.(?P<precision>\d+))?[,_]?[a-zA-Z%]?", re.DOTALL)
 
 
 def check_template(template: Any, name: str, fields: Sequence[str] | None = None) -> list[str]:
