@@ -107,8 +107,10 @@ def test_r_call_collects_warnings_and_r_message_speaks_r():
     out = rbridge.r_call("transfer.forecast_interval", {"train": [1, 2, 1, 3], "test": [2, 1, 3, 1],
                                                         "error": [1.0, None, 2.0, 3.0]}, 0.8, pooled=True)
     assert out["value"] == [1.0, 3.0]
-    assert [w["class"] for w in out["warnings"]] == ["LLMSurrogateWarning"]
+    # 3 domains: Proposition 1 guarantees 0.4 of the nominal 0.8 (issue 22)
+    assert [w["class"] for w in out["warnings"]] == ["LLMSurrogateWarning", "CoverageWarning"]
     assert "1 of its 4 errors are missing" in out["warnings"][0]["message"]
+    assert "guaranteed coverage is 0.4, well below the nominal 0.8" in out["warnings"][1]["message"]
     assert rbridge.r_message("at row 0 (0-based) and position 9 (0-based); got str, not True, None, inf, nan") == \
         "at row 1 and position 10; got character, not TRUE, NULL, Inf, NaN"
     with pytest.raises(NonFiniteError, match=r"at row 3;"):  # the R frame's row, 1-based
