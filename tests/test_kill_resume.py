@@ -271,6 +271,51 @@ def test_score_killed_during_final_write(score_setup):
     assert _outputs(out, SCORE_FILES) == ref
 
 
+def test_score_interrupted_with_ctrl_c_resumes(score_setup):
+    """SIGINT (Ctrl-C) mid-run: exit 130 with its one-line message, the finished prompts kept; the
+    rerun computes only the others and writes the same bytes (issue 22, item 7)."""
+    root, args, ref, total = score_setup
+    out, cache = root / "int", root / "int-cache"
+    proc = subprocess.Popen([EXE, *map(str, [*args, "--cache", cache, "--out", out])], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, env=_env(), start_new_session=True)
+    _wait_for(proc, lambda: _stored(cache) >= 1)
+    time.sleep(random.Random().uniform(0.0, 0.5))
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C sends: the whole foreground process group
+    err = proc.communicate(timeout=120)[1]
+    if proc.returncode == 0:
+        pytest.skip("the run finished before the interrupt arrived")
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "Interrupted; results written so far are kept.", err
+    assert "Traceback" not in err, err
+    _no_partial(out, ref)
+    done = _stored(cache)
+    assert done >= 1
+    rerun = _run([*args, "--cache", cache, "--out", out])
+    assert f"cache: {done} prompts reused, {total - done} computed" in rerun.stdout
+    assert _outputs(out, SCORE_FILES) == ref
+
+
+@pytest.mark.parametrize("same_out", [False, True], ids=["two-outs", "one-out"])
+def test_score_two_concurrent_runs_on_one_cache(score_setup, same_out):
+    """Two runs at once on one cache (and on one output folder): both finish, each output is
+    the uninterrupted run's, and no prompt is computed by both (issue 22, item 7)."""
+    root, args, ref, total = score_setup
+    tag = "same" if same_out else "two"
+    cache, outs = root / f"conc-{tag}-cache", [root / f"conc-{tag}-a", root / f"conc-{tag}-b"]
+    if same_out:
+        outs = [outs[0], outs[0]]
+    procs = [subprocess.Popen([EXE, *map(str, [*args, "--cache", cache, "--out", out])], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=_env()) for out in outs]
+    results = [p.communicate(timeout=600) for p in procs]
+    for p, (stdout, stderr) in zip(procs, results):
+        assert p.returncode == 0, stderr[-3000:]
+    for out in outs:
+        assert _outputs(out, SCORE_FILES) == ref
+    assert _stored(cache) == total
+    computed = [int(re.search(r"(\d+) computed", stdout).group(1)) for stdout, _ in results]
+    assert sum(computed) == total, f"prompts computed by each run: {computed}, {total} in all"
+
+
 # ------------------------------------------------------------------------------------------------
 # llmsurrogate demo (the transfer part: a smaller job)
 # ------------------------------------------------------------------------------------------------

@@ -15,7 +15,11 @@ Writes happen one transaction per batch, so a
 run killed at any point keeps every finished batch and, started again, redoes no finished
 prompt. Several processes may read and write one cache at the same time: SQLite's WAL mode
 serialises writers (``busy_timeout`` waits for the lock) and ``INSERT OR REPLACE`` makes a
-duplicate write of an identical result harmless (and repairs a rejected entry).
+duplicate write of an identical result harmless (and repairs a rejected entry). No prompt is
+computed by two of them: :func:`cached_batches` claims the prompts it is about to compute (the
+``claims`` table) and waits for those another live process has claimed, taking them over when
+that process is gone (killed: its process id no longer runs on this host, or its claims were not
+renewed for :data:`CLAIM_LEASE` seconds).
 
 >>> import tempfile, numpy as np
 >>> with tempfile.TemporaryDirectory() as d:
@@ -32,6 +36,7 @@ import contextlib
 import hashlib
 import json
 import os
+import socket
 import sqlite3
 import threading
 import time
@@ -57,7 +62,18 @@ CREATE TABLE IF NOT EXISTS outputs (
     producer TEXT NOT NULL DEFAULT '',
     checksum TEXT NOT NULL DEFAULT ''
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS claims (
+    key TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    renewed REAL NOT NULL
+) WITHOUT ROWID;
 """
+
+#: Seconds after which a claim that was not renewed (each commit of its owner renews them) is
+#: taken over, whether or not its owner still runs (another host's process cannot be checked).
+CLAIM_LEASE = 600.0
+_CLAIM_POLL = 0.2  # seconds between looks at prompts another process is computing
+_HOST = socket.gethostname()
 
 #: The installed distributions whose versions can change an LLM output (the weights fingerprint,
 #: dtype and device-independent identity are part of the key already).
@@ -131,6 +147,8 @@ class Cache:
         self.misses = 0
         #: entries found but not trusted (other producer, bad checksum, NaN): counted in ``misses`` too
         self.rejected = 0
+        #: who this object's claims belong to: host, process id and a token of its own
+        self.owner = f"{_HOST}:{os.getpid()}:{os.urandom(4).hex()}"
         with self._guard():
             conn = self._conn()
             _retry_locked(lambda: conn.executescript(_SCHEMA))
@@ -260,6 +278,8 @@ class Cache:
                 try:
                     conn.executemany("INSERT OR REPLACE INTO outputs (key, kind, dtype, value, created, producer, "
                                      "checksum) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+                    conn.executemany("DELETE FROM claims WHERE key = ?", [(r[0],) for r in rows])
+                    conn.execute("UPDATE claims SET renewed = ? WHERE owner = ?", (now, self.owner))
                     conn.execute("COMMIT")
                 except BaseException:
                     # SQLite may have rolled back already (a full disk does): a second ROLLBACK would
@@ -270,6 +290,54 @@ class Cache:
                     raise
 
             _retry_locked(write)
+
+    def claim(self, keys: Sequence[str]) -> tuple[dict[str, np.ndarray], list[str], list[str]]:
+        """Look the missing ``keys`` up again and claim those still missing, in one transaction.
+        Returns the arrays found (another process stored them meanwhile: they count as hits, no
+        longer as misses), the keys now claimed by this object (to compute), and the keys a live
+        other process claimed (to wait for)."""
+        keys = list(dict.fromkeys(keys))
+        hits, misses, rejected = self.hits, self.misses, self.rejected
+        found: dict[str, np.ndarray] = {}
+        mine: list[str] = []
+        held: list[str] = []
+        now = time.time()
+        with self._guard():
+            conn = self._conn()
+
+            def write():
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    found.clear(), mine.clear(), held.clear()
+                    found.update(self.get_many(keys))
+                    rest = [k for k in keys if k not in found]
+                    owners = {}
+                    for i in range(0, len(rest), 900):
+                        part = rest[i: i + 900]
+                        owners.update((k, (o, t)) for k, o, t in conn.execute(
+                            f"SELECT key, owner, renewed FROM claims WHERE key IN ({','.join('?' * len(part))})",
+                            part))
+                    for k in rest:
+                        (held if k in owners and _claim_live(*owners[k], self.owner, now) else mine).append(k)
+                    conn.executemany("INSERT OR REPLACE INTO claims (key, owner, renewed) VALUES (?, ?, ?)",
+                                     [(k, self.owner, now) for k in mine])
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:
+                        with contextlib.suppress(sqlite3.Error):
+                            conn.execute("ROLLBACK")
+                    raise
+
+            _retry_locked(write)
+        # the keys were counted as misses when first looked up; the rejected ones were counted then too
+        self.hits, self.misses, self.rejected = hits + len(found), misses - len(found), rejected
+        return found, mine, held
+
+    def release(self) -> None:
+        """Drop this object's claims (the prompts it claimed and did not store)."""
+        with self._guard():
+            conn = self._conn()
+            _retry_locked(lambda: conn.execute("DELETE FROM claims WHERE owner = ?", (self.owner,)))
 
     def __len__(self) -> int:
         with self._guard():
@@ -289,6 +357,23 @@ class Cache:
         return f"Cache({str(self.directory)!r})"
 
 
+def _claim_live(owner: str, renewed: float, me: str, now: float) -> bool:
+    """Whether another owner's claim still stands: renewed within :data:`CLAIM_LEASE` and, on this
+    host, its process still runs."""
+    if owner == me or now - renewed > CLAIM_LEASE:
+        return False
+    host, _, rest = owner.partition(":")
+    if host != _HOST:
+        return True
+    try:
+        os.kill(int(rest.partition(":")[0]), 0)
+    except ProcessLookupError:
+        return False
+    except (OSError, ValueError):  # PermissionError: it runs, as another user
+        return True
+    return True
+
+
 class NullCache:
     """A cache that stores nothing (``cache=None``)."""
 
@@ -304,6 +389,12 @@ class NullCache:
         return {}
 
     def put_many(self, items, kind=""):
+        return None
+
+    def claim(self, keys):
+        return {}, list(dict.fromkeys(keys)), []
+
+    def release(self):
         return None
 
 
@@ -368,8 +459,7 @@ def cached_batches(cache, keys: Sequence[str], compute, *, batch_size: int | Non
         if progress is not None:
             progress("prompts", done, len(keys))
 
-    for start in range(0, len(pending), window):
-        part = pending[start: start + window]
+    def run(part):
         res = compute([idx[0] for _, idx in part])
         if isinstance(res, Iterator):  # streamed: one backend batch at a time
             seen = 0
@@ -384,4 +474,32 @@ def cached_batches(cache, keys: Sequence[str], compute, *, batch_size: int | Non
         else:
             buf.extend(zip(part, res))
         flush()
+
+    def take(found):
+        nonlocal done
+        for k, a in found.items():
+            for i in todo[k]:
+                out[i] = np.asarray(a)
+            done += len(todo[k])
+        if found and progress is not None:
+            progress("prompts", done, len(keys))
+
+    try:
+        for start in range(0, len(pending), window):
+            part = pending[start: start + window]
+            while part:
+                # what another process stored meanwhile is taken; what it is computing, waited for
+                found, mine, held = cache.claim([k for k, _ in part])
+                take(found)
+                if mine:
+                    ours = set(mine)
+                    run([item for item in part if item[0] in ours])
+                elif held:
+                    time.sleep(_CLAIM_POLL)
+                waiting = set(held)
+                part = [item for item in part if item[0] in waiting]
+    finally:
+        if pending:
+            with contextlib.suppress(Exception):
+                cache.release()
     return out  # type: ignore[return-value]
