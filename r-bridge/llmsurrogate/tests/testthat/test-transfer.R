@@ -5,13 +5,18 @@ E3 <- matrix(c(NA, 3, 5, 1, NA, 6, 2, 4, NA), 3)  # [train, test]: row 1 = (NA, 
 
 test_that("forecast_interval() gives the known answers as an R vector", {
   skip_if_no_llmsurrogate()
-  expect_identical(forecast_interval(E3, tau = 0.8), c(2, 5))
-  expect_identical(forecast_interval(E3, tau = 0.9), c(1, 6))
-  expect_identical(forecast_interval(E3, 0.6), c(2, 5))              # tau = 0.8
-  expect_identical(forecast_interval(E3, 0.8, "right"), c(-Inf, 5))  # (-Inf, e_0.8]
-  expect_identical(forecast_interval(E3, 0.8, "left"), c(2, Inf))
+  # 3 domains guarantee far less than the nominal coverage: a warning says so (CoverageWarning)
+  w <- expect_warning(fi <- forecast_interval(E3, 0.6), "guaranteed coverage is 0.3, well below the nominal 0.6",
+                      class = "llmsurrogate_warning")
+  expect_identical(w$python_class, "CoverageWarning")
+  expect_identical(fi, c(2, 5))                                      # tau = 0.8
+  quiet <- function(x) suppressWarnings(x)
+  expect_identical(quiet(forecast_interval(E3, tau = 0.8)), c(2, 5))
+  expect_identical(quiet(forecast_interval(E3, tau = 0.9)), c(1, 6))
+  expect_identical(quiet(forecast_interval(E3, 0.8, "right")), c(-Inf, 5))  # (-Inf, e_0.8]
+  expect_identical(quiet(forecast_interval(E3, 0.8, "left")), c(2, Inf))
   long <- data.frame(train = c(2, 3, 1, 3, 1, 2), test = c(1, 1, 2, 2, 3, 3), val = c(3, 5, 1, 6, 2, 4))
-  expect_identical(forecast_interval(long, tau = 0.8), c(2, 5))
+  expect_identical(quiet(forecast_interval(long, tau = 0.8)), c(2, 5))
   expect_identical(weighted_forecast_interval(E3, c(1, 2, 1), tau = 0.76), c(1, 6))
   expect_identical(worst_case_interval(E3, tau = 0.6, Gamma = 2), c(2, 5))
 })
@@ -46,7 +51,8 @@ test_that("bad input is an llmsurrogate_error naming the problem", {
   skip_if_no_llmsurrogate()
   bad <- E3
   bad[1, 2] <- NA  # a missing cell: the rest is used, as transferUQ does, with a warning
-  expect_warning(forecast_interval(bad, 0.9), class = "llmsurrogate_warning")
+  expect_warning(expect_warning(forecast_interval(bad, 0.9), "are missing", class = "llmsurrogate_warning"),
+                 "guaranteed coverage", class = "llmsurrogate_warning")
   bad[1, 2] <- -Inf
   expect_error(forecast_interval(bad, 0.9), "err[1, 2] is -Inf", fixed = TRUE, class = "llmsurrogate_error")
   expect_error(forecast_interval(E3, 1.5), "coverage", class = "llmsurrogate_error")
