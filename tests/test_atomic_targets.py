@@ -296,3 +296,14 @@ def test_lookahead_lap_to_a_fifo_needs_a_cache_folder(tmp_path):
     _fails(_invoke(["lookahead", "lap", "--model", tmp_path / "no-model", "--data", tmp_path / "t.csv",
                     "--text-column", "text", "--out", fifo]), "--cache")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.csv", "t.csv"]
+
+
+def test_llm_cache_file_that_is_a_device_is_refused(tmp_path):
+    """SQLite would fail with "disk I/O error" and leave a journal beside the device."""
+    from llmsurrogate.llm.cache import Cache
+
+    null_device(tmp_path / Cache.FILENAME)
+    with pytest.raises(InvalidArgumentError, match="is not a regular file"):
+        Cache(tmp_path)
+    assert_char_device(tmp_path / Cache.FILENAME)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [Cache.FILENAME]

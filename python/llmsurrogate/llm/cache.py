@@ -140,6 +140,9 @@ class Cache:
         except OSError as err:
             raise InvalidArgumentError(f"cannot create cache directory {self.directory}: {err}") from err
         self.path = self.directory / self.FILENAME
+        if self.path.exists() and not self.path.is_file():  # SQLite would write a journal beside a device
+            raise InvalidArgumentError(f"LLM cache {self.path} is not a regular file (a folder, device or FIFO); "
+                                       "move it away or pass another cache folder")
         self.timeout = float(timeout)
         self._local = threading.local()
         self.producer = entry_producer()
