@@ -33,7 +33,7 @@ PIP_LOCKED   = $(if $(LOCK),PIP_CONSTRAINT=$(abspath $(LOCK)))
 
 help:
 	@echo "make demo   set everything up and run the demo on the bundled real data"
-	@echo "make test   set everything up (R included) and run cargo, pytest and R tests"
+	@echo "make test   set everything up (R and vLLM included) and run cargo, pytest, R and vLLM tests"
 	@echo "make docs   the documentation site in site/ (mkdocs, strict)"
 	@echo "make lock   regenerate requirements/test.lock (the locked test environment)"
 	@echo "make test-latest  the whole suite against the newest releases (not part of CI)"
@@ -167,7 +167,8 @@ r-deps:
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $(R_DEBS) >/dev/null; \
 	fi
 
-test: build-test test-rust test-python test-r
+# test-vllm: the vLLM tests against vLLM's real CPU engine and server, in .venv-vllm (see above)
+test: build-test test-rust test-python test-r test-vllm
 
 test-rust:
 	cargo test --quiet
