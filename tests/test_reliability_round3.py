@@ -45,7 +45,7 @@ def test_task_file_column_format_cannot_walk_attributes(tmp_path):
     path = write_task(tmp_path, TASK_HEAD + QUESTION + COLUMN.replace("{} years old", "{0.__class__.__mro__}"))
     with pytest.raises(InvalidArgumentError, match=r"argument `task`.*column 'AGE'.*`format`.*attribute or index"):
         load_task(str(path))
-    for fmt in ("{0[0]}", "{0!r}", "{:{}}", "{1}", "{x}"):
+    for fmt in ("{0[0]}", "{0!r}", "{:{}}", "{1}", "{x}", "{} {}"):
         with pytest.raises(InvalidArgumentError, match="`format`"):
             Column("AGE", "age", ("int", fmt))
     assert Column("AGE", "age", ("int", "{0:>3} years")).render(7) == "  7 years"

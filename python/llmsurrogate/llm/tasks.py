@@ -107,7 +107,10 @@ class Column:
             object.__setattr__(self, "value_map", tuple((_code_key(k), str(v)) for k, v in vm.items()))
         elif isinstance(vm, (tuple, list)) and len(vm) == 2 and vm[0] in _FORMATS:
             try:  # a format from a task file: plain fields only (`{}` or `{0}`), never `{0.__class__}`
-                check_template(vm[1], "format", fields=("", "0"))
+                names = check_template(vm[1], "format", fields=("", "0"))
+                if names.count("") > 1 or ("" in names and "0" in names):
+                    raise InvalidArgumentError("argument `format` takes one value: write {} once, or {0} as often as "
+                                               "needed")
             except InvalidArgumentError as err:
                 raise InvalidArgumentError(f"column {self.name!r}: {err}") from None
             object.__setattr__(self, "value_map", (str(vm[0]), str(vm[1])))
