@@ -1128,6 +1128,9 @@ TASK_FILES = [
     ("format huge width", _TASK_HEAD + _TASK_QUESTION + _TASK_COLUMN.replace("{} years old", "{:>3000000000}")),
     ("format named field", _TASK_HEAD + _TASK_QUESTION + _TASK_COLUMN.replace("{} years old", "{AGE}")),
     ("not TOML", "name = \n"),
+    ("preset features not a list", 'preset = "ACSIncome"\nfeatures = 3\n'),
+    ("preset unknown feature", 'preset = "ACSIncome"\nfeatures = ["NOPE"]\n'),
+    ("format two fields", _TASK_HEAD + _TASK_QUESTION + _TASK_COLUMN.replace("{} years old", "{} {}")),
 ]
 
 

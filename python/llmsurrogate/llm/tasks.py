@@ -448,7 +448,10 @@ def task_from_dict(spec: Mapping) -> Task:
             raise InvalidArgumentError(f"task preset {preset!r} unknown; available: {sorted(presets)}")
         base = presets[preset]()
         if "features" in spec:
-            base = base.with_features(spec.pop("features"))
+            features = spec.pop("features")
+            if not isinstance(features, list) or not all(isinstance(f, str) for f in features):
+                raise InvalidArgumentError(f"`features` must be a list of column names; got {features!r:.60}")
+            base = base.with_features(features)
         over = {k: spec.pop(k) for k in ("name", "respondent", "year", "population") if k in spec}
         if "columns" in spec or "question" in spec:
             raise InvalidArgumentError("a task file with `preset` takes only features/name/respondent/year")
