@@ -109,6 +109,21 @@ def _retry_locked(action, attempts: int = 50):
             time.sleep(0.05 * (attempt + 1))
 
 
+def _transaction(conn: sqlite3.Connection, body) -> None:
+    """``body()`` in one write transaction (``BEGIN IMMEDIATE`` ... ``COMMIT``), rolled back on any error."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        body()
+        conn.execute("COMMIT")
+    except BaseException:
+        # SQLite may have rolled back already (a full disk does): a second ROLLBACK would hide the
+        # real error behind "cannot rollback - no transaction is active"
+        if conn.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+        raise
+
+
 def _canonical(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
 
@@ -277,22 +292,12 @@ class Cache:
             conn = self._conn()
 
             def write():
-                conn.execute("BEGIN IMMEDIATE")
-                try:
-                    conn.executemany("INSERT OR REPLACE INTO outputs (key, kind, dtype, value, created, producer, "
-                                     "checksum) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-                    conn.executemany("DELETE FROM claims WHERE key = ?", [(r[0],) for r in rows])
-                    conn.execute("UPDATE claims SET renewed = ? WHERE owner = ?", (now, self.owner))
-                    conn.execute("COMMIT")
-                except BaseException:
-                    # SQLite may have rolled back already (a full disk does): a second ROLLBACK would
-                    # hide the real error behind "cannot rollback - no transaction is active"
-                    if conn.in_transaction:
-                        with contextlib.suppress(sqlite3.Error):
-                            conn.execute("ROLLBACK")
-                    raise
+                conn.executemany("INSERT OR REPLACE INTO outputs (key, kind, dtype, value, created, producer, "
+                                 "checksum) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+                conn.executemany("DELETE FROM claims WHERE key = ?", [(r[0],) for r in rows])
+                conn.execute("UPDATE claims SET renewed = ? WHERE owner = ?", (now, self.owner))
 
-            _retry_locked(write)
+            _retry_locked(lambda: _transaction(conn, write))
 
     def claim(self, keys: Sequence[str]) -> tuple[dict[str, np.ndarray], list[str], list[str]]:
         """Look the missing ``keys`` up again and claim those still missing, in one transaction.
@@ -309,29 +314,20 @@ class Cache:
             conn = self._conn()
 
             def write():
-                conn.execute("BEGIN IMMEDIATE")
-                try:
-                    found.clear(), mine.clear(), held.clear()
-                    found.update(self.get_many(keys))
-                    rest = [k for k in keys if k not in found]
-                    owners = {}
-                    for i in range(0, len(rest), 900):
-                        part = rest[i: i + 900]
-                        owners.update((k, (o, t)) for k, o, t in conn.execute(
-                            f"SELECT key, owner, renewed FROM claims WHERE key IN ({','.join('?' * len(part))})",
-                            part))
-                    for k in rest:
-                        (held if k in owners and _claim_live(*owners[k], self.owner, now) else mine).append(k)
-                    conn.executemany("INSERT OR REPLACE INTO claims (key, owner, renewed) VALUES (?, ?, ?)",
-                                     [(k, self.owner, now) for k in mine])
-                    conn.execute("COMMIT")
-                except BaseException:
-                    if conn.in_transaction:
-                        with contextlib.suppress(sqlite3.Error):
-                            conn.execute("ROLLBACK")
-                    raise
+                found.clear(), mine.clear(), held.clear()
+                found.update(self.get_many(keys))
+                rest = [k for k in keys if k not in found]
+                owners = {}
+                for i in range(0, len(rest), 900):
+                    part = rest[i: i + 900]
+                    owners.update((k, (o, t)) for k, o, t in conn.execute(
+                        f"SELECT key, owner, renewed FROM claims WHERE key IN ({','.join('?' * len(part))})", part))
+                for k in rest:
+                    (held if k in owners and _claim_live(*owners[k], self.owner, now) else mine).append(k)
+                conn.executemany("INSERT OR REPLACE INTO claims (key, owner, renewed) VALUES (?, ?, ?)",
+                                 [(k, self.owner, now) for k in mine])
 
-            _retry_locked(write)
+            _retry_locked(lambda: _transaction(conn, write))
         # the keys were counted as misses when first looked up; the rejected ones were counted then too
         self.hits, self.misses, self.rejected = hits + len(found), misses - len(found), rejected
         return found, mine, held
