@@ -337,3 +337,21 @@ def test_polars_nulls_in_score_table_render_as_missing(tmp_path):
     got = score_table(frame, "ACSIncome", model, device="cpu")
     want = score_table(nan_rows, "ACSIncome", model, device="cpu")
     np.testing.assert_array_equal(got["score"].to_numpy(), want["score"].to_numpy())
+
+
+def test_polars_frames_in_lookahead_forecast_render_like_pandas_and_nulls_are_errors():
+    """Before: a polars frame was read as a list of prompts ("prompt 0 is a Series, not a string")."""
+    import datetime
+
+    from llmsurrogate.llm.base import CallableBackend
+
+    backend = CallableBackend(lambda prompt: {" A": 0.0})
+    frame = pl.DataFrame({"headline": ["Up.", "Down."], "date": [datetime.date(2020, 1, 1), datetime.date(2020, 1, 2)],
+                          "company_name": ["Acme", "Bolt"], "ticker": ["ACME", "BOLT"]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LLMSurrogateWarning)   # the toy backend's answers have no label
+        got = lookahead.forecast(frame, backend, max_new_tokens=2)
+        pd.testing.assert_frame_equal(got, lookahead.forecast(frame.to_pandas(), backend, max_new_tokens=2))
+    for column in ("headline", "date", "ticker"):
+        with pytest.raises(InvalidArgumentError, match=f"row 1 of the data frame: argument `{column}`"):
+            lookahead.forecast(frame.with_columns(pl.Series(column, [frame[column][0], None])), backend)

@@ -365,7 +365,7 @@ def forecast(texts_or_frame: Any, backend, template: str = "news", *, cache=None
     import pandas as pd
 
     from .._progress import progress_reporter
-    from .._validation import check_int
+    from .._validation import _is_polars, as_frame, check_int
     from ..llm.base import check_prompts
     from ..llm.scoring import generate_cached
     from ._prompts import parse_answers
@@ -380,6 +380,8 @@ def forecast(texts_or_frame: Any, backend, template: str = "news", *, cache=None
     if not callable(getattr(backend, "generate", None)):
         raise InvalidArgumentError(f"argument `backend` ({type(backend).__name__}) has no `generate` method; "
                                    "use an llmsurrogate.llm backend")
+    if _is_polars(texts_or_frame) and hasattr(texts_or_frame, "get_column"):   # a polars frame
+        texts_or_frame = as_frame(texts_or_frame, "texts_or_frame")
     if isinstance(texts_or_frame, pd.DataFrame):
         prompts = _render(texts_or_frame, template, columns, words)
         index = texts_or_frame.index
