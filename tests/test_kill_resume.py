@@ -316,6 +316,26 @@ def test_score_two_concurrent_runs_on_one_cache(score_setup, same_out):
     assert sum(computed) == total, f"prompts computed by each run: {computed}, {total} in all"
 
 
+def test_score_waiting_run_takes_over_from_a_killed_one(score_setup):
+    """A second run waits for the prompts the first one claimed; when the first is SIGKILLed it
+    takes them over: it reuses exactly what the killed run stored and computes the rest once."""
+    root, args, ref, total = score_setup
+    cache = root / "takeover-cache"
+    first = _start([*args, "--cache", cache, "--out", root / "takeover-a"])
+    _wait_for(first, lambda: _stored(cache) >= 1)
+    second = subprocess.Popen([EXE, *map(str, [*args, "--cache", cache, "--out", root / "takeover-b"])],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
+    time.sleep(random.Random().uniform(0.0, 1.0))
+    _kill(first)
+    done = _stored(cache)
+    stdout, stderr = second.communicate(timeout=300)
+    assert second.returncode == 0, stderr[-3000:]
+    if done == total:
+        pytest.skip("the first run finished every prompt before it was killed")
+    assert f"cache: {done} prompts reused, {total - done} computed" in stdout
+    assert _outputs(root / "takeover-b", SCORE_FILES) == ref
+
+
 # ------------------------------------------------------------------------------------------------
 # llmsurrogate demo (the transfer part: a smaller job)
 # ------------------------------------------------------------------------------------------------
