@@ -309,6 +309,22 @@ def test_vllm_server_agrees_with_transformers_keyed_by_token_id(vllm_server, hf,
 
 
 @pytest.mark.vllm
+def test_vllm_server_token_ids_survive_faults_on_tokenize(vllm_server, tmp_path):
+    """The spellings' ids come through /tokenize with the same retries as every request."""
+    prompts = _mc_prompts(3, seed=61)
+    want = _backend(vllm_server.url, token_ids=True)
+    ids = [i for k in "AB" for _, i in want.answer_tokens(["A", "B"])[k]]
+    ref = want.next_token_logprobs(prompts, ids)
+    with FaultProxy(vllm_server.url, faults={"500": 0.4, "truncated": 0.2}, seed=3) as proxy:
+        be = _backend(proxy.url, token_ids=True, cache=tmp_path, backoff=0.02)
+        got = be.next_token_logprobs(prompts, ids)
+        assert proxy.counts["500"] + proxy.counts["truncated"] >= 2
+    assert be._server_ids == want._server_ids and len(be._server_ids) == len(ids)
+    assert be.ledger.retries.get("tokenize", 0) >= 1
+    np.testing.assert_array_equal(got, ref)
+
+
+@pytest.mark.vllm
 def test_vllm_server_prompt_logprobs_and_generation_agree_with_transformers(vllm_server, hf):
     """Echo: vLLM adds no BOS for this tokenizer and gives the first prompt token no value."""
     prompts = _mc_prompts(3) + ["The age is: 40 years old.\nAnswer:"]
@@ -341,6 +357,18 @@ def test_chat_endpoint_agrees_with_transformers_on_the_rendered_prompt(server, h
     b = hf.next_token_logprobs(rendered, [hf_ids[texts[j]] for j in cols])
     assert np.isfinite(a).all()
     np.testing.assert_allclose(a, b, atol=LOGPROB_ATOL)
+
+
+@needs_server
+def test_token_ids_needs_a_vllm_server(server):
+    """llama.cpp's server has no /tokenize: token_ids=True is refused by name, before any completion."""
+    from llmsurrogate.llm.openai_backend import CapabilityError
+
+    be = _backend(server.url, token_ids=True)
+    ids = [i for k in "AB" for _, i in be.answer_tokens(["A", "B"])[k]]
+    with pytest.raises(CapabilityError, match="token_ids=True needs a vLLM server"):
+        be.next_token_logprobs(_mc_prompts(2), ids)
+    assert be.ledger.responses == 0
 
 
 @needs_server

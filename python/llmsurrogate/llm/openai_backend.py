@@ -761,10 +761,10 @@ class OpenAIBackend:
         texts = [_VOCAB[t] for t in ids]
         groups = [t.lstrip(" \n") if self.match_case else t.lstrip(" \n").casefold() for t in texts]
         params = self._next_token_params()
-        resp = self._run("next_token", prompts, params)
         # the keys the spellings have in the response: their texts, or "token_id:<server id>" (a
         # spelling that is not one token of the server's vocabulary is never among them)
         keys = [self._id_key(t) for t in texts] if self.token_ids else texts
+        resp = self._run("next_token", prompts, params)
         out = np.full((len(prompts), len(ids)), -np.inf, dtype=np.float32)
         truncated = 0
         for i, (p, data) in enumerate(zip(prompts, resp)):
@@ -810,33 +810,36 @@ class OpenAIBackend:
     def _tokenize(self, text: str) -> int | None:
         """The id of ``text`` as one token, from the server's ``/tokenize`` (vLLM; no special tokens);
         None where it is several tokens. Stored in the response cache: a rerun sends nothing."""
-        import httpx
+        import urllib.error
+        import urllib.request
 
         key = self._request_key("tokenize", text, {})
         data = self._lookup(key)
         if data is None:
-            url = self.base_url[:-3] if self.base_url.endswith("/v1") else self.base_url
-            headers = {"Authorization": f"Bearer {self._scrub._secret}"} if self._scrub._secret else {}
+            url = (self.base_url[:-3] if self.base_url.endswith("/v1") else self.base_url) + "/tokenize"
+            headers = {"Content-Type": "application/json"}
+            if self._scrub._secret:
+                headers["Authorization"] = f"Bearer {self._scrub._secret}"
+            body = json.dumps({"model": self.model, "prompt": text, "add_special_tokens": False}).encode("utf-8")
             for attempt in range(self.max_retries + 1):
                 with self.ledger._lock:
                     self.ledger.requests += 1
                 try:
-                    r = httpx.post(url + "/tokenize", json={"model": self.model, "prompt": text,
-                                                             "add_special_tokens": False},
-                                   headers=headers, timeout=self.timeout)
-                    if r.status_code == 200:
-                        data = r.json()
-                        if isinstance(data, dict) and isinstance(data.get("tokens"), list):
-                            break
-                    elif r.status_code < 500 and r.status_code != 429:
-                        raise CapabilityError(f"{self.base_url} has no /tokenize (HTTP {r.status_code}): token_ids=True "
-                                              "needs a vLLM server")
-                except (httpx.HTTPError, ValueError):
+                    with urllib.request.urlopen(urllib.request.Request(url, data=body, headers=headers),
+                                                timeout=self.timeout) as r:
+                        data = json.loads(r.read())
+                    if isinstance(data, dict) and isinstance(data.get("tokens"), list):
+                        break
+                except urllib.error.HTTPError as err:
+                    if err.code < 500 and err.code not in (408, 429):
+                        raise CapabilityError(f"{self.base_url} has no /tokenize (HTTP {err.code}): token_ids=True "
+                                              "needs a vLLM server") from None
+                except (OSError, ValueError):  # connection, timeout, truncated or malformed body: retried
                     pass
                 data = None
                 if attempt < self.max_retries:
                     self.ledger.retry("tokenize")
-                    time.sleep(random.uniform(0.0, min(self.max_backoff, self.backoff * 2 ** attempt)))
+                    self._sleep(random.uniform(0.0, min(self.max_backoff, self.backoff * 2 ** attempt)))
             if data is None:
                 raise RequestFailedError(f"{self.base_url}: /tokenize failed after {self.max_retries + 1} attempts")
             self._store(key, {"tokens": [int(t) for t in data["tokens"]]})
