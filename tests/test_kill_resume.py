@@ -271,27 +271,55 @@ def test_score_killed_during_final_write(score_setup):
     assert _outputs(out, SCORE_FILES) == ref
 
 
+def _interrupt(proc) -> str:
+    """Ctrl-C: SIGINT to the whole foreground process group; the command's stderr."""
+    os.killpg(proc.pid, signal.SIGINT)
+    return proc.communicate(timeout=120)[1]
+
+
+def _start_interruptible(args, **env):
+    return subprocess.Popen([EXE, *map(str, args)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env=_env(**env), start_new_session=True)
+
+
+def _assert_interrupted(proc, err):
+    assert proc.returncode == 130, (proc.returncode, err[-3000:])
+    assert err.strip().splitlines()[-1] == "Interrupted; results written so far are kept.", err
+    assert "Traceback" not in err, err
+
+
 def test_score_interrupted_with_ctrl_c_resumes(score_setup):
     """SIGINT (Ctrl-C) mid-run: exit 130 with its one-line message, the finished prompts kept; the
     rerun computes only the others and writes the same bytes (issue 22, item 7)."""
     root, args, ref, total = score_setup
     out, cache = root / "int", root / "int-cache"
-    proc = subprocess.Popen([EXE, *map(str, [*args, "--cache", cache, "--out", out])], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, env=_env(), start_new_session=True)
+    proc = _start_interruptible([*args, "--cache", cache, "--out", out])
     _wait_for(proc, lambda: _stored(cache) >= 1)
-    time.sleep(random.Random().uniform(0.0, 0.5))
-    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C sends: the whole foreground process group
+    os.killpg(proc.pid, signal.SIGSTOP)  # held mid-run; the interrupt arrives as it continues
+    os.killpg(proc.pid, signal.SIGINT)
+    os.killpg(proc.pid, signal.SIGCONT)
     err = proc.communicate(timeout=120)[1]
-    if proc.returncode == 0:
+    if (out / "run.json").exists():  # (a Ctrl-C after the command ended, during Python's exit, is not ours)
         pytest.skip("the run finished before the interrupt arrived")
-    assert proc.returncode == 130, err
-    assert err.strip().splitlines()[-1] == "Interrupted; results written so far are kept.", err
-    assert "Traceback" not in err, err
+    _assert_interrupted(proc, err)
     _no_partial(out, ref)
     done = _stored(cache)
-    assert done >= 1
     rerun = _run([*args, "--cache", cache, "--out", out])
     assert f"cache: {done} prompts reused, {total - done} computed" in rerun.stdout
+    assert _outputs(out, SCORE_FILES) == ref
+
+
+def test_score_interrupted_during_final_write(score_setup):
+    root, args, ref, total = score_setup
+    out, cache = root / "int-write", root / "int-write-cache"
+    proc = _start_interruptible([*args, "--cache", cache, "--out", out], LLMSURROGATE_TEST_WRITE_DELAY=30,
+                                LLMSURROGATE_TEST_WRITE_DELAY_MATCH="metrics.json")
+    assert _wait_for(proc, _tmp_of(out, "metrics.json")), "the write was not reached"
+    _assert_interrupted(proc, _interrupt(proc))
+    assert not (out / "metrics.json").exists() and not list(out.glob(".*.tmp"))
+    _no_partial(out, ref)
+    rerun = _run([*args, "--cache", cache, "--out", out])
+    assert f"cache: {total} prompts reused, 0 computed" in rerun.stdout
     assert _outputs(out, SCORE_FILES) == ref
 
 
@@ -317,21 +345,26 @@ def test_score_two_concurrent_runs_on_one_cache(score_setup, same_out):
 
 
 def test_score_waiting_run_takes_over_from_a_killed_one(score_setup):
-    """A second run waits for the prompts the first one claimed; when the first is SIGKILLed it
-    takes them over: it reuses exactly what the killed run stored and computes the rest once."""
+    """A second run waits for the prompts a first one claimed (here: held with SIGSTOP mid-run);
+    when the first is SIGKILLed the second takes them over: it reuses exactly what the first
+    stored and computes the rest once."""
     root, args, ref, total = score_setup
     cache = root / "takeover-cache"
     first = _start([*args, "--cache", cache, "--out", root / "takeover-a"])
     _wait_for(first, lambda: _stored(cache) >= 1)
+    os.killpg(first.pid, signal.SIGSTOP)
+    done = _stored(cache)
+    if first.poll() is not None or done == total:
+        _kill(first)
+        pytest.skip("the first run finished every prompt before it was held")
     second = subprocess.Popen([EXE, *map(str, [*args, "--cache", cache, "--out", root / "takeover-b"])],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
-    time.sleep(random.Random().uniform(0.0, 1.0))
+    time.sleep(8.0)  # started, and waiting for the first run's prompts
+    assert second.poll() is None, "the second run did not wait for the prompts the first one claimed"
     _kill(first)
-    done = _stored(cache)
     stdout, stderr = second.communicate(timeout=300)
     assert second.returncode == 0, stderr[-3000:]
-    if done == total:
-        pytest.skip("the first run finished every prompt before it was killed")
+    assert _stored(cache) == total
     assert f"cache: {done} prompts reused, {total - done} computed" in stdout
     assert _outputs(root / "takeover-b", SCORE_FILES) == ref
 
