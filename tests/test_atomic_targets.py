@@ -273,6 +273,17 @@ def test_folder_output_files_that_are_devices_or_fifos(tmp_path, ess_data):
     assert (out / "run.json").is_file()
 
 
+def test_folder_output_figure_on_a_null_device(tmp_path, ess_data):
+    out = tmp_path / "out"
+    out.mkdir()
+    null_device(out / "ess_plot.png")
+    res = _invoke(["ess", "--data", ess_data, "--outcome", "y", "--prediction", "llm", "--algorithm", "mean",
+                   "--grid", "5,10", "--out", out])
+    assert res.exit_code == 0, res.output
+    assert_char_device(out / "ess_plot.png")
+    assert not list(out.glob(".*.tmp"))
+
+
 def test_folder_output_file_on_a_full_device_fails(tmp_path, ess_data):
     out = tmp_path / "out"
     out.mkdir()
