@@ -172,7 +172,7 @@ def test_task_files_load_from_the_installed_wheel(venv, tmp_path):
     _version, venv = venv
     (tmp_path / "task.toml").write_text(TASK_TOML)
     code = ("from llmsurrogate.llm.tasks import Task; from llmsurrogate.llm import prompts; "
-            "t = Task.from_toml('task.toml'); print(t.name); print(prompts.multiple_choice_prompt(t, {'AGEP': 30}))")
+            "t = Task.from_toml('task.toml'); print(t.name); print(prompts.multiple_choice_prompt(t, {'AGEP': 30, 'SEX': 2}))")
     out = subprocess.run([str(venv / "bin" / "python"), "-c", code], capture_output=True, text=True, cwd=tmp_path,
                          env=_clean_env())
     assert out.returncode == 0, out.stderr[-3000:]
