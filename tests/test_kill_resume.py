@@ -294,11 +294,15 @@ def test_score_interrupted_with_ctrl_c_resumes(score_setup):
     root, args, ref, total = score_setup
     out, cache = root / "int", root / "int-cache"
     proc = _start_interruptible([*args, "--cache", cache, "--out", out])
-    _wait_for(proc, lambda: _stored(cache) >= 1)
-    os.killpg(proc.pid, signal.SIGSTOP)  # held mid-run; the interrupt arrives as it continues
-    os.killpg(proc.pid, signal.SIGINT)
-    os.killpg(proc.pid, signal.SIGCONT)
-    err = proc.communicate(timeout=120)[1]
+    try:
+        _wait_for(proc, lambda: _stored(cache) >= 1)
+        os.killpg(proc.pid, signal.SIGSTOP)  # held mid-run; the interrupt arrives as it continues
+        os.killpg(proc.pid, signal.SIGINT)
+        os.killpg(proc.pid, signal.SIGCONT)
+        err = proc.communicate(timeout=120)[1]
+    finally:  # never leave a stopped run behind
+        if proc.poll() is None:
+            _kill(proc)
     if (out / "run.json").exists():  # (a Ctrl-C after the command ended, during Python's exit, is not ours)
         pytest.skip("the run finished before the interrupt arrived")
     _assert_interrupted(proc, err)
@@ -358,11 +362,17 @@ def test_score_waiting_run_takes_over_from_a_killed_one(score_setup):
         _kill(first)
         pytest.skip("the first run finished every prompt before it was held")
     second = subprocess.Popen([EXE, *map(str, [*args, "--cache", cache, "--out", root / "takeover-b"])],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
-    time.sleep(8.0)  # started, and waiting for the first run's prompts
-    assert second.poll() is None, "the second run did not wait for the prompts the first one claimed"
-    _kill(first)
-    stdout, stderr = second.communicate(timeout=300)
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(),
+                              start_new_session=True)
+    try:
+        time.sleep(8.0)  # started, and waiting for the first run's prompts
+        assert second.poll() is None, "the second run did not wait for the prompts the first one claimed"
+        _kill(first)
+        stdout, stderr = second.communicate(timeout=300)
+    finally:  # never leave a stopped or waiting run behind, whatever failed
+        _kill(first)
+        if second.poll() is None:
+            _kill(second)
     assert second.returncode == 0, stderr[-3000:]
     assert _stored(cache) == total
     assert f"cache: {done} prompts reused, {total - done} computed" in stdout
