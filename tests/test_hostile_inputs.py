@@ -1,5 +1,6 @@
 """Hostile inputs for every public function of quantiles, risk, transfer and ess (issue 11), and for
-user templates, task files, LAP inputs and polars tables with nulls (issue 22).
+user templates, task files, LAP inputs, polars tables with nulls and output targets that are not
+regular files (issue 22: private device nodes, FIFOs, sockets and folders in a scratch folder).
 
 Each call gets NaN/inf, empty, 0-d, mismatched or misaligned pandas indexes, complex, datetime,
 timedelta, string and object values, masked arrays, long doubles, huge sizes and values, or
@@ -127,6 +128,7 @@ def _calls_round3() -> dict:
             return load_task(str(path)).fingerprint()
 
     return {
+        "io.write_target": _write_target,
         "llm.persona_prompt": persona_prompt,
         "la.recall_prompt": lookahead.recall_prompt,
         "llm.column_render": lambda fmt, value: Column("AGE", "age", ("int", fmt)).render(value),
@@ -1323,6 +1325,86 @@ ABORT_CASES = [
 EXPLORE = os.environ.get("LLMSURROGATE_HOSTILE_EXPLORE") == "1"
 
 
+# ---- output targets (issue 22, item 1) ------------------------------------------------------------
+#: kinds of path an output may be: (kind, what the writer must do: "write", "device" or an error class)
+TARGET_KINDS = [("missing", "write"), ("regular", "write"), ("fifo", "write"), ("folder", "InvalidArgumentError"),
+                ("socket", "InvalidArgumentError"), ("null device", "device"), ("full device", "ComputationError"),
+                ("block device", "InvalidArgumentError")]
+NODES = {"null device": (0o020666, (1, 3)), "full device": (0o020666, (1, 7)), "block device": (0o060666, (7, 0))}
+
+
+def _can_mknod() -> bool:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        try:
+            os.mknod(os.path.join(folder, "n"), NODES["null device"][0], os.makedev(*NODES["null device"][1]))
+        except OSError:
+            return False
+    return True
+
+
+def _write_target(kind: str, text: str, what: str) -> tuple:
+    """Make a private target of ``kind`` in a scratch folder (never the machine's /dev), write ``text``
+    to it with the package's atomic writer, and say what happened: ``("write", text read back,
+    kind kept)``, ``("device", still a character device)`` or ``(error class, message names the path)``."""
+    import socket
+    import stat
+    import tempfile
+    import threading
+
+    from llmsurrogate import _atomic
+    from llmsurrogate.exceptions import LLMSurrogateError
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "out.txt")
+        got: list[bytes] = []
+        reader = sock = None
+        if kind == "regular":
+            Path(path).write_text("old contents")
+        elif kind == "folder":
+            os.mkdir(path)
+        elif kind == "socket":
+            sock = socket.socket(socket.AF_UNIX)
+            sock.bind(path)
+        elif kind == "fifo":
+            os.mkfifo(path)
+            reader = threading.Thread(target=lambda: got.append(Path(path).read_bytes()), daemon=True)
+            reader.start()
+        elif kind in NODES:
+            mode, dev = NODES[kind]
+            os.mknod(path, mode, os.makedev(*dev))
+        try:
+            _atomic.write_text(path, text, what=what)
+        except LLMSurrogateError as err:
+            return (type(err).__name__, f"{what} {path}" in str(err))
+        finally:
+            if sock is not None:
+                sock.close()
+        if reader is not None:
+            reader.join(10)
+            return ("write", got[0].decode() if got else None, stat.S_ISFIFO(os.stat(path).st_mode))
+        if kind in NODES:
+            return ("device", stat.S_ISCHR(os.stat(path).st_mode))
+        return ("write", Path(path).read_text(), stat.S_ISREG(os.stat(path).st_mode))
+
+
+@st.composite
+def output_target_case(draw) -> Case:
+    kinds = TARGET_KINDS if _CAN_MKNOD else [k for k in TARGET_KINDS if k[0] not in NODES]
+    kind, outcome = draw(st.sampled_from(kinds))
+    text = draw(st.text(max_size=40))
+    what = draw(st.sampled_from(["output", "--out", "the table"]))
+    if kind == "full device" and not text:
+        outcome = "device"   # nothing to write: no ENOSPC
+    want = {"write": ("write", text, True), "device": ("device", True)}.get(outcome, (outcome, True))
+    return Case(f"output target {kind}, what={what!r}, text={text!r}", "io.write_target", (kind, text, what), {}, (),
+                ("ref.value", (want,), {}))
+
+
+_CAN_MKNOD = _can_mknod()
+
+
 def _profile(batches: int):
     return settings(max_examples=batches, deadline=None, database=None, derandomize=not EXPLORE,
                     phases=(Phase.explicit, Phase.reuse, Phase.generate),
@@ -1336,8 +1418,10 @@ def test_known_hostile_calls():
 @pytest.mark.parametrize("strategy, per_batch, batches", [(quantile_case, 8, 60), (risk_case, 6, 50),
                                                           (transfer_case, 6, 50), (ess_case, 3, 30),
                                                           (template_case, 8, 15), (task_file_case, 6, 10),
-                                                          (lap_case, 8, 15), (polars_null_case, 3, 6)],
-                         ids=["quantiles", "risk", "transfer", "ess", "templates", "task-files", "lap", "polars-nulls"])
+                                                          (lap_case, 8, 15), (polars_null_case, 3, 6),
+                                                          (output_target_case, 8, 8)],
+                         ids=["quantiles", "risk", "transfer", "ess", "templates", "task-files", "lap", "polars-nulls",
+                              "output-targets"])
 def test_hostile_inputs(strategy, per_batch, batches):
     @_profile(batches=batches)
     @given(data=st.data())
@@ -1351,8 +1435,10 @@ def test_hostile_inputs(strategy, per_batch, batches):
 @pytest.mark.parametrize("strategy, per_batch, batches", [(quantile_case, 20, 500), (risk_case, 10, 500),
                                                           (transfer_case, 10, 500), (ess_case, 4, 100),
                                                           (template_case, 20, 100), (task_file_case, 10, 50),
-                                                          (lap_case, 20, 100), (polars_null_case, 4, 50)],
-                         ids=["quantiles", "risk", "transfer", "ess", "templates", "task-files", "lap", "polars-nulls"])
+                                                          (lap_case, 20, 100), (polars_null_case, 4, 50),
+                                                          (output_target_case, 20, 50)],
+                         ids=["quantiles", "risk", "transfer", "ess", "templates", "task-files", "lap", "polars-nulls",
+                              "output-targets"])
 def test_hostile_inputs_long(strategy, per_batch, batches):
     @_profile(batches=batches)
     @given(data=st.data())
