@@ -30,7 +30,7 @@ import threading
 import time
 from typing import Any
 
-__all__ = ["exit_with_parent", "local_n_jobs", "max_local_workers", "parallel"]
+__all__ = ["exit_with_parent", "local_n_jobs", "max_local_workers", "parallel", "resolve_n_jobs"]
 
 _POLL_S = 0.5
 
@@ -41,6 +41,33 @@ def max_local_workers() -> int:
     from . import _core
 
     return int(_core.max_threads())
+
+
+def resolve_n_jobs(n_jobs: int | None) -> int:
+    """The package's one meaning of ``n_jobs``, as a positive worker count.
+
+    ``None``: the ``n_jobs`` of an enclosing ``joblib.parallel_config(n_jobs=...)``, otherwise the
+    ``LLMSURROGATE_NUM_THREADS`` environment variable, otherwise every core this process may use.
+    A positive count is used as given; ``-1`` is every core, ``-k`` every core but ``k - 1``
+    (joblib's convention). The result is capped at :func:`max_local_workers`. The same rule sizes
+    joblib pools (ESS block fits, transfer fits) and the Rust kernels' thread pools.
+
+    >>> resolve_n_jobs(2)
+    2
+    >>> import joblib
+    >>> with joblib.parallel_config(n_jobs=3):
+    ...     resolve_n_jobs(None)
+    3
+    """
+    from . import _core
+    from ._validation import check_n_jobs
+
+    n_jobs = check_n_jobs(n_jobs)
+    if n_jobs is None:
+        from joblib.parallel import get_active_backend
+
+        n_jobs = get_active_backend()[1]
+    return int(_core.resolve_threads(n_jobs))
 
 
 def _active_backend(kwargs: dict) -> tuple[Any, Any]:
