@@ -14,34 +14,35 @@ as implemented, with every departure from the paper and from transferUQ: ``docs/
   fitted by nonlinear least squares in the Rust core.
 * :mod:`.demo` -- the paper's Table 5 and its application on the bundled data.
 
-Modules by role: ``_table`` (:class:`ErrorTable`), ``_inference``, ``_build`` (fitting tables),
-``_models`` (EU, CPT), ``_results``, ``_cli`` (``llmsurrogate transfer``), ``demo``.
+Modules by role, the inference ones mirroring ``rust/transfer/``: ``_table`` (:class:`ErrorTable`),
+``_common`` (what the inference modules share), ``_intervals`` (forecast intervals and coverage;
+``table.rs``), ``_dominance`` (worst-case and everywhere dominance, critical Γ; ``dominance.rs``),
+``_ustat`` (U-statistic confidence intervals; ``ustat.rs``), ``_build`` (fitting tables), ``_models``
+(EU, CPT; ``nls.rs``), ``_results``, ``_cli`` (``llmsurrogate transfer``), ``demo``.
 """
 
-from ._inference import (
+from ._dominance import (
     check_everywhere_dominance,
     check_worstcase_dominance,
-    clear_rank_cache,
-    coverage_bound,
-    coverage_upper_bound,
     critical_gamma,
-    ete_interval,
     everywhere_dominance,
     everywhere_dominance_box,
+    lp2_simplex,
+)
+from ._intervals import (
+    coverage_bound,
+    coverage_upper_bound,
     forecast_interval,
     forecast_intervals,
-    lp2_simplex,
-    plot_quantile_ci,
-    qte_interval,
     robust_level,
     tau_for_coverage,
-    ustat_tail_bound,
     weighted_coverage_diagnostic,
     weighted_forecast_interval,
     worst_case_curve,
     worst_case_interval,
     worst_case_tau_curve,
 )
+from ._ustat import clear_rank_cache, ete_interval, plot_quantile_ci, qte_interval, ustat_tail_bound
 from ._build import DomainCV, cv_ratio, error_table, error_tables, in_sample_errors, make_model, within_domain_cv
 from ._models import CPT, EU
 from ._results import EverywhereDominance, ForecastIntervals, IntervalTable, TransferApplication, WorstCaseCurve

@@ -27,7 +27,8 @@ import numpy as np
 
 from .. import datasets, quantiles
 from .._progress import ProgressCallback
-from . import _inference as tr
+from . import _dominance, _intervals
+from ._common import DEFAULT_TAULIST
 from ._results import IntervalTable, TransferApplication
 from ._table import ErrorTable
 
@@ -138,24 +139,24 @@ def run_transfer_application(coverage=(0.8, 0.9, 0.95), taus=None) -> TransferAp
     """
     import pandas as pd
 
-    taus = tr.DEFAULT_TAULIST if taus is None else np.asarray(taus, dtype=float)
+    taus = DEFAULT_TAULIST if taus is None else np.asarray(taus, dtype=float)
     tabs = application_tables()
     intervals = []
     for metric, by_model in tabs.items():
-        t = tr.forecast_intervals(by_model, coverage=coverage).tidy()
+        t = _intervals.forecast_intervals(by_model, coverage=coverage).tidy()
         t.insert(1, "metric", metric)
         intervals.append(t)
     dom = []
     for metric, by_model in tabs.items():
         for a, b in PAIRS:
-            wc = tr.check_worstcase_dominance(by_model[a], by_model[b], taus)
-            ev = tr.check_everywhere_dominance(by_model[a], by_model[b], taus)
-            evp = tr.check_everywhere_dominance(by_model[a], by_model[b], taus, mode="paper")
+            wc = _dominance.check_worstcase_dominance(by_model[a], by_model[b], taus)
+            ev = _dominance.check_everywhere_dominance(by_model[a], by_model[b], taus)
+            evp = _dominance.check_everywhere_dominance(by_model[a], by_model[b], taus, mode="paper")
             dom.append(pd.DataFrame({"model": a, "other": b, "metric": metric, "tau": taus, "worst_case": wc.res,
                                      "everywhere": ev.res, "everywhere_paper": evp.res}))
     curves = []
     for label, t in tabs["raw transfer error"].items():
-        s = tr.worst_case_curve(t, tau=0.9, lower=False).tidy()
+        s = _intervals.worst_case_curve(t, tau=0.9, lower=False).tidy()
         s.insert(0, "model", label)
         curves.append(s)
     return TransferApplication(intervals=pd.concat(intervals, ignore_index=True),

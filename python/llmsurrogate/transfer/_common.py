@@ -1,0 +1,188 @@
+"""What the transfer inference modules share: reading an error table, sides and levels.
+
+Every inference function (:mod:`._intervals`, :mod:`._dominance`, :mod:`._ustat`) takes the error
+table in any of the three conventions of the authors' R package transferUQ (a square matrix
+``[train, test]`` with the diagonal ignored, a long frame ``train..., test, error``, or an
+:class:`ErrorTable`); ``pooled=True`` reads it as transferUQ does (:class:`PooledErrors`).
+
+``side`` is ``"two"``, ``"upper"`` (an upper bound: ``(-inf, a]``, transferUQ's ``"right"``) or
+``"lower"`` (a lower bound: ``[a, inf)``, transferUQ's ``"left"``); the package's names are accepted.
+``level`` is the package's *nominal* coverage level c (transferUQ's ``coverage``): a two-sided
+interval uses τ = (1 + c)/2, a one-sided one τ = c. ``correction=True`` inflates c by
+(n + 1)/(n − r) first so that Proposition 1 guarantees c. Every interval function also accepts
+``tau=`` to give the quantile level directly.
+
+The Rust-side sorted table (``rust/transfer/table.rs``) is built once per :class:`ErrorTable` and
+cached on it (:func:`_core_table`).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+
+from .. import _core
+from .._validation import as_float_array, check_choice, check_int, check_probability
+from ..exceptions import InvalidArgumentError, LLMSurrogateWarning, ShapeError
+from ._table import ErrorTable, PooledErrors, _pooled
+
+_SIDES = {"two": "two", "upper": "upper", "lower": "lower", "right": "upper", "left": "lower"}
+DEFAULT_TAULIST = np.round(np.arange(0.5, 1.0 + 1e-9, 0.01), 10)
+DEFAULT_BETAS = np.round(np.arange(0.2, 0.8 + 1e-9, 0.01), 10)
+
+
+# ---- plumbing -------------------------------------------------------------------------------------
+
+def _table(err: Any, arg: str = "err", pooled: bool = False, r: Any = None) -> ErrorTable:
+    """``err`` as an :class:`ErrorTable`; with ``pooled=True`` read as transferUQ does (two-column
+    form, ordered training tuples, missing cells: a :class:`PooledErrors`), with a warning when
+    cells are missing."""
+    if not pooled:
+        return ErrorTable.coerce(err, arg=arg)
+    t = _pooled(err, arg=arg, r=r)
+    if isinstance(t, PooledErrors) and not t.complete:
+        if t.missing:
+            what = f"{t.missing} of its {t.N + t.missing} errors are missing (NA)"
+        elif t.expected is not None:
+            what = f"it has {t.N} errors where {t.n} domains with r = {t.r} need {t.expected}"
+        else:
+            what = "its test domains have different numbers of errors"
+        warnings.warn(f"argument `{arg}`: {what}; as transferUQ does, the result uses the errors given, but "
+                      "Proposition 1's guarantee needs one error per (training set, test domain)",
+                      LLMSurrogateWarning, stacklevel=3)
+    return t
+
+
+def _sorted_values(t: Any) -> np.ndarray:
+    """The pooled errors in ascending order (also for tables with missing cells)."""
+    if isinstance(t, PooledErrors) and not t.balanced:
+        return np.sort(t.values)
+    return _core_table(t).sorted_values()
+
+
+def _core_table(t: ErrorTable, negate: bool = False):
+    """The Rust-side sorted table, built once per ErrorTable (and once for the negated errors)."""
+    key = "_llms_core_neg" if negate else "_llms_core"
+    core = t.__dict__.get(key)
+    if core is None:
+        if isinstance(t, PooledErrors) and not t.balanced:
+            raise InvalidArgumentError(
+                "this computation needs the same number of errors for every test domain (weights, worst cases and "
+                "dominance are per test domain); the table has missing cells: fill them or drop their domains")
+        vals = -t.values if negate else t.values
+        core = _core.TransferTable(np.ascontiguousarray(vals, dtype=np.float64),
+                                   np.ascontiguousarray(t.test, dtype=np.int64), t.n)
+        object.__setattr__(t, key, core)
+    return core
+
+
+def _side(side: Any) -> str:
+    if isinstance(side, (list, tuple)) and side:  # R's c("two", "left", "right") default
+        side = side[0]
+    return _SIDES[check_choice(side, "side", list(_SIDES))]
+
+
+def _tau(coverage: Any, side: str, tau: Any, *, n: int | None = None, r: int | None = None,
+         correction: bool = False) -> float:
+    """τ from the package's coverage (or τ given directly), validated."""
+    if tau is not None:
+        if coverage is not None:
+            raise InvalidArgumentError("pass either `coverage` or `tau`, not both")
+        t = check_probability(tau, "tau", low=0.0, high=1.0, high_open=False)
+        if side == "two" and t <= 0.5:
+            raise InvalidArgumentError(
+                f"argument `tau`: a two-sided interval needs tau in (0.5, 1]; got {t} (at tau <= 0.5 the interval "
+                "[e_(N+1-k), e_(k)] is inverted and Proposition 1 guarantees nothing)")
+        return t
+    if coverage is None:
+        raise InvalidArgumentError("argument `coverage` is required (a number in (0, 1)), or pass `tau`")
+    c = check_probability(coverage, "coverage", low=0.0, high=1.0, high_open=False)
+    if correction:
+        c_adj = c * (n + 1) / (n - r)
+        if c_adj > 1:
+            warnings.warn(
+                f"coverage {c} cannot be guaranteed with n = {n} domains and r = {r}: the best possible guarantee "
+                f"is (n - r)/(n + 1) = {(n - r) / (n + 1):.4f}, reached by the [min, max] interval returned",
+                LLMSurrogateWarning, stacklevel=3)
+        c = min(c_adj, 1.0)
+    return (1 + c) / 2 if side == "two" else c
+
+
+def _clip_side(lo: float, hi: float, side: str) -> tuple[float, float]:
+    if side == "upper":
+        return (-math.inf, float(hi))
+    if side == "lower":
+        return (float(lo), math.inf)
+    return (float(lo), float(hi))
+
+
+def _n_r(n: Any, r: Any) -> tuple[int, int]:
+    """Numbers of domains n and training domains r, with n > r >= 1."""
+    n, r = check_int(n, "n", minimum=2), check_int(r, "r", minimum=1)
+    if n <= r:
+        raise InvalidArgumentError(f"arguments `n` and `r`: need n > r (more domains than training domains); "
+                                   f"got n = {n}, r = {r}")
+    return n, r
+
+
+def _check_weights(w: np.ndarray, n: int | None = None) -> np.ndarray:
+    """Likelihood ratios: finite, >= 0, not all zero (and ``n`` of them when given)."""
+    if n is not None and w.size != n:
+        raise ShapeError(f"argument `weights` needs one likelihood ratio per domain ({n}); got {w.size}")
+    bad = np.flatnonzero(~np.isfinite(w))
+    if bad.size:
+        raise InvalidArgumentError(f"argument `weights` must be finite; got {w[bad[0]]} at position {bad[0]}")
+    bad = np.flatnonzero(w < 0)
+    if bad.size:
+        raise InvalidArgumentError(f"argument `weights` must be >= 0 (likelihood ratios); got {w[bad[0]]} at "
+                                   f"position {bad[0]}")
+    if not np.any(w > 0):
+        raise InvalidArgumentError("argument `weights`: all weights are zero; at least one must be positive")
+    return w
+
+
+def _check_r(t: ErrorTable, r: Any) -> None:
+    if t.r is None:
+        raise InvalidArgumentError("argument `r` is missing: a two-column (test, error) table does not give the number "
+                                   "of training domains; pass `r`")
+    if r is not None and check_int(r, "r", minimum=1) != t.r:
+        raise InvalidArgumentError(f"argument `r` ({r}) does not match the table's {t.r} training domains per error")
+
+
+def _same(err1: Any, err2: Any, pooled: bool = False) -> tuple[ErrorTable, ErrorTable]:
+    t1, t2 = _table(err1, "err1", pooled), _table(err2, "err2", pooled)
+    if type(t1) is not type(t2):  # one complete ErrorTable, one pooled: compare as pooled
+        t1, t2 = (x if isinstance(x, PooledErrors) else PooledErrors(x.values, x.test, x.domains, x.r, name=x.name)
+                  for x in (t1, t2))
+    t2 = _in_domain_order(t2, t1)
+    t1.same_design(t2, arg="err2")
+    return t1, t2
+
+
+def _in_domain_order(t2: ErrorTable, t1: ErrorTable) -> ErrorTable:
+    """``t2`` with its domains in ``t1``'s order when both hold the same domain labels in another order
+    (two matrices whose rows are permuted differently): tables are paired by domain label, never by
+    position (the rule of ``_validation``)."""
+    if type(t1) is not ErrorTable or type(t2) is not ErrorTable or len(t1.domains) != len(t2.domains):
+        return t2
+    d1, d2 = [str(d) for d in t1.domains], [str(d) for d in t2.domains]
+    if d1 == d2 or set(d1) != set(d2) or len(set(d1)) != len(d1):
+        return t2
+    pos = {d: i for i, d in enumerate(d1)}
+    to1 = np.array([pos[d] for d in d2], dtype=np.int64)
+    return ErrorTable._from_arrays(t2.values.copy(), to1[t2.test], to1[t2.train], list(t1.domains), name=t2.name,
+                                   metric=t2.metric, arg="err2")
+
+
+def _taulist(taulist: Any) -> np.ndarray:
+    taus = as_float_array(taulist, "taulist", allow_empty=True)
+    if taus.size == 0:
+        raise InvalidArgumentError("argument `taulist` is empty")
+    bad = ~((taus > 0) & (taus <= 1))
+    if bad.any():
+        raise InvalidArgumentError(f"argument `taulist` must lie in (0, 1]; got {taus[bad][0]}")
+    return np.ascontiguousarray(taus)
+
