@@ -1,4 +1,4 @@
-"""Thread counts: n_jobs first, then LLMSURROGATE_NUM_THREADS, then all cores."""
+"""Thread counts: n_jobs first, then an enclosing joblib.parallel_config, then LLMSURROGATE_NUM_THREADS, then all cores."""
 
 from __future__ import annotations
 
@@ -45,6 +45,24 @@ def test_joblib_conventions():
     assert llmsurrogate.num_threads(-2) == max(cores - 1, 1)
     with pytest.raises(InvalidArgumentError):
         llmsurrogate.num_threads(True)
+
+
+def test_none_takes_an_enclosing_joblib_config_first():
+    """Issue 20: one meaning of n_jobs=None everywhere: a joblib.parallel_config's n_jobs, then
+    LLMSURROGATE_NUM_THREADS, then all cores (llmsurrogate._workers.resolve_n_jobs)."""
+    import joblib
+
+    with joblib.parallel_config(n_jobs=3):
+        assert llmsurrogate.num_threads() == 3
+        assert llmsurrogate.num_threads(2) == 2  # an explicit count wins
+    code = "import joblib, llmsurrogate\nwith joblib.parallel_config(n_jobs=2): print(llmsurrogate.num_threads())"
+    env = {**os.environ, "LLMSURROGATE_NUM_THREADS": "3"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.stdout.strip() == "2", out.stderr
+    v = np.random.default_rng(2).standard_normal(50_000)
+    with joblib.parallel_config(n_jobs=1):
+        one = q.upper_quantile(v, [0.1, 0.5, 0.9])
+    np.testing.assert_array_equal(one, q.upper_quantile(v, [0.1, 0.5, 0.9]))
 
 
 def test_results_do_not_depend_on_thread_count():

@@ -207,7 +207,12 @@ def test_local_pools_are_capped():
     assert cap == max(2 * cores, 4) == llmsurrogate.num_threads(10**6)  # the Rust pools' cap too
     assert _workers.local_n_jobs(1000, prefer="threads") == cap
     assert _workers.local_n_jobs(1000, prefer="processes") == cap
-    assert _workers.local_n_jobs(1) == 1 and _workers.local_n_jobs(-1) == -1 and _workers.local_n_jobs(None) is None
+    # local pools get the package's one count (issue 20): None and -1 are every core this process may use
+    assert _workers.local_n_jobs(1) == 1
+    assert _workers.local_n_jobs(-1) == llmsurrogate.num_threads(-1) == min(cores, cap)
+    assert _workers.local_n_jobs(None) == llmsurrogate.num_threads()
+    with joblib.parallel_config(backend="sequential"):  # not a local pool: n_jobs passes through
+        assert _workers.local_n_jobs(None) is None
     with joblib.parallel_config(n_jobs=1000):
         assert _workers.local_n_jobs(None) == cap
     with joblib.parallel_config(backend="threading", n_jobs=1000):

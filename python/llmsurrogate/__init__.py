@@ -43,7 +43,14 @@ __all__ = ["__version__", "num_threads", *exceptions.__all__, *sorted(_SUBMODULE
 
 
 def num_threads(n_jobs: int | None = None) -> int:
-    """Threads the Rust kernels use for ``n_jobs`` (``None``: ``LLMSURROGATE_NUM_THREADS`` or all cores).
+    """Workers/threads the package uses for ``n_jobs``: its one meaning of ``n_jobs`` everywhere
+    (joblib pools of ESS and transfer, the Rust kernels' thread pools).
+
+    ``None``: the ``n_jobs`` of an enclosing ``joblib.parallel_config``, else the
+    ``LLMSURROGATE_NUM_THREADS`` environment variable, else every core this process may use. A
+    positive count is used as given, ``-1`` is every core and ``-k`` every core but ``k - 1``
+    (joblib's convention); the result is capped at twice the cores (at least 4). No number the
+    package computes depends on it.
 
     Examples
     --------
@@ -52,9 +59,10 @@ def num_threads(n_jobs: int | None = None) -> int:
     >>> num_threads() >= 1
     True
     """
-    from ._validation import check_n_jobs
+    # inside the function: _workers needs numpy (through _validation), which `import llmsurrogate` does not load
+    from ._workers import resolve_n_jobs
 
-    return _core.resolve_threads(check_n_jobs(n_jobs))
+    return resolve_n_jobs(n_jobs)
 
 
 def __getattr__(name: str) -> Any:

@@ -368,7 +368,11 @@ def check_flag(value: Any, name: str) -> bool:
 
 
 def check_n_jobs(n_jobs: Any) -> int | None:
-    """``None`` (use LLMSURROGATE_NUM_THREADS or all cores), a positive count or -k (joblib style)."""
+    """``n_jobs`` checked, not resolved: ``None``, a positive count or -k (joblib style; never 0).
+
+    What each value means (``None``: an enclosing ``joblib.parallel_config``'s ``n_jobs``, else
+    ``LLMSURROGATE_NUM_THREADS``, else every core) is decided in one place,
+    :func:`llmsurrogate._workers.resolve_n_jobs`."""
     if n_jobs is None:
         return None
     out = check_int(n_jobs, "n_jobs", minimum=-(2**31), maximum=2**31 - 1)

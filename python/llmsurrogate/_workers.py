@@ -15,20 +15,32 @@ built by :func:`parallel`, which adds two things to what joblib does and changes
   that spawned a worker exits, and loky spawns workers from whichever thread submits work.
   loky's resource tracker exits by itself once every process holding its pipe (the parent and
   the workers) is gone.
-* **Local pools are capped.** With the threading, loky or multiprocessing backend, a positive
-  ``n_jobs`` above :func:`max_local_workers` is lowered to it: the same cap as the Rust kernels'
-  thread pools (``_core.max_threads()``: twice the logical cores this process may use, at least
-  4). ``n_jobs=1000`` started 1,000 threads or processes (under a memory cap,
-  ``multiprocessing.dummy`` then failed with an ``AttributeError`` while cleaning up the threads it
-  could not start). Other backends (Dask, Ray) schedule on their own and get ``n_jobs`` unchanged.
+* **Local pools are sized by the package's one rule and capped.** With the threading, loky or
+  multiprocessing backend, ``n_jobs`` is resolved by :func:`resolve_n_jobs` (``None``: an
+  enclosing ``joblib.parallel_config``'s ``n_jobs``, else ``LLMSURROGATE_NUM_THREADS``, else every
+  core this process may use), the rule that also sizes the Rust kernels' thread pools, and a count
+  above :func:`max_local_workers` is lowered to it (``_core.max_threads()``: twice the logical
+  cores this process may use, at least 4). ``n_jobs=1000`` started 1,000 threads or processes
+  (under a memory cap, ``multiprocessing.dummy`` then failed with an ``AttributeError`` while
+  cleaning up the threads it could not start). Other backends (Dask, Ray) schedule on their own
+  and get ``n_jobs`` unchanged.
 """
 
 from __future__ import annotations
 
 import os
+import select
+import sys
 import threading
 import time
 from typing import Any
+
+from . import _core
+from ._validation import check_n_jobs
+
+# joblib (a required dependency, ~170 ms to import) is imported inside the functions that open
+# pools: resolve_n_jobs also sizes the Rust kernels' threads for llmsurrogate.quantiles and
+# llmsurrogate.num_threads, which stay free of it.
 
 __all__ = ["exit_with_parent", "local_n_jobs", "max_local_workers", "parallel", "resolve_n_jobs"]
 
@@ -38,8 +50,6 @@ _POLL_S = 0.5
 def max_local_workers() -> int:
     """The most workers a local joblib pool (threads or processes on this machine) gets: the Rust
     thread pools' cap, twice the logical cores this process may use and at least 4."""
-    from . import _core
-
     return int(_core.max_threads())
 
 
@@ -50,7 +60,8 @@ def resolve_n_jobs(n_jobs: int | None) -> int:
     ``LLMSURROGATE_NUM_THREADS`` environment variable, otherwise every core this process may use.
     A positive count is used as given; ``-1`` is every core, ``-k`` every core but ``k - 1``
     (joblib's convention). The result is capped at :func:`max_local_workers`. The same rule sizes
-    joblib pools (ESS block fits, transfer fits) and the Rust kernels' thread pools.
+    local joblib pools (ESS block fits and tuning, transfer fits; :func:`parallel`) and the Rust
+    kernels' thread pools. No number the package computes depends on it.
 
     >>> resolve_n_jobs(2)
     2
@@ -59,14 +70,11 @@ def resolve_n_jobs(n_jobs: int | None) -> int:
     ...     resolve_n_jobs(None)
     3
     """
-    from . import _core
-    from ._validation import check_n_jobs
-
     n_jobs = check_n_jobs(n_jobs)
-    if n_jobs is None:
-        from joblib.parallel import get_active_backend
-
-        n_jobs = get_active_backend()[1]
+    # joblib.parallel_config lives in joblib.parallel: while that is not imported, none is active
+    joblib_parallel = sys.modules.get("joblib.parallel")
+    if n_jobs is None and joblib_parallel is not None:
+        n_jobs = check_n_jobs(joblib_parallel.get_active_backend()[1])
     return int(_core.resolve_threads(n_jobs))
 
 
@@ -83,15 +91,14 @@ def _is_local(backend: Any) -> bool:
 
 
 def local_n_jobs(n_jobs: int | None, **kwargs: Any) -> int | None:
-    """The worker count :func:`parallel` gives joblib: ``n_jobs`` as joblib resolves it (``None``
-    takes ``joblib.parallel_config``'s), capped for local backends (see the module docstring).
-    ``kwargs``: ``prefer``/``require`` as given to ``Parallel``."""
-    from joblib import Parallel
-
-    resolved = Parallel(n_jobs=n_jobs, **{k: kwargs[k] for k in ("prefer", "require") if k in kwargs}).n_jobs
+    """The worker count :func:`parallel` gives joblib: for a local backend (threads or processes on
+    this machine) the package's count :func:`resolve_n_jobs` (``None``: ``joblib.parallel_config``'s
+    ``n_jobs``, else ``LLMSURROGATE_NUM_THREADS``, else every core; capped); other backends (Dask,
+    Ray, sequential) get ``n_jobs`` unchanged. ``kwargs``: ``prefer``/``require`` as given to
+    ``Parallel``."""
     backend, _ = _active_backend(kwargs)
-    if _is_local(backend) and isinstance(resolved, int) and resolved > max_local_workers():
-        return max_local_workers()
+    if _is_local(backend):
+        return resolve_n_jobs(n_jobs)
     return n_jobs
 
 
@@ -127,8 +134,6 @@ def _watch_parent(parent_pid: int) -> None:
             fd = None
     # still our parent after the pidfd was opened: the pidfd is the parent's, not a reused pid's
     if fd is not None and os.getppid() == parent_pid:
-        import select
-
         try:
             select.select([fd], [], [])  # readable once the parent has exited
         except OSError:

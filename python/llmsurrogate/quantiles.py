@@ -18,8 +18,10 @@ The weighted versions put weight ``weights[i]`` on ``values[i]`` and an extra ma
 +∞ (upper quantile) or -∞ (lower quantile), the conservative place for an unobserved target in
 weighted conformal prediction. Weights need not sum to one.
 
-All computation runs in the Rust core with the GIL released; ``n_jobs`` (or the
-``LLMSURROGATE_NUM_THREADS`` environment variable) sets the threads used to sort large inputs.
+All computation runs in the Rust core with the GIL released; ``n_jobs`` sets the threads used to
+sort large inputs (``None``: an enclosing ``joblib.parallel_config``'s ``n_jobs``, else the
+``LLMSURROGATE_NUM_THREADS`` environment variable, else every core; see
+:func:`llmsurrogate.num_threads`).
 
 Examples
 --------
@@ -42,7 +44,8 @@ from typing import Any
 import numpy as np
 
 from . import _core
-from ._validation import align_by_label, as_float_array, as_levels, check_n_jobs, check_real
+from ._validation import align_by_label, as_float_array, as_levels, check_real
+from ._workers import resolve_n_jobs
 from .exceptions import NonFiniteError, ShapeError
 
 __all__ = [
@@ -73,8 +76,7 @@ def upper_quantile(values, tau, *, n_jobs: int | None = None):
     tau : float or array-like of float
         Level(s) in [0, 1]. A scalar gives a float, an array gives an array.
     n_jobs : int, optional
-        Threads for sorting large inputs (joblib conventions; default: ``LLMSURROGATE_NUM_THREADS``
-        or all cores).
+        Workers/threads for sorting large inputs (None: see :func:`llmsurrogate.num_threads`).
 
     Examples
     --------
@@ -83,7 +85,7 @@ def upper_quantile(values, tau, *, n_jobs: int | None = None):
     """
     v = as_float_array(values, "values")
     t, scalar = as_levels(tau)
-    return _shape(_core.upper_quantiles(v, t, check_n_jobs(n_jobs)), scalar)
+    return _shape(_core.upper_quantiles(v, t, resolve_n_jobs(n_jobs)), scalar)
 
 
 def lower_quantile(values, tau, *, n_jobs: int | None = None):
@@ -96,7 +98,7 @@ def lower_quantile(values, tau, *, n_jobs: int | None = None):
     """
     v = as_float_array(values, "values")
     t, scalar = as_levels(tau)
-    return _shape(_core.lower_quantiles(v, t, check_n_jobs(n_jobs)), scalar)
+    return _shape(_core.lower_quantiles(v, t, resolve_n_jobs(n_jobs)), scalar)
 
 
 def _interval_level(tau) -> float:
@@ -116,7 +118,7 @@ def quantile_interval(values, tau: float, *, n_jobs: int | None = None) -> tuple
     """
     level = _interval_level(tau)
     v = as_float_array(values, "values")
-    jobs = check_n_jobs(n_jobs)
+    jobs = resolve_n_jobs(n_jobs)
     lo = _core.lower_quantiles(v, np.array([1.0 - level]), jobs)[0]
     hi = _core.upper_quantiles(v, np.array([level]), jobs)[0]
     return float(lo), float(hi)
@@ -168,7 +170,7 @@ def weighted_upper_quantile(values, weights, tau, *, inf_weight: float = 0.0, n_
     """
     v, w, extra = _weighted_args(values, weights, inf_weight)
     t, scalar = as_levels(tau)
-    return _shape(_core.weighted_upper_quantiles(v, w, t, extra, check_n_jobs(n_jobs)), scalar)
+    return _shape(_core.weighted_upper_quantiles(v, w, t, extra, resolve_n_jobs(n_jobs)), scalar)
 
 
 def weighted_lower_quantile(values, weights, tau, *, inf_weight: float = 0.0, n_jobs: int | None = None):
@@ -183,7 +185,7 @@ def weighted_lower_quantile(values, weights, tau, *, inf_weight: float = 0.0, n_
     """
     v, w, extra = _weighted_args(values, weights, inf_weight)
     t, scalar = as_levels(tau)
-    return _shape(_core.weighted_lower_quantiles(v, w, t, extra, check_n_jobs(n_jobs)), scalar)
+    return _shape(_core.weighted_lower_quantiles(v, w, t, extra, resolve_n_jobs(n_jobs)), scalar)
 
 
 def weighted_quantile_interval(values, weights, tau: float, *, inf_weight: float = 0.0,
@@ -199,7 +201,7 @@ def weighted_quantile_interval(values, weights, tau: float, *, inf_weight: float
     """
     level = _interval_level(tau)
     v, w, extra = _weighted_args(values, weights, inf_weight)
-    jobs = check_n_jobs(n_jobs)
+    jobs = resolve_n_jobs(n_jobs)
     lo = _core.weighted_lower_quantiles(v, w, np.array([1.0 - level]), extra, jobs)[0]
     hi = _core.weighted_upper_quantiles(v, w, np.array([level]), extra, jobs)[0]
     return float(lo), float(hi)
