@@ -11,22 +11,18 @@
   server then puts ``<|endoftext|>`` (id 0) first, and the transformers side of a comparison is
   given the same token (llama-cpp-python's echoed prompt log-probabilities are aligned only when
   a BOS token leads).
-* :class:`LlamaServer` starts ``python -m llama_cpp.server`` on a free port of 127.0.0.1, waits
-  until ``/v1/models`` answers (bounded), and stops it (terminate, then kill).
+* :class:`LlamaServer` runs ``python -m llama_cpp.server`` on a free port of 127.0.0.1 (start,
+  readiness and stop: :class:`_server.ServerProcess`).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import numpy as np
+from _server import ServerProcess
 
 MODEL_ALIAS = "tiny-gpt2"
 
@@ -109,63 +105,27 @@ def gpt2_to_gguf(model_dir, out_path) -> Path:
     return out_path
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class LlamaServer:
+class LlamaServer(ServerProcess):
     """``python -m llama_cpp.server`` on 127.0.0.1 serving ``gguf_path`` as :data:`MODEL_ALIAS`."""
+
+    name = "llama_cpp.server"
 
     def __init__(self, gguf_path, *, n_ctx: int = 1024, threads: int = 1, log_path=None, startup_timeout: float = 120.0):
         self.gguf_path = Path(gguf_path)
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/v1"
+        super().__init__(log_path=Path(log_path) if log_path else self.gguf_path.with_suffix(".server.log"),
+                         startup_timeout=startup_timeout)
         self.n_ctx, self.threads = n_ctx, threads
-        self.log_path = Path(log_path) if log_path else self.gguf_path.with_suffix(".server.log")
-        self.startup_timeout = startup_timeout
-        self.proc: subprocess.Popen | None = None
 
-    def start(self) -> LlamaServer:
-        cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(self.gguf_path), "--model_alias", MODEL_ALIAS,
-               "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
-               "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads), "--logits_all", "true",
-               "--seed", "0", "--n_gpu_layers", "0", "--verbose", "false"]
-        env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY",)}
+    def command(self) -> list[str]:
+        return [sys.executable, "-m", "llama_cpp.server", "--model", str(self.gguf_path), "--model_alias", MODEL_ALIAS,
+                "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
+                "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads), "--logits_all", "true",
+                "--seed", "0", "--n_gpu_layers", "0", "--verbose", "false"]
+
+    def environment(self) -> dict[str, str]:
+        env = super().environment()
         if "/lib/R/lib" in env.get("LD_LIBRARY_PATH", ""):
             # started from R (reticulate): R's library path would make this Python child load the
             # system's libpython instead of its own
             env.pop("LD_LIBRARY_PATH")
-        self._log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=env)
-        deadline = time.monotonic() + self.startup_timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"llama_cpp.server exited with {self.proc.returncode}: "
-                                   f"{self.log_path.read_text(errors='replace')[-2000:]}")
-            try:
-                with urllib.request.urlopen(self.url + "/models", timeout=2) as r:
-                    if r.status == 200:
-                        return self
-            except OSError:
-                time.sleep(0.2)
-        self.stop()
-        raise RuntimeError(f"llama_cpp.server did not answer within {self.startup_timeout}s")
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
-        if getattr(self, "_log", None):
-            self._log.close()
-
-    def __enter__(self) -> LlamaServer:
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
+        return env

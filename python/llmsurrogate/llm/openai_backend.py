@@ -32,10 +32,11 @@ echo them raises :class:`CapabilityError` naming what is missing. Generation is 
 (temperature 0) with a fixed seed by default. :func:`parse_probability` reads a verbalized
 probability from generated text (models without log-probabilities).
 
-Throughput and cost: requests run on a thread pool (``concurrency``), under client-side rate
-limits (requests and tokens per minute), with retries (exponential backoff with full jitter,
-``Retry-After`` honoured) on 429, 5xx, timeouts, dropped connections and malformed bodies. The
-:class:`Ledger` counts requests, retries by cause, tokens (from each response's ``usage``) and
+Throughput and cost (the transport, :mod:`._http`, the base class of :class:`OpenAIBackend`;
+this module keeps the scoring on top of it): requests run on a thread pool (``concurrency``),
+under client-side rate limits (requests and tokens per minute), with retries (exponential backoff
+with full jitter, ``Retry-After`` honoured) on 429, 5xx, timeouts, dropped connections and
+malformed bodies. The :class:`Ledger` (:mod:`._ledger`) counts requests, retries by cause, tokens (from each response's ``usage``) and
 cost (from the user's ``prices``; none are built in). ``max_cost`` / ``max_tokens`` stop a run
 cleanly with :class:`BudgetExceededError`: requests in flight finish and are stored, nothing new is
 sent, and a rerun resumes.
@@ -53,48 +54,42 @@ the client's exception chained).
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import hashlib
 import json
 import logging
 import math
-import os
-import random
 import re
 import threading
-import time
 import warnings
-from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
-from .._optional import require
-from ..exceptions import ComputationError, InvalidArgumentError, LLMSurrogateWarning
+from .._validation import check_choice, check_int
+from ..exceptions import InvalidArgumentError, LLMSurrogateWarning
+from ._http import (  # noqa: F401 - the transport's names stay importable from here
+    RESPONSE_PRODUCER,
+    RESPONSE_TEMPLATE,
+    BudgetExceededError,
+    CapabilityError,
+    HTTPTransport,
+    RateLimiter,
+    RequestFailedError,
+    _normalise_url,
+    _ResponseCache,
+    _retry_after,
+    _Retryable,
+    _Scrubber,
+)
+from ._ledger import Ledger
 from .base import RaggedLogprobs, check_prompts
-from .cache import Cache, NullCache, as_cache
 
 __all__ = ["OpenAIBackend", "Ledger", "BudgetExceededError", "CapabilityError", "RequestFailedError",
            "parse_probability", "token_id"]
 
 log = logging.getLogger("llmsurrogate.llm.openai")
-
-#: Producer tag of stored responses: a response does not depend on the local torch/vllm versions.
-RESPONSE_PRODUCER = "openai-http-response-v1"
-RESPONSE_TEMPLATE = "openai-response-v1"
-
-
-class CapabilityError(InvalidArgumentError):
-    """The endpoint cannot give what was asked (log-probabilities, echoed prompt log-probabilities)."""
-
-
-class BudgetExceededError(ComputationError):
-    """The run's ``max_cost`` or ``max_tokens`` is spent; every response received is in the cache."""
-
-
-class RequestFailedError(ComputationError):
-    """A request failed for good (retries exhausted, or an error that retrying cannot fix)."""
 
 
 def token_id(text: str) -> int:
@@ -137,164 +132,7 @@ def parse_probability(text: str, prefill: str = "") -> float | None:
     return v if 0.0 <= v <= 1.0 else None
 
 
-class _Scrubber:
-    """Replaces the API key's value in any text (exception messages, logged lines)."""
-
-    def __init__(self, secret: str | None):
-        self._secret = secret or None
-
-    def __call__(self, text: Any) -> str:
-        s = str(text)
-        if self._secret and self._secret in s:
-            s = s.replace(self._secret, "***")
-        return s
-
-    def __repr__(self) -> str:
-        return "_Scrubber(***)"
-
-
-class RateLimiter:
-    """Client-side limits over a sliding 60-second window: requests per minute and tokens per
-    minute (``None``: no limit). ``acquire(tokens)`` blocks until both allow the request."""
-
-    def __init__(self, rpm: float | None = None, tpm: float | None = None, *, clock=time.monotonic, sleep=time.sleep):
-        self.rpm, self.tpm = rpm, tpm
-        self._events: deque = deque()  # (time, tokens)
-        self._lock = threading.Lock()
-        self._clock, self._sleep = clock, sleep
-        self.waited = 0.0
-
-    def acquire(self, tokens: int) -> None:
-        if self.rpm is None and self.tpm is None:
-            return
-        if self.tpm is not None and tokens > self.tpm:
-            raise InvalidArgumentError(f"one request needs about {tokens} tokens, more than tokens_per_minute={self.tpm}")
-        while True:
-            with self._lock:
-                now = self._clock()
-                while self._events and now - self._events[0][0] >= 60.0:
-                    self._events.popleft()
-                n = len(self._events)
-                used = sum(t for _, t in self._events)
-                ok_r = self.rpm is None or n + 1 <= self.rpm
-                ok_t = self.tpm is None or used + tokens <= self.tpm
-                if ok_r and ok_t:
-                    self._events.append((now, tokens))
-                    return
-                wait = 60.0 - (now - self._events[0][0]) + 1e-3
-            wait = min(max(wait, 0.01), 60.0)
-            self.waited += wait
-            self._sleep(wait)
-
-
-class Ledger:
-    """Per-run counts: requests sent, responses, retries by cause, cache reuse, tokens and cost.
-
-    Cost is computed from ``prices`` = ``{"input": $ per 1M prompt tokens, "output": $ per 1M
-    completion tokens}`` (no price is built in; without prices the cost is ``None``)."""
-
-    def __init__(self, prices: Mapping[str, float] | None = None):
-        self.prices = None if prices is None else {k: float(v) for k, v in dict(prices).items()}
-        if self.prices is not None:
-            bad = set(self.prices) - {"input", "output"}
-            if bad or any(v < 0 or not math.isfinite(v) for v in self.prices.values()):
-                raise InvalidArgumentError("argument `prices` must be {'input': $/1M tokens, 'output': $/1M tokens} "
-                                           "with finite non-negative values")
-        self._lock = threading.Lock()
-        self.requests = 0
-        self.responses = 0
-        self.cached = 0
-        self.retries: dict[str, int] = {}
-        self.prompt_tokens = 0
-        self.completion_tokens = 0
-        self.topk_truncated = 0
-        self.reserved_tokens = 0
-
-    @property
-    def tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-    def cost_of(self, prompt_tokens: float, completion_tokens: float) -> float | None:
-        if self.prices is None:
-            return None
-        return (prompt_tokens * self.prices.get("input", 0.0) + completion_tokens * self.prices.get("output", 0.0)) / 1e6
-
-    @property
-    def cost(self) -> float | None:
-        return self.cost_of(self.prompt_tokens, self.completion_tokens)
-
-    def add_usage(self, usage: Mapping[str, Any] | None) -> None:
-        u = dict(usage or {})
-        with self._lock:
-            self.responses += 1
-            self.prompt_tokens += int(u.get("prompt_tokens") or 0)
-            self.completion_tokens += int(u.get("completion_tokens") or 0)
-
-    def retry(self, cause: str) -> None:
-        with self._lock:
-            self.retries[cause] = self.retries.get(cause, 0) + 1
-
-    def as_dict(self) -> dict[str, Any]:
-        with self._lock:
-            return {"requests": self.requests, "responses": self.responses, "cached_responses": self.cached,
-                    "retries": dict(sorted(self.retries.items())), "retries_total": sum(self.retries.values()),
-                    "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-                    "tokens": self.tokens, "cost": self.cost, "prices_per_1m_tokens": self.prices,
-                    "topk_truncated_prompts": self.topk_truncated}
-
-    def summary(self) -> str:
-        d = self.as_dict()
-        cost = "cost unknown (no prices given)" if d["cost"] is None else f"cost ${d['cost']:.6f}"
-        return (f"{d['requests']} requests ({d['retries_total']} retries), {d['cached_responses']} responses reused "
-                f"from the cache, {d['tokens']} tokens ({d['prompt_tokens']} prompt + {d['completion_tokens']} "
-                f"completion), {cost}")
-
-    def __repr__(self) -> str:
-        return f"Ledger({self.summary()})"
-
-
-class _ResponseCache(Cache):
-    """The package's SQLite cache with a fixed producer tag for HTTP responses."""
-
-    def __init__(self, directory, **kw):
-        super().__init__(directory, **kw)
-        self.producer = RESPONSE_PRODUCER
-
-
-class _Retryable(Exception):
-    def __init__(self, cause: str, message: str, retry_after: float | None = None):
-        super().__init__(message)
-        self.cause, self.retry_after = cause, retry_after
-
-
-def _retry_after(headers) -> float | None:
-    if headers is None:
-        return None
-    try:
-        ms = headers.get("retry-after-ms")
-        if ms is not None:
-            return max(float(ms) / 1000.0, 0.0)
-        v = headers.get("retry-after")
-        if v is None:
-            return None
-        try:
-            return max(float(v), 0.0)
-        except ValueError:
-            from email.utils import parsedate_to_datetime
-
-            return max(parsedate_to_datetime(v).timestamp() - time.time(), 0.0)
-    except Exception:  # noqa: BLE001 - a malformed header is ignored, the backoff applies
-        return None
-
-
-def _normalise_url(url: str) -> str:
-    u = str(url).strip().rstrip("/")
-    if not re.match(r"^https?://[^\s/]+", u):
-        raise InvalidArgumentError(f"argument `base_url` must be an http(s) URL such as http://127.0.0.1:8000/v1; got {u!r}")
-    return u
-
-
-class OpenAIBackend:
+class OpenAIBackend(HTTPTransport):
     """Score prompts with a model behind an OpenAI-compatible HTTP endpoint.
 
     Parameters
@@ -354,8 +192,6 @@ class OpenAIBackend:
                  prices: Mapping[str, float] | None = None, max_cost: float | None = None,
                  max_tokens: int | None = None, cache: Any = None, extra_body: Mapping[str, Any] | None = None,
                  prompts_per_call: int = 256, token_ids: bool = False):
-        from .._validation import check_choice, check_int
-
         if not isinstance(model, str) or not model:
             raise InvalidArgumentError("argument `model` must be the non-empty name of the served model")
         self.model = model
@@ -370,43 +206,18 @@ class OpenAIBackend:
         self.system = system
         self.temperature = float(temperature)
         self.seed = None if seed is None else int(seed)
-        self.concurrency = check_int(concurrency, "concurrency", minimum=1)
-        self.max_retries = check_int(max_retries, "max_retries", minimum=0)
-        self.backoff, self.max_backoff, self.timeout = float(backoff), float(max_backoff), float(timeout)
-        if self.timeout <= 0 or self.backoff < 0 or self.max_backoff < 0:
-            raise InvalidArgumentError("`timeout` must be > 0 and `backoff`, `max_backoff` >= 0")
-        self.ledger = Ledger(prices)
-        if max_cost is not None:
-            max_cost = float(max_cost)
-            if not max_cost >= 0:
-                raise InvalidArgumentError("argument `max_cost` must be >= 0")
-            if self.ledger.prices is None:
-                raise InvalidArgumentError("argument `max_cost` needs `prices` ({'input': ..., 'output': ...} in $ per "
-                                           "1M tokens): no price is built in")
-        self.max_cost = max_cost
-        self.max_tokens = None if max_tokens is None else check_int(max_tokens, "max_tokens", minimum=0)
-        self.limiter = RateLimiter(requests_per_minute, tokens_per_minute)
+        self._init_transport(concurrency=concurrency, requests_per_minute=requests_per_minute,
+                             tokens_per_minute=tokens_per_minute, max_retries=max_retries, backoff=backoff,
+                             max_backoff=max_backoff, timeout=timeout, prices=prices, max_cost=max_cost,
+                             max_tokens=max_tokens)
         self.extra_body = dict(extra_body or {})
         self.prompts_per_call = check_int(prompts_per_call, "prompts_per_call", minimum=1)
         if not isinstance(token_ids, bool):
             raise InvalidArgumentError(f"argument `token_ids` must be True or False; got {token_ids!r}")
         self.token_ids = token_ids
         self._server_ids: dict[str, int | None] = {}
-        self._cache: Cache | NullCache = self._as_response_cache(cache)
-        self._memory: dict[str, bytes] = {}
         self._topk: dict[str, dict[str, Any]] = {}
-        self._budget_lock = threading.Lock()
-        self._stop = threading.Event()
-        #: optional ``progress(label, done, total)`` callback fed with the ledger after each response
-        self.progress = None
-        self._progress_lock = threading.Lock()
-        key = os.environ.get(api_key_env)
-        self._scrub = _Scrubber(key)
-        openai = require("openai", purpose="OpenAIBackend")
-        self._openai = openai
-        # the client holds the key; it is never printed (see __repr__) and never leaves this object
-        self._client = openai.OpenAI(api_key=key or "no-key", base_url=self.base_url, max_retries=0,
-                                     timeout=self.timeout)
+        self._connect(cache, api_key_env)
         self.identity = {"backend": "openai", "model": self.model, "base_url": self._scrub(self.base_url),
                          "endpoint": self.endpoint, "top_logprobs": self.top_logprobs, "system": self.system,
                          "temperature": self.temperature, "seed": self.seed,
@@ -414,290 +225,11 @@ class OpenAIBackend:
         if self.token_ids:  # only then: the identities (and cache keys) of text-keyed runs stay as they were
             self.identity["token_ids"] = True
 
-    # ---------------------------------------------------------------- plumbing
-
-    @staticmethod
-    def _as_response_cache(cache):
-        if cache is None:
-            return NullCache()
-        if isinstance(cache, NullCache):
-            return cache
-        if isinstance(cache, Cache):
-            return _ResponseCache(cache.directory)
-        c = as_cache(cache)
-        return _ResponseCache(c.directory) if isinstance(c, Cache) else c
-
-    def use_cache(self, cache) -> None:
-        """Store responses in ``cache`` (a folder or a Cache) from now on."""
-        self._cache = self._as_response_cache(cache)
-
     def __repr__(self) -> str:
         return f"OpenAIBackend(model={self.model!r}, base_url={self.identity['base_url']!r}, endpoint={self.endpoint!r})"
 
     def __getstate__(self):
         raise TypeError("OpenAIBackend cannot be pickled (it holds a client with the API key); build one per process")
-
-    def _request_key(self, kind: str, prompt: str, params: Mapping[str, Any]) -> str:
-        head = {"url": self.identity["base_url"], "endpoint": self.endpoint, "model": self.model}
-        return Cache.key(backend="openai-http", model=json.dumps(head, sort_keys=True), prompt=prompt,
-                         template=RESPONSE_TEMPLATE, params={"kind": kind, **params, "extra_body": self.identity["extra_body"]})
-
-    def _body(self, prompt: str, params: Mapping[str, Any]) -> dict[str, Any]:
-        p = dict(params)
-        body: dict[str, Any] = {"model": self.model, "max_tokens": p.pop("max_tokens"),
-                                "temperature": p.pop("temperature")}
-        if p.get("seed") is not None:
-            body["seed"] = p.pop("seed")
-        p.pop("seed", None)
-        if self.endpoint == "chat":
-            msgs = ([{"role": "system", "content": self.system}] if self.system else []) + \
-                [{"role": "user", "content": prompt}]
-            body["messages"] = msgs
-            k = p.pop("logprobs", None)
-            if k is not None:
-                body["logprobs"] = True
-                body["top_logprobs"] = int(k)
-            if p.pop("echo", False):
-                raise CapabilityError("the chat endpoint cannot echo the prompt's log-probabilities")
-        else:
-            body["prompt"] = prompt
-            k = p.pop("logprobs", None)
-            if k is not None:
-                body["logprobs"] = int(k)
-            if p.pop("echo", False):
-                body["echo"] = True
-        extra = dict(self.extra_body)
-        if p.pop("token_ids", False):
-            extra["return_tokens_as_token_ids"] = True
-        if extra:
-            body["extra_body"] = extra
-        return body
-
-    @staticmethod
-    def _estimate_prompt_tokens(prompt: str) -> int:
-        """An overestimate of a prompt's tokens (3 UTF-8 bytes per token, plus template tokens)."""
-        return int(math.ceil(len(prompt.encode("utf-8")) / 3.0)) + 8
-
-    def _check_budget(self, estimate: int, prompt_est: int, completion_est: int) -> None:
-        """Reserve ``estimate`` tokens, or raise BudgetExceededError (and stop the run)."""
-        led = self.ledger
-        with self._budget_lock:
-            if self._stop.is_set():
-                raise BudgetExceededError("stopped")
-            spent_t = led.tokens + led.reserved_tokens
-            if self.max_tokens is not None and spent_t + estimate > self.max_tokens:
-                self._stop.set()
-                raise BudgetExceededError(f"token budget max_tokens={self.max_tokens} reached: {led.tokens} tokens used "
-                                          f"(+{led.reserved_tokens} in flight); the next request needs about {estimate}")
-            if self.max_cost is not None:
-                spent_c = led.cost_of(led.prompt_tokens + led.reserved_tokens, led.completion_tokens) or 0.0
-                worst = led.cost_of(prompt_est, completion_est) or 0.0
-                if spent_c + worst > self.max_cost:
-                    self._stop.set()
-                    raise BudgetExceededError(f"cost budget max_cost=${self.max_cost:g} reached: ${led.cost:.6f} spent "
-                                              f"(+ requests in flight); the next request may cost up to ${worst:.6f}")
-            led.reserved_tokens += estimate
-
-    def _release(self, estimate: int) -> None:
-        with self._budget_lock:
-            self.ledger.reserved_tokens -= estimate
-
-    def _send(self, body: dict[str, Any]) -> dict[str, Any]:
-        """One HTTP request; a dict of the JSON response, or _Retryable / RequestFailedError."""
-        oa = self._openai
-        try:
-            if self.endpoint == "chat":
-                raw = self._client.chat.completions.with_raw_response.create(**body)
-            else:
-                raw = self._client.completions.with_raw_response.create(**body)
-            text = raw.text if hasattr(raw, "text") else raw.http_response.text
-            data = json.loads(text)
-        except oa.RateLimitError as err:
-            raise _Retryable("429", self._describe(err), _retry_after(getattr(err.response, "headers", None))) from None
-        except oa.APITimeoutError as err:
-            raise _Retryable("timeout", self._describe(err)) from None
-        except oa.APIConnectionError as err:
-            raise _Retryable("connection", self._describe(err)) from None
-        except oa.APIStatusError as err:
-            status = int(getattr(err, "status_code", 0) or 0)
-            if status >= 500 or status in (408, 409):
-                raise _Retryable(f"http_{status}", self._describe(err),
-                                 _retry_after(getattr(err.response, "headers", None))) from None
-            msg = self._describe(err)
-            if status == 400 and ("logprob" in msg.lower() or "echo" in msg.lower()):
-                raise CapabilityError(f"{self.base_url} refused the request's log-probability options "
-                                      f"(logprobs/top_logprobs/echo): {msg}") from None
-            hint = ""
-            if status in (401, 403) and not self._scrub._secret:
-                hint = f" (the environment variable {self.api_key_env} is not set)"
-            raise RequestFailedError(f"{self.base_url} answered HTTP {status}{hint}: {msg}") from None
-        except (ValueError, oa.APIResponseValidationError) as err:  # truncated or malformed JSON
-            raise _Retryable("malformed_response", f"malformed response body ({type(err).__name__}: "
-                                                   f"{self._scrub(str(err))[:200]})") from None
-        if not isinstance(data, dict) or not data.get("choices"):
-            raise _Retryable("malformed_response", "response without choices")
-        if isinstance(data.get("error"), dict):
-            raise _Retryable("error_body", self._scrub(json.dumps(data["error"]))[:300])
-        return data
-
-    def _describe(self, err: Exception) -> str:
-        status = getattr(err, "status_code", None)
-        body = getattr(err, "body", None)
-        detail = body if body is not None else str(err)
-        s = f"{type(err).__name__}" + (f" (HTTP {status})" if status else "") + f": {detail}"
-        return self._scrub(s)[:500]
-
-    def _request(self, kind: str, prompt: str, params: dict[str, Any]) -> dict[str, Any]:
-        """The response to (prompt, params): from the cache, or sent (with retries, rate limits
-        and the budget) and written to the cache before it is returned."""
-        key = self._request_key(kind, prompt, params)
-        got = self._lookup(key)
-        if got is not None:
-            with self.ledger._lock:
-                self.ledger.cached += 1
-            return got
-        body = self._body(prompt, params)
-        prompt_est = self._estimate_prompt_tokens(prompt)
-        estimate = prompt_est + int(params["max_tokens"])
-        attempt = 0
-        while True:
-            self._check_budget(estimate, prompt_est, int(params["max_tokens"]))
-            try:
-                self.limiter.acquire(estimate)
-                with self.ledger._lock:
-                    self.ledger.requests += 1
-                try:
-                    data = self._send(body)
-                except _Retryable as err:
-                    if attempt >= self.max_retries:
-                        raise RequestFailedError(f"request to {self.base_url} failed after {attempt + 1} attempts "
-                                                 f"(last: {err.cause}: {err}); responses received so far are cached, "
-                                                 "run again to resume") from None
-                    self.ledger.retry(err.cause)
-                    delay = random.uniform(0.0, min(self.max_backoff, self.backoff * 2 ** attempt))
-                    if err.retry_after is not None:
-                        delay = max(delay, min(err.retry_after, max(self.max_backoff, err.retry_after)))
-                    log.info("retry %d after %.2fs: %s", attempt + 1, delay, err.cause)
-                    attempt += 1
-                    self._sleep(delay)
-                    continue
-                # counts only once stored: a crash after this line loses nothing paid for
-                self._store(key, data)
-                self.ledger.add_usage(data.get("usage"))
-                self._report()
-                return data
-            finally:
-                self._release(estimate)
-
-    def _report(self) -> None:
-        """The ledger to ``self.progress`` (a ``progress(label, done, total)`` callback, e.g. the
-        command line's bar): responses received, tokens used (of ``max_tokens`` when set) and the cost
-        so far in cents (of ``max_cost`` when set; shown when prices or a cost budget are given)."""
-        if self.progress is None:
-            return
-        try:
-            with self._progress_lock:
-                led = self.ledger
-                self.progress("HTTP responses", led.responses, None)
-                self.progress("tokens used", led.tokens, self.max_tokens)
-                if led.cost is not None or self.max_cost:  # the cost itself, in cents of the price unit
-                    self.progress("cost (cents)", int(round(100 * (led.cost or 0.0))),
-                                  int(round(100 * self.max_cost)) if self.max_cost else None)
-        except Exception:  # noqa: BLE001 - a display problem never stops the run
-            pass
-
-    def _sleep(self, seconds: float) -> None:
-        end = time.monotonic() + seconds
-        while not self._stop.is_set():
-            left = end - time.monotonic()
-            if left <= 0:
-                return
-            time.sleep(min(left, 0.2))
-        raise BudgetExceededError("stopped")
-
-    def _lookup(self, key: str) -> dict[str, Any] | None:
-        if key in self._memory:
-            return json.loads(self._memory[key])
-        got = self._cache.get_many([key]).get(key)
-        if got is None:
-            return None
-        return json.loads(bytes(got).decode("utf-8"))
-
-    def _store(self, key: str, data: dict[str, Any]) -> None:
-        blob = json.dumps(data, sort_keys=True, separators=(",", ":")).encode("utf-8")
-        if self._scrub._secret and self._scrub._secret.encode("utf-8") in blob:  # a server echoing the key back
-            blob = self._scrub(blob.decode("utf-8")).encode("utf-8")
-        if isinstance(self._cache, NullCache):
-            self._memory[key] = blob
-        else:
-            self._cache.put_many([(key, np.frombuffer(blob, dtype=np.uint8))], kind="openai_response")
-
-    def _run(self, kind: str, prompts: list[str], params: dict[str, Any]) -> list[dict[str, Any]]:
-        """Responses for every prompt, ``concurrency`` requests at a time. On a budget stop or a
-        failed request nothing new is sent; requests in flight finish (and are stored) first."""
-        self._stop.clear()
-        out: list[dict[str, Any] | None] = [None] * len(prompts)
-        if not prompts:
-            return []
-        # cached first, without threads
-        keys = [self._request_key(kind, p, params) for p in prompts]
-        found = self._cache.get_many(keys) if not isinstance(self._cache, NullCache) else {}
-        todo = []
-        for i, k in enumerate(keys):
-            if k in found:
-                out[i] = json.loads(bytes(found[k]).decode("utf-8"))
-                self.ledger.cached += 1
-            elif k in self._memory:
-                out[i] = json.loads(self._memory[k])
-                self.ledger.cached += 1
-            else:
-                todo.append(i)
-        # identical prompts are requested once
-        first: dict[str, int] = {}
-        for i in todo:
-            first.setdefault(keys[i], i)
-        uniq = list(first.values())
-        error: Exception | None = None
-        if self.concurrency == 1 or len(uniq) == 1:
-            for i in uniq:
-                try:
-                    out[i] = self._request(kind, prompts[i], params)
-                except Exception as err:  # noqa: BLE001 - reported below, after the answered ones
-                    error = err
-                    break
-        else:
-            pool = cf.ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="openai")
-            try:
-                futs = {pool.submit(self._request, kind, prompts[i], params): i for i in uniq}
-                for f in cf.as_completed(futs):
-                    try:
-                        out[futs[f]] = f.result()
-                    except Exception as err:  # noqa: BLE001 - the first real error is reported
-                        if error is None or (isinstance(error, BudgetExceededError) and str(error) == "stopped"):
-                            error = err
-                        self._stop.set()
-            except BaseException:  # Ctrl-C: send nothing new, let the requests in flight be stored
-                self._stop.set()
-                raise
-            finally:
-                pool.shutdown(wait=True, cancel_futures=True)
-        if error is not None:
-            done = sum(o is not None for o in out)
-            if isinstance(error, BudgetExceededError):
-                raise BudgetExceededError(
-                    f"{error}. Stopped cleanly: {done} of {len(prompts)} prompts of this call answered; every response "
-                    f"received is in the cache ({self._where()}); run again (with a larger budget) to resume. "
-                    f"Ledger: {self.ledger.summary()}") from None
-            if isinstance(error, (RequestFailedError, CapabilityError)):
-                raise error
-            raise RequestFailedError(f"request failed: {self._scrub(repr(error))[:400]}") from None
-        for i in todo:
-            if out[i] is None:
-                out[i] = out[first[keys[i]]]
-        return out  # type: ignore[return-value]
-
-    def _where(self) -> str:
-        return str(getattr(self._cache, "path", "memory only: pass cache= to keep them"))
 
     # ---------------------------------------------------------------- protocol
 
@@ -807,45 +339,6 @@ class OpenAIBackend:
         sid = self._server_ids[text]
         return None if sid is None else f"token_id:{sid}"
 
-    def _tokenize(self, text: str) -> int | None:
-        """The id of ``text`` as one token, from the server's ``/tokenize`` (vLLM; no special tokens);
-        None where it is several tokens. Stored in the response cache: a rerun sends nothing."""
-        import urllib.error
-        import urllib.request
-
-        key = self._request_key("tokenize", text, {})
-        data = self._lookup(key)
-        if data is None:
-            url = (self.base_url[:-3] if self.base_url.endswith("/v1") else self.base_url) + "/tokenize"
-            headers = {"Content-Type": "application/json"}
-            if self._scrub._secret:
-                headers["Authorization"] = f"Bearer {self._scrub._secret}"
-            body = json.dumps({"model": self.model, "prompt": text, "add_special_tokens": False}).encode("utf-8")
-            for attempt in range(self.max_retries + 1):
-                with self.ledger._lock:
-                    self.ledger.requests += 1
-                try:
-                    with urllib.request.urlopen(urllib.request.Request(url, data=body, headers=headers),
-                                                timeout=self.timeout) as r:
-                        data = json.loads(r.read())
-                    if isinstance(data, dict) and isinstance(data.get("tokens"), list):
-                        break
-                except urllib.error.HTTPError as err:
-                    if err.code < 500 and err.code not in (408, 429):
-                        raise CapabilityError(f"{self.base_url} has no /tokenize (HTTP {err.code}): token_ids=True "
-                                              "needs a vLLM server") from None
-                except (OSError, ValueError):  # connection, timeout, truncated or malformed body: retried
-                    pass
-                data = None
-                if attempt < self.max_retries:
-                    self.ledger.retry("tokenize")
-                    self._sleep(random.uniform(0.0, min(self.max_backoff, self.backoff * 2 ** attempt)))
-            if data is None:
-                raise RequestFailedError(f"{self.base_url}: /tokenize failed after {self.max_retries + 1} attempts")
-            self._store(key, {"tokens": [int(t) for t in data["tokens"]]})
-        toks = data["tokens"]
-        return int(toks[0]) if len(toks) == 1 else None
-
     def topk_report(self, prompts: Sequence[str]):
         """Per prompt scored by :meth:`next_token_logprobs` through this backend object (a response
         read back from the response cache counts; a result the scoring layer's cache answered
@@ -854,8 +347,6 @@ class OpenAIBackend:
         ``seen_mass`` on the spellings seen,
         ``topk_mass`` of all top-k tokens and ``unseen_bound = 1 - topk_mass`` (the most any
         spelling outside the top k can hold). A DataFrame, one row per prompt."""
-        import pandas as pd
-
         cols = ("requested", "seen", "keys", "keys_unseen", "seen_mass", "topk_mass", "unseen_bound", "k")
         rows = []
         for p in check_prompts(prompts):
