@@ -88,13 +88,13 @@ def test_malformed_forest_arrays_raise_clear_errors():
     left, right, feature, threshold, value, offsets = forest_arrays(est)
     x32 = X.astype(np.float32)
     with pytest.raises(InvalidArgumentError, match="feature"):
-        _core.forest_predict_mean(left, right, feature, threshold, value, offsets, np.ascontiguousarray(x32[:, :2]))
+        _core.ess_forest_predict_mean(left, right, feature, threshold, value, offsets, np.ascontiguousarray(x32[:, :2]))
     bad = left.copy()
     bad[0] = 0  # a node that is its own child
     with pytest.raises(InvalidArgumentError, match="children outside the tree"):
-        _core.forest_predict_mean(bad, right, feature, threshold, value, offsets, x32)
+        _core.ess_forest_predict_mean(bad, right, feature, threshold, value, offsets, x32)
     with pytest.raises(InvalidArgumentError, match="offsets"):
-        _core.forest_predict_mean(left, right, feature, threshold, value, offsets[:-1], x32)
+        _core.ess_forest_predict_mean(left, right, feature, threshold, value, offsets[:-1], x32)
 
 
 def test_ess_random_forest_equals_the_same_forest_given_as_a_user_estimator():

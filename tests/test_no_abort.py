@@ -65,9 +65,9 @@ def assert_clean_error(out: dict, call: str, arg: str, *, memory: bool) -> None:
 # (call, argument named, a memory error?) — each aborted, panicked or wrapped around before
 ERRORS = [
     # capacity overflow: PanicException
-    ("_core.ustat_tail_bound(0.3, 0.5, 2**63, 1)", "n", True),
+    ("_core.transfer_ustat_tail_bound(0.3, 0.5, 2**63, 1)", "n", True),
     # 2.4 TB of binomial terms: abort
-    ("_core.ustat_tail_bound(0.3, 0.5, 10**12, 1)", "n", True),
+    ("_core.transfer_ustat_tail_bound(0.3, 0.5, 10**12, 1)", "n", True),
     # 8 TiB permutation: abort
     ("_core.ess_permutation(2**40, 0)", "n", True),
     # 5.6 TB of bootstrap replicates: abort
@@ -76,7 +76,7 @@ ERRORS = [
     # per-domain counts for 2^40 domains (8 TiB): abort
     ("_core.TransferTable(np.arange(4.0), np.array([0, 1, 0, 1]), 2**40)", "n", False),
     # offsets running past the nodes: index out of bounds, PanicException
-    ("_core.forest_predict_mean(np.array([1, -1, -1]), np.array([2, -1, -1]), np.array([0, -2, -2]),"
+    ("_core.ess_forest_predict_mean(np.array([1, -1, -1]), np.array([2, -1, -1]), np.array([0, -2, -2]),"
      " np.array([0.5, -2.0, -2.0]), np.ones((3, 1)), np.array([0, 10, 3], dtype=np.uint64),"
      " np.zeros((2, 1), dtype=np.float32))", "offsets", False),
     # B * N wrapped around to the length of lbar: a silent garbage answer
@@ -86,11 +86,11 @@ ERRORS = [
      " ecv=1.0, v_train=0.0, v_test=0.0, cov=0.0, sigma2_fixed_n=1.0, sigma2_fixed_b=1.0, sigma2_bm=1.0)"
      " for k in ('plain', 'diff')}}], 1.64)", "grid", False),
     # 2^40 starting points of width 0 (no memory behind the shape, 24 TiB of vectors): abort
-    ("_core.nls_fit_subsets('eu_crra', np.array([0.5]), np.array([0]), np.array([0.0]), np.array([10.0]),"
+    ("_core.transfer_nls_fit_subsets('eu_crra', np.array([0.5]), np.array([0]), np.array([0.0]), np.array([10.0]),"
      " np.empty((2**40, 0)), np.ones(2), np.ones(2), np.full(2, 0.5), np.ones(2), np.array([0, 2]),"
      " np.zeros((1, 1), dtype=np.int64))", "starts", True),
     # 2^20 subsets x 2^20 domains of MSEs (16 TiB), subsets a broadcast view: abort after a while
-    ("_core.nls_fit_subsets('eu_crra', np.array([0.5]), np.array([0]), np.array([0.0]), np.array([10.0]),"
+    ("_core.transfer_nls_fit_subsets('eu_crra', np.array([0.5]), np.array([0]), np.array([0.0]), np.array([10.0]),"
      " np.array([[0.3]]), np.ones(2**20), np.ones(2**20), np.full(2**20, 0.5), np.ones(2**20),"
      " np.arange(2**20 + 1), np.broadcast_to(np.zeros((1, 1), dtype=np.int64), (2**20, 1)))", "subsets", True),
 ]

@@ -115,7 +115,9 @@ print(base, peak, alive())
 def test_threads_stay_bounded_after_n_jobs_1000():
     """After calls with n_jobs=1000 (and a dozen other sizes) at most MAX_CACHED_POOLS pools of at
     most max_threads() workers stay alive (before: one pool per size, 1,009+ threads)."""
-    bound = 4 * expected_cap()  # MAX_CACHED_POOLS = 4
+    from llmsurrogate import _core
+
+    bound = _core.MAX_CACHED_POOLS * expected_cap()
     code = THREAD_PROBE.format(bound=bound)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]

@@ -4,6 +4,7 @@
 //! released.
 
 use super::parallel::run_detached;
+use super::slice;
 use crate::common::errors::CoreError;
 use crate::ess as k;
 use crate::ess::forest::{predict_mean, Forest};
@@ -66,14 +67,14 @@ pub fn ess_permutation<'py>(py: Python<'py>, n: usize, seed: u64) -> PyResult<Bo
 #[pyo3(signature = (loss, pred, y, eps=1e-6))]
 pub fn ess_losses<'py>(py: Python<'py>, loss: &str, pred: PyReadonlyArray1<'py, f64>, y: PyReadonlyArray1<'py, f64>, eps: f64) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let kind = k::LossKind::parse(loss, eps)?;
-    let (p, yy) = (pred.as_slice()?, y.as_slice()?);
+    let (p, yy) = (slice(&pred)?, slice(&y)?);
     Ok(run_detached(py, Some(1), 0, || k::losses(kind, p, yy))?.into_pyarray(py))
 }
 
 /// Variance pieces from ê_b and L̄_i (docs/methods/ess.md §4.5).
 #[pyfunction]
 pub fn ess_variance_pieces<'py>(py: Python<'py>, e_b: PyReadonlyArray1<'py, f64>, lbar: PyReadonlyArray1<'py, f64>, n_train: usize) -> PyResult<Bound<'py, PyDict>> {
-    let (e, l) = (e_b.as_slice()?, lbar.as_slice()?);
+    let (e, l) = (slice(&e_b)?, slice(&lbar)?);
     let p = run_detached(py, Some(1), 0, || k::variance_pieces(e, l, n_train))?;
     pieces_dict(py, &p)
 }
@@ -132,11 +133,8 @@ impl BlockOutAccumulator {
     #[pyo3(signature = (y, n_train, loss="squared", llm_loss=None, eps=1e-6))]
     fn new(y: PyReadonlyArray1<'_, f64>, n_train: usize, loss: &str, llm_loss: Option<PyReadonlyArray1<'_, f64>>, eps: f64) -> PyResult<Self> {
         let kind = k::LossKind::parse(loss, eps)?;
-        let ll = match &llm_loss {
-            Some(a) => Some(a.as_slice()?),
-            None => None,
-        };
-        let inner = k::BlockOutAccumulator::new(y.as_slice()?, n_train, kind, ll)?;
+        let ll = llm_loss.as_ref().map(slice).transpose()?;
+        let inner = k::BlockOutAccumulator::new(slice(&y)?, n_train, kind, ll)?;
         Ok(Self { inner })
     }
 
@@ -157,7 +155,7 @@ impl BlockOutAccumulator {
     #[pyo3(signature = (b0, preds, n_jobs=None))]
     fn add_blocks(&mut self, py: Python<'_>, b0: usize, preds: PyReadonlyArray2<'_, f64>, n_jobs: Option<i64>) -> PyResult<()> {
         let width = preds.shape()[1];
-        let p = preds.as_slice()?;
+        let p = slice(&preds)?;
         let inner = &mut self.inner;
         run_detached(py, n_jobs, p.len(), || inner.add_blocks(b0, p, width))
     }
@@ -189,7 +187,7 @@ impl BlockOutAccumulator {
 #[pyfunction]
 #[pyo3(signature = (left, right, feature, threshold, value, offsets, x, n_jobs=None))]
 #[allow(clippy::too_many_arguments)]
-pub fn forest_predict_mean<'py>(
+pub fn ess_forest_predict_mean<'py>(
     py: Python<'py>, left: PyReadonlyArray1<'py, i64>, right: PyReadonlyArray1<'py, i64>,
     feature: PyReadonlyArray1<'py, i64>, threshold: PyReadonlyArray1<'py, f64>, value: PyReadonlyArray2<'py, f64>,
     offsets: PyReadonlyArray1<'py, u64>, x: PyReadonlyArray2<'py, f32>, n_jobs: Option<i64>,
@@ -197,13 +195,25 @@ pub fn forest_predict_mean<'py>(
     let n_out = value.shape()[1];
     let n_features = x.shape()[1];
     let rows = x.shape()[0];
-    let offsets: Vec<usize> = offsets.as_slice()?.iter().map(|&o| o as usize).collect();
+    let offsets: Vec<usize> = slice(&offsets)?.iter().map(|&o| o as usize).collect();
     let forest = Forest {
-        left: left.as_slice()?, right: right.as_slice()?, feature: feature.as_slice()?,
-        threshold: threshold.as_slice()?, value: value.as_slice()?, offsets: &offsets, n_out,
+        left: slice(&left)?, right: slice(&right)?, feature: slice(&feature)?,
+        threshold: slice(&threshold)?, value: slice(&value)?, offsets: &offsets, n_out,
     };
-    let xs = x.as_slice()?;
+    let xs = slice(&x)?;
     let work = rows.saturating_mul(forest.trees().max(1));
     let out = run_detached(py, n_jobs, work, || predict_mean(&forest, xs, n_features))?;
     Ok(out.into_pyarray(py).reshape([rows, n_out])?)
+}
+
+/// Add this capability's classes and functions to `_core` (called once from `bindings/mod.rs`).
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(ess_permutation, m)?)?;
+    m.add_function(wrap_pyfunction!(ess_uses_avx2, m)?)?;
+    m.add_function(wrap_pyfunction!(ess_losses, m)?)?;
+    m.add_function(wrap_pyfunction!(ess_variance_pieces, m)?)?;
+    m.add_function(wrap_pyfunction!(ess_sequential_test, m)?)?;
+    m.add_class::<BlockOutAccumulator>()?;
+    m.add_function(wrap_pyfunction!(ess_forest_predict_mean, m)?)?;
+    Ok(())
 }

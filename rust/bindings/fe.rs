@@ -3,6 +3,7 @@
 //! uint32 array.
 
 use super::parallel::run_detached;
+use super::slice;
 use crate::fe as k;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
@@ -19,12 +20,9 @@ pub fn fe_demean<'py>(
 ) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<usize>>, Bound<'py, PyArray1<f64>>, bool)> {
     let (p, n) = (x.shape()[0], x.shape()[1]);
     let (nfe, nc) = (codes.shape()[0], codes.shape()[1]);
-    let xs = x.as_slice()?;
-    let cs = codes.as_slice()?;
-    let ws = match &weights {
-        Some(w) => Some(w.as_slice()?),
-        None => None,
-    };
+    let xs = slice(&x)?;
+    let cs = slice(&codes)?;
+    let ws = weights.as_ref().map(slice).transpose()?;
     if nc != n {
         crate::common::errors::check::same_len("codes columns", nc, "x columns", n)?;
     }
@@ -54,12 +52,9 @@ pub fn fe_bootstrap<'py>(
     if nc != n {
         crate::common::errors::check::same_len("codes columns", nc, "x columns", n)?;
     }
-    let xs = x.as_slice()?;
-    let cs = codes.as_slice()?;
-    let bs = match &blocks {
-        Some(b) => Some(b.as_slice()?),
-        None => None,
-    };
+    let xs = slice(&x)?;
+    let cs = slice(&codes)?;
+    let bs = blocks.as_ref().map(slice).transpose()?;
     let out = run_detached(py, n_jobs, usize::MAX, || {
         let rows: Vec<&[u32]> = if n == 0 { Vec::new() } else { cs.chunks(n).take(nfe).collect() };
         let resample = match bs {
@@ -78,7 +73,7 @@ pub fn fe_bootstrap_counts<'py>(
     py: Python<'py>, n: usize, seed: u64, b: usize, blocks: Option<PyReadonlyArray1<'py, u32>>, n_blocks: usize,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let resample = match &blocks {
-        Some(bl) => k::Resample::Blocks { codes: bl.as_slice()?, n_blocks },
+        Some(bl) => k::Resample::Blocks { codes: slice(bl)?, n_blocks },
         None => k::Resample::Obs,
     };
     if let k::Resample::Blocks { codes, n_blocks } = resample {
@@ -88,4 +83,12 @@ pub fn fe_bootstrap_counts<'py>(
         }
     }
     Ok(k::replicate_counts(n, resample, seed, b)?.into_pyarray(py))
+}
+
+/// Add this capability's functions to `_core` (called once from `bindings/mod.rs`).
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(fe_demean, m)?)?;
+    m.add_function(wrap_pyfunction!(fe_bootstrap, m)?)?;
+    m.add_function(wrap_pyfunction!(fe_bootstrap_counts, m)?)?;
+    Ok(())
 }

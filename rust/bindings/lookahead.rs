@@ -3,6 +3,7 @@
 //! (`llmsurrogate.lookahead`) passes C-contiguous arrays and int64 offsets.
 
 use super::parallel::run_detached;
+use super::slice;
 use crate::lookahead as k;
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
@@ -20,7 +21,7 @@ pub fn lookahead_min_k_f32<'py>(
     py: Python<'py>, values: PyReadonlyArray1<'py, f32>, offsets: PyReadonlyArray1<'py, i64>, k_frac: f64,
     skip_first: bool, n_jobs: Option<i64>,
 ) -> PyResult<MinKArrays<'py>> {
-    let (v, o) = (values.as_slice()?, offsets.as_slice()?);
+    let (v, o) = (slice(&values)?, slice(&offsets)?);
     let r = run_detached(py, n_jobs, v.len(), || k::min_k_reduce(v, o, k_frac, skip_first))?;
     Ok(to_arrays(py, r))
 }
@@ -32,7 +33,7 @@ pub fn lookahead_min_k_f64<'py>(
     py: Python<'py>, values: PyReadonlyArray1<'py, f64>, offsets: PyReadonlyArray1<'py, i64>, k_frac: f64,
     skip_first: bool, n_jobs: Option<i64>,
 ) -> PyResult<MinKArrays<'py>> {
-    let (v, o) = (values.as_slice()?, offsets.as_slice()?);
+    let (v, o) = (slice(&values)?, slice(&offsets)?);
     let r = run_detached(py, n_jobs, v.len(), || k::min_k_reduce(v, o, k_frac, skip_first))?;
     Ok(to_arrays(py, r))
 }

@@ -31,8 +31,11 @@ pub fn max_threads() -> usize {
     parallel::max_threads()
 }
 
-/// Thread counts of the cached pools, least recently used first (at most `MAX_CACHED_POOLS`).
-#[pyfunction]
-pub fn cached_pool_sizes() -> Vec<usize> {
-    parallel::cached_pool_sizes()
+/// Add the thread-count functions and the pool-cache bound `MAX_CACHED_POOLS` to `_core` (called
+/// once from `bindings/mod.rs`).
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("MAX_CACHED_POOLS", parallel::MAX_CACHED_POOLS)?;
+    m.add_function(wrap_pyfunction!(resolve_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(max_threads, m)?)?;
+    Ok(())
 }

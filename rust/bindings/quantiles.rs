@@ -47,3 +47,12 @@ pub fn weighted_lower_quantiles<'py>(
     let (v, w, t) = (slice(&values)?, slice(&weights)?, slice(&taus)?);
     Ok(run_detached(py, n_jobs, v.len(), || k::weighted_lower_quantiles(v, w, t, inf_weight))?.into_pyarray(py))
 }
+
+/// Add the common quantiles to `_core` (called once from `bindings/mod.rs`).
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(upper_quantiles, m)?)?;
+    m.add_function(wrap_pyfunction!(lower_quantiles, m)?)?;
+    m.add_function(wrap_pyfunction!(weighted_upper_quantiles, m)?)?;
+    m.add_function(wrap_pyfunction!(weighted_lower_quantiles, m)?)?;
+    Ok(())
+}

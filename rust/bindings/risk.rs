@@ -2,6 +2,7 @@
 //! float64 arrays.
 
 use super::parallel::run_detached;
+use super::slice;
 use crate::risk as k;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1};
 use pyo3::prelude::*;
@@ -10,7 +11,7 @@ use pyo3::prelude::*;
 #[pyfunction]
 #[pyo3(signature = (y, scores))]
 pub fn risk_roc_auc(py: Python<'_>, y: PyReadonlyArray1<'_, f64>, scores: PyReadonlyArray1<'_, f64>) -> PyResult<f64> {
-    let (y, r) = (y.as_slice()?, scores.as_slice()?);
+    let (y, r) = (slice(&y)?, slice(&scores)?);
     run_detached(py, Some(1), 0, || k::roc_auc(y, r))
 }
 
@@ -22,7 +23,7 @@ pub fn risk_bin_stats<'py>(
     py: Python<'py>, y: PyReadonlyArray1<'py, f64>, scores: PyReadonlyArray1<'py, f64>,
     edges: PyReadonlyArray1<'py, f64>, right: bool,
 ) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>)> {
-    let (y, r, e) = (y.as_slice()?, scores.as_slice()?, edges.as_slice()?);
+    let (y, r, e) = (slice(&y)?, slice(&scores)?, slice(&edges)?);
     let (c, sr, sy) = run_detached(py, Some(1), 0, || k::bin_stats(y, r, e, right))?;
     Ok((c.into_pyarray(py), sr.into_pyarray(py), sy.into_pyarray(py)))
 }
@@ -31,7 +32,7 @@ pub fn risk_bin_stats<'py>(
 #[pyfunction]
 #[pyo3(signature = (y, scores, bins=10))]
 pub fn risk_ece_equal_width(py: Python<'_>, y: PyReadonlyArray1<'_, f64>, scores: PyReadonlyArray1<'_, f64>, bins: usize) -> PyResult<f64> {
-    let (y, r) = (y.as_slice()?, scores.as_slice()?);
+    let (y, r) = (slice(&y)?, slice(&scores)?);
     run_detached(py, Some(1), 0, || k::ece_equal_width(y, r, bins))
 }
 
@@ -41,7 +42,7 @@ pub fn risk_ece_equal_width(py: Python<'_>, y: PyReadonlyArray1<'_, f64>, scores
 pub fn risk_point_metrics<'py>(
     py: Python<'py>, y: PyReadonlyArray1<'py, f64>, scores: PyReadonlyArray1<'py, f64>, threshold: f64, bins: usize, eps: f64,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-    let (y, r) = (y.as_slice()?, scores.as_slice()?);
+    let (y, r) = (slice(&y)?, slice(&scores)?);
     Ok(run_detached(py, Some(1), 0, || k::point_metrics(y, r, threshold, bins, eps))?.into_pyarray(py))
 }
 
@@ -53,7 +54,7 @@ pub fn risk_bootstrap<'py>(
     py: Python<'py>, y: PyReadonlyArray1<'py, f64>, scores: PyReadonlyArray1<'py, f64>, n_boot: usize, seed: u64,
     threshold: f64, bins: usize, eps: f64, n_jobs: Option<i64>,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    let (y, r) = (y.as_slice()?, scores.as_slice()?);
+    let (y, r) = (slice(&y)?, slice(&scores)?);
     let flat = run_detached(py, n_jobs, y.len().saturating_mul(n_boot), || k::bootstrap_metrics(y, r, n_boot, seed, threshold, bins, eps))?;
     let cols = k::BOOT_METRICS.len();
     Ok(flat.into_pyarray(py).reshape([n_boot, cols])?)
@@ -65,4 +66,16 @@ pub fn risk_bootstrap_indices<'py>(py: Python<'py>, n: usize, seed: u64, b: usiz
     let idx = run_detached(py, Some(1), 0, || k::bootstrap_indices(n, seed, b))?;
     // usize and u64 have the same size here: the map reuses the buffer
     Ok(idx.into_iter().map(|i| i as u64).collect::<Vec<u64>>().into_pyarray(py))
+}
+
+/// Add this capability's constants and functions to `_core` (called once from `bindings/mod.rs`).
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("RISK_BOOT_METRICS", k::BOOT_METRICS.to_vec())?;
+    m.add_function(wrap_pyfunction!(risk_roc_auc, m)?)?;
+    m.add_function(wrap_pyfunction!(risk_bin_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(risk_ece_equal_width, m)?)?;
+    m.add_function(wrap_pyfunction!(risk_point_metrics, m)?)?;
+    m.add_function(wrap_pyfunction!(risk_bootstrap, m)?)?;
+    m.add_function(wrap_pyfunction!(risk_bootstrap_indices, m)?)?;
+    Ok(())
 }

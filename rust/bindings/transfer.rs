@@ -28,7 +28,7 @@ impl TransferTable {
     #[new]
     #[pyo3(signature = (values, test, n, n_jobs=None))]
     fn new(py: Python<'_>, values: PyReadonlyArray1<'_, f64>, test: PyReadonlyArray1<'_, i64>, n: usize, n_jobs: Option<i64>) -> PyResult<Self> {
-        let (v, t) = (values.as_slice()?, test.as_slice()?);
+        let (v, t) = (slice(&values)?, slice(&test)?);
         let inner = run_detached(py, n_jobs, v.len(), || k::SortedTable::new(v, t, n))?;
         Ok(Self { inner })
     }
@@ -59,7 +59,7 @@ impl TransferTable {
 
     /// (e̲_τ, ē_τ) for each τ (pooled, unweighted).
     fn intervals<'py>(&self, py: Python<'py>, taus: PyReadonlyArray1<'py, f64>) -> PyResult<(Arr<'py>, Arr<'py>)> {
-        let t = taus.as_slice()?;
+        let t = slice(&taus)?;
         check::probability("tau", t)?;
         let lo: Vec<f64> = t.iter().map(|&x| self.inner.lower(x)).collect();
         let hi: Vec<f64> = t.iter().map(|&x| self.inner.upper(x)).collect();
@@ -69,7 +69,7 @@ impl TransferTable {
     /// Weighted (e̲^ω_τ, ē^ω_τ) with test-domain weights.
     #[pyo3(signature = (weights, taus, n_jobs=None))]
     fn weighted<'py>(&self, py: Python<'py>, weights: PyReadonlyArray1<'py, f64>, taus: PyReadonlyArray1<'py, f64>, n_jobs: Option<i64>) -> PyResult<(Arr<'py>, Arr<'py>)> {
-        let (w, t) = (weights.as_slice()?, taus.as_slice()?);
+        let (w, t) = (slice(&weights)?, slice(&taus)?);
         let (lo, hi) = run_detached(py, n_jobs, 0, || self.inner.weighted(w, t))?;
         Ok((lo.into_pyarray(py), hi.into_pyarray(py)))
     }
@@ -90,7 +90,7 @@ impl TransferTable {
     /// Step functions for many τ at once (in parallel): list of (breakpoints, values).
     #[pyo3(signature = (taus, gamma_max, n_jobs=None))]
     fn gamma_steps_many<'py>(&self, py: Python<'py>, taus: PyReadonlyArray1<'py, f64>, gamma_max: f64, n_jobs: Option<i64>) -> PyResult<Vec<(Arr<'py>, Arr<'py>)>> {
-        let t = taus.as_slice()?;
+        let t = slice(&taus)?;
         let out = run_detached(py, n_jobs, usize::MAX, || {
             t.par_iter().map(|&tau| self.inner.gamma_steps(tau, gamma_max)).collect::<Result<Vec<_>, _>>()
         })?;
@@ -101,8 +101,8 @@ impl TransferTable {
 /// Exact worst-case dominance per τ over Γ ∈ [1, gamma_max]: (dominates, Γ*) per τ.
 #[pyfunction]
 #[pyo3(signature = (t1, t2, taus, gamma_max, n_jobs=None))]
-pub fn worst_case_dominance(py: Python<'_>, t1: &TransferTable, t2: &TransferTable, taus: PyReadonlyArray1<'_, f64>, gamma_max: f64, n_jobs: Option<i64>) -> PyResult<Vec<(bool, f64)>> {
-    let t = taus.as_slice()?;
+pub fn transfer_worst_case_dominance(py: Python<'_>, t1: &TransferTable, t2: &TransferTable, taus: PyReadonlyArray1<'_, f64>, gamma_max: f64, n_jobs: Option<i64>) -> PyResult<Vec<(bool, f64)>> {
+    let t = slice(&taus)?;
     run_detached(py, n_jobs, usize::MAX, || {
         t.par_iter().map(|&tau| k::worst_case_dominance(&t1.inner, &t2.inner, tau, gamma_max)).collect::<Result<Vec<_>, _>>()
     })
@@ -111,16 +111,16 @@ pub fn worst_case_dominance(py: Python<'_>, t1: &TransferTable, t2: &TransferTab
 /// Γ-bounded everywhere dominance per τ.
 #[pyfunction]
 #[pyo3(signature = (t1, t2, taus, gamma, n_jobs=None))]
-pub fn box_dominance(py: Python<'_>, t1: &TransferTable, t2: &TransferTable, taus: PyReadonlyArray1<'_, f64>, gamma: f64, n_jobs: Option<i64>) -> PyResult<Vec<bool>> {
-    let t = taus.as_slice()?;
+pub fn transfer_box_dominance(py: Python<'_>, t1: &TransferTable, t2: &TransferTable, taus: PyReadonlyArray1<'_, f64>, gamma: f64, n_jobs: Option<i64>) -> PyResult<Vec<bool>> {
+    let t = slice(&taus)?;
     run_detached(py, n_jobs, usize::MAX, || k::box_dominance(&t1.inner, &t2.inner, t, gamma))
 }
 
 /// Critical Γ* of Γ-bounded everywhere dominance per τ.
 #[pyfunction]
 #[pyo3(signature = (t1, t2, taus, gamma_max, n_jobs=None))]
-pub fn critical_gamma_box(py: Python<'_>, t1: &TransferTable, t2: &TransferTable, taus: PyReadonlyArray1<'_, f64>, gamma_max: f64, n_jobs: Option<i64>) -> PyResult<Vec<f64>> {
-    let t = taus.as_slice()?;
+pub fn transfer_critical_gamma_box(py: Python<'_>, t1: &TransferTable, t2: &TransferTable, taus: PyReadonlyArray1<'_, f64>, gamma_max: f64, n_jobs: Option<i64>) -> PyResult<Vec<f64>> {
+    let t = slice(&taus)?;
     run_detached(py, n_jobs, usize::MAX, || k::critical_gamma_box(&t1.inner, &t2.inner, t, gamma_max))
 }
 
@@ -130,35 +130,35 @@ type WitnessOut = Option<(usize, usize, Vec<(usize, f64)>)>;
 /// (j, m, support) per τ. `mode` is "exact", "paper" or "transferUQ".
 #[pyfunction]
 #[pyo3(signature = (t1, t2, taus, mode, n_jobs=None))]
-pub fn everywhere_dominance(py: Python<'_>, t1: &TransferTable, t2: &TransferTable, taus: PyReadonlyArray1<'_, f64>, mode: &str, n_jobs: Option<i64>) -> PyResult<Vec<WitnessOut>> {
+pub fn transfer_everywhere_dominance(py: Python<'_>, t1: &TransferTable, t2: &TransferTable, taus: PyReadonlyArray1<'_, f64>, mode: &str, n_jobs: Option<i64>) -> PyResult<Vec<WitnessOut>> {
     let mode = match mode {
         "exact" => k::EverywhereMode::Exact,
         "paper" => k::EverywhereMode::Paper,
         "transferUQ" => k::EverywhereMode::TransferUq,
         other => return Err(CoreError::invalid("mode", format!("must be 'exact', 'paper' or 'transferUQ'; got {other:?}")).into()),
     };
-    let t = taus.as_slice()?;
+    let t = slice(&taus)?;
     let out = run_detached(py, n_jobs, usize::MAX, || k::everywhere_dominance(&t1.inner, &t2.inner, t, mode))?;
     Ok(out.into_iter().map(|w| w.map(|w| (w.j, w.m, w.support))).collect())
 }
 
 /// Closed-form two-point LP (A7): (optimum, support).
 #[pyfunction]
-pub fn lp2_simplex(a: PyReadonlyArray1<'_, f64>, b: PyReadonlyArray1<'_, f64>, tau: f64) -> PyResult<(f64, Vec<(usize, f64)>)> {
-    Ok(k::lp2_simplex(a.as_slice()?, b.as_slice()?, tau)?)
+pub fn transfer_lp2_simplex(a: PyReadonlyArray1<'_, f64>, b: PyReadonlyArray1<'_, f64>, tau: f64) -> PyResult<(f64, Vec<(usize, f64)>)> {
+    Ok(k::lp2_simplex(slice(&a)?, slice(&b)?, tau)?)
 }
 
 /// (B, b1, b2, b3) of Lemma Q.1.
 #[pyfunction]
-pub fn ustat_tail_bound(x: f64, y: f64, n: usize, k: usize) -> PyResult<(f64, f64, f64, f64)> {
+pub fn transfer_ustat_tail_bound(x: f64, y: f64, n: usize, k: usize) -> PyResult<(f64, f64, f64, f64)> {
     Ok(u::tail_bound_parts(x, y, n, k)?)
 }
 
 /// Quantile-CI ranks (j_L, j_U) for each β (parallel over β).
 #[pyfunction]
 #[pyo3(signature = (big_n, n, k, betas, alpha, n_jobs=None))]
-pub fn quantile_ci_ranks(py: Python<'_>, big_n: usize, n: usize, k: usize, betas: PyReadonlyArray1<'_, f64>, alpha: f64, n_jobs: Option<i64>) -> PyResult<(Vec<usize>, Vec<usize>)> {
-    let b = betas.as_slice()?;
+pub fn transfer_quantile_ci_ranks(py: Python<'_>, big_n: usize, n: usize, k: usize, betas: PyReadonlyArray1<'_, f64>, alpha: f64, n_jobs: Option<i64>) -> PyResult<(Vec<usize>, Vec<usize>)> {
+    let b = slice(&betas)?;
     let out = run_detached(py, n_jobs, usize::MAX, || {
         b.par_iter().map(|&beta| u::quantile_ci_ranks(big_n, n, k, beta, alpha)).collect::<Result<Vec<_>, _>>()
     })?;
@@ -167,7 +167,7 @@ pub fn quantile_ci_ranks(py: Python<'_>, big_n: usize, n: usize, k: usize, betas
 
 /// Upper confidence bound μ̂⁺(α) for the mean of a [0, 1] U-statistic with value u.
 #[pyfunction]
-pub fn ustat_mean_upper(u_value: f64, n: usize, k: usize, alpha: f64) -> PyResult<f64> {
+pub fn transfer_ustat_mean_upper(u_value: f64, n: usize, k: usize, alpha: f64) -> PyResult<f64> {
     Ok(u::mean_upper(u_value, n, k, alpha)?)
 }
 
@@ -185,7 +185,7 @@ fn to_usize(arg: &str, v: &[i64]) -> CoreResult<Vec<usize>> {
 #[pyo3(signature = (family, theta, free, lower, upper, starts, z1, z2, p, y, offsets, subsets,
                     max_iter=500, ftol=1e-15, xtol=1e-12, gtol=1e-12, n_jobs=None))]
 #[allow(clippy::too_many_arguments)]
-pub fn nls_fit_subsets<'py>(
+pub fn transfer_nls_fit_subsets<'py>(
     py: Python<'py>, family: &str, theta: PyReadonlyArray1<'py, f64>, free: PyReadonlyArray1<'py, i64>,
     lower: PyReadonlyArray1<'py, f64>, upper: PyReadonlyArray1<'py, f64>, starts: PyReadonlyArray2<'py, f64>,
     z1: PyReadonlyArray1<'py, f64>, z2: PyReadonlyArray1<'py, f64>, p: PyReadonlyArray1<'py, f64>,
@@ -245,7 +245,7 @@ pub fn nls_fit_subsets<'py>(
 
 /// Certainty equivalents of the lotteries (z1, z2, p) under the full parameter vector `theta`.
 #[pyfunction]
-pub fn nls_predict<'py>(
+pub fn transfer_nls_predict<'py>(
     py: Python<'py>, family: &str, theta: PyReadonlyArray1<'py, f64>, z1: PyReadonlyArray1<'py, f64>,
     z2: PyReadonlyArray1<'py, f64>, p: PyReadonlyArray1<'py, f64>,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
@@ -254,3 +254,18 @@ pub fn nls_predict<'py>(
     Ok(run_detached(py, Some(1), 0, || nls::predict(fam, t, a, b, q))?.into_pyarray(py))
 }
 
+/// Add this capability's class and functions to `_core` (called once from `bindings/mod.rs`).
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<TransferTable>()?;
+    m.add_function(wrap_pyfunction!(transfer_everywhere_dominance, m)?)?;
+    m.add_function(wrap_pyfunction!(transfer_worst_case_dominance, m)?)?;
+    m.add_function(wrap_pyfunction!(transfer_box_dominance, m)?)?;
+    m.add_function(wrap_pyfunction!(transfer_critical_gamma_box, m)?)?;
+    m.add_function(wrap_pyfunction!(transfer_lp2_simplex, m)?)?;
+    m.add_function(wrap_pyfunction!(transfer_ustat_tail_bound, m)?)?;
+    m.add_function(wrap_pyfunction!(transfer_quantile_ci_ranks, m)?)?;
+    m.add_function(wrap_pyfunction!(transfer_ustat_mean_upper, m)?)?;
+    m.add_function(wrap_pyfunction!(transfer_nls_fit_subsets, m)?)?;
+    m.add_function(wrap_pyfunction!(transfer_nls_predict, m)?)?;
+    Ok(())
+}

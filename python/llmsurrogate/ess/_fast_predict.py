@@ -63,7 +63,7 @@ def forest_mean(forest: Any, X: np.ndarray, n_jobs: int | None = 1) -> np.ndarra
     if arrays is None:
         return None
     x32 = np.ascontiguousarray(X, dtype=np.float32)  # scikit-learn's own cast on predict
-    return _core.forest_predict_mean(*arrays, x32, n_jobs)
+    return _core.ess_forest_predict_mean(*arrays, x32, n_jobs)
 
 
 def _is_plain_forest(est: Any) -> bool:

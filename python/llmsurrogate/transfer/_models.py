@@ -106,7 +106,7 @@ class _NLSModel:
 
         theta, free, lower, upper, starts = self._spec()
         max_iter = check_int(self.max_iter, "max_iter", minimum=1)
-        return _core.nls_fit_subsets(self._family, theta, free, lower, upper, starts, z1, z2, p, y,
+        return _core.transfer_nls_fit_subsets(self._family, theta, free, lower, upper, starts, z1, z2, p, y,
                                      np.ascontiguousarray(offsets, dtype=np.int64),
                                      np.ascontiguousarray(subsets, dtype=np.int64), max_iter=max_iter, n_jobs=n_jobs)
 
@@ -135,7 +135,7 @@ class _NLSModel:
         if not hasattr(self, "theta_"):
             raise InvalidArgumentError(f"{type(self).__name__} is not fitted yet; call fit(X, y) first")
         z1, z2, p = lottery_arrays(X)
-        return _core.nls_predict(self._family, np.ascontiguousarray(self.theta_, dtype=np.float64), z1, z2, p)
+        return _core.transfer_nls_predict(self._family, np.ascontiguousarray(self.theta_, dtype=np.float64), z1, z2, p)
 
     def score(self, X: Any, y: Any) -> float:
         """Negative mean squared error (higher is better, as scikit-learn expects)."""
