@@ -7,7 +7,7 @@ end-to-end ESS run. :func:`fast_predict` returns *the same numbers* without it:
 
 * random forests (``RandomForestClassifier`` / ``RandomForestRegressor``, single output, fitted
   with ``n_jobs=1`` so scikit-learn adds the trees' outputs in tree order): the Rust kernel
-  ``forest_predict_mean`` walks the trees on the float32-cast rows and adds the leaf values in
+  ``ess_forest_predict_mean`` walks the trees on the float32-cast rows and adds the leaf values in
   the same order, bit for bit;
 * ``Pipeline(StandardScaler, LogisticRegression)`` (binary labels) and
   ``Pipeline(StandardScaler, Lasso)``: the very array operations of scikit-learn's
