@@ -210,7 +210,7 @@ def test_transfer_build_killed_during_final_write(transfer_setup):
 
 
 # ------------------------------------------------------------------------------------------------
-# llmsurrogate score (a tiny local model)
+# llmsurrogate risk (a tiny local model)
 # ------------------------------------------------------------------------------------------------
 SCORE_FILES = ("scores.csv", "metrics.csv", "metrics.json", "calibration.png")
 
@@ -223,7 +223,7 @@ def score_setup(tmp_path_factory):
     root = tmp_path_factory.mktemp("score")
     model = testing.build_model(root / "model", "gpt2", seed=11)
     testing.synthetic_census(48, seed=1).drop(columns="p_true").to_csv(root / "rows.csv", index=False)
-    args = ["score", "--data", root / "rows.csv", "--task", "ACSIncome", "--model", model, "--device", "cpu",
+    args = ["risk", "--data", root / "rows.csv", "--task", "ACSIncome", "--model", model, "--device", "cpu",
             "--n-boot", 20]
     first = _run([*args, "--cache", root / "ref-cache", "--out", root / "ref"])
     total = int(re.search(r"(\d+) computed", first.stdout).group(1))
@@ -462,7 +462,7 @@ def test_read_only_output_folder_fails_before_computing(tmp_path, no_compute):
     _fails_fast(["ess", "--data", data, "--outcome", "ce", "--prediction", "z1", "--out", ro], "--out", "cannot")
     _fails_fast(["transfer", "build", "--data", data, "--model", "eu", "--out", ro / "t.csv"], "--out", "cannot")
     _fails_fast(["demo", "--no-ess", "--out", ro / "demo"], "--out", "cannot")
-    _fails_fast(["score", "--data", data, "--task", "ACSIncome", "--model", tmp_path / "no-model",
+    _fails_fast(["risk", "--data", data, "--task", "ACSIncome", "--model", tmp_path / "no-model",
                  "--cache", tmp_path / "cache", "--out", ro], "--out", "cannot")
     _fails_fast(["transfer", "intervals", data, "--out", ro / "i.csv"], "--out", "cannot")
     _fails_fast(["transfer", "build", "--data", data, "--model", "eu", "--out", tmp_path / "t.csv",

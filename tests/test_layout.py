@@ -1,10 +1,11 @@
 """The package's layout rules, checked on its import graph (read from the source with ``ast``).
 
 * No import cycle among module-level imports.
-* Layers: shared machinery (``llm``, ``quantiles``, ``results``, ``_validation``, ...) imports no
-  capability; a capability imports no other capability and never the adapters on top (the command
-  line's registry, the demo runner, the R bridge); nothing but ``cli`` imports a capability's ``_cli`` module. These hold for
-  imports inside functions as well.
+* Layers: shared machinery (``llm``, ``quantiles``, ``results``, ``_validation``, ``_cli_support``
+  -- the helpers every command is built from --, ...) imports no capability; a capability imports
+  no other capability and never the adapters on top (the ``cli`` package: the command registry and
+  the general commands; the demo runner ``demo``; the ``rbridge`` package); nothing but ``cli``
+  imports a capability's ``_cli`` module. These hold for imports inside functions as well.
 * Every capability has the same shape: a public ``__init__`` with ``__all__``, ``_results``,
   ``_cli`` and ``demo`` where it has results, commands or a demo.
 """
@@ -19,7 +20,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1] / "python" / "llmsurrogate"
 CAPABILITIES = ("ess", "transfer", "risk", "lookahead")
 # the adapters on top: the command line, the demo runner and the R bridge may import capabilities
-TOP = ("cli", "demo", "_cli_general", "rbridge")
+# (``_cli_support``, the commands' shared helpers, is shared machinery below them)
+TOP = ("cli", "demo", "rbridge")
 
 
 def _module_name(path: Path) -> str:

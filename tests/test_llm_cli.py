@@ -1,4 +1,4 @@
-"""`llmsurrogate score` as a real subprocess on a tiny local model."""
+"""`llmsurrogate risk` (formerly `llmsurrogate score`) as a real subprocess on a tiny local model."""
 
 from __future__ import annotations
 
@@ -32,9 +32,9 @@ def setup(tmp_path_factory):
     return root, model, data
 
 
-def test_score_writes_outputs_and_resumes_from_cache(setup):
+def test_risk_writes_outputs_and_resumes_from_cache(setup):
     root, model, data = setup
-    out = run("score", "--data", data, "--task", "ACSIncome", "--model", model, "--cache", root / "cache",
+    out = run("risk", "--data", data, "--task", "ACSIncome", "--model", model, "--cache", root / "cache",
               "--out", root / "out", "--n-boot", 20)
     assert out.returncode == 0, out.stderr
     scores = pd.read_csv(root / "out" / "scores.csv")
@@ -47,7 +47,7 @@ def test_score_writes_outputs_and_resumes_from_cache(setup):
     assert (root / "out" / "calibration.png").stat().st_size > 5000
     run_info = json.loads((root / "out" / "run.json").read_text())
     assert run_info["cache_misses"] == 18 and run_info["backend"]["backend"] == "transformers"  # 2 duplicate rows
-    again = run("score", "--data", data, "--task", "ACSIncome", "--model", model, "--cache", root / "cache",
+    again = run("risk", "--data", data, "--task", "ACSIncome", "--model", model, "--cache", root / "cache",
                 "--out", root / "out2", "--n-boot", 20, "--no-plot")
     assert again.returncode == 0, again.stderr
     assert "0 computed" in again.stdout
@@ -56,26 +56,41 @@ def test_score_writes_outputs_and_resumes_from_cache(setup):
     assert {"roc_auc", "ece", "brier", "log_loss", "confidence_bias", "sce"} <= set(m["metric"])
 
 
-def test_score_with_task_file_numeric(setup):
+def test_risk_with_task_file_numeric(setup):
     root, model, data = setup
     toml = root / "task.toml"
     toml.write_text('preset = "ACSIncome"\nfeatures = ["AGEP", "SEX", "WKHP"]\n')
-    out = run("score", "--data", data, "--task", toml, "--model", model, "--cache", root / "cache",
+    out = run("risk", "--data", data, "--task", toml, "--model", model, "--cache", root / "cache",
               "--out", root / "num", "--method", "numeric", "--no-plot", "--n-boot", 0, "--chat")
     assert out.returncode == 0, out.stderr
     assert len(pd.read_csv(root / "num" / "scores.csv")) == 10
 
 
-def test_score_bad_input(setup, tmp_path):
+def test_risk_bad_input(setup, tmp_path):
     root, model, data = setup
-    out = run("score", "--data", data, "--task", "ACSIncome", "--model", tmp_path / "nope", "--cache",
+    out = run("risk", "--data", data, "--task", "ACSIncome", "--model", tmp_path / "nope", "--cache",
               tmp_path / "c", "--out", tmp_path / "o")
     assert out.returncode == 1 and "not a local model folder" in out.stderr
     bad = tmp_path / "bad.csv"
     datasets.load_acs_income_rows().drop(columns=["OCCP"]).to_csv(bad, index=False)
-    out = run("score", "--data", bad, "--task", "ACSIncome", "--model", model, "--cache", tmp_path / "c",
+    out = run("risk", "--data", bad, "--task", "ACSIncome", "--model", model, "--cache", tmp_path / "c",
               "--out", tmp_path / "o")
     assert out.returncode == 1 and "OCCP" in out.stderr
-    out = run("score", "--data", data, "--task", "NoSuchTask", "--model", model, "--cache", tmp_path / "c",
+    out = run("risk", "--data", data, "--task", "NoSuchTask", "--model", model, "--cache", tmp_path / "c",
               "--out", tmp_path / "o")
     assert out.returncode == 1 and "preset" in out.stderr
+
+
+def test_old_command_name_score_runs_risk_with_a_notice(setup):
+    root, model, data = setup
+    args = ["--data", data, "--task", "ACSIncome", "--model", model, "--cache", root / "cache", "--n-boot", 20,
+            "--no-plot"]
+    new = run("risk", *args, "--out", root / "new")
+    old = run("score", *args, "--out", root / "old")
+    assert new.returncode == 0 and old.returncode == 0, old.stderr
+    assert "`llmsurrogate score` is deprecated" in old.stderr and "`llmsurrogate risk`" in old.stderr
+    assert "deprecated" not in new.stderr
+    for name in ("scores.csv", "metrics.csv"):
+        assert (root / "old" / name).read_bytes() == (root / "new" / name).read_bytes()
+    listed = run("--help").stdout
+    assert " risk " in listed and " score " not in listed

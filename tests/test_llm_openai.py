@@ -494,7 +494,7 @@ def _budget_case(url, tmp_path, **kw):
 
 
 def _score_args(url, data, cache, out, *extra):
-    return [sys.executable, "-m", "llmsurrogate.cli", "score", "--data", str(data), "--task", "ACSIncome",
+    return [sys.executable, "-m", "llmsurrogate.cli", "risk", "--data", str(data), "--task", "ACSIncome",
             "--backend", "openai", "--model", MODEL_ALIAS, "--base-url", url, "--cache", str(cache), "--out", str(out),
             "--n-boot", "0", "--no-plot", *extra]
 

@@ -6,7 +6,12 @@ argument the command passed on: each command runs the API inside :func:`cli_name
 the arguments of the package's error messages.
 
 Each capability owns its commands in ``<capability>/_cli.py`` and builds them from these helpers;
-:mod:`llmsurrogate.cli` only registers them. Nothing here imports a capability.
+:mod:`llmsurrogate.cli` only registers them. This module is shared machinery, below the
+capabilities: a capability's ``_cli`` imports it, and nothing here imports a capability or the
+command-line package :mod:`llmsurrogate.cli` (``tests/test_layout.py``).
+
+Old spellings (a renamed command or option) keep working for one release, hidden from ``--help``,
+with a one-line notice on stderr: :func:`deprecated_command`, :func:`deprecated_option`.
 
 ``run.json``: a command that writes into an output folder writes ``run.json`` there; one that writes
 a single file ``out.csv`` writes ``out.csv.run.json`` beside it (none when the file is a character
@@ -19,6 +24,7 @@ input file, the seeds, the command line and the UTC start and finish times. A co
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import math
 import os
@@ -30,11 +36,13 @@ from typing import Any
 
 import click
 
+from ._deprecation import REMOVED_IN
 from ._progress import RichProgress
 from .exceptions import InvalidArgumentError, LLMSurrogateError
 
 __all__ = ["CommandLineGroup", "FiniteFloat", "NJobs", "NameList", "PositiveIntList", "RUN_JSON", "Seed", "Subsets",
-           "check_output_and_record", "cli_names", "command_line", "data_column", "exit_on_closed_output",
+           "check_output_and_record", "cli_names", "command_line", "data_column", "deprecated_command",
+           "deprecated_option", "deprecation_notice", "exit_on_closed_output",
            "handle_errors", "one_line", "output_closed", "progress_bar", "read_table", "run_json_beside", "start_run",
            "use_agg_backend", "write_run_json"]
 
@@ -263,6 +271,59 @@ class Subsets(click.ParamType):
         if out < 1:
             self.fail(f"{out} is not a positive integer.", param, ctx)
         return out
+
+
+# ------------------------------------------------------------------------------------------------
+# Old spellings: kept for one release, hidden from --help, with a notice on stderr
+# ------------------------------------------------------------------------------------------------
+
+def deprecation_notice(old: str, new: str) -> None:
+    """One line on stderr: the old spelling ``old`` still works this release; use ``new``."""
+    click.secho(f"Warning: {old} is deprecated and will be removed in llmsurrogate {REMOVED_IN}; use {new}",
+                fg="yellow", err=True)
+
+
+def deprecated_command(command: click.Command, old: str, new: str) -> click.Command:
+    """``command`` under its old name ``old``: hidden from ``--help``, runs the same thing after a
+    deprecation notice naming ``llmsurrogate <new>``."""
+    alias = copy.copy(command)
+    alias.name = old
+    alias.hidden = True
+    callback = command.callback
+
+    @functools.wraps(callback)
+    def run(*args, **kwargs):
+        deprecation_notice(f"`llmsurrogate {old}`", f"`llmsurrogate {new}`")
+        return callback(*args, **kwargs)
+
+    alias.callback = run
+    return alias
+
+
+def deprecated_option(old: str, new: str, **attrs: Any):
+    """A hidden option ``old`` (``"--reps"``) that stands for ``new`` (``"--n-boot"``): given, it
+    prints a deprecation notice and the command gets its value as ``new``'s; giving both is a usage
+    error. Place it among the command's options (below ``@click.command``); ``attrs`` are its
+    ``click.option`` arguments (``type``, ...) without a default."""
+    target = new.lstrip("-").replace("-", "_")
+    hidden_name = f"deprecated_{target}"
+
+    def decorate(fn):
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            value = kwargs.pop(hidden_name, None)
+            if value is not None and value != ():
+                ctx = click.get_current_context()
+                source = ctx.get_parameter_source(target)
+                if source is not None and source.name == "COMMANDLINE":
+                    raise click.UsageError(f"{old} is the old spelling of {new}; give only {new}", ctx=ctx)
+                deprecation_notice(old, new)
+                kwargs[target] = value
+            return fn(*args, **kwargs)
+
+        return click.option(old, hidden_name, hidden=True, default=None, **attrs)(run)
+
+    return decorate
 
 
 def progress_bar() -> RichProgress:

@@ -1,8 +1,11 @@
-"""The ``llmsurrogate`` command line: registration only.
+"""The ``llmsurrogate`` command line: the command registry and the entry point, nothing else.
 
-Each capability owns its commands (``ess/_cli.py``, ``transfer/_cli.py``, ``risk/_cli.py``); the
-commands no capability owns live in ``_cli_general.py``; shared helpers (error handling, progress,
-reading tables) in ``_cli_support.py``.
+One adapter convention: each capability owns its commands in ``<capability>/_cli.py`` (``ess``,
+``transfer``, ``risk``, ``lookahead``); the commands no capability owns live in
+:mod:`llmsurrogate.cli.general` (``demo``, ``datasets``, ``quantile``); the shared machinery every
+command is built from (error handling, option types, progress, reading tables, ``run.json``) is
+:mod:`llmsurrogate._cli_support`, below the capabilities (a capability may import it, never this
+package). ``python -m llmsurrogate.cli`` runs the same command as the ``llmsurrogate`` script.
 
 Exit codes: 0 success, 1 a problem with the input or the computation (a one-line message on stderr,
 no traceback; ``LLMSURROGATE_DEBUG=1`` shows the traceback of an unexpected one), 2 a usage error
@@ -22,20 +25,24 @@ Examples::
     llmsurrogate quantile --data errors.csv --column err --tau 0.95
     llmsurrogate transfer intervals cpt.csv rf.csv --coverage 0.9 --compare
     llmsurrogate ess --data data.csv --outcome y --prediction llm --algorithm rf --out ess-output
-    llmsurrogate score --data rows.csv --task ACSIncome --model ./model --cache cache --out scores
+    llmsurrogate risk --data rows.csv --task ACSIncome --model ./model --cache cache --out scores
 """
 
 from __future__ import annotations
 
+import warnings
+
 import click
 
-from . import __version__
-from ._cli_general import datasets, demo, quantile
-from ._cli_support import CommandLineGroup
-from .ess._cli import ess_command
-from .lookahead._cli import lookahead_group
-from .risk._cli import score
-from .transfer._cli import transfer_group
+from .. import __version__
+from .._cli_support import CommandLineGroup, deprecated_command, one_line
+from ..ess._cli import ess_command
+from ..lookahead._cli import lookahead_group
+from ..risk._cli import score
+from ..transfer._cli import transfer_group
+from .general import datasets, demo, quantile
+
+__all__ = ["cli", "main"]
 
 
 @click.group(cls=CommandLineGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -49,23 +56,17 @@ cli.add_command(datasets, "datasets")
 cli.add_command(quantile, "quantile")
 cli.add_command(transfer_group, "transfer")
 cli.add_command(ess_command, "ess")
-cli.add_command(score, "score")
+cli.add_command(score, "risk")
 cli.add_command(lookahead_group, "lookahead")
+# the risk command's name before 0.2.x: hidden, with a deprecation notice on stderr
+cli.add_command(deprecated_command(score, "score", "risk"), "score")
 
 
 def _one_line_warning(message, category, filename, lineno, line=None) -> str:
-    from ._cli_support import one_line
-
     return f"Warning: {one_line(message)}\n"
 
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``llmsurrogate`` console script. Warnings are shown as one line each."""
-    import warnings
-
     warnings.formatwarning = _one_line_warning
     cli.main(args=argv, prog_name="llmsurrogate")
-
-
-if __name__ == "__main__":  # pragma: no cover
-    main()

@@ -4,15 +4,23 @@ Registered by :mod:`llmsurrogate.cli`."""
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 import click
+import pandas as pd
 
-from ._cli_support import (RUN_JSON, FiniteFloat, NJobs, cli_names, data_column, handle_errors, progress_bar,
-                           read_table, start_run, use_agg_backend, write_run_json)
+from .. import datasets as ds
+from .. import quantiles as q
+from .._atomic import check_output_dir
+from .._cli_support import (RUN_JSON, FiniteFloat, NJobs, cli_names, data_column, handle_errors, progress_bar,
+                            read_table, start_run, use_agg_backend, write_run_json)
+from .._validation import require_columns
+from ..demo import DEMOS, run_all
+from ..ess.demo import run_ess_demo
+from ..lookahead.demo import write_demo as lookahead_demo
 
-
-_DEMO_NAMES = ("transfer", "ess", "lookahead")  # llmsurrogate.demo.DEMOS (not imported here: click needs them early)
+_DEMO_NAMES = tuple(DEMOS)  # transfer, ess, lookahead
 
 
 @click.command()
@@ -31,9 +39,6 @@ def demo(names: tuple[str, ...], out_dir: Path, tau: float, no_plot: bool, with_
     """Transfer forecast intervals on the bundled 44-subject-pool data (paper Table 5), the ESS
     of a textbook CPT rule on one subject pool, and the lookahead-bias test on a simulated panel
     (with LAP of a tiny trained model). NAMES (transfer, ess, lookahead) runs only those."""
-    from ._atomic import check_output_dir
-    from .demo import run_all
-
     if names:
         only = tuple(dict.fromkeys(names))
     else:
@@ -54,11 +59,6 @@ def demo(names: tuple[str, ...], out_dir: Path, tau: float, no_plot: bool, with_
 def _demo_seeds(only: tuple[str, ...] | None) -> dict[str, int]:
     """The seed of each demo that runs (the transfer demo draws nothing at random), as its runner's
     default: ``run_all`` passes none."""
-    import inspect
-
-    from .ess.demo import run_ess_demo
-    from .lookahead.demo import write_demo as lookahead_demo
-
     runners = {"ess": run_ess_demo, "lookahead": lookahead_demo}
     return {name: inspect.signature(fn).parameters["seed"].default for name, fn in runners.items()
             if only is None or name in only}
@@ -68,8 +68,6 @@ def _demo_seeds(only: tuple[str, ...] | None) -> dict[str, int]:
 @handle_errors
 def datasets():
     """List the bundled data sets and their sources."""
-    from . import datasets as ds
-
     doms = ds.certainty_equivalent_domains()
     models = ds.transfer_error_models()
     click.echo(f"certainty equivalents: {len(doms)} subject pools, {int(doms['n_obs'].sum())} rows "
@@ -89,11 +87,6 @@ def datasets():
 @handle_errors
 def quantile(data_path: Path, column: str, tau: tuple[float, ...], weights: str | None, n_jobs: int | None):
     """Upper and lower empirical quantiles of one column."""
-    import pandas as pd
-
-    from . import quantiles as q
-    from ._validation import require_columns
-
     frame = read_table(data_path)
     require_columns(frame, [column] + ([weights] if weights else []), name="--data")
     levels = list(tau)
