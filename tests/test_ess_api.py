@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import llmsurrogate
 from llmsurrogate import ess
 from llmsurrogate.exceptions import (
     ColumnNotFoundError,
@@ -180,6 +181,54 @@ def test_thread_count_and_joblib_backends_give_identical_results():
     b = ess.equivalent_sample_size(cls, "y", "llm", n_jobs=2, **kw)
     pd.testing.assert_frame_equal(a.table, b.table)
     assert a.lower_bound == b.lower_bound
+
+
+def test_n_jobs_none_means_the_package_count_and_changes_no_number():
+    """Issue 20: n_jobs=None is llmsurrogate.num_threads()'s count (a joblib.parallel_config's
+    n_jobs, then LLMSURROGATE_NUM_THREADS, then all cores), no longer one joblib worker; the
+    numbers equal one job's."""
+    import joblib
+
+    from llmsurrogate import _workers
+
+    df = _reg_data(300)
+    kw = dict(algorithm="lasso", grid=[3, 10, 30], seed=5)
+    one = ess.equivalent_sample_size(df, "y", "llm", n_jobs=1, **kw)
+    default = ess.equivalent_sample_size(df, "y", "llm", **kw)
+    pd.testing.assert_frame_equal(one.table, default.table)
+    assert one.lower_bound == default.lower_bound
+    assert _workers.local_n_jobs(None, prefer="processes") == llmsurrogate.num_threads()
+    with joblib.parallel_config(n_jobs=2):
+        assert _workers.local_n_jobs(None, prefer="processes") == 2
+        curve = ess.error_curve(df, "y", ["a", "b"], algorithm="mean", grid=[2, 20], seed=1)
+    pd.testing.assert_frame_equal(curve.table, ess.error_curve(df, "y", ["a", "b"], algorithm="mean", grid=[2, 20],
+                                                               seed=1, n_jobs=1).table)
+
+
+def test_arguments_after_the_columns_by_position_still_work_with_a_warning():
+    """Issue 20: keyword-only after the data and the column names; the old positional calls
+    warn (FutureWarning) and give the same result until 0.3."""
+    df = _reg_data(200)
+    new = ess.equivalent_sample_size(df, "y", "llm", ["a"], algorithm="mean", grid=[2, 10], loss="squared",
+                                     alpha=0.1, n_jobs=1)
+    with pytest.warns(FutureWarning, match="by name"):
+        old = ess.equivalent_sample_size(df, "y", "llm", ["a"], "mean", [2, 10], "squared", 0.1, n_jobs=1)
+    pd.testing.assert_frame_equal(new.table, old.table)
+    assert (new.lower_bound, new.alpha) == (old.lower_bound, old.alpha)
+    new = ess.error_curve(df, "y", ["a"], algorithm="mean", grid=[2, 10], n_jobs=1)
+    with pytest.warns(FutureWarning, match="algorithm"):
+        old = ess.error_curve(df, "y", ["a"], "mean", [2, 10], n_jobs=1)
+    pd.testing.assert_frame_equal(new.table, old.table)
+    rng = np.random.default_rng(1)
+    exp = pd.DataFrame({"x": rng.normal(size=200), "d": rng.integers(0, 2, 200)})
+    exp["y"] = exp["d"] * (1 + exp["x"]) + rng.normal(size=200)
+    exp["tau"] = 1 + exp["x"]
+    new = ess.cate_ess(exp, "y", "d", "tau", propensity=0.5, features=["x"], algorithm="mean", grid=[2, 10], n_jobs=1)
+    with pytest.warns(FutureWarning, match="propensity"):
+        old = ess.cate_ess(exp, "y", "d", "tau", 0.5, ["x"], "mean", [2, 10], n_jobs=1)
+    pd.testing.assert_frame_equal(new.table, old.table)
+    with pytest.raises(TypeError):
+        ess.equivalent_sample_size(df, "y", "llm", ["a"], "mean", algorithm="rf")
 
 
 # --- bad input ---------------------------------------------------------------------------------

@@ -11,7 +11,11 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import joblib
 import numpy as np
+import pandas as pd
+from joblib import delayed, effective_n_jobs
+from scipy.special import ndtr, ndtri
 
 from .. import _core
 from .._validation import (
@@ -19,11 +23,10 @@ from .._validation import (
     as_frame,
     check_choice,
     check_int,
-    check_n_jobs,
-    check_probability,
     reject_lossy,
     require_columns,
 )
+from .._workers import local_n_jobs, parallel, resolve_n_jobs
 from ..exceptions import (
     InvalidArgumentError,
     LLMSurrogateWarning,
@@ -83,8 +86,6 @@ def check_learner_outcome(learner: Any, y: np.ndarray, outcome: str) -> None:
 
 
 def _numeric(series, name: str) -> np.ndarray:
-    import pandas as pd
-
     if isinstance(series, pd.Series) and series.dtype == bool:
         series = series.astype(float)
     reject_lossy(series, name)  # no datetime -> nanoseconds, complex -> real part
@@ -144,8 +145,6 @@ def check_grid(grid: Any, n: int) -> list[int]:
 
 def _drop_missing(frame, outcome, prediction, features, exclude, y_override):
     """Rows with a missing or infinite outcome, prediction or feature removed (``missing="drop"``)."""
-    import pandas as pd
-
     def bad(values) -> np.ndarray:
         ser = pd.Series(np.asarray(values) if not isinstance(values, pd.Series) else values)
         num = pd.to_numeric(ser, errors="coerce")
@@ -192,8 +191,6 @@ def prepare(data: Any, outcome: str, prediction: Any, features: Any, loss: Any, 
             exclude: tuple[str, ...] = (), eps: float = LOG_EPS, y_override: np.ndarray | None = None,
             missing: str = "error") -> Prepared:
     """Validate the inputs and permute them once (docs/methods/ess.md §2.1 step 1)."""
-    import pandas as pd
-
     frame = as_frame(data)
     if not isinstance(prediction, str) and not hasattr(prediction, "predict"):
         frame, prediction = align_by_label(("data", frame), ("prediction", prediction))  # pandas: by label
@@ -377,8 +374,7 @@ def _trusted_inputs(learner: Learner):
     if learner.estimator is not None:
         yield
         return
-    import joblib
-    import sklearn
+    import sklearn  # heavy, and not needed by the native learners or a user's estimator's own module
 
     # sequential: the built-in forests and grid searches are fitted with n_jobs=1 on purpose, and
     # a backend such as Dask would otherwise become their nested backend (it ignores n_jobs=1)
@@ -432,12 +428,9 @@ def tune_grid(prep: Prepared, learner: Learner, grid: list[int], tuning: str, se
               n_jobs: int | None) -> dict[int, dict]:
     """:func:`tune_for_n` for every training size in ``grid``, in parallel (each size's choice
     depends only on its own seeded subset, so the result equals the sequential one). Empty when
-    there is nothing to tune or one job."""
-    from joblib import delayed, effective_n_jobs
-
-    from .._workers import parallel
-
-    if not _tunes(learner, tuning) or len(grid) < 2 or effective_n_jobs(n_jobs) == 1:
+    there is nothing to tune or one job (``n_jobs``: see :func:`llmsurrogate.num_threads`)."""
+    if not _tunes(learner, tuning) or len(grid) < 2 or \
+            effective_n_jobs(local_n_jobs(n_jobs, prefer=worker_kind(learner))) == 1:
         return {}
     with _quiet_fit_warnings():
         found = parallel(n_jobs, prefer=worker_kind(learner))(
@@ -458,11 +451,8 @@ def _in_order(tasks, n_jobs, prefer):
     """The tasks' results in order, streamed: joblib's generator output where the active backend
     has it; in windows of a few tasks per worker where it does not (joblib's multiprocessing
     backend, Ray's), so that no more than a window of results is held at once. Local pools are
-    capped and their workers exit with this process (``_workers.parallel``)."""
-    from joblib import effective_n_jobs
-
-    from .._workers import local_n_jobs, parallel
-
+    sized by :func:`llmsurrogate.num_threads`'s rule, capped, and their workers exit with this
+    process (``_workers.parallel``)."""
     try:
         par = parallel(n_jobs, return_as="generator", prefer=prefer)
     except ValueError:  # "Backend ... does not support return_as=generator"
@@ -479,9 +469,9 @@ def _in_order(tasks, n_jobs, prefer):
 def run_point(prep: Prepared, learner: Learner, N: int, tuning: str, seed: int | None, n_jobs: int | None,
               with_llm: bool, progress: Callable[[int, int], None] | None = None, params: dict | None = None) -> dict:
     """Block-out CV at one training size: a dict of variance pieces (plain and difference).
-    ``params``: hyperparameters already tuned for this size (default: tune here)."""
-    from joblib import delayed
-
+    ``params``: hyperparameters already tuned for this size (default: tune here). ``n_jobs`` sizes the
+    block fits' joblib pool and the Rust accumulation's threads (see :func:`llmsurrogate.num_threads`)."""
+    threads = resolve_n_jobs(n_jobs)
     if params is None:
         params = tune_for_n(prep, learner, N, tuning, seed)
     acc = _core.BlockOutAccumulator(prep.y, N, prep.rust_loss, prep.llm_loss if with_llm else None, prep.eps)
@@ -498,7 +488,7 @@ def run_point(prep: Prepared, learner: Learner, N: int, tuning: str, seed: int |
     with _quiet_fit_warnings():
         for s, (rows, nconst) in zip(starts, _in_order(tasks, n_jobs, worker_kind(learner))):
             # rows unpickled from another process (Dask) can be misaligned; Rust needs aligned, C-ordered rows
-            acc.add_blocks(s, np.require(rows, dtype=np.float64, requirements=["C", "A"]), n_jobs)
+            acc.add_blocks(s, np.require(rows, dtype=np.float64, requirements=["C", "A"]), threads)
             shortcut += nconst
             done += rows.shape[0]
             if progress is not None:
@@ -535,8 +525,6 @@ def bias_corrected(points: list[dict]) -> list[dict]:
 
 
 def z_quantile(p: float) -> float:
-    from scipy.special import ndtri
-
     return float(ndtri(p))
 
 
@@ -552,8 +540,6 @@ def uses_fixed_n(regime: str, blocks: int, min_blocks: int) -> bool:
 
 
 def curve_table(points: list[dict], alpha: float, regime: str, min_blocks: int, loss_name: str):
-    import pandas as pd
-
     z2 = z_quantile(1 - alpha / 2)
     rows = []
     for p in points:
@@ -592,9 +578,6 @@ def monotonicity_violations(table) -> list[list[int]]:
 
 def ess_inference(points: list[dict], alpha: float, regime: str, min_blocks: int, variance: str):
     """Per-grid-point tests and Algorithm 3.1 (the decisions run in Rust)."""
-    import pandas as pd
-    from scipy.special import ndtr
-
     zc = z_quantile(1 - alpha)
     z2 = z_quantile(1 - alpha / 2)
     if regime == "fixed_N":

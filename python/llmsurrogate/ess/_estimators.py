@@ -7,18 +7,37 @@ point finishes, an outcome override and excluded columns), for the command line 
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
+import platform
+import warnings
 from typing import Any, Callable
 
+import joblib
 import numpy as np
+import pandas as pd
 
-from .._validation import check_choice, check_flag, check_int, check_n_jobs, check_probability
-from ..exceptions import InvalidArgumentError
+from .. import __version__, _core
+from .._deprecation import deprecated_arguments
 from .._progress import progress_reporter
+from .._validation import (
+    align_by_label,
+    as_float_array,
+    as_frame,
+    check_allocation,
+    check_choice,
+    check_flag,
+    check_int,
+    check_n_jobs,
+    check_probability,
+    require_columns,
+)
+from ..exceptions import InvalidArgumentError, LLMSurrogateWarning, ShapeError
 from . import _engine
 from ._engine import HYBRID_MIN_BLOCKS, REGIMES, TUNINGS, VARIANCES
 from ._learners import resolve_learner
 from ._results import ErrorCurve, EssResult
+
 
 def permutation(n: int, seed: int) -> np.ndarray:
     """The permutation used for ``seed`` (row k of the permuted data is row ``perm[k]``).
@@ -33,10 +52,6 @@ def permutation(n: int, seed: int) -> np.ndarray:
     >>> permutation(10, seed=1).tolist()
     [4, 2, 8, 1, 9, 3, 0, 6, 7, 5]
     """
-    from .. import _core
-
-    from .._validation import check_allocation
-
     n = check_int(n, "n", minimum=0)
     seed = check_int(seed, "seed", minimum=0, maximum=2**64 - 1)
     check_allocation(16.0 * n, "n", n, "the permutation")
@@ -44,12 +59,7 @@ def permutation(n: int, seed: int) -> np.ndarray:
 
 
 def _versions() -> dict:
-    import platform
-
-    import joblib
-    import sklearn
-
-    from .. import __version__
+    import sklearn  # heavy; loaded here only when a result records the versions
 
     return {"llmsurrogate": __version__, "numpy": np.__version__, "scikit-learn": sklearn.__version__,
             "joblib": joblib.__version__, "python": platform.python_version()}
@@ -132,9 +142,10 @@ def _checked_grid(grid, n, regime, hmb):
     return grid
 
 
-def error_curve(data, outcome: str, features=None, algorithm: Any = "rf", grid=None, loss: Any = "squared",
+@deprecated_arguments(positional=3)
+def error_curve(data, outcome: str, features=None, *, algorithm: Any = "rf", grid=None, loss: Any = "squared",
                 regime: str = "hybrid", tuning: str = "per_n_subset", seed: int | None = 0,
-                n_jobs: int | None = None, *, alpha: float = 0.05, hybrid_min_blocks: int = HYBRID_MIN_BLOCKS,
+                n_jobs: int | None = None, alpha: float = 0.05, hybrid_min_blocks: int = HYBRID_MIN_BLOCKS,
                 algorithm_options: dict | None = None, progress: Any = None, missing: str = "error",
                 bias_correct: bool = False) -> ErrorCurve:
     """Block-out CV error curve of ``algorithm`` on ``data`` (docs/methods/ess.md §2-§5).
@@ -151,6 +162,13 @@ def error_curve(data, outcome: str, features=None, algorithm: Any = "rf", grid=N
     ``progress``: ``None``, ``True`` (a progress bar) or ``progress(label, done, total)``
     (:mod:`llmsurrogate._progress`). ``bias_correct=True`` adds 2 V_test / (B - 1) to the fixed-N
     variance (§4.6: (4.5) underestimates it when B is small; an extension, not in the paper).
+    ``alpha``: the intervals are two-sided (1 - alpha) CIs; the name is the paper's alpha of
+    Algorithm 3.1, shared with :func:`equivalent_sample_size` (whose curve columns use the same
+    intervals). ``n_jobs``: workers/threads (None: see :func:`llmsurrogate.num_threads`): the block
+    fits and the per-N tuning run in a joblib pool of that size (any joblib backend, e.g.
+    ``joblib.parallel_config(backend="dask")``, which then schedules on its own), the Rust
+    accumulation in as many threads; no number depends on it. Arguments after ``features`` are
+    keyword-only (passing them by position still works until 0.3, with a ``FutureWarning``).
 
     Examples
     --------
@@ -159,7 +177,8 @@ def error_curve(data, outcome: str, features=None, algorithm: Any = "rf", grid=N
     >>> rng = np.random.default_rng(0)
     >>> df = pd.DataFrame({"x": rng.normal(size=200)})
     >>> df["y"] = (rng.random(200) < 1 / (1 + np.exp(-2 * df["x"]))).astype(int)
-    >>> curve = error_curve(df, "y", ["x"], LogisticRegression(), grid=[10, 50], loss="brier", tuning="none", n_jobs=1)
+    >>> curve = error_curve(df, "y", ["x"], algorithm=LogisticRegression(), grid=[10, 50], loss="brier",
+    ...                     tuning="none", n_jobs=1)
     >>> curve.table[["n_train", "n_blocks", "error", "ci_low", "ci_high"]].round(3)
        n_train  n_blocks  error  ci_low  ci_high
     0       10        20  0.199   0.182    0.215
@@ -173,8 +192,6 @@ def error_curve(data, outcome: str, features=None, algorithm: Any = "rf", grid=N
 def _params_json(point: dict) -> str:
     """The tuned hyperparameters of a grid point as JSON (``{"alpha": null}``), readable in any
     language (the R package turns it into one column per hyperparameter)."""
-    import json
-
     return json.dumps(point.get("params") or {}, sort_keys=True, default=str)
 
 
@@ -203,10 +220,11 @@ def run_error_curve(plumbing: Plumbing, data, outcome, features, algorithm, grid
                       versions=_versions(), monotonicity_violations=viol, notes=notes, bias_correct=bias_correct)
 
 
-def equivalent_sample_size(data, outcome: str, prediction, features=None, algorithm: Any = "rf", grid=None,
+@deprecated_arguments(positional=4)
+def equivalent_sample_size(data, outcome: str, prediction, features=None, *, algorithm: Any = "rf", grid=None,
                            loss: Any = "squared", alpha: float = 0.05, variance: str = "difference",
                            regime: str = "hybrid", tuning: str = "per_n_subset", seed: int | None = 0,
-                           n_jobs: int | None = None, *, hybrid_min_blocks: int = HYBRID_MIN_BLOCKS,
+                           n_jobs: int | None = None, hybrid_min_blocks: int = HYBRID_MIN_BLOCKS,
                            algorithm_options: dict | None = None, progress: Any = None,
                            missing: str = "error", bias_correct: bool = False) -> EssResult:
     """ESS of the fixed rule ``prediction`` against ``algorithm`` (Algorithm 3.1 of the paper).
@@ -221,7 +239,10 @@ def equivalent_sample_size(data, outcome: str, prediction, features=None, algori
     rows with a missing or infinite outcome, prediction or feature (with a warning; valid only when
     missingness is unrelated to the data, e.g. unparseable LLM answers at random); the default
     raises. ``bias_correct=True`` corrects the fixed-N variances of both losses as in
-    :func:`error_curve`. All other arguments as in :func:`error_curve`.
+    :func:`error_curve`. ``alpha`` is the paper's significance level of each one-sided test of
+    H_{0,N} (Algorithm 3.1), hence the name (not the package's ``level``, a confidence level):
+    [lower_bound, inf) is a (1 - alpha) confidence interval. All other arguments as in
+    :func:`error_curve` (keyword-only after ``features``).
 
     Examples
     --------
@@ -231,8 +252,8 @@ def equivalent_sample_size(data, outcome: str, prediction, features=None, algori
     >>> df = pd.DataFrame({"x": rng.normal(size=200)})
     >>> df["y"] = (rng.random(200) < 1 / (1 + np.exp(-2 * df["x"]))).astype(int)
     >>> df["llm"] = 1 / (1 + np.exp(-df["x"]))          # the rule: right direction, too flat
-    >>> res = equivalent_sample_size(df, "y", "llm", ["x"], LogisticRegression(), grid=[10, 50], loss="brier",
-    ...                              tuning="none", n_jobs=1)
+    >>> res = equivalent_sample_size(df, "y", "llm", ["x"], algorithm=LogisticRegression(), grid=[10, 50],
+    ...                              loss="brier", tuning="none", n_jobs=1)
     >>> res.lower_bound, res.status, res.plugin
     (11, 'stopped', 50.0)
     """
@@ -304,16 +325,12 @@ def transformed_outcome(y, treatment, propensity) -> np.ndarray:
     >>> transformed_outcome([1.0, 1.0, 2.0], [1, 0, 1], 0.5).tolist()
     [2.0, -2.0, 4.0]
     """
-    from .._validation import align_by_label, as_float_array
-
     y, treatment, propensity = align_by_label(("y", y), ("treatment", treatment), ("propensity", propensity))
     y = as_float_array(y, "outcome", allow_nan=False)
     d = as_float_array(treatment, "treatment", allow_nan=False)
     pi = np.broadcast_to(as_float_array(propensity, "propensity", allow_nan=False), y.shape) \
         if np.ndim(propensity) == 0 or len(np.atleast_1d(propensity)) == 1 else as_float_array(propensity, "propensity", allow_nan=False)
     if d.shape != y.shape or pi.shape != y.shape:
-        from ..exceptions import ShapeError
-
         raise ShapeError(f"outcome ({y.shape[0]}), treatment ({d.shape[0]}) and propensity ({pi.shape[0]}) must align")
     if not np.isin(d, (0.0, 1.0)).all():
         raise InvalidArgumentError("argument `treatment` must be binary (0/1)")
@@ -322,7 +339,8 @@ def transformed_outcome(y, treatment, propensity) -> np.ndarray:
     return y * (d - pi) / (pi * (1 - pi))
 
 
-def cate_ess(data, outcome: str, treatment: str, prediction, propensity=None, features=None,
+@deprecated_arguments(positional=4)
+def cate_ess(data, outcome: str, treatment: str, prediction, *, propensity=None, features=None,
              algorithm: Any = "rf", grid=None, alpha: float = 0.05, variance: str = "difference",
              regime: str = "hybrid", tuning: str = "per_n_subset", seed: int | None = 0, n_jobs: int | None = None,
              **kwargs) -> EssResult:
@@ -344,8 +362,6 @@ def cate_ess(data, outcome: str, treatment: str, prediction, propensity=None, fe
     >>> res.loss, res.n, res.lower_bound, res.status
     ('squared', 400, 11, 'all_rejected')
     """
-    from .._validation import as_frame, require_columns
-
     frame = as_frame(data)
     require_columns(frame, [outcome, treatment])
     prop_col = propensity if isinstance(propensity, str) else None
@@ -377,12 +393,6 @@ def cate_ess(data, outcome: str, treatment: str, prediction, propensity=None, fe
 def _drop_cate_missing(frame, outcome, treatment, prediction, propensity):
     """``missing="drop"`` for :func:`cate_ess`: rows with a missing or infinite outcome, treatment or
     propensity go before the transformed outcome is computed (the other drops happen in prepare)."""
-    import warnings
-
-    import pandas as pd
-
-    from ..exceptions import LLMSurrogateWarning, ShapeError
-
     def bad(values) -> np.ndarray:
         num = pd.to_numeric(pd.Series(np.asarray(values, dtype=object)), errors="coerce")
         return ~np.isfinite(num.to_numpy(dtype=np.float64, na_value=np.nan))
@@ -433,8 +443,6 @@ def arm_ess(data, outcome: str, treatment: str, arm: Any, prediction, features=N
     >>> res.n == int((df["d"] == 1).sum()), res.status
     (True, 'all_rejected')
     """
-    from .._validation import as_frame, require_columns
-
     frame = as_frame(data)
     require_columns(frame, [outcome, treatment])
     keep = (frame[treatment] == arm).to_numpy()
@@ -442,13 +450,9 @@ def arm_ess(data, outcome: str, treatment: str, arm: Any, prediction, features=N
         raise InvalidArgumentError(f"no rows with {treatment} == {arm!r}; choose an arm that occurs in the data")
     sub = frame.loc[keep].reset_index(drop=True)
     if not isinstance(prediction, str) and not hasattr(prediction, "predict"):
-        from .._validation import align_by_label
-
         frame, prediction = align_by_label(("data", frame), ("prediction", prediction))  # pandas: by label
         prediction = np.asarray(prediction)
         if prediction.ndim != 1 or prediction.shape[0] != len(frame):
-            from ..exceptions import ShapeError
-
             raise ShapeError(f"argument `prediction` must hold one value per row of `data` ({len(frame)}); got shape "
                              f"{prediction.shape}")
         prediction = prediction[keep]

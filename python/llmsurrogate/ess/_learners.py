@@ -17,13 +17,20 @@ everyone, which is what every built-in algorithm does on such data anyway.
 
 from __future__ import annotations
 
+import copy
+import difflib
+import inspect
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ._fast_predict import fast_predict
+from .._validation import as_float_array, check_int
 from ..exceptions import InvalidArgumentError
+from ._fast_predict import fast_predict
+
+# scikit-learn is imported inside the methods that fit: it is heavy, and the native learners
+# ("mean", "majority") need none of it.
 
 RF_GRID = {"max_depth": [3, 5, 10, None], "min_samples_leaf": [1, 5, 20]}
 LOGIT_C_GRID = [0.01, 0.1, 1.0, 10.0, 100.0]
@@ -31,20 +38,18 @@ BUILTIN = ("lasso", "logit_l1", "rf", "mean", "majority")
 
 
 def block_seed(seed: int | None, n_train: int, b: int) -> int:
-    """Random state of the fit of block ``b`` at training size ``n_train`` (documented, stable)."""
+    """Seed of the fit of block ``b`` at training size ``n_train`` (documented, stable)."""
     ss = np.random.SeedSequence([0 if seed is None else int(seed), int(n_train), int(b), 0xE55])
     return int(ss.generate_state(1)[0] & 0x7FFFFFFF)
 
 
-def _logit(C: float, random_state: int):
-    import inspect
-
+def _logit(C: float, seed: int):
     from sklearn.linear_model import LogisticRegression
 
     params = inspect.signature(LogisticRegression).parameters
     if params["penalty"].default == "deprecated":  # scikit-learn >= 1.8
-        return LogisticRegression(C=C, l1_ratio=1.0, solver="saga", max_iter=2000, random_state=random_state)
-    return LogisticRegression(C=C, penalty="l1", solver="saga", max_iter=2000, random_state=random_state)
+        return LogisticRegression(C=C, l1_ratio=1.0, solver="saga", max_iter=2000, random_state=seed)
+    return LogisticRegression(C=C, penalty="l1", solver="saga", max_iter=2000, random_state=seed)
 
 
 @dataclass
@@ -95,7 +100,7 @@ class Learner:
             return {"alpha": float(model[-1].alpha_)}
         if self.name == "rf":
             grid = self.options.get("param_grid", RF_GRID)
-            est = self._rf(random_state=seed)
+            est = self._rf(seed=seed)
             scoring = "accuracy" if self.is_classifier else "neg_mean_squared_error"
             if self.output == "proba":
                 scoring = "neg_brier_score" if len(np.unique(y)) == 2 else "neg_log_loss"
@@ -122,20 +127,20 @@ class Learner:
         return {}
 
     # -- fitting --------------------------------------------------------------------------------
-    def _rf(self, random_state: int, **params):
+    def _rf(self, seed: int, **params):
         from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
         cls = RandomForestClassifier if self.is_classifier else RandomForestRegressor
-        kw = {"n_estimators": int(self.options.get("n_estimators", 300)), "n_jobs": 1, "random_state": random_state}
+        kw = {"n_estimators": int(self.options.get("n_estimators", 300)), "n_jobs": 1, "random_state": seed}
         kw.update(params)
         return cls(**kw)
 
-    def make(self, params: dict, random_state: int):
-        """A fresh, unfitted estimator with ``params``."""
+    def make(self, params: dict, seed: int):
+        """A fresh, unfitted estimator with ``params``; ``seed`` becomes scikit-learn's ``random_state``."""
         from sklearn.base import clone
 
         if self.name == "rf":
-            return self._rf(random_state, **params)
+            return self._rf(seed, **params)
         if self.name == "lasso":
             from sklearn.linear_model import Lasso
             from sklearn.pipeline import make_pipeline
@@ -146,24 +151,22 @@ class Learner:
             from sklearn.pipeline import make_pipeline
             from sklearn.preprocessing import StandardScaler
 
-            return make_pipeline(StandardScaler(), _logit(params.get("C", 1.0), random_state))
+            return make_pipeline(StandardScaler(), _logit(params.get("C", 1.0), seed))
         try:
             est = clone(self.estimator)
         except (TypeError, AttributeError, RuntimeError):
-            import copy
-
             est = copy.deepcopy(self.estimator)
         if params:
             est.set_params(**params)
         try:
             if "random_state" in est.get_params(deep=False):
-                est.set_params(random_state=random_state)
+                est.set_params(random_state=seed)
         except Exception:  # pragma: no cover - exotic estimators
             pass
         return est
 
     def fit_predict(self, Xtr: np.ndarray, ytr: np.ndarray, Xte: np.ndarray, params: dict,
-                    random_state: int, tuning: str) -> tuple[np.ndarray, bool]:
+                    seed: int, tuning: str) -> tuple[np.ndarray, bool]:
         """Predictions on ``Xte`` of the rule fitted to the block; second value: constant shortcut used."""
         m = len(Xte)
         if self.name == "mean":
@@ -172,7 +175,7 @@ class Learner:
             ones = float(np.sum(ytr == 1))
             zeros = len(ytr) - ones
             if ones == zeros:
-                label = float(np.random.default_rng(random_state).integers(0, 2))
+                label = float(np.random.default_rng(seed).integers(0, 2))
             else:
                 label = 1.0 if ones > zeros else 0.0
             return np.full(m, label), False
@@ -183,8 +186,8 @@ class Learner:
             value = float(ytr[0])
             return np.full(m, value), True
         if tuning == "per_block":
-            params = self.tune(Xtr, ytr, random_state)
-        est = self.make(params, random_state)
+            params = self.tune(Xtr, ytr, seed)
+        est = self.make(params, seed)
         if self.estimator is None and hasattr(est, "steps"):
             # our own (StandardScaler, model) pipelines: the two fits Pipeline.fit makes (it
             # neither clones nor caches without `memory`), minus its routing overhead
@@ -213,10 +216,6 @@ CUSTOM_OPTION_KEYS = ("param_grid",)
 
 def check_options(options: Any, algorithm: str, allowed: tuple[str, ...]) -> dict:
     """``algorithm_options`` as a dict holding only keys ``algorithm`` reads, with valid values."""
-    import difflib
-
-    from .._validation import as_float_array, check_int
-
     if options is None:
         return {}
     if not isinstance(options, dict):

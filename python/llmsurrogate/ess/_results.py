@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 import numpy as np
+from scipy.special import ndtri
 
 from ..results import Result, Summary, result_dataclass
 
@@ -88,8 +89,6 @@ class ErrorCurve(Result):
 
 
 def _z(p: float) -> float:
-    from scipy.special import ndtri
-
     return float(ndtri(p))
 
 

@@ -16,8 +16,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+import pandas as pd
 
+from .. import datasets
+from .._atomic import check_output_dir, save_figure, write_frame, write_text
 from .._progress import ProgressCallback
+from ._estimators import equivalent_sample_size
 
 PROGRESS_LABEL = "ESS demo (random forest, lasso)"
 
@@ -76,11 +80,6 @@ def run_ess_demo(domain_id: int = 10, grid=(1, 5, 20, 50, 100, 200, 500), n_esti
     Returns ``{"rf": EssResult, "lasso": EssResult, "table": DataFrame}``: one summary row per
     algorithm (ESS lower bound, status, plug-in, LLM/rule error, ...).
     """
-    import pandas as pd
-
-    from .. import datasets
-    from . import equivalent_sample_size
-
     data = datasets.load_certainty_equivalents(domains=[domain_id])
     label = str(data["domain"].iloc[0])
     frame = pd.DataFrame({"z1": data["z1"].to_numpy(float), "z2": data["z2"].to_numpy(float),
@@ -111,8 +110,6 @@ def write_demo(out_dir, plot: bool = True, progress: ProgressCallback | None = N
     """Run :func:`run_ess_demo`, print its table with ``echo`` and write ``ess_demo_table.csv``,
     ``ess_demo_<algo>.json`` and ``ess_demo.png`` (two panels: random forest and lasso) to
     ``out_dir``; returns the file names written."""
-    from .._atomic import check_output_dir, save_figure, write_frame, write_text
-
     out_dir = check_output_dir(out_dir)
     res = run_ess_demo(progress=progress, **kwargs)
     write_frame(out_dir / "ess_demo_table.csv", res["table"])
