@@ -26,7 +26,7 @@ def test_golden_prompt_byte_for_byte():
 
 def test_every_fixture_row_renders_codebook_text():
     texts = [P.multiple_choice_prompt(TASK, r) for r in ROWS.to_dict("records")]
-    # docs/methods/risk-scores.md §6.5 codebook entries
+    # docs/methods/risk.md §6.5 codebook entries
     assert "- The occupation is: Orderlies and psychiatric aides." in texts[1]
     assert "- The place of birth is: Indiana." in texts[1]
     assert "- The occupation is: Police officers." in texts[4]

@@ -1,6 +1,6 @@
 """Tiny tokenizers, language models and synthetic census data, built offline and deterministically.
 
-For tests, examples and benchmarks on a CPU without a model hub (docs/methods/risk-scores.md §6):
+For tests, examples and benchmarks on a CPU without a model hub (docs/methods/risk.md §6):
 
 * :func:`synthetic_census` -- ACS-like rows (ACSIncome column names and code domains) with labels
   drawn from a known logistic model, so the Bayes-optimal score ``p_true`` is known.

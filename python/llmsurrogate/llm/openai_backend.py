@@ -7,7 +7,7 @@ This backend keeps a small virtual vocabulary: :meth:`OpenAIBackend.answer_token
 :meth:`OpenAIBackend.next_token_logprobs` reads those spellings in the ``top_logprobs`` the server
 returns for the first generated token.
 
-Top-k truncation (docs/methods/risk-scores.md §1.8). A server returns the log-probabilities of
+Top-k truncation (docs/methods/risk.md §1.8). A server returns the log-probabilities of
 its top ``k`` tokens only (``top_logprobs``; OpenAI allows at most 20). A requested spelling that
 is not among them gets log-probability ``-inf`` -- the scoring layer then renormalises over the
 spellings that were seen -- and it is *reported*, never silent: :meth:`OpenAIBackend.topk_report`

@@ -1,4 +1,4 @@
-"""Prompts from rows (docs/methods/risk-scores.md §1.4): multiple choice, numeric (verbalized), few-shot, chat, persona.
+"""Prompts from rows (docs/methods/risk.md §1.4): multiple choice, numeric (verbalized), few-shot, chat, persona.
 
 Every function takes a :class:`~llmsurrogate.llm.tasks.Task` and one row (a mapping column ->
 value) and returns the exact prompt string. The zero-shot multiple-choice prompt for the ACS
@@ -116,7 +116,7 @@ def few_shot_prompt(task: Task, row: Mapping, examples: Sequence[Mapping], label
     """Few-shot prompt: each example is ``Information:…⏎⏎{question block} {label}⏎⏎``.
 
     The examples are rendered with the *same* question (and so the same option order) as the
-    target row, fixing folktexts' permuted-label bug (docs/methods/risk-scores.md §1.4). For a multiple-choice question
+    target row, fixing folktexts' permuted-label bug (docs/methods/risk.md §1.4). For a multiple-choice question
     the label is the answer key of the example's value; for a numeric one the raw label.
 
     Examples
@@ -179,7 +179,7 @@ def persona_prompt(template: str, row: Mapping, task: Task | None = None) -> str
 
 
 def apply_chat_template(tokenizer, user: str, *, prefill: str, system: str | None = None) -> str:
-    """Chat-formatted prompt ending right after the assistant ``prefill`` (docs/methods/risk-scores.md §1.4).
+    """Chat-formatted prompt ending right after the assistant ``prefill`` (docs/methods/risk.md §1.4).
 
     Renders ``[system?, user, assistant: prefill]`` with the tokenizer's chat template, then
     truncates after the last occurrence of ``prefill`` (drops end-of-turn tokens). A template

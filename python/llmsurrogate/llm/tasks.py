@@ -5,10 +5,10 @@ map), the target (column plus an optional :class:`Threshold`), the multiple-choi
 (:class:`MultipleChoiceQuestion` with :class:`AnswerOption` values), the numeric (verbalized)
 question and the population description. Every object is a frozen dataclass: there is no global
 registry and nothing mutates after construction (folktexts' global task registry was a source of
-state bugs, docs/methods/risk-scores.md §4.5/§5.6).
+state bugs, docs/methods/risk.md §4.5/§5.6).
 
 :func:`acs_income_task` builds the folktexts ACSIncome task from the bundled ACS codebooks
-(docs/methods/risk-scores.md §1.2-§1.4); its prompt for fixture row 1 is byte-identical to folktexts' golden prompt.
+(docs/methods/risk.md §1.2-§1.4); its prompt for fixture row 1 is byte-identical to folktexts' golden prompt.
 
 >>> task = acs_income_task()
 >>> task.column("OCCP").render(4720.0)
@@ -82,7 +82,7 @@ class Column:
     or a pair ``(kind, format)`` with kind ``"int"``, ``"float"`` or ``"money"`` and a
     ``str.format`` pattern (``("int", "{} years old")``), or a callable. Missing values (NaN,
     None) render as ``missing``. ``value_only`` columns render as ``- {text}`` (paper-era
-    behaviour for FER, GCL, PUMA, docs/methods/risk-scores.md §1.3).
+    behaviour for FER, GCL, PUMA, docs/methods/risk.md §1.3).
 
     Examples
     --------
@@ -174,7 +174,7 @@ class AnswerOption:
     """One answer option: its text, the data value it stands for and its numeric value.
 
     ``numeric_value`` defaults to ``float(value)``; the binary risk score is the probability of
-    the option with the highest numeric value (docs/methods/risk-scores.md §1.6).
+    the option with the highest numeric value (docs/methods/risk.md §1.6).
 
     Examples
     --------
@@ -267,7 +267,7 @@ class MultipleChoiceQuestion:
 
 @dataclasses.dataclass(frozen=True)
 class NumericQuestion:
-    """A verbalized-probability question ending in a numeric prefill (docs/methods/risk-scores.md §1.7).
+    """A verbalized-probability question ending in a numeric prefill (docs/methods/risk.md §1.7).
 
     Examples
     --------
@@ -325,7 +325,7 @@ class Threshold:
 class Task:
     """A prediction task: feature columns, target, questions and population description.
 
-    ``respondent``/``year`` fill the ACS description template (docs/methods/risk-scores.md §1.4).
+    ``respondent``/``year`` fill the ACS description template (docs/methods/risk.md §1.4).
 
     Examples
     --------
@@ -519,7 +519,7 @@ def _need(table: Any, key: str, where: str) -> Any:
     return table[key]
 
 
-# --- the ACS columns (docs/methods/risk-scores.md §1.3) -----------------------------------------------------------------
+# --- the ACS columns (docs/methods/risk.md §1.3) -----------------------------------------------------------------
 
 def _enum(*texts: str, start: int = 1) -> dict[int, str]:
     return {i + start: t for i, t in enumerate(texts)}
@@ -616,7 +616,7 @@ ACS_INCOME_FEATURES = ("AGEP", "COW", "SCHL", "MAR", "OCCP", "POBP", "RELP", "WK
 
 @functools.lru_cache(maxsize=1)
 def acs_income_task() -> Task:
-    """folktexts' ACSIncome task (docs/methods/risk-scores.md §1.2): earns more than $50,000, ten features, RAC1P groups.
+    """folktexts' ACSIncome task (docs/methods/risk.md §1.2): earns more than $50,000, ten features, RAC1P groups.
 
     Examples
     --------

@@ -28,7 +28,7 @@ orders of one row) share its KV blocks.
 Exactness stays on the top-k path: where a requested token falls outside the returned top k, that prompt (only that
 prompt) goes through the exact path -- the prompt followed by each requested token ``t`` with
 ``prompt_logprobs=0``, whose last entry is log p(t | prompt) whatever its rank (folktexts' top-50
-decoding gave p = 0 to answer tokens outside it, docs/methods/risk-scores.md §1.8).
+decoding gave p = 0 to answer tokens outside it, docs/methods/risk.md §1.8).
 :attr:`VLLMBackend.fallbacks` counts the prompts that needed it (expect none on a real model with
 two answer options; numeric prompting asks for every digit token, so raise ``max_logprobs`` there).
 vLLM computes no prefix-cache hits for requests that ask for prompt log-probabilities, so the exact

@@ -1,5 +1,5 @@
 """LLM risk scores and their evaluation (Cruz, Hardt & Mendler-Dünner 2024; the method as
-implemented: ``docs/methods/risk-scores.md``).
+implemented: ``docs/methods/risk.md``).
 
 * :func:`risk_scores` -- score every row of a data set with an LLM backend (multiple choice with
   both answer orders averaged, or verbalized/numeric with expected-value decoding), through the

@@ -26,7 +26,7 @@ from ._results import RiskEvaluation
 def evaluate(y, scores, groups=None, *, threshold: float = 0.5, bins: int = 10, n_boot: int = 200,
              seed: int = 42, level: float = 0.95, min_group_share: float = 0.04, n_jobs: int | None = None
              ) -> RiskEvaluation:
-    """All docs/methods/risk-scores.md §2 metrics of ``scores`` against 0/1 labels ``y``, with bootstrap CIs.
+    """All docs/methods/risk.md §2 metrics of ``scores`` against 0/1 labels ``y``, with bootstrap CIs.
 
     The headline metrics (accuracy, balanced accuracy, Brier, log loss, ROC AUC, ECE, SCE) get
     ``n_boot`` row-bootstrap replicates (Rust, parallel, seed ``seed``; PRNG documented in

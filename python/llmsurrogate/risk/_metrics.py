@@ -1,4 +1,4 @@
-"""Risk-score metrics with the exact conventions of docs/methods/risk-scores.md §2: accuracy at
+"""Risk-score metrics with the exact conventions of docs/methods/risk.md §2: accuracy at
 ``r >= threshold``, balanced accuracy, ECE (equal-width and quantile bins), Brier and its Murphy
 decomposition, log loss, ROC AUC with ties ½, confidence bias, signed calibration error, calibration
 curves and group metrics. The heavy loops are Rust kernels (``rust/risk/``)."""
@@ -337,7 +337,7 @@ def best_threshold(y, scores, objective: str = "balanced_accuracy", fp_cost: flo
 def calibration_curve(y, scores, bins: int = 10, strategy: str = "quantile", n_boot: int = 200,
                       seed: int = 42, level: float = 0.95):
     """Reliability diagram data: per bin the mean score, the fraction of positives, the count and a
-    bootstrap CI of the fraction (``n_boot`` resamples within the bin, docs/methods/risk-scores.md §2.5). ``strategy``:
+    bootstrap CI of the fraction (``n_boot`` resamples within the bin, docs/methods/risk.md §2.5). ``strategy``:
     ``quantile`` (``pd.qcut`` semantics, duplicate edges dropped) or ``uniform`` (equal width on
     [0, 1], netcal edges).
 
@@ -401,7 +401,7 @@ _GROUP_RATIO_METRICS = ("accuracy", "tpr", "fnr", "fpr", "tnr", "balanced_accura
 
 
 def group_metrics(y, scores, groups, threshold: float = 0.5, min_share: float = 0.04, bins: int = 10):
-    """Per-group metrics (docs/methods/risk-scores.md §2.8) for groups holding at least ``min_share`` of the rows.
+    """Per-group metrics (docs/methods/risk.md §2.8) for groups holding at least ``min_share`` of the rows.
 
     Returns ``(per_group DataFrame, summary dict)``; the summary has ``{m}_ratio`` (min/max) and
     ``{m}_diff`` (max − min) for the thresholded metrics, ``equalized_odds_ratio`` =

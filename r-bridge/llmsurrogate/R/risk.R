@@ -5,7 +5,7 @@
 #' answer orders averaged) or its verbalized probability (`method = "numeric"`, expected value
 #' over the digit distribution), and returns the risk score of each row. Every model output is
 #' stored in `cache`, so a rerun -- or a run that was interrupted -- recomputes nothing it
-#' finished. The method is described in docs/methods/risk-scores.md §1 (prompts §1.4, answer
+#' finished. The method is described in docs/methods/risk.md §1 (prompts §1.4, answer
 #' orders §1.5, scores §1.6 and §1.7).
 #'
 #' @param data A data frame with the task's feature columns (and its label column, to evaluate).
@@ -58,7 +58,7 @@ risk_scores <- function(data, task, model, backend = "transformers", method = "m
 #' 1/2), ECE with 10 equal-width bins on \[0, 1\] and with quantile bins, Brier score and its
 #' Murphy decomposition, log loss, confidence bias R_bias, signed calibration error
 #' (`mean(score) - mean(y)`), with row-bootstrap standard errors and 95% intervals
-#' (docs/methods/risk-scores.md §2).
+#' (docs/methods/risk.md §2).
 #'
 #' @param y Numeric vector of 0/1 outcomes.
 #' @param scores Numeric vector of risk scores in \[0, 1\].
