@@ -1,4 +1,4 @@
-"""Answer-option probabilities and numeric decoding through a backend and the cache (docs/methods/risk-scores.md §1.5-§1.7).
+"""Answer-option probabilities and numeric decoding through a backend and the cache (docs/methods/risk.md §1.5-§1.7).
 
 * :func:`option_probabilities` -- one forward pass per prompt; for every answer key the mass of
   all its single-token spellings, renormalised over the keys, plus the raw answer mass.
@@ -306,7 +306,7 @@ def mc_risk(backend, task: Task, rows: Sequence[dict], *, cache=None, batch_size
 
 
 def chat_prompt_fn(backend, task: Task, method: str = "multiple_choice", system: str | None = None):
-    """A prompt renderer that wraps the zero-shot prompt in the backend's chat template (docs/methods/risk-scores.md
+    """A prompt renderer that wraps the zero-shot prompt in the backend's chat template (docs/methods/risk.md
     §1.4): the user turn is the prompt without its prefill; the assistant turn is the prefill
     (``If had to select one of the options, my answer would be`` for multiple choice, ``Answer
     (between 0 and 1): 0.`` for numeric), cut right after it."""
