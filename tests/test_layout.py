@@ -8,6 +8,12 @@
   imports a capability's ``_cli`` module. These hold for imports inside functions as well.
 * Every capability has the same shape: a public ``__init__`` with ``__all__``, ``_results``,
   ``_cli`` and ``demo`` where it has results, commands or a demo.
+* No private module or private name is imported across packages: a package (a capability, ``fe``,
+  ``llm``, an adapter) imports another package's public names only (``from ..fe import feols``, not
+  ``from ..fe._demean import x`` nor ``from ..llm.scoring import _identity``). The top-level private
+  modules (``_validation``, ``_core``, ``_workers``, ...) are shared machinery, meant for every
+  package; the one seam is the command registry ``cli`` importing each capability's ``_cli``.
+  ``docs/developers.md`` explains the rules.
 """
 
 from __future__ import annotations
@@ -151,3 +157,63 @@ def test_public_api_imports():
         mod = importlib.import_module(f"llmsurrogate.{capability}")
         missing = [n for n in mod.__all__ if not hasattr(mod, n)]
         assert missing == [], f"llmsurrogate.{capability}.__all__ names missing attributes {missing}"
+
+
+def _package(module: str) -> str:
+    """The package a module belongs to: ``llmsurrogate.fe._demean`` -> ``fe``; a top-level module
+    is its own package (``llmsurrogate.quantiles`` -> ``quantiles``); the root -> ``""``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _private_imports(module: str, source: str, is_pkg: bool, modules) -> list[str]:
+    """The imports in ``source`` (module level or inside functions) of another package's private
+    module or private name, as ``"line: target"``."""
+    own = _package(module)
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            pairs = [(a.name, None) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = _resolve(module, is_pkg, node)[0]
+            pairs = [(base, a.name) for a in node.names]
+        else:
+            continue
+        for base, name in pairs:
+            if base != "llmsurrogate" and not base.startswith("llmsurrogate."):
+                continue
+            target = f"{base}.{name}" if name is not None and f"{base}.{name}" in modules else base
+            pkg = _package(target)
+            if pkg in (own, "") or pkg.startswith("_"):
+                continue  # the same package, the root, or shared machinery (_validation, _core, ...)
+            private_module = any(p.startswith("_") for p in target.split(".")[2:])
+            private_name = target == base and name is not None and name.startswith("_") and not name.startswith("__")
+            if own == "cli" and pkg in CAPABILITIES and target == f"llmsurrogate.{pkg}._cli":
+                continue  # the command registry: the one sanctioned seam (see test_layers)
+            if private_module or private_name:
+                found.append(f"{node.lineno}: {target}" + (f" ({name})" if private_name else ""))
+    return found
+
+
+def test_private_imports_are_found():
+    modules = {"llmsurrogate.fe", "llmsurrogate.fe._demean", "llmsurrogate.llm", "llmsurrogate.llm.scoring",
+               "llmsurrogate.lookahead", "llmsurrogate.lookahead._bootstrap", "llmsurrogate._validation"}
+    src = "\n".join([
+        "from ..fe import feols",                 # public name: fine
+        "from .._validation import _is_polars",   # shared machinery: fine
+        "from . import _results",                 # own package: fine
+        "from ..fe._demean import demean",        # private module
+        "from ..fe import _demean",               # private module, named as a name
+        "from ..llm.scoring import _identity",    # private name
+        "import llmsurrogate.fe._demean",         # absolute import of a private module
+        "def f():\n    from ..llm.scoring import _identity",  # inside a function
+    ])
+    found = _private_imports("llmsurrogate.lookahead._bootstrap", src, False, modules)
+    assert [f.split(":")[0] for f in found] == ["4", "5", "6", "7", "9"], found
+
+
+def test_no_private_module_is_imported_across_packages():
+    bad = []
+    for name, path in sorted(MODULES.items()):
+        bad += [f"{name}:{hit}" for hit in _private_imports(name, path.read_text(), path.name == "__init__.py", MODULES)]
+    assert bad == [], "private modules or names imported across packages (use the package's public API):\n" + "\n".join(bad)
