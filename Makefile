@@ -40,7 +40,7 @@ help:
 	@echo "make test-vllm    the vLLM tests against vLLM's real CPU engine and OpenAI server (.venv-vllm)"
 	@echo "make dist   the portable wheel (abi3, manylinux_2_28) and the sdist in dist/"
 	@echo "make bench  run the benchmarks (results in benchmarks/results/, README speed section)"
-	@echo "make bench-quick  a few-minute subset (results in benchmarks/results/quick/)"
+	@echo "make bench-quick  a few-minute subset (results in benchmarks/quick/, git-ignored)"
 	@echo "make bench-venv   .venv-bench with folktexts 0.7.1 (the LLM benchmarks' peer; made by bench/bench-quick)"
 
 $(PY):
@@ -194,10 +194,11 @@ r-docs:
 	cd r-bridge/llmsurrogate && Rscript -e 'roxygen2::roxygenise(".", roclets = c("rd", "namespace"))'
 
 # Benchmarks through benchmarks/_harness.py (interleaved rounds against the real peers, load and
-# versions recorded). `bench` writes benchmarks/results/*.json and regenerates the README's speed
-# section from them; `bench-quick` (a few minutes) writes benchmarks/results/quick/ and only prints
-# the tables. transferUQ is installed from $(TRANSFERUQ_SRC) into a scratch R library (skipped with
-# a message when the source is missing).
+# versions recorded). `bench` writes benchmarks/results/*.json (the one canonical tree; a second run
+# for the reproducibility check goes to benchmarks/results/reproducibility/) and regenerates the
+# README's speed section from them; `bench-quick` (a few minutes) writes benchmarks/quick/
+# (git-ignored) and only prints the tables. transferUQ is installed from $(TRANSFERUQ_SRC) into a
+# scratch R library (skipped with a message when the source is missing).
 TRANSFERUQ_SRC ?= /work/.mirror/lihualei71+transferUQ/repo
 BENCH_ENV := TRANSFERUQ_SRC=$(TRANSFERUQ_SRC)
 

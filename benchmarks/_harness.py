@@ -264,19 +264,21 @@ def _json_default(o: Any) -> Any:
 
 
 def result_path(name: str, quick: bool, out: str | None = None) -> Path:
-    """``results/<name>.json`` for full runs, ``results/quick/<name>.json`` for quick ones (so that a
-    quick run never replaces the committed full numbers)."""
+    """``results/<name>.json`` for full runs (the one canonical tree, committed, behind the README's
+    numbers), ``quick/<name>.json`` for quick ones (git-ignored, so that a quick run never replaces
+    or sits beside the committed full numbers). A second full run, to check that the numbers
+    reproduce, goes to ``results/reproducibility/<run>/`` with ``--out``."""
     if out:
         return Path(out)
-    here = Path(__file__).resolve().parent / "results"
-    return here / "quick" / f"{name}.json" if quick else here / f"{name}.json"
+    here = Path(__file__).resolve().parent
+    return here / "quick" / f"{name}.json" if quick else here / "results" / f"{name}.json"
 
 
 def add_common_args(parser) -> None:
-    parser.add_argument("--quick", action="store_true", help="fewer rounds and sizes; writes results/quick/")
+    parser.add_argument("--quick", action="store_true", help="fewer rounds and sizes; writes quick/ (git-ignored)")
     parser.add_argument("--rounds", type=int, default=None, help="interleaved rounds per comparison")
     parser.add_argument("--threads", type=int, default=None, help="threads on both sides (default: all cores)")
-    parser.add_argument("--out", default=None, help="result file (default: results/[quick/]<name>.json)")
+    parser.add_argument("--out", default=None, help="result file (default: results/<name>.json, quick/<name>.json with --quick)")
 
 
 if __name__ == "__main__":  # pragma: no cover - prints the environment

@@ -448,7 +448,7 @@ def main():
     from _harness import Run, result_path, summarize
 
     parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true", help="grid from 10 up, one round; writes results/quick/")
+    parser.add_argument("--quick", action="store_true", help="grid from 10 up, one round; writes quick/ (git-ignored)")
     parser.add_argument("--repeat", type=int, default=None, help="interleaved rounds per grid point")
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--e2e", action="store_true", help="also run the end-to-end benchmark")

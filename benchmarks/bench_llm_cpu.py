@@ -20,7 +20,7 @@ agreement is kept: max abs difference between our two paths (same method), and b
 
     python benchmarks/bench_llm_cpu.py [--rows 150] [--rounds 3] [--threads 1] [--quick]
 
-Writes ``benchmarks/results/llm_cpu.json`` (``--quick``: 20 rows, 2 rounds, results/quick/).
+Writes ``benchmarks/results/llm_cpu.json`` (``--quick``: 20 rows, 2 rounds, benchmarks/quick/).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ write of one response (one SQLite transaction).
     python benchmarks/bench_llm_http.py [--prompts 64] [--latency 0.2] [--rounds 5] [--quick]
 
 Writes ``benchmarks/results/llm_http.json`` (``--quick``: 24 prompts, 2 rounds,
-``results/quick/llm_http.json``). Without llama-cpp-python (``make build-test`` or
+``benchmarks/quick/llm_http.json``). Without llama-cpp-python (``make build-test`` or
 ``make wheelhouse`` installs it) it prints why and exits 0 without writing.
 """
 

@@ -1,7 +1,7 @@
 """Quantile kernels vs NumPy (the peer), timed in the same process with benchmarks/_harness.py
 (warm-up, interleaved rounds, min and median, load), both on one thread unless --threads.
 
-Writes ``benchmarks/results/quantiles.json`` (--quick: results/quick/) and prints each case. Ratios
+Writes ``benchmarks/results/quantiles.json`` (--quick: benchmarks/quick/) and prints each case. Ratios
 are numpy time / our time (higher is better). Results agree exactly (asserted) before anything is
 timed.
 

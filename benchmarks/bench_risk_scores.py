@@ -58,7 +58,7 @@ def main():
     ap.add_argument("--resume-rows", type=int, default=5000)
     ap.add_argument("--sharpen", type=float, default=4.0)
     ap.add_argument("--folktexts-python", default=str(ROOT / ".venv-bench" / "bin" / "python"))
-    ap.add_argument("--quick", action="store_true", help="100 rows, 2 rounds, resume 1,000 rows; results/quick/")
+    ap.add_argument("--quick", action="store_true", help="100 rows, 2 rounds, resume 1,000 rows; writes quick/ (git-ignored)")
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
     if a.quick:

@@ -21,7 +21,7 @@ with LLMSURROGATE_NUM_THREADS=2.
 
     python benchmarks/bench_transfer.py [--quick] [--rounds 7] [--threads 2] [--transferuq-src DIR]
 
-Writes benchmarks/results/transfer.json (--quick: benchmarks/results/quick/transfer.json).
+Writes benchmarks/results/transfer.json (--quick: benchmarks/quick/transfer.json, git-ignored).
 """
 
 from __future__ import annotations

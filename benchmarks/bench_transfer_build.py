@@ -16,7 +16,7 @@ benchmarks/_harness.py, and compared with the authors' published matrices and th
 * ``--r3``: r = 3 builds of EU, CPT g and CPT abdg (timed once).
 
 Writes ``benchmarks/results/transfer_build.json`` (``--quick``: one round of the random forest, three
-of the economic models, ``results/quick/transfer_build.json``). Background on the gaps to the
+of the economic models, ``benchmarks/quick/transfer_build.json``). Background on the gaps to the
 published matrices: ``benchmarks/results/transfer_build_notes.md``.
 
     python benchmarks/bench_transfer_build.py [--cv] [--r3] [--threads 2] [--rounds 3] [--quick]

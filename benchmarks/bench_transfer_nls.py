@@ -15,7 +15,7 @@ Writes ``benchmarks/results/transfer_nls.json``.
     python benchmarks/bench_transfer_nls.py [--quick] [--rounds 3]
 
 Timed through benchmarks/_harness.py: interleaved rounds (ours, scipy, scipy on grouped lotteries), load
-and versions recorded; --quick (one round) writes results/quick/transfer_nls.json.
+and versions recorded; --quick (one round) writes benchmarks/quick/transfer_nls.json.
 """
 
 from __future__ import annotations

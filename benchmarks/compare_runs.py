@@ -2,8 +2,8 @@
 against the same comparison in another (two ``make bench`` runs on the same machine), so that a
 README number that a second run does not reproduce shows up.
 
-    python benchmarks/compare_runs.py benchmarks/results benchmarks/results/runs/run2 \
-        [--write benchmarks/results/reproducibility.md]
+    python benchmarks/compare_runs.py benchmarks/results benchmarks/results/reproducibility/second_run \
+        [--write benchmarks/results/reproducibility/README.md]
 
 A ratio "reproduces" when the second run's value lies within ``--tolerance`` (default 25%) of the
 first's, by the median of the rounds (the min is shown too). Files without harness comparisons
