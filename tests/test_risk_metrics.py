@@ -349,3 +349,28 @@ def test_summary_states_the_level_and_bins_that_were_used():
     assert "90% bootstrap CIs" in text and "ECE: 5 equal-width bins" in text
     assert "95%" not in text and "10 equal-width" not in text
     assert "no bootstrap CIs" in risk.evaluate(y, r, n_boot=0).summary().as_text()
+
+
+def test_evaluate_table_options_by_position_still_work_with_a_warning():
+    """Issue 20: keyword-only after (y, scores, groups); the old positional call warns
+    (FutureWarning) and gives the same tables until 0.3."""
+    y = [0, 0, 1, 1, 0, 1, 0, 0, 1, 0]
+    r = [.1, .2, .8, .7, .4, .35, .3, .5, .9, .2]
+    new = risk.evaluate_table(y, r, None, threshold=0.4, bins=5, n_boot=20, seed=3)
+    with pytest.warns(FutureWarning, match="by name"):
+        old = risk.evaluate_table(y, r, None, 0.4, 5, 20, 3)
+    pd.testing.assert_frame_equal(new["metrics"], old["metrics"])
+    pd.testing.assert_frame_equal(new["calibration"], old["calibration"])
+
+
+def test_evaluate_n_jobs_none_equals_one_job():
+    """Issue 20: n_jobs=None is llmsurrogate.num_threads()'s count; the bootstrap does not depend on it."""
+    import joblib
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 300)
+    r = np.clip(0.3 * y + rng.random(300) * 0.7, 0, 1)
+    one = risk.evaluate(y, r, n_boot=100, n_jobs=1).metrics
+    pd.testing.assert_frame_equal(one, risk.evaluate(y, r, n_boot=100).metrics)
+    with joblib.parallel_config(n_jobs=2):
+        pd.testing.assert_frame_equal(one, risk.evaluate(y, r, n_boot=100).metrics)

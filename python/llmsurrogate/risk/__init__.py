@@ -14,7 +14,12 @@ implemented: ``docs/methods/risk.md``).
 * :func:`score_table`, :func:`evaluate_table` -- the same from names and plain columns (R).
 
 Modules by role: ``_metrics`` (single metrics), ``_evaluation`` (all metrics with CIs),
-``_recalibration``, ``_scores`` (LLM scoring), ``_results``, ``_plots``, ``_cli`` (``llmsurrogate score``).
+``_recalibration``, ``_scores`` (LLM scoring), ``_results``, ``_plots``, ``_cli`` (``llmsurrogate risk``).
+
+One name for the capability: the package ``risk``, the command ``llmsurrogate risk`` (``score``
+before 0.2.x, kept hidden with a deprecation notice), the methods page ``docs/methods/risk.md``.
+The words: ``n_boot`` bootstrap replicates, ``seed``, ``level`` a confidence level (0.95),
+``n_jobs`` workers/threads (None: see :func:`llmsurrogate.num_threads`).
 
 Examples
 --------

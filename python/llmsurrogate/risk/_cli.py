@@ -1,5 +1,6 @@
-"""The ``llmsurrogate score`` command: LLM risk scores of every row of a table, through the cache,
-with metrics when the label is present. Registered by :mod:`llmsurrogate.cli`."""
+"""The ``llmsurrogate risk`` command: LLM risk scores of every row of a table, through the cache,
+with metrics when the label is present. Registered by :mod:`llmsurrogate.cli` (its name before
+issue 20, ``llmsurrogate score``, stays as a hidden alias with a deprecation notice)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from .._cli_support import (RUN_JSON, cli_names, data_column, handle_errors, pro
 from ..llm.factory import BACKENDS
 
 
-@click.command("score")
+@click.command("risk")
 @click.option("--data", "data_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True,
               help="CSV or Parquet file with the task's feature columns (and the label, to evaluate).")
 @click.option("--task", "task_spec", required=True, help="Task TOML file, or a built-in task name (ACSIncome).")
@@ -57,7 +58,7 @@ from ..llm.factory import BACKENDS
 @click.option("--timeout", "request_timeout", type=click.FloatRange(min=0, min_open=True), default=None,
               help="--backend openai: seconds per request (60).")
 @handle_errors
-def score(data_path, task_spec, backend, model, method, cache_dir, out_dir, batch_size, device, no_order_correction,
+def risk_command(data_path, task_spec, backend, model, method, cache_dir, out_dir, batch_size, device, no_order_correction,
           chat, group_col, n_boot, no_plot, base_url, api_key_env, endpoint, concurrency, rpm, tpm, price_input,
           price_output, max_cost, max_tokens_budget, request_timeout):
     """LLM risk scores for every row of --data, with metrics when the label is present."""
@@ -126,3 +127,7 @@ def score(data_path, task_spec, backend, model, method, cache_dir, out_dir, batc
     if ledger is not None:
         click.echo(f"requests: {ledger.summary()}")
     click.echo(f"Wrote {', '.join(written)} to {out_dir}/")
+
+
+#: the command's function under its name before issue 20 (``llmsurrogate.cli`` imported ``score``)
+score = risk_command

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from .. import _core
-from .._validation import check_allocation, check_int, check_n_jobs, check_real
+from .._deprecation import deprecated_arguments
+from .._validation import check_allocation, check_int, check_real
+from .._workers import resolve_n_jobs
 from ..exceptions import EmptyInputError
 from ._metrics import (
     BOOT_METRICS,
@@ -30,7 +33,9 @@ def evaluate(y, scores, groups=None, *, threshold: float = 0.5, bins: int = 10, 
 
     The headline metrics (accuracy, balanced accuracy, Brier, log loss, ROC AUC, ECE, SCE) get
     ``n_boot`` row-bootstrap replicates (Rust, parallel, seed ``seed``; PRNG documented in
-    ``rust/risk/mod.rs``): ``se`` is their standard deviation, the CI their percentiles.
+    ``rust/risk/mod.rs``): ``se`` is their standard deviation, the CI their percentiles, the
+    two-sided ``level`` (a confidence level, 0.95) interval. ``n_jobs``: workers/threads (None: see
+    :func:`llmsurrogate.num_threads`); no number depends on it.
 
     Examples
     --------
@@ -45,8 +50,6 @@ def evaluate(y, scores, groups=None, *, threshold: float = 0.5, bins: int = 10, 
     >>> round(ev.metric("roc_auc"), 4), round(ev.metric("brier"), 4)
     (0.9167, 0.1153)
     """
-    import pandas as pd
-
     if groups is not None:
         yy, rr, groups = _yrg(y, scores, groups)
     else:
@@ -55,7 +58,7 @@ def evaluate(y, scores, groups=None, *, threshold: float = 0.5, bins: int = 10, 
         raise EmptyInputError("argument `y` is empty")
     threshold, bins, seed, level = _threshold(threshold), _bins(bins), _seed(seed), _level(level)
     min_group_share = check_real(min_group_share, "min_group_share", low=0.0, high=1.0)
-    n_jobs = check_n_jobs(n_jobs)
+    n_jobs = resolve_n_jobs(n_jobs)
     n_boot = check_int(n_boot, "n_boot", minimum=0)
     check_allocation(8.0 * n_boot * (len(BOOT_METRICS) + 1), "n_boot", n_boot, "the bootstrap replicates")
     point = _all_metrics(yy, rr, threshold, bins)
@@ -83,10 +86,12 @@ def evaluate(y, scores, groups=None, *, threshold: float = 0.5, bins: int = 10, 
     return RiskEvaluation(metrics=metrics, groups=groups_frame, group_summary=gsum, calibration=calib, meta=meta)
 
 
-def evaluate_table(y, scores, groups=None, threshold: float = 0.5, bins: int = 10, n_boot: int = 200,
+@deprecated_arguments(positional=3)
+def evaluate_table(y, scores, groups=None, *, threshold: float = 0.5, bins: int = 10, n_boot: int = 200,
                    seed: int = 42):
     """:func:`evaluate` as plain tables: ``{"metrics": DataFrame, "groups": DataFrame,
-    "group_summary": dict, "calibration": DataFrame}``.
+    "group_summary": dict, "calibration": DataFrame}``. Arguments after ``groups`` are keyword-only
+    (by position they still work until 0.3, with a ``FutureWarning``).
 
     Examples
     --------

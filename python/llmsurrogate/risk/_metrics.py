@@ -10,6 +10,7 @@ import math
 import warnings
 
 import numpy as np
+import pandas as pd
 
 from .. import _core
 from .._validation import (
@@ -56,8 +57,6 @@ def _yrg(y, scores, groups) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     g = np.asarray(groups, dtype=object)
     if g.ndim != 1 or g.shape != yy.shape:
         raise ShapeError(f"argument `groups` (length {g.size}) must have the length of `y` ({yy.size})")
-    import pandas as pd
-
     missing = np.flatnonzero(pd.isna(g))
     if missing.size:  # a missing label is no group: never pooled into a group of its own
         raise InvalidArgumentError(f"argument `groups` has {missing.size} missing label(s) (None/NaN), the first at "
@@ -350,8 +349,6 @@ def calibration_curve(y, scores, bins: int = 10, strategy: str = "quantile", n_b
     0    0        0.23                0.2      5     0.0      0.5
     1    1        0.66                0.6      5     0.1      1.0
     """
-    import pandas as pd
-
     check_choice(strategy, "strategy", ["quantile", "uniform"])
     yy, rr = _yr(y, scores)
     bins, seed, level = _bins(bins), _seed(seed), _level(level)
@@ -420,8 +417,6 @@ def group_metrics(y, scores, groups, threshold: float = 0.5, min_share: float = 
     >>> round(summary["accuracy_diff"], 2), round(summary["sce_diff"], 2)
     (0.4, 0.11)
     """
-    import pandas as pd
-
     yy, rr, g = _yrg(y, scores, groups)
     threshold, bins = _threshold(threshold), _bins(bins)
     min_share = check_real(min_share, "min_share", low=0.0, high=1.0)

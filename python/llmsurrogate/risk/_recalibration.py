@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+from scipy.optimize import minimize
 
 from .._validation import as_float_array, check_choice, check_int
 from ..exceptions import InvalidArgumentError
@@ -59,8 +60,6 @@ def fit_recalibrator(y, scores, method: str = "platt") -> Recalibrator:
     >>> fit_recalibrator(y, r, "isotonic")([0.1, 0.45, 0.9]).round(3)
     array([0.   , 0.333, 1.   ])
     """
-    from scipy.optimize import minimize
-
     check_choice(method, "method", ["temperature", "platt", "isotonic"])
     yy, rr = _yr(y, scores)
     z = _logit(rr)
@@ -76,7 +75,7 @@ def fit_recalibrator(y, scores, method: str = "platt") -> Recalibrator:
     if method == "platt":
         res = minimize(lambda v: nll(v[0], v[1]), x0=[1.0, 0.0], method="BFGS")
         return Recalibrator("platt", {"a": float(res.x[0]), "b": float(res.x[1])})
-    from sklearn.isotonic import IsotonicRegression
+    from sklearn.isotonic import IsotonicRegression  # heavy; only the isotonic method needs it
 
     iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(rr, yy)
     return Recalibrator("isotonic", {"x": iso.X_thresholds_.tolist(), "y": iso.y_thresholds_.tolist()})

@@ -99,7 +99,7 @@ class RiskScores(Result):
     def evaluate(self, groups=None, **kwargs) -> RiskEvaluation:
         if "label" not in self.table:
             raise InvalidArgumentError("these scores have no labels; pass the data with the target column")
-        from ._evaluation import evaluate
+        from ._evaluation import evaluate  # inside: _evaluation imports this module (a cycle)
 
         return evaluate(self.table["label"], self.table["score"], groups, **kwargs)
 
