@@ -777,7 +777,7 @@ def _tr_args(fn: str, m, w=_UNSET, **kw):
     if fn == "ete_interval":
         return (m, 0.8), {"bd": 10.0, **kw}
     if fn == "forecast_intervals":
-        return ({"m": m},), {"coverage": [0.5, 0.8], **kw}
+        return ({"m": m},), {"level": [0.5, 0.8], **kw}
     if fn in ("check_worstcase_dominance", "check_everywhere_dominance", "everywhere_dominance_box",
               "everywhere_dominance"):
         return (m, w), {"taulist": [0.6, 0.9], **kw}
@@ -914,7 +914,7 @@ def transfer_scalar_case(draw) -> Case:
             "weighted_coverage_diagnostic": (3, 1, 0.9, [1.0, 2.0, 3.0], 1.0), "robust_level": (0.9, 1.5, 30, 1),
             "ustat_tail_bound": (0.3, 0.5, 40, 2), "lp2_simplex": ([1.0, 2.0, 3.0], [0.1, 0.5, 0.9], 0.6)}[fn]
     names = {"coverage_bound": ("n", "r", "tau"), "coverage_upper_bound": ("n", "r", "tau"),
-             "tau_for_coverage": ("n", "r", "coverage"), "weighted_coverage_diagnostic": ("n", "r", "tau", "weights",
+             "tau_for_coverage": ("n", "r", "level"), "weighted_coverage_diagnostic": ("n", "r", "tau", "weights",
                                                                                          "w_target"),
              "robust_level": ("tau", "Gamma", "n", "r"), "ustat_tail_bound": ("x", "y", "n", "k"),
              "lp2_simplex": ("a", "b", "tau")}[fn]
@@ -940,7 +940,7 @@ def transfer_scalar_case(draw) -> Case:
         "r": lambda x: whole(x, 1) and int(x) < (3 if fn == "weighted_coverage_diagnostic" else 30)
         and (fn != "robust_level" or (int(x) + 1) * 1.5 < 31),
         "tau": lambda x: (in_range(x, 0, 1) if fn in ("lp2_simplex",) else in_range(x, 0, 1, low_open=True)),
-        "coverage": lambda x: in_range(x, 0, 1, True, True) and float(x) * 31 / 29 <= 1,
+        "level": lambda x: in_range(x, 0, 1, True, True) and float(x) * 31 / 29 <= 1,
         "w_target": lambda x: in_range(x, 0, math.inf) and math.isfinite(float(x)),
         "Gamma": lambda x: _is_real(x) and 1 <= float(x) and 2 * float(x) < 31,
         "x": lambda x: in_range(x, 0, 1), "y": lambda x: in_range(x, 0, 1),
@@ -1288,7 +1288,7 @@ def known_cases() -> list[Case]:
         Case("algorithm_options unknown key", "ess.equivalent_sample_size", (df, "y", "llm"),
              {"algorithm": "mean", "algorithm_options": {"n_estimator": 5}, **ESS_FAST}, ("algorithm_options",), None),
         Case("worst_case_curve taus []", "tr.worst_case_curve", (E,), {"tau": []}, ("tau",), None),
-        Case("forecast_intervals coverage []", "tr.forecast_intervals", ({"m": E},), {"coverage": []}, ("coverage",), None),
+        Case("forecast_intervals level []", "tr.forecast_intervals", ({"m": E},), {"level": []}, ("level",), None),
         Case("permuted matrix rows", "tr.forecast_interval", (pd.DataFrame(E).iloc[[2, 0, 1]],), {"tau": 0.8}, (),
              ("ref.pooled_interval", (E, 0.8), {})),
         Case("ESS prediction Series permuted", "ess.equivalent_sample_size", (df, "y", df["llm"].iloc[::-1]),

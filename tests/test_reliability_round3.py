@@ -200,7 +200,7 @@ def test_magnitudes_refuse_a_zero_standard_deviation():
 def test_forecast_interval_warns_when_the_guarantee_is_far_below_the_nominal_coverage():
     E = np.array([[np.nan, 1.0], [2.0, np.nan]])
     with pytest.warns(CoverageWarning, match=r"guaranteed coverage is 0\.3, well below the nominal 0\.9"):
-        interval = transfer.forecast_interval(E, coverage=0.9)
+        interval = transfer.forecast_interval(E, level=0.9)
     assert interval == (1.0, 2.0) and interval.guaranteed == pytest.approx(transfer.coverage_bound(2, 1, 0.95))
     with pytest.warns(CoverageWarning, match=r"0\.3, well below the nominal 0\.9"):   # tau: nominal 2 tau - 1
         assert transfer.forecast_interval(E, tau=0.95, mode="transferUQ").guaranteed == pytest.approx(0.3)
@@ -212,10 +212,10 @@ def test_forecast_interval_is_quiet_where_the_guarantee_is_near_the_nominal_cove
     E = datasets.load_transfer_errors("abdg")   # n = 44 domains, r = 1: the paper's design
     with warnings.catch_warnings():
         warnings.simplefilter("error", CoverageWarning)
-        interval = transfer.forecast_interval(E, coverage=0.9)
-        corrected = transfer.forecast_interval(E, coverage=0.9, correction=True)
+        interval = transfer.forecast_interval(E, level=0.9)
+        corrected = transfer.forecast_interval(E, level=0.9, correction=True)
     assert interval.guaranteed == pytest.approx(0.9 * 43 / 45) and corrected.guaranteed == pytest.approx(0.9)
-    table = transfer.forecast_intervals({"RF": E}, coverage=0.9).table
+    table = transfer.forecast_intervals({"RF": E}, level=0.9).table
     assert (table["lower"][0], table["upper"][0]) == tuple(interval)   # numbers unchanged
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -74,9 +75,9 @@ def test_coverage_sides_and_correction_follow_transferUQ():
     N = vals.size
     q = lambda t: vals[math.ceil(t * N - 1e-9) - 1]  # noqa: E731  R's quantile(type = 1)
     assert tr.forecast_interval(M, 0.9) == (-q(0.95) if False else vals[N - math.ceil(0.95 * N)], q(0.95))
-    assert tr.forecast_interval(M, 0.9, "right") == (-math.inf, q(0.9))
-    assert tr.forecast_interval(M, 0.9, "upper") == (-math.inf, q(0.9))
-    assert tr.forecast_interval(M, 0.9, "left") == (vals[N - math.ceil(0.9 * N)], math.inf)
+    assert tr.forecast_interval(M, 0.9, side="right") == (-math.inf, q(0.9))
+    assert tr.forecast_interval(M, 0.9, side="upper") == (-math.inf, q(0.9))
+    assert tr.forecast_interval(M, 0.9, side="left") == (vals[N - math.ceil(0.9 * N)], math.inf)
     c = min(0.8 * 21 / 19, 1)
     assert tr.forecast_interval(M, 0.8, correction=True) == tr.forecast_interval(M, tau=(1 + c) / 2)
     with pytest.warns(UserWarning, match="cannot be guaranteed"):
@@ -89,10 +90,10 @@ def test_coverage_sides_and_correction_follow_transferUQ():
 def test_coverage_helpers_match_the_paper():
     assert round(tr.coverage_bound(44, 1, 0.95), 3) == 0.860
     assert round(tr.coverage_bound(44, 1, 1.0), 3) == 0.956
-    assert round(tr.coverage_bound(44, 1, 0.95, "upper"), 3) == 0.908
+    assert round(tr.coverage_bound(44, 1, 0.95, side="upper"), 3) == 0.908
     assert round(tr.coverage_bound(24, 5, 0.95), 3) == 0.684
     assert tr.coverage_bound(10, 1, 0.9, Gamma=2) == pytest.approx(0.8 * 9 / 14)
-    assert tr.coverage_upper_bound(44, 1, 0.95, "upper") == pytest.approx(0.95 * 43 / 45 + 2 / 45 + math.factorial(43) / math.factorial(45))
+    assert tr.coverage_upper_bound(44, 1, 0.95, side="upper") == pytest.approx(0.95 * 43 / 45 + 2 / 45 + math.factorial(43) / math.factorial(45))
     tp, g = tr.robust_level(0.9, 1.5, 44, 1, mode="paper")
     assert tp == pytest.approx(1 - 0.1 / 1.5) and g == pytest.approx(0.8 * (1 - 3 / 45))
     tps, _ = tr.robust_level(0.9, 1.5, 44, 1)
@@ -427,7 +428,7 @@ def test_results_print_tidy_and_plot():
 
     matplotlib.use("Agg")
     tabs = {m: load_transfer_errors(m) for m in ("EU_iso", "abdg", "RF")}
-    fi = tr.forecast_intervals(tabs, coverage=[0.8, 0.9], sides=["two", "upper"])
+    fi = tr.forecast_intervals(tabs, level=[0.8, 0.9], sides=["two", "upper"])
     assert len(fi.tidy()) == 12 and "Transfer-error forecast intervals" in repr(fi)
     fi.plot()
     wc = tr.worst_case_curve(tabs["abdg"], tau=[0.5, 0.9], Gamma_max=100)
@@ -565,7 +566,7 @@ def test_weights_near_the_float_maximum_do_not_overflow():
     (lambda: tr.lp2_simplex([1, np.nan], [0.1, 0.9], 0.5), "a"),
     (lambda: tr.worst_case_curve(E3Z, tau=[]), "tau"),
     (lambda: tr.worst_case_curve(E3Z, tau=[0.5 + 0j]), "tau"),
-    (lambda: tr.forecast_intervals({"m": E3Z}, coverage=[]), "coverage"),
+    (lambda: tr.forecast_intervals({"m": E3Z}, level=[]), "level"),
     (lambda: tr.forecast_intervals({"m": E3Z}, sides=[]), "sides"),
     (lambda: tr.check_worstcase_dominance(E3Z, E3Z, taulist=[]), "taulist"),
     (lambda: tr.qte_interval(E3Z, 0.9, betas=["0.5"]), "betas"),
@@ -618,4 +619,84 @@ def test_worst_case_tau_curve_does_not_depend_on_row_order_with_tied_errors():
             pd.testing.assert_frame_equal(ca, cb)
             assert ca["val"].is_unique and ca["prob"].is_monotonic_increasing
             for tau in (0.3, 0.6, 0.9):  # the curve still reads off ē_τ(Γ)
-                assert ca["val"][ca["prob"] >= tau - 1e-12].iloc[0] == tr.worst_case_interval(a, tau, gamma, side="upper")[1]
+                assert ca["val"][ca["prob"] >= tau - 1e-12].iloc[0] == tr.worst_case_interval(a, tau, Gamma=gamma, side="upper")[1]
+
+
+# ---- old argument spellings (issue 20: `coverage` -> `level`, keyword-only after the first few) -------
+
+_E = np.array([[np.nan, 1, 2], [3, np.nan, 4], [5, 6, np.nan]])
+_E2 = np.array([[np.nan, 2, 7], [1, np.nan, 3], [4, 5, np.nan]])
+_W = [1.0, 1.0, 4.0]
+
+
+def _same_result(a, b):
+    if isinstance(a, pd.DataFrame):
+        pd.testing.assert_frame_equal(a, b)
+    elif hasattr(a, "table"):
+        pd.testing.assert_frame_equal(a.table, b.table)
+    else:
+        np.testing.assert_array_equal(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+
+
+@pytest.mark.parametrize("old, new", [
+    # renamed: coverage -> level
+    (lambda: tr.forecast_interval(_E, coverage=0.6), lambda: tr.forecast_interval(_E, level=0.6)),
+    (lambda: tr.weighted_forecast_interval(_E, _W, coverage=0.6), lambda: tr.weighted_forecast_interval(_E, _W, level=0.6)),
+    (lambda: tr.worst_case_interval(_E, coverage=0.6, Gamma=2.0), lambda: tr.worst_case_interval(_E, level=0.6, Gamma=2.0)),
+    (lambda: tr.forecast_intervals({"A": _E}, coverage=0.6), lambda: tr.forecast_intervals({"A": _E}, level=0.6)),
+    (lambda: tr.qte_interval(_E, coverage=0.6, betas=[0.5]), lambda: tr.qte_interval(_E, level=0.6, betas=[0.5])),
+    (lambda: tr.ete_interval(_E, coverage=0.6, bd=10.0), lambda: tr.ete_interval(_E, level=0.6, bd=10.0)),
+    (lambda: tr.tau_for_coverage(44, 1, coverage=0.8), lambda: tr.tau_for_coverage(44, 1, level=0.8)),
+    # positional arguments after the first few: by name now
+    (lambda: tr.forecast_interval(_E, 0.6, "upper", False), lambda: tr.forecast_interval(_E, 0.6, side="upper")),
+    (lambda: tr.weighted_forecast_interval(_E, _W, 0.6, "lower"), lambda: tr.weighted_forecast_interval(_E, _W, 0.6, side="lower")),
+    (lambda: tr.worst_case_interval(_E, 0.6, 2.0, "upper"), lambda: tr.worst_case_interval(_E, 0.6, Gamma=2.0, side="upper")),
+    (lambda: tr.forecast_intervals({"A": _E}, 0.6, ("two", "upper")),
+     lambda: tr.forecast_intervals({"A": _E}, 0.6, sides=("two", "upper"))),
+    (lambda: tr.qte_interval(_E, 0.6, "upper", [0.5]), lambda: tr.qte_interval(_E, 0.6, side="upper", betas=[0.5])),
+    (lambda: tr.ete_interval(_E, 0.6, "two", 10.0), lambda: tr.ete_interval(_E, 0.6, side="two", bd=10.0)),
+    (lambda: tr.coverage_bound(44, 1, 0.95, "upper", 2.0), lambda: tr.coverage_bound(44, 1, 0.95, side="upper", Gamma=2.0)),
+    (lambda: tr.coverage_upper_bound(44, 1, 0.95, "two", True),
+     lambda: tr.coverage_upper_bound(44, 1, 0.95, side="two", conservative=True)),
+    (lambda: tr.tau_for_coverage(44, 1, 0.8, "upper"), lambda: tr.tau_for_coverage(44, 1, 0.8, side="upper")),
+    (lambda: tr.weighted_coverage_diagnostic(3, 1, 0.9, _W, 1.0, "upper"),
+     lambda: tr.weighted_coverage_diagnostic(3, 1, 0.9, _W, 1.0, side="upper")),
+    (lambda: tr.robust_level(0.9, 1.5, 44, 1, "two", "paper"), lambda: tr.robust_level(0.9, 1.5, 44, 1, mode="paper")),
+    (lambda: tr.check_worstcase_dominance(_E, _E2, [0.7, 0.9], 2.0),
+     lambda: tr.check_worstcase_dominance(_E, _E2, [0.7, 0.9], Gamma=2.0)),
+    (lambda: tr.check_everywhere_dominance(_E, _E2, [0.7, 0.9], "paper"),
+     lambda: tr.check_everywhere_dominance(_E, _E2, [0.7, 0.9], mode="paper")),
+    (lambda: tr.everywhere_dominance(_E, _E2, [0.7, 0.9], "exact", False),
+     lambda: tr.everywhere_dominance(_E, _E2, [0.7, 0.9], mode="exact", verify=False)),
+    (lambda: tr.everywhere_dominance_box(_E, _E2, [0.9], 1.2), lambda: tr.everywhere_dominance_box(_E, _E2, [0.9], Gamma=1.2)),
+    (lambda: tr.critical_gamma(_E, _E2, [0.7, 0.9], "worstcase"), lambda: tr.critical_gamma(_E, _E2, [0.7, 0.9], kind="worstcase")),
+])
+def test_old_argument_spellings_warn_and_give_the_same_result(old, new):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # CoverageWarning on the 3-domain table: not the point here
+        want = new()
+        with pytest.warns(FutureWarning, match="llmsurrogate 0.3"):
+            got = old()
+    _same_result(got, want)
+
+
+def test_run_transfer_application_old_coverage_argument_warns():
+    from llmsurrogate.transfer.demo import run_transfer_application
+
+    with pytest.warns(FutureWarning, match="`coverage` is now called `level`"):
+        old = run_transfer_application(coverage=(0.9,), taus=[0.9])
+    new = run_transfer_application(level=(0.9,), taus=[0.9])
+    pd.testing.assert_frame_equal(old.intervals, new.intervals)
+
+
+def test_plot_quantile_ci_log_by_position_warns():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ci = {"A": tr.qte_interval(load_transfer_errors("abdg"), 0.9, betas=[0.25, 0.5, 0.75])}
+    with pytest.warns(FutureWarning, match="pass `log` by name"):
+        ax = tr.plot_quantile_ci(ci, None, True)
+    assert ax.get_yscale() == "log"
+    plt.close(ax.figure)

@@ -52,7 +52,7 @@ def _table(err: Any, arg: str = "err", pooled: bool = False, r: Any = None) -> E
             what = "its test domains have different numbers of errors"
         warnings.warn(f"argument `{arg}`: {what}; as transferUQ does, the result uses the errors given, but "
                       "Proposition 1's guarantee needs one error per (training set, test domain)",
-                      LLMSurrogateWarning, stacklevel=3)
+                      LLMSurrogateWarning, stacklevel=4)  # 4: past the public function's argument wrapper
     return t
 
 
@@ -85,28 +85,28 @@ def _side(side: Any) -> str:
     return _SIDES[check_choice(side, "side", list(_SIDES))]
 
 
-def _tau(coverage: Any, side: str, tau: Any, *, n: int | None = None, r: int | None = None,
+def _tau(level: Any, side: str, tau: Any, *, n: int | None = None, r: int | None = None,
          correction: bool = False) -> float:
-    """τ from the package's coverage (or τ given directly), validated."""
+    """τ from the package's nominal coverage ``level`` (or τ given directly), validated."""
     if tau is not None:
-        if coverage is not None:
-            raise InvalidArgumentError("pass either `coverage` or `tau`, not both")
+        if level is not None:
+            raise InvalidArgumentError("pass either `level` or `tau`, not both")
         t = check_probability(tau, "tau", low=0.0, high=1.0, high_open=False)
         if side == "two" and t <= 0.5:
             raise InvalidArgumentError(
                 f"argument `tau`: a two-sided interval needs tau in (0.5, 1]; got {t} (at tau <= 0.5 the interval "
                 "[e_(N+1-k), e_(k)] is inverted and Proposition 1 guarantees nothing)")
         return t
-    if coverage is None:
-        raise InvalidArgumentError("argument `coverage` is required (a number in (0, 1)), or pass `tau`")
-    c = check_probability(coverage, "coverage", low=0.0, high=1.0, high_open=False)
+    if level is None:
+        raise InvalidArgumentError("argument `level` is required (a number in (0, 1)), or pass `tau`")
+    c = check_probability(level, "level", low=0.0, high=1.0, high_open=False)
     if correction:
         c_adj = c * (n + 1) / (n - r)
         if c_adj > 1:
             warnings.warn(
                 f"coverage {c} cannot be guaranteed with n = {n} domains and r = {r}: the best possible guarantee "
                 f"is (n - r)/(n + 1) = {(n - r) / (n + 1):.4f}, reached by the [min, max] interval returned",
-                LLMSurrogateWarning, stacklevel=3)
+                LLMSurrogateWarning, stacklevel=4)  # 4: past the public function's argument wrapper
         c = min(c_adj, 1.0)
     return (1 + c) / 2 if side == "two" else c
 

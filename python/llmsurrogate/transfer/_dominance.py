@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from .. import _core
+from .._deprecation import deprecated_arguments
 from .._validation import align_by_label, as_float_array, check_choice, check_flag, check_gamma, check_real
 from ..exceptions import ShapeError
 from ._common import DEFAULT_TAULIST, _core_table, _same, _taulist
@@ -46,7 +47,8 @@ def _worstcase_exact(t1: ErrorTable, t2: ErrorTable, taus: np.ndarray, g: float)
     return _core.transfer_worst_case_dominance(_core_table(t1), _core_table(t2), taus, g)
 
 
-def check_worstcase_dominance(err1: Any, err2: Any, taulist: Any = DEFAULT_TAULIST, Gamma: float = math.inf,  # noqa: N803
+@deprecated_arguments(positional=3)
+def check_worstcase_dominance(err1: Any, err2: Any, taulist: Any = DEFAULT_TAULIST, *, Gamma: float = math.inf,  # noqa: N803
                               mode: str = "exact", pooled: bool = False):
     """Does method 1 worst-case-upper-dominate method 2 (Definition 7)? Frame ``tau, res``.
 
@@ -80,7 +82,8 @@ def check_worstcase_dominance(err1: Any, err2: Any, taulist: Any = DEFAULT_TAULI
     return pd.DataFrame({"tau": taus, "res": np.array(res, dtype=bool)})
 
 
-def critical_gamma(err1: Any, err2: Any, tau: Any, kind: str = "everywhere", Gamma_max: float = 1e6,  # noqa: N803
+@deprecated_arguments(positional=3)
+def critical_gamma(err1: Any, err2: Any, tau: Any, *, kind: str = "everywhere", Gamma_max: float = 1e6,  # noqa: N803
                    pooled: bool = False) -> Any:
     """Largest Γ* up to which method 1 dominates method 2 at τ.
 
@@ -111,7 +114,8 @@ def critical_gamma(err1: Any, err2: Any, tau: Any, kind: str = "everywhere", Gam
     return float(out[0]) if scalar else out
 
 
-def everywhere_dominance_box(err1: Any, err2: Any, taulist: Any = DEFAULT_TAULIST, Gamma: float = 2.0,  # noqa: N803
+@deprecated_arguments(positional=3)
+def everywhere_dominance_box(err1: Any, err2: Any, taulist: Any = DEFAULT_TAULIST, *, Gamma: float = 2.0,  # noqa: N803
                              pooled: bool = False):
     """Γ-bounded everywhere dominance (docs/methods/transfer.md §4.3, an extension of Definition 8): does ē₁^w ≤ ē₂^w hold
     for every likelihood-ratio vector w ∈ [1/Γ, Γ]^n? Frame ``tau, res``. Γ = 1 is the plain
@@ -156,7 +160,8 @@ def _verify_witness(t1: ErrorTable, t2: ErrorTable, j: int, support, tau: float)
     return u1, u2
 
 
-def everywhere_dominance(err1: Any, err2: Any, taulist: Any = DEFAULT_TAULIST, mode: str = "exact",
+@deprecated_arguments(positional=3)
+def everywhere_dominance(err1: Any, err2: Any, taulist: Any = DEFAULT_TAULIST, *, mode: str = "exact",
                          verify: bool = True) -> EverywhereDominance:
     """Everywhere dominance (Definition 8) per τ, with a verified witness for each violation.
 
@@ -194,7 +199,8 @@ def everywhere_dominance(err1: Any, err2: Any, taulist: Any = DEFAULT_TAULIST, m
     return EverywhereDominance(table=pd.DataFrame(rows), mode=mode)
 
 
-def check_everywhere_dominance(err1: Any, err2: Any, taulist: Any = DEFAULT_TAULIST, mode: str = "exact",
+@deprecated_arguments(positional=3)
+def check_everywhere_dominance(err1: Any, err2: Any, taulist: Any = DEFAULT_TAULIST, *, mode: str = "exact",
                                pooled: bool = False):
     """Does method 1 everywhere-upper-dominate method 2 (Definition 8)? Frame ``tau, res``.
 

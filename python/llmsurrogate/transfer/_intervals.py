@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._deprecation import deprecated_arguments
 from .._validation import as_float_array, check_choice, check_flag, check_gamma, check_probability, check_real
 from ..exceptions import CoverageWarning, InvalidArgumentError
 from ._common import _check_weights, _clip_side, _core_table, _n_r, _side, _sorted_values, _table, _tau
@@ -39,7 +40,8 @@ __all__ = [
 
 # ---- coverage helpers (Proposition 1, Claim 1, Corollary 1, Theorem 1, Theorem R.1) -------------------
 
-def coverage_bound(n: int, r: int, tau: float, side: str = "two", Gamma: float = 1.0) -> float:  # noqa: N803
+@deprecated_arguments(positional=3)
+def coverage_bound(n: int, r: int, tau: float, *, side: str = "two", Gamma: float = 1.0) -> float:  # noqa: N803
     """Guaranteed coverage of the level-τ interval: (2τ−1 or τ)(n−r)/(n+Γ²).
 
     Γ = 1 is Proposition 1 (exchangeable domains); Γ > 1 is Corollary 1 (likelihood ratio in
@@ -59,7 +61,8 @@ def coverage_bound(n: int, r: int, tau: float, side: str = "two", Gamma: float =
     return max(lead, 0.0) * (n - r) / (n + g * g)
 
 
-def coverage_upper_bound(n: int, r: int, tau: float, side: str = "two", conservative: bool = False) -> float:
+@deprecated_arguments(positional=3)
+def coverage_upper_bound(n: int, r: int, tau: float, *, side: str = "two", conservative: bool = False) -> float:
     """Claim 1: coverage is at most (2τ−1 or τ)(n−r)/(n+1) + (r+1)/(n+1) + (n−r)!/(n+1)! without ties.
 
     ``conservative=True`` doubles the last (max-atom) term for two-sided intervals (docs/methods/transfer.md §2.1, A17).
@@ -81,10 +84,12 @@ def coverage_upper_bound(n: int, r: int, tau: float, side: str = "two", conserva
     return min(1.0, lead * (n - r) / (n + 1) + (r + 1) / (n + 1) + mult * atom)
 
 
-def tau_for_coverage(n: int, r: int, coverage: float, side: str = "two") -> float:
-    """The level τ whose Proposition 1 guarantee is ``coverage`` (the package's correction).
+@deprecated_arguments(renamed={"coverage": "level"}, positional=3)
+def tau_for_coverage(n: int, r: int, level: float, *, side: str = "two") -> float:
+    """The quantile level τ whose Proposition 1 guarantee is the coverage ``level`` (the package's
+    correction).
 
-    Raises if the coverage exceeds the best possible guarantee (n−r)/(n+1).
+    Raises if ``level`` exceeds the best possible guarantee (n−r)/(n+1).
 
     Examples
     --------
@@ -93,16 +98,17 @@ def tau_for_coverage(n: int, r: int, coverage: float, side: str = "two") -> floa
     (0.9186, 0.8)
     """
     (n, r), side = _n_r(n, r), _side(side)
-    c = check_probability(coverage, "coverage")
+    c = check_probability(level, "level")
     adj = c * (n + 1) / (n - r)
     if adj > 1 + 1e-12:
-        raise InvalidArgumentError(f"argument `coverage`: {c} cannot be guaranteed with n = {n}, r = {r}; the maximum is "
+        raise InvalidArgumentError(f"argument `level`: {c} cannot be guaranteed with n = {n}, r = {r}; the maximum is "
                                    f"(n - r)/(n + 1) = {(n - r) / (n + 1):.4f}")
     adj = min(adj, 1.0)
     return (1 + adj) / 2 if side == "two" else adj
 
 
-def weighted_coverage_diagnostic(n: int, r: int, tau: float, weights: Any, w_target: float,
+@deprecated_arguments(positional=5)
+def weighted_coverage_diagnostic(n: int, r: int, tau: float, weights: Any, w_target: float, *,
                                  side: str = "two") -> float:
     """Plug-in value of Theorem 1's bound, (2τ−1 or τ)(n−r)/n · Σw/(Σw + w_target).
 
@@ -124,7 +130,8 @@ def weighted_coverage_diagnostic(n: int, r: int, tau: float, weights: Any, w_tar
     return max(lead, 0.0) * (n - r) / n * total / (total + w_target / scale)
 
 
-def robust_level(tau: float, Gamma: float, n: int, r: int, side: str = "two", mode: str = "safe"):  # noqa: N803
+@deprecated_arguments(positional=4)
+def robust_level(tau: float, Gamma: float, n: int, r: int, *, side: str = "two", mode: str = "safe"):  # noqa: N803
     """Theorem R.1: the inflated level τ' for the unweighted interval under the shift model 𝒫(Γ; r).
 
     Returns ``(tau_prime, guarantee)`` with guarantee (2τ−1 or τ)(1 − (r+1)Γ/(n+1)). ``mode="safe"``
@@ -175,29 +182,31 @@ class ForecastInterval(tuple):
         return (*self, self.guaranteed)
 
 
-def _guaranteed(t: Any, level: float, side: str, nominal: float, warn: bool = True) -> float:
-    """Proposition 1's coverage at ``level`` (NaN without r), with a :class:`CoverageWarning` when it
-    falls more than :data:`COVERAGE_SHORTFALL` below ``nominal``."""
+def _guaranteed(t: Any, tau: float, side: str, nominal: float, warn: bool = True) -> float:
+    """Proposition 1's coverage at the quantile level ``tau`` (NaN without r), with a
+    :class:`CoverageWarning` when it falls more than :data:`COVERAGE_SHORTFALL` below ``nominal``."""
     if t.r is None or t.n <= t.r:
         return math.nan
-    guaranteed = coverage_bound(t.n, t.r, min(level, 1.0), side)
+    guaranteed = coverage_bound(t.n, t.r, min(tau, 1.0), side=side)
     if warn and guaranteed < nominal - COVERAGE_SHORTFALL:
         best = (t.n - t.r) / (t.n + 1)
         fix = ("correction=True raises the level so that it is guaranteed" if nominal <= best else
                f"no level guarantees more than (n - r)/(n + 1) = {best:.4g} here; more domains raise it")
         warnings.warn(f"the interval's guaranteed coverage is {guaranteed:.4g}, well below the nominal {nominal:.4g} "
-                      f"(Proposition 1 with n = {t.n} domains, r = {t.r}); {fix}", CoverageWarning, stacklevel=3)
+                      f"(Proposition 1 with n = {t.n} domains, r = {t.r}); {fix}", CoverageWarning,
+                      stacklevel=4)  # 4: past the public function's argument wrapper
     return guaranteed
 
-def forecast_interval(err: Any, coverage: float | None = None, side: str = "two", correction: bool = False, *,
+@deprecated_arguments(renamed={"coverage": "level"}, positional=2)
+def forecast_interval(err: Any, level: float | None = None, *, side: str = "two", correction: bool = False,
                       tau: float | None = None, mode: str = "exact", pooled: bool = False) -> tuple[float, float]:
     """Forecast interval for the transfer error to a new domain (Section 3, Proposition 1).
 
     Pools the N errors and returns ``(lower, upper)`` = [e̲_τ, ē_τ] = [f_(N+1−k), f_(k)], k = ⌈τN⌉,
-    with τ = (1 + coverage)/2 two-sided and τ = coverage one-sided (``side="upper"`` gives
+    with τ = (1 + level)/2 two-sided and τ = level one-sided (``side="upper"`` gives
     ``(-inf, ē_τ]``, ``side="lower"`` gives ``[e̲_τ, inf)``). Under exchangeable domains the interval
     covers the realised error with probability at least (2τ−1)(n−r)/(n+1) (τ(n−r)/(n+1)
-    one-sided); ``correction=True`` raises τ so that this guarantee equals ``coverage``.
+    one-sided); ``correction=True`` raises τ so that this guarantee equals ``level``.
 
     ``mode="exact"`` (default) takes the Definition-2 rank k = ⌈τN⌉ with levels compared to 1e-12;
     ``mode="transferUQ"`` computes τ and the rank as transferUQ 0.1.0 does (``quantile(type = 1)``,
@@ -207,7 +216,7 @@ def forecast_interval(err: Any, coverage: float | None = None, side: str = "two"
 
     The pair returned has an attribute ``guaranteed``, the coverage Proposition 1 guarantees
     (:func:`coverage_bound` at the level used; NaN when the table does not give r). When it is more
-    than :data:`COVERAGE_SHORTFALL` (0.05) below the nominal coverage (``coverage``, or 2τ−1
+    than :data:`COVERAGE_SHORTFALL` (0.05) below the nominal coverage (``level``, or 2τ−1
     two-sided and τ one-sided for ``tau``), a :class:`~llmsurrogate.exceptions.CoverageWarning`
     names both numbers.
 
@@ -220,7 +229,7 @@ def forecast_interval(err: Any, coverage: float | None = None, side: str = "two"
     >>> import warnings
     >>> with warnings.catch_warnings(record=True) as caught:
     ...     warnings.simplefilter("always")
-    ...     interval = forecast_interval(E, coverage=0.9)
+    ...     interval = forecast_interval(E, level=0.9)
     >>> interval, round(interval.guaranteed, 2)
     ((1.0, 6.0), 0.45)
     >>> print(caught[0].message)
@@ -235,22 +244,22 @@ def forecast_interval(err: Any, coverage: float | None = None, side: str = "two"
         raise InvalidArgumentError("argument `correction`: the finite-sample correction needs r, the number of "
                                    "training domains, which a two-column (test, error) table does not give")
     if mode == "transferUQ":
-        lo, hi, level = _transferuq_interval(t, coverage, side, bool(correction), tau)
+        lo, hi, q = _transferuq_interval(t, level, side, bool(correction), tau)
     else:
-        level = _tau(coverage, side, tau, n=t.n, r=t.r, correction=bool(correction))
+        q = _tau(level, side, tau, n=t.n, r=t.r, correction=bool(correction))
         if isinstance(t, PooledErrors) and not t.balanced:
             f = np.sort(t.values)
-            k = min(max(math.ceil(f.size * (level - 1e-12)), 1), f.size)  # rust/common/quantiles.rs upper_rank
+            k = min(max(math.ceil(f.size * (q - 1e-12)), 1), f.size)  # rust/common/quantiles.rs upper_rank
             lo, hi = f[f.size - k], f[k - 1]
         else:
-            lo, hi = (v[0] for v in _core_table(t).intervals(np.array([level])))
-    if coverage is not None:
-        nominal = float(coverage)
+            lo, hi = (v[0] for v in _core_table(t).intervals(np.array([q])))
+    if level is not None:
+        nominal = float(level)
     else:
-        nominal = 2 * level - 1 if side == "two" else level
+        nominal = 2 * q - 1 if side == "two" else q
     # an exact corrected level guarantees the coverage, or _tau has warned that it cannot
     warn = not (correction and mode == "exact")
-    return ForecastInterval(*_clip_side(lo, hi, side), _guaranteed(t, level, side, nominal, warn))
+    return ForecastInterval(*_clip_side(lo, hi, side), _guaranteed(t, q, side, nominal, warn))
 
 
 def _r_type1(f: np.ndarray, p: float) -> float:
@@ -261,17 +270,17 @@ def _r_type1(f: np.ndarray, p: float) -> float:
     return float(f[min(j, n - 1)] if nppm > j else f[max(j - 1, 0)])
 
 
-def _transferuq_interval(t: Any, coverage: Any, side: str, correction: bool, tau: Any) -> tuple[float, float, float]:
-    """transferUQ 0.1.0's forecast_interval, floating point included; and the level used."""
+def _transferuq_interval(t: Any, level: Any, side: str, correction: bool, tau: Any) -> tuple[float, float, float]:
+    """transferUQ 0.1.0's forecast_interval, floating point included; and the quantile level used."""
     if tau is not None:
-        level = _tau(coverage, side, tau)
+        q = _tau(level, side, tau)
     else:
-        c = check_probability(coverage, "coverage", low=0.0, high=1.0, high_open=False)
+        c = check_probability(level, "level", low=0.0, high=1.0, high_open=False)
         if correction:
             c = min((t.n + 1) / (t.n - t.r) * c, 1.0)
-        level = (1 + c) / 2 if side == "two" else c
+        q = (1 + c) / 2 if side == "two" else c
     f = _sorted_values(t)
-    return -_r_type1(-f[::-1], level), _r_type1(f, level), level
+    return -_r_type1(-f[::-1], q), _r_type1(f, q), q
 
 
 def _weights(t: ErrorTable, weights: Any) -> np.ndarray:
@@ -301,7 +310,8 @@ def _weights(t: ErrorTable, weights: Any) -> np.ndarray:
     return np.ascontiguousarray(w / np.ldexp(1.0, int(exp) - 1))
 
 
-def weighted_forecast_interval(err: Any, weights: Any, coverage: float | None = None, side: str = "two", *,
+@deprecated_arguments(renamed={"coverage": "level"}, positional=3)
+def weighted_forecast_interval(err: Any, weights: Any, level: float | None = None, *, side: str = "two",
                                tau: float | None = None, pooled: bool = False) -> tuple[float, float]:
     """Forecast interval under a known likelihood ratio (Section 4.1, Theorem 1).
 
@@ -318,26 +328,29 @@ def weighted_forecast_interval(err: Any, weights: Any, coverage: float | None = 
     """
     t = _table(err, pooled=pooled)
     side = _side(side)
-    level = _tau(coverage, side, tau)
-    lo, hi = _core_table(t).weighted(_weights(t, weights), np.array([level]))
+    q = _tau(level, side, tau)
+    lo, hi = _core_table(t).weighted(_weights(t, weights), np.array([q]))
     return _clip_side(lo[0], hi[0], side)
 
 
-def forecast_intervals(tables: Mapping[str, Any], coverage: Sequence[float] | float = (0.8, 0.9, 0.95),
+@deprecated_arguments(renamed={"coverage": "level"}, positional=2)
+def forecast_intervals(tables: Mapping[str, Any], level: Sequence[float] | float = (0.8, 0.9, 0.95), *,
                        sides: Sequence[str] | str = ("two",), correction: bool = False) -> ForecastIntervals:
     """:func:`forecast_interval` for several models, levels and sides, as a tidy result that plots.
+
+    The table's ``coverage`` column holds the nominal coverage ``level`` of each row.
 
     Examples
     --------
     >>> import numpy as np
     >>> E = np.array([[np.nan, 1, 2], [3, np.nan, 4], [5, 6, np.nan]])  # E[train, test]
-    >>> res = forecast_intervals({"A": E, "B": 2 * E}, coverage=0.6)
+    >>> res = forecast_intervals({"A": E, "B": 2 * E}, level=0.6)
     >>> res.table[["model", "tau", "lower", "upper", "guaranteed"]].round(3).values.tolist()
     [['A', 0.8, 2.0, 5.0, 0.3], ['B', 0.8, 4.0, 10.0, 0.3]]
     """
     if not isinstance(tables, Mapping) or not tables:
         raise InvalidArgumentError("argument `tables` must be a non-empty mapping model name -> error table")
-    covs = [coverage] if np.isscalar(coverage) else list(as_float_array(coverage, "coverage"))
+    covs = [level] if np.isscalar(level) else list(as_float_array(level, "level"))
     sides = [sides] if isinstance(sides, str) else list(sides)
     if not sides:
         raise InvalidArgumentError("argument `sides` is empty; pass e.g. ('two',) or ('two', 'upper')")
@@ -349,16 +362,17 @@ def forecast_intervals(tables: Mapping[str, Any], coverage: Sequence[float] | fl
         for side in sides:
             s = _side(side)
             for c in covs:
-                level = _tau(c, s, None, n=t.n, r=t.r, correction=correction)
-                lo, hi = forecast_interval(t, c, s, correction)
-                rows.append({"model": str(name), "coverage": float(c), "side": s, "tau": level, "lower": lo,
-                             "upper": hi, "guaranteed": coverage_bound(t.n, t.r, level, s)})
+                q = _tau(c, s, None, n=t.n, r=t.r, correction=correction)
+                lo, hi = forecast_interval(t, c, side=s, correction=correction)
+                rows.append({"model": str(name), "coverage": float(c), "side": s, "tau": q, "lower": lo,
+                             "upper": hi, "guaranteed": coverage_bound(t.n, t.r, q, side=s)})
     return ForecastIntervals(table=pd.DataFrame(rows), n=first.n, r=first.r)
 
 
 # ---- worst case over bounded likelihood ratios (Corollary 1, Theorem R.2) ------------------------------
 
-def worst_case_interval(err: Any, coverage: float | None = None, Gamma: float = math.inf, side: str = "two", *,  # noqa: N803
+@deprecated_arguments(renamed={"coverage": "level"}, positional=2)
+def worst_case_interval(err: Any, level: float | None = None, *, Gamma: float = math.inf, side: str = "two",  # noqa: N803
                         tau: float | None = None, pooled: bool = False) -> tuple[float, float]:
     """Worst-case forecast interval [e̲_τ(Γ), ē_τ(Γ)] over likelihood ratios in [1/Γ, Γ] (eq. 8).
 
@@ -375,9 +389,9 @@ def worst_case_interval(err: Any, coverage: float | None = None, Gamma: float = 
     t = _table(err, pooled=pooled)
     side = _side(side)
     g = check_gamma(Gamma)
-    level = _tau(coverage, side, tau)
-    hi = _core_table(t).gamma_steps(level, g)
-    lo = _core_table(t, negate=True).gamma_steps(level, g)
+    q = _tau(level, side, tau)
+    hi = _core_table(t).gamma_steps(q, g)
+    lo = _core_table(t, negate=True).gamma_steps(q, g)
     up = _step(hi[0], hi[1], g)
     low = -_step(lo[0], lo[1], g)
     return _clip_side(low, up, side)

@@ -29,7 +29,7 @@ class ForecastIntervals(Result):
     >>> import numpy as np
     >>> from llmsurrogate.transfer import forecast_intervals
     >>> E = np.array([[np.nan, 1, 2], [3, np.nan, 4], [5, 6, np.nan]])
-    >>> res = forecast_intervals({"A": E, "B": 2 * E}, coverage=0.6)
+    >>> res = forecast_intervals({"A": E, "B": 2 * E}, level=0.6)
     >>> res.n, res.r, res.table.columns.tolist()
     (3, 1, ['model', 'coverage', 'side', 'tau', 'lower', 'upper', 'guaranteed'])
     """
@@ -168,7 +168,7 @@ class TransferApplication(Result):
     Examples
     --------
     >>> from llmsurrogate.transfer.demo import run_transfer_application
-    >>> app = run_transfer_application(coverage=(0.9,), taus=[0.9])
+    >>> app = run_transfer_application(level=(0.9,), taus=[0.9])
     >>> app.intervals.shape, app.dominance.columns.tolist()
     ((9, 8), ['model', 'other', 'metric', 'tau', 'worst_case', 'everywhere', 'everywhere_paper'])
     """

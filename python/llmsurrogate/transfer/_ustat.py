@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .. import _core
+from .._deprecation import deprecated_arguments
 from .._validation import as_float_array, check_allocation, check_choice, check_int, check_probability, check_real
 from ..exceptions import InvalidArgumentError
 from ._common import DEFAULT_BETAS, _check_r, _side, _sorted_values, _table
@@ -61,8 +62,9 @@ def _order(t: ErrorTable, order: Any) -> int:
     return check_int(order, "order", minimum=1)
 
 
-def _alpha(coverage: Any, side: str) -> float:
-    c = check_probability(coverage, "coverage")
+def _alpha(level: Any, side: str) -> float:
+    """The error rate per side of a confidence ``level``: (1 − level)/2 two-sided, 1 − level one-sided."""
+    c = check_probability(level, "level")
     return (1 - c) / 2 if side == "two" else 1 - c
 
 
@@ -97,14 +99,15 @@ def clear_rank_cache() -> None:
     _RANK_CACHE.clear()
 
 
-def qte_interval(err: Any, coverage: float, side: str = "two", betas: Any = DEFAULT_BETAS, r: Any = None,
+@deprecated_arguments(renamed={"coverage": "level"}, positional=2)
+def qte_interval(err: Any, level: float, *, side: str = "two", betas: Any = DEFAULT_BETAS, r: Any = None,
                  order: Any = None, pooled: bool = False):
     """Confidence intervals for quantiles q_β of the transfer-error distribution (Prop. Q.1).
 
     Frame ``beta, lb, ub``. Uses the U-statistic bound of order k = r + 1 (``order="transferUQ"``
     gives the package's k = r, anti-conservative) and the exact discrete rank rules of docs/methods/transfer.md §5.3:
     lb = f_(j_L), j_L = max{j : B((j−1)/N; β) ≤ α}; ub = f_(j_U), j_U = min{j : B(1−j/N; 1−β) ≤ α}
-    (±inf when no rank qualifies). Two-sided intervals use α = (1 − coverage)/2 per side.
+    (±inf when no rank qualifies). Two-sided intervals use α = (1 − level)/2 per side.
 
     Examples
     --------
@@ -118,7 +121,7 @@ def qte_interval(err: Any, coverage: float, side: str = "two", betas: Any = DEFA
     _check_r(t, r)
     side = _side(side)
     k = _order(t, order)
-    alpha = _alpha(coverage, side)
+    alpha = _alpha(level, side)
     b = as_float_array(betas, "betas", allow_empty=True)
     if b.size == 0 or np.any(~((b > 0) & (b < 1))):
         raise InvalidArgumentError("argument `betas` must be quantile levels in (0, 1)")
@@ -133,7 +136,8 @@ def qte_interval(err: Any, coverage: float, side: str = "two", betas: Any = DEFA
     return pd.DataFrame({"beta": b, "lb": lb, "ub": ub})
 
 
-def ete_interval(err: Any, coverage: float, side: str = "two", bd: float = 1.0, r: Any = None, order: Any = None,
+@deprecated_arguments(renamed={"coverage": "level"}, positional=2)
+def ete_interval(err: Any, level: float, *, side: str = "two", bd: float = 1.0, r: Any = None, order: Any = None,
                  pooled: bool = False):
     """Confidence interval for the mean transfer error E[e] (Prop. Q.2); errors must lie in [0, bd].
 
@@ -156,7 +160,7 @@ def ete_interval(err: Any, coverage: float, side: str = "two", bd: float = 1.0, 
     if t.values.min() < 0 or t.values.max() > bd:
         raise InvalidArgumentError(f"ete_interval needs every error in [0, bd] = [0, {bd}]; the errors span "
                                    f"[{t.values.min():.4g}, {t.values.max():.4g}] (set `bd`, or use e.g. 1/shortfall)")
-    alpha = _alpha(coverage, side)
+    alpha = _alpha(level, side)
     u = float(np.mean(t.values / bd))
     u = min(max(u, 0.0), 1.0)
     hi = _core.transfer_ustat_mean_upper(u, t.n, k, alpha) if side in ("two", "upper") else math.inf
@@ -164,7 +168,8 @@ def ete_interval(err: Any, coverage: float, side: str = "two", bd: float = 1.0, 
     return (lo * bd if np.isfinite(lo) else lo, hi * bd if np.isfinite(hi) else hi)
 
 
-def plot_quantile_ci(curves: Mapping[str, Any], ax=None, log: bool = False):
+@deprecated_arguments(positional=2)
+def plot_quantile_ci(curves: Mapping[str, Any], ax=None, *, log: bool = False):
     """Plot :func:`qte_interval` frames (beta, lb, ub) of several models as bands over β.
 
     Examples

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import datasets, quantiles
+from .._deprecation import deprecated_arguments
 from .._progress import ProgressCallback
 from . import _dominance, _intervals
 from ._common import DEFAULT_TAULIST
@@ -126,13 +127,14 @@ def application_tables() -> dict[str, dict[str, ErrorTable]]:
     return out
 
 
-def run_transfer_application(coverage=(0.8, 0.9, 0.95), taus=None) -> TransferApplication:
+@deprecated_arguments(renamed={"coverage": "level"})
+def run_transfer_application(level=(0.8, 0.9, 0.95), taus=None) -> TransferApplication:
     """Forecast intervals (three nominal levels) and worst-case / everywhere dominance (exact and
     the paper's variant) for EU, CPT and RF in all three metrics; ē_0.9(Γ) curves for the figure.
 
     Examples
     --------
-    >>> app = run_transfer_application(coverage=(0.9,), taus=[0.9])
+    >>> app = run_transfer_application(level=(0.9,), taus=[0.9])
     >>> d = app.dominance.query("metric == 'transfer deterioration'")  # at tau = 0.9
     >>> d[["model", "other", "everywhere", "everywhere_paper"]].values.tolist()
     [['CPT', 'RF', False, True], ['EU', 'RF', True, True], ['CPT', 'EU', False, False]]
@@ -143,7 +145,7 @@ def run_transfer_application(coverage=(0.8, 0.9, 0.95), taus=None) -> TransferAp
     tabs = application_tables()
     intervals = []
     for metric, by_model in tabs.items():
-        t = _intervals.forecast_intervals(by_model, coverage=coverage).tidy()
+        t = _intervals.forecast_intervals(by_model, level=level).tidy()
         t.insert(1, "metric", metric)
         intervals.append(t)
     dom = []
