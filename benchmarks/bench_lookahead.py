@@ -119,7 +119,7 @@ def bench_bootstrap(run, args, pf, n_threads):
     peer_reps = args.peer_reps or (20 if args.quick else 200)
     seed = 20260101
     # correctness first: pyfixest on the duplicated rows of our replications 0..4 gives our draws
-    ours = la.bootstrap(df, "y", "llm", "lap", reps=5, seed=seed)
+    ours = la.bootstrap(df, "y", "llm", "lap", n_boot=5, seed=seed)
     for b in range(5):
         idx = np.repeat(np.arange(n), la.bootstrap_counts(n, seed, b).astype(np.int64))
         ref = pf.feols(FML, df.iloc[idx], vcov="iid", fixef_rm="none",
@@ -137,10 +137,10 @@ def bench_bootstrap(run, args, pf, n_threads):
     last = {}
 
     def ours_full():
-        last["res"] = la.bootstrap(df, "y", "llm", "lap", reps=reps, seed=seed)
+        last["res"] = la.bootstrap(df, "y", "llm", "lap", n_boot=reps, seed=seed)
 
     def ours_one_thread():   # the same draws on one thread: the per-core comparison
-        la.bootstrap(df, "y", "llm", "lap", reps=reps, seed=seed, n_jobs=1)
+        la.bootstrap(df, "y", "llm", "lap", n_boot=reps, seed=seed, n_jobs=1)
 
     from _harness import interleave, loadavg, summarize
 

@@ -291,3 +291,18 @@ def test_demean_input_errors_and_threads():
         got = list(pool.map(lambda _: fe.feols(fml, PANEL, vcov={"CRV1": "date"}).coef(), range(4)))
     for g in got:
         pd.testing.assert_series_equal(g, want)
+
+
+def test_confint_level_and_the_old_alpha():
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame({"firm": np.repeat(np.arange(10), 5), "x": rng.normal(size=50)})
+    df["y"] = df["x"] + rng.normal(size=50)
+    fit = fe.feols("y ~ x | firm", df)
+    ci = fit.confint(level=0.9)
+    assert list(ci.columns) == ["5%", "95%"]
+    with pytest.warns(FutureWarning, match="`alpha`"):
+        pd.testing.assert_frame_equal(fit.confint(alpha=0.1), ci)
+    with pytest.warns(FutureWarning, match="`alpha`"):
+        pd.testing.assert_frame_equal(fit.tidy(alpha=0.1), fit.tidy(level=0.9))
+    with pytest.raises(InvalidArgumentError, match="level"):
+        fit.confint(level=95)

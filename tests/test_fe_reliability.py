@@ -228,7 +228,7 @@ def test_lookahead_bootstrap_judges_collinearity_as_feols():
     d["y"] = d["llm"] * (1 + d["lap"]) + 0.01 * (d["ctl"] - 20230000) + rng.normal(size=n)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LLMSurrogateWarning)
-        b = la.bootstrap(d, "y", "llm", "lap", controls=["ctl"], reps=5, seed=3)
+        b = la.bootstrap(d, "y", "llm", "lap", controls=["ctl"], n_boot=5, seed=3)
         assert b.n_singular == 0 and np.isfinite(b.draws).all()
         for rep in range(5):
             w = la.bootstrap_counts(n, 3, rep)

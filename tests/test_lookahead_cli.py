@@ -71,7 +71,7 @@ def test_test_command_writes_table_json_and_figure(tmp_path):
     assert f"{api.estimate:.3f}" in table and "llm:lap" in table
     assert "\\begin{tabular}" in (out / "lookahead_table.tex").read_text()
     boot = lookahead.LookaheadBootstrap.load(out / "lookahead_bootstrap.json")
-    api_boot = lookahead.bootstrap(frame, "ret", "llm", "lap", reps=200, seed=5)
+    api_boot = lookahead.bootstrap(frame, "ret", "llm", "lap", n_boot=200, seed=5)
     np.testing.assert_array_equal(boot.draws, api_boot.draws)
     assert (out / "lookahead_bootstrap.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert f"p = #{{draws <= 0}}/B = {api_boot.p_value:.4g}" in text

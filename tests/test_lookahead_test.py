@@ -133,12 +133,12 @@ def test_planted_lookahead_bias_is_detected_and_its_absence_is_not():
     planted = panel(n=6000, seed=11, planted=True)
     r = la.lookahead_test(planted, "y", "llm", "lap")
     assert r.estimate > 0 and r.p_greater < 0.001
-    b = la.bootstrap(planted, "y", "llm", "lap", reps=300, seed=5)
+    b = la.bootstrap(planted, "y", "llm", "lap", n_boot=300, seed=5)
     assert b.p_value < 0.01  # #{draws <= 0} / B
     null = panel(n=6000, seed=11, planted=False)
     r0 = la.lookahead_test(null, "y", "llm", "lap")
     assert r0.p_greater > 0.1 and r0.p_two_sided > 0.1
-    b0 = la.bootstrap(null, "y", "llm", "lap", reps=300, seed=5)
+    b0 = la.bootstrap(null, "y", "llm", "lap", n_boot=300, seed=5)
     assert b0.p_value > 0.1
     # the bootstrap spread matches the clustered standard error's order of magnitude
     assert 0.5 < np.nanstd(b0.draws) / r0.std_error < 2.0
@@ -156,7 +156,7 @@ def small():
 
 @pytest.mark.parametrize("resample", ["obs", "date", "firm"])
 def test_bootstrap_draws_equal_feols_on_the_resampled_rows(small, resample):
-    b = la.bootstrap(small, "y", "llm", "lap", reps=6, seed=2024, resample=resample, n_jobs=2)
+    b = la.bootstrap(small, "y", "llm", "lap", n_boot=6, seed=2024, resample=resample, n_jobs=2)
     assert b.draws.shape == (6,) and np.isfinite(b.draws).all()
     blocks = None if resample == "obs" else small[resample].to_numpy()
     for rep in range(6):
@@ -175,22 +175,22 @@ def test_bootstrap_draws_equal_feols_on_the_resampled_rows(small, resample):
 
 
 def test_bootstrap_is_reproducible_for_any_thread_count(small):
-    a = la.bootstrap(small, "y", "llm", "lap", reps=40, seed=9, n_jobs=1)
-    b = la.bootstrap(small, "y", "llm", "lap", reps=40, seed=9, n_jobs=2)
+    a = la.bootstrap(small, "y", "llm", "lap", n_boot=40, seed=9, n_jobs=1)
+    b = la.bootstrap(small, "y", "llm", "lap", n_boot=40, seed=9, n_jobs=2)
     np.testing.assert_array_equal(a.draws, b.draws)
-    c = la.bootstrap(small, "y", "llm", "lap", reps=40, seed=9)
+    c = la.bootstrap(small, "y", "llm", "lap", n_boot=40, seed=9)
     np.testing.assert_array_equal(a.draws, c.draws)
-    d = la.bootstrap(small, "y", "llm", "lap", reps=40, seed=10)
+    d = la.bootstrap(small, "y", "llm", "lap", n_boot=40, seed=10)
     assert not np.array_equal(a.draws, d.draws)
     # the first replications do not depend on how many follow
-    e = la.bootstrap(small, "y", "llm", "lap", reps=5, seed=9)
+    e = la.bootstrap(small, "y", "llm", "lap", n_boot=5, seed=9)
     np.testing.assert_array_equal(a.draws[:5], e.draws)
     # seed=None draws a seed and records it
-    f = la.bootstrap(small, "y", "llm", "lap", reps=5)
-    g = la.bootstrap(small, "y", "llm", "lap", reps=5, seed=f.seed)
+    f = la.bootstrap(small, "y", "llm", "lap", n_boot=5)
+    g = la.bootstrap(small, "y", "llm", "lap", n_boot=5, seed=f.seed)
     np.testing.assert_array_equal(f.draws, g.draws)
     # replications are distinct resamples, also for seed 0
-    z = la.bootstrap(small, "y", "llm", "lap", reps=20, seed=0)
+    z = la.bootstrap(small, "y", "llm", "lap", n_boot=20, seed=0)
     assert len(np.unique(np.round(z.draws, 12))) == 20
     c0, c1 = la.bootstrap_counts(100, 0, 0), la.bootstrap_counts(100, 0, 1)
     assert c0.sum() == c1.sum() == 100 and not np.array_equal(c0, c1)
@@ -200,15 +200,15 @@ def test_bootstrap_result_pvalues_plot_and_json(small):
     import matplotlib
 
     matplotlib.use("Agg")
-    b = la.bootstrap(small, "y", "llm", "lap", reps=50, seed=1, reference=0.4)
+    b = la.bootstrap(small, "y", "llm", "lap", n_boot=50, seed=1, reference=0.4)
     d = b.draws
     assert b.p_value == pytest.approx((d >= 0.4).mean())
     assert b.p_value_plus_one == pytest.approx((1 + (d >= 0.4).sum()) / 51)
-    assert b.pvalue(side="less") == pytest.approx((d <= 0.4).mean())
-    assert b.pvalue(reference=0.0, side="less") == pytest.approx((d <= 0).mean())
+    assert b.p_value_at(side="less") == pytest.approx((d <= 0.4).mean())
+    assert b.p_value_at(reference=0.0, side="less") == pytest.approx((d <= 0).mean())
     full = quiet_feols(FML, small, fixef_rm="none")
     assert b.estimate == pytest.approx(full.coef()["llm:lap"], rel=1e-12)
-    nb = la.bootstrap(small, "y", "llm", "lap", reps=50, seed=1)
+    nb = la.bootstrap(small, "y", "llm", "lap", n_boot=50, seed=1)
     assert nb.reference is None and nb.p_value == pytest.approx((d <= 0).mean())
     ax = b.plot()
     assert len(ax.lines) == 2  # 95th percentile and the reference
@@ -218,7 +218,7 @@ def test_bootstrap_result_pvalues_plot_and_json(small):
 
 def test_bootstrap_timing_smoke():
     d = panel(n=10_000, firms=1500, dates=250, seed=2)
-    b = la.bootstrap(d, "y", "llm", "lap", reps=100, seed=1)
+    b = la.bootstrap(d, "y", "llm", "lap", n_boot=100, seed=1)
     assert np.isfinite(b.draws).all() and b.seconds < 60
 
 
@@ -232,13 +232,13 @@ def test_bad_input_is_a_clear_error(small):
     with pytest.raises(ColumnNotFoundError, match="'size'"):
         la.lookahead_test(small, "y", "llm", "lap", controls=["size"])
     with pytest.raises(ColumnNotFoundError, match="'quarter'"):
-        la.bootstrap(small, "y", "llm", "lap", fe=["firm", "quarter"], reps=2, seed=1)
-    with pytest.raises(InvalidArgumentError, match="reps"):
-        la.bootstrap(small, "y", "llm", "lap", reps=0, seed=1)
+        la.bootstrap(small, "y", "llm", "lap", fe=["firm", "quarter"], n_boot=2, seed=1)
+    with pytest.raises(InvalidArgumentError, match="n_boot"):
+        la.bootstrap(small, "y", "llm", "lap", n_boot=0, seed=1)
     with pytest.raises(InvalidArgumentError, match="resample"):
-        la.bootstrap(small, "y", "llm", "lap", reps=2, seed=1, resample="weekly")
+        la.bootstrap(small, "y", "llm", "lap", n_boot=2, seed=1, resample="weekly")
     with pytest.raises(InvalidArgumentError, match="seed"):
-        la.bootstrap(small, "y", "llm", "lap", reps=2, seed=-1)
+        la.bootstrap(small, "y", "llm", "lap", n_boot=2, seed=-1)
     with pytest.raises(InvalidArgumentError, match="different"):
         la.lookahead_test(small, "y", "llm", "llm")
     with pytest.raises(InvalidArgumentError, match="fe"):
@@ -252,7 +252,7 @@ def test_bad_input_is_a_clear_error(small):
     # LAP constant within firms: the interaction survives, but LAP itself is absorbed
     s["flap"] = s["firm"] * 0.01
     with pytest.raises(InvalidArgumentError, match="collinear"):
-        la.bootstrap(s, "y", "llm", "flap", reps=2, seed=1)
+        la.bootstrap(s, "y", "llm", "flap", n_boot=2, seed=1)
     s["txt"] = "a"
     with pytest.raises(InvalidArgumentError, match="not numeric"):
         la.lookahead_test(s, "y", "llm", "txt")
@@ -298,9 +298,29 @@ def test_bootstrap_with_one_or_three_fixed_effects(small, fes):
     s = small.copy()
     s["ind"] = s["firm"] % 7
     fml = "y ~ llm + lap + llm:lap | " + " + ".join(fes)
-    b = la.bootstrap(s, "y", "llm", "lap", fe=fes, reps=3, seed=77, n_jobs=2)
+    b = la.bootstrap(s, "y", "llm", "lap", fe=fes, n_boot=3, seed=77, n_jobs=2)
     for rep in range(3):
         w = la.bootstrap_counts(len(s), 77, rep)
         dup = s.iloc[np.repeat(np.arange(len(s)), w.astype(int))]
         want = float(quiet_feols(fml, dup, fixef_rm="none").coef()["llm:lap"])
         assert b.draws[rep] == pytest.approx(want, rel=1e-9, abs=1e-10)
+
+
+# --- old spellings (one release, with a FutureWarning) -----------------------------------------------
+
+def test_old_spellings_warn_and_give_the_same_result(small):
+    new = la.bootstrap(small, "y", "llm", "lap", n_boot=5, seed=3, reference=0.4)
+    with pytest.warns(FutureWarning, match="`reps` is now called `n_boot`"):
+        old = la.bootstrap(small, "y", "llm", "lap", reps=5, seed=3, reference=0.4)
+    np.testing.assert_array_equal(old.draws, new.draws)
+    with pytest.warns(FutureWarning, match="by name"):
+        pos = la.bootstrap(small, "y", "llm", "lap", ("firm", "date"), 5, 3)
+    np.testing.assert_array_equal(pos.draws, new.draws)
+    with pytest.warns(FutureWarning, match="p_value_at"):
+        assert new.pvalue(side="less") == new.p_value_at(side="less")
+    with pytest.warns(FutureWarning, match="by name"):
+        t = la.lookahead_test(small, "y", "llm", "lap", ["firm", "date"], "firm")
+    assert t.estimate == la.lookahead_test(small, "y", "llm", "lap", cluster="firm").estimate
+    with pytest.warns(FutureWarning, match="by name"):
+        s = la.split_by_cutoff(["2022-06-30", "2023-10-02"], "2022-09", "2023-09")
+    assert s["period"].tolist() == ["in_sample", "out_of_sample"]

@@ -17,17 +17,23 @@ Shared machinery (the lookahead-bias test builds on it; it imports no capability
   regressors and rows with missing values dropped with a count and a warning.
 * :class:`FeolsResult` -- ``coef()``, ``se()``, ``tstat()``, ``pvalue()``, ``confint()``,
   ``tidy()``, ``summary()``, ``nobs``, ``r2``, ``r2_within``, ``fe_levels``.
+* :func:`bootstrap` -- the pairs (rows) or cluster (blocks of a column) bootstrap of one
+  coefficient, in Rust, reproducible by seed for any thread count (:class:`FeolsBootstrap`);
+  :func:`bootstrap_counts`, the weights of one replication.
 * :func:`etable` -- several models side by side (text, LaTeX or a DataFrame).
 * :func:`demean` -- the within transformation alone (Rust, weighted, parallel over columns).
 
-The method, the small-sample corrections and the demeaning algorithm: docs/methods/lookahead.md §5.3.
+The method, the small-sample corrections, the bootstrap and the demeaning algorithm:
+docs/methods/fe.md.
 """
 
 from __future__ import annotations
 
+from ._bootstrap import bootstrap, bootstrap_counts
 from ._demean import Demeaned, demean
 from ._estimation import feols
 from ._formula import Formula, parse_formula
-from ._results import FeolsResult, etable
+from ._results import FeolsBootstrap, FeolsResult, etable
 
-__all__ = ["feols", "FeolsResult", "etable", "demean", "Demeaned", "Formula", "parse_formula"]
+__all__ = ["feols", "FeolsResult", "bootstrap", "bootstrap_counts", "FeolsBootstrap", "etable", "demean", "Demeaned",
+           "Formula", "parse_formula"]

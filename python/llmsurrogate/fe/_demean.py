@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from .. import _core
 from .._validation import as_float_array, reject_lossy
@@ -23,8 +24,6 @@ DEFAULT_MAXITER = 10_000
 
 def factorize(values) -> tuple[np.ndarray, int]:
     """Integer codes 0..G-1 (in order of first appearance) and G; missing values get -1."""
-    import pandas as pd
-
     codes, uniques = pd.factorize(values, use_na_sentinel=True)
     return codes.astype(np.int64), len(uniques)
 

@@ -4,23 +4,26 @@ from __future__ import annotations
 
 import time
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
+from .._deprecation import deprecated_arguments
 from .._validation import (
     align_by_label,
     as_float_array,
     as_frame,
-    check_n_jobs,
     check_real,
     note_dropped,
     require_columns,
 )
+from .._workers import resolve_n_jobs
 from ..exceptions import InvalidArgumentError, LLMSurrogateWarning
 from ._demean import DEFAULT_MAXITER, DEFAULT_TOL, demean, factorize, recode, singleton_mask
-from ._formula import parse_formula
+from ._formula import Formula, parse_formula
 from ._results import FeolsResult
-from ._vcov import compute_vcov, parse_vcov
+from ._vcov import VcovSpec, compute_vcov, parse_vcov
 
 #: Relative pivot below which a regressor counts as collinear with the ones before it (and the
 #: fixed effects): its demeaned, partialled-out sum of squares over its sum of squares about its
@@ -29,8 +32,6 @@ COLLIN_TOL = 1e-9
 
 
 def _numeric(frame, col: str) -> np.ndarray:
-    import pandas as pd
-
     s = frame[col]
     if not (pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s)) or pd.api.types.is_complex_dtype(s):
         raise InvalidArgumentError(
@@ -80,17 +81,17 @@ def _drop_collinear(A: np.ndarray, raw_ss: np.ndarray, names: list[str], tol: fl
     return keep
 
 
-def feols(fml: str, data, vcov=None, weights=None, *, fixef_rm: str = "singleton", fixef_tol: float = DEFAULT_TOL,
+def feols(fml: str | Formula, data, vcov=None, weights=None, *, fixef_rm: str = "singleton", fixef_tol: float = DEFAULT_TOL,
           fixef_maxiter: int = DEFAULT_MAXITER, collin_tol: float = COLLIN_TOL, n_jobs: int | None = None) -> FeolsResult:
     """OLS of ``fml`` with absorbed fixed effects, as ``pyfixest.feols`` (same formula syntax and
-    default small-sample corrections; docs/methods/lookahead.md §5.3).
+    default small-sample corrections; docs/methods/fe.md).
 
     Parameters
     ----------
-    fml : str
+    fml : str or Formula
         ``"y ~ x1 + x2 + x1:x2 | firm + date"``: numeric regressors, ``:`` and ``*`` interactions, and
         after ``|`` any number of fixed effects (``a^b`` for an interacted one). Without ``|`` an
-        intercept is fitted.
+        intercept is fitted. A :class:`Formula` from :func:`parse_formula` is used as it is.
     data : pandas or polars DataFrame, or a mapping of column name to values.
     vcov : ``"iid"`` (default), ``"hetero"`` (HC1), ``{"CRV1": "date"}`` or ``{"CRV1": "firm+date"}``.
     weights : None, a column name of ``data``, or an array of n non-negative analytic weights (real
@@ -103,7 +104,7 @@ def feols(fml: str, data, vcov=None, weights=None, *, fixef_rm: str = "singleton
         warning): its sum of squares after partialling out the fixed effects (or the intercept) and
         the regressors before it, over its sum of squares about its mean; invariant to the
         location and scale of the columns.
-    n_jobs : threads of the demeaning (None: ``LLMSURROGATE_NUM_THREADS`` or all cores).
+    n_jobs : workers/threads of the demeaning (None: see :func:`llmsurrogate.num_threads`).
 
     Notes
     -----
@@ -120,10 +121,8 @@ def feols(fml: str, data, vcov=None, weights=None, *, fixef_rm: str = "singleton
     >>> round(float(fit.coef()["x"]), 2), fit.nobs, fit.fe_levels
     (1.48, 50, {'firm': 10})
     """
-    import pandas as pd
-
     started = time.perf_counter()
-    form = parse_formula(fml)
+    form = fml if isinstance(fml, Formula) else parse_formula(fml)
     spec = parse_vcov(vcov)
     if fixef_rm not in ("singleton", "none"):
         raise InvalidArgumentError(f"argument `fixef_rm` must be 'singleton' or 'none'; got {fixef_rm!r}")
@@ -132,8 +131,49 @@ def feols(fml: str, data, vcov=None, weights=None, *, fixef_rm: str = "singleton
     if not (isinstance(fixef_maxiter, (int, np.integer)) and fixef_maxiter >= 1):
         raise InvalidArgumentError(f"argument `fixef_maxiter` must be an integer >= 1; got {fixef_maxiter!r}")
     collin_tol = check_real(collin_tol, "collin_tol", low=0.0, high=1.0, low_open=True, high_open=True)
-    n_jobs = check_n_jobs(n_jobs)
+    n_jobs = resolve_n_jobs(n_jobs)
     frame = as_frame(data, "data")
+    design = build_design(form, frame, data, spec, weights, fixef_rm, stacklevel=3)
+    return fit_design(design, spec, fixef_tol=fixef_tol, fixef_maxiter=fixef_maxiter, collin_tol=collin_tol,
+                      n_jobs=n_jobs, started=started)
+
+
+@dataclass(frozen=True)
+class Design:
+    """The estimation sample of a fixed-effects OLS, as :func:`build_design` builds it for
+    :func:`feols` and :func:`~llmsurrogate.fe.bootstrap`: the outcome ``y`` (n,) and the regressors
+    ``X`` (n, k) of the rows kept (an intercept column first when the formula has one), their
+    analytic weights ``w`` (None: unweighted), the fixed-effect and cluster codes of the rows kept
+    (``uint32``, 0..G-1 in order of first appearance), and the counts of rows dropped with the
+    notes that said so."""
+
+    form: Formula
+    y: np.ndarray
+    X: np.ndarray
+    w: np.ndarray | None
+    weights_name: str | None
+    fe_codes: list
+    cl_codes: list
+    n_input: int
+    n_dropped_nan: int
+    n_dropped_singletons: int
+    n_dropped_zero_weight: int
+    notes: list
+
+    @property
+    def nobs(self) -> int:
+        return len(self.y)
+
+
+def build_design(form: Formula, frame: pd.DataFrame, data, spec: VcovSpec, weights, fixef_rm: str, *,
+                 stacklevel: int = 2) -> Design:
+    """feols' one design builder: the columns of ``form`` (and the cluster columns of ``spec``) from
+    ``frame`` (``data`` as a DataFrame; ``data`` itself pairs a pandas ``weights`` Series by
+    label), the fixed effects factorized, and the rows dropped by the package's rules: a missing
+    value in any column used (outcome, regressors, fixed effects, cluster columns, weights), a
+    weight of 0, and with ``fixef_rm="singleton"`` the singletons. Each drop is counted, noted
+    and warned about (``stacklevel`` as :func:`warnings.warn`'s inside this function: 2 names its
+    caller)."""
     require_columns(frame, form.columns(), "data")
     require_columns(frame, list(spec.clusters), "data")
     n_input = len(frame)
@@ -145,7 +185,6 @@ def feols(fml: str, data, vcov=None, weights=None, *, fixef_rm: str = "singleton
     X = np.column_stack([np.prod([cols[c] for c in t], axis=0) for t in form.terms]) if form.terms else np.zeros((n_input, 0))
     if form.intercept:
         X = np.column_stack([np.ones(n_input), X])
-    names = form.term_names
 
     if weights is None:
         w = None
@@ -185,7 +224,7 @@ def feols(fml: str, data, vcov=None, weights=None, *, fixef_rm: str = "singleton
         ok &= np.isfinite(w)
     notes: list[str] = []
     n_nan = int(n_input - ok.sum())
-    note_dropped(notes, n_nan, " (NaN/None)", stacklevel=2)
+    note_dropped(notes, n_nan, " (NaN/None)", stacklevel=stacklevel)
     n_zero_weight = 0
     if w is not None:
         # a row of weight 0 carries no information: dropped (so that it counts in no N, level or
@@ -196,7 +235,7 @@ def feols(fml: str, data, vcov=None, weights=None, *, fixef_rm: str = "singleton
             ok &= ~zero
             msg = f"{n_zero_weight} row(s) of weight 0 dropped"
             notes.append(msg)
-            warnings.warn(msg, LLMSurrogateWarning, stacklevel=2)
+            warnings.warn(msg, LLMSurrogateWarning, stacklevel=stacklevel)
     if not ok.any():
         for name, c in zip(spec.clusters, cl_raw):
             if not np.any(c >= 0):
@@ -216,15 +255,22 @@ def feols(fml: str, data, vcov=None, weights=None, *, fixef_rm: str = "singleton
                 ok[idx[~keep_sub]] = False
                 msg = f"{n_singletons} singleton observation(s) dropped (alone in a fixed-effect level; fixef_rm='singleton')"
                 notes.append(msg)
-                warnings.warn(msg, LLMSurrogateWarning, stacklevel=2)
+                warnings.warn(msg, LLMSurrogateWarning, stacklevel=stacklevel)
     n = int(ok.sum())
     if n == 0:
         raise InvalidArgumentError("argument `data`: no observation is left after dropping missing values and singletons")
-    y, X = y[ok], X[ok]
-    w = None if w is None else w[ok]
-    fe_codes = [recode(c[ok])[0] for c in fe_raw]
-    cl_codes = [recode(c[ok])[0] for c in cl_raw]
+    return Design(form=form, y=y[ok], X=X[ok], w=None if w is None else w[ok], weights_name=weights_name,
+                  fe_codes=[recode(c[ok])[0] for c in fe_raw], cl_codes=[recode(c[ok])[0] for c in cl_raw],
+                  n_input=n_input, n_dropped_nan=n_nan, n_dropped_singletons=n_singletons,
+                  n_dropped_zero_weight=n_zero_weight, notes=notes)
 
+
+def fit_design(design: Design, spec: VcovSpec, *, fixef_tol: float, fixef_maxiter: int, collin_tol: float,
+               n_jobs: int, started: float) -> FeolsResult:
+    """The weighted OLS of a :class:`Design` with the variance ``spec`` (whose cluster columns the
+    design holds): the fit of :func:`feols`, whose arguments it takes checked."""
+    form, y, X, w, n = design.form, design.y, design.X, design.w, design.nobs
+    fe_codes, cl_codes, notes, names = design.fe_codes, design.cl_codes, list(design.notes), form.term_names
     # OLS is equivariant to the location (with an intercept or fixed effects) and the scale of each
     # column, and to the scale of the weights: fit on standardized columns (_standardize), then map
     # the coefficients and their variance back. y = ay (my + by ys), X_j = ax_j (mx_j + bx_j Z_j).
@@ -251,7 +297,7 @@ def feols(fml: str, data, vcov=None, weights=None, *, fixef_rm: str = "singleton
     if dropped:
         msg = f"collinear regressor(s) dropped: {', '.join(dropped)} (collinear with the other regressors or the fixed effects)"
         notes.append(msg)
-        warnings.warn(msg, LLMSurrogateWarning, stacklevel=2)
+        warnings.warn(msg, LLMSurrogateWarning, stacklevel=3)
     if not keep:
         raise InvalidArgumentError("argument `fml`: every regressor is collinear with the fixed effects; nothing to estimate")
     names = [names[j] for j in keep]
@@ -288,7 +334,7 @@ def feols(fml: str, data, vcov=None, weights=None, *, fixef_rm: str = "singleton
         msg = ("the variance matrix of the coefficients is beyond the range of a float64 at the scales of these "
                "columns (vcov() holds infinite or rounded entries); se(), tstat(), pvalue() and confint() are exact")
         notes.append(msg)
-        warnings.warn(msg, LLMSurrogateWarning, stacklevel=2)
+        warnings.warn(msg, LLMSurrogateWarning, stacklevel=3)
     ssu = float(np.sum(wn * resid**2))
     ssy = float(np.sum(wn * (ys - np.sum(wn * ys) / np.sum(wn)) ** 2))
     r2 = 1 - ssu / ssy if ssy > 0 else float("nan")
@@ -307,10 +353,10 @@ def feols(fml: str, data, vcov=None, weights=None, *, fixef_rm: str = "singleton
         df_t=int(vc.df_t),
         df_k=int(vc.df_k),
         nobs=n,
-        n_input=n_input,
-        n_dropped_nan=n_nan,
-        n_dropped_singletons=n_singletons,
-        n_dropped_zero_weight=n_zero_weight,
+        n_input=design.n_input,
+        n_dropped_nan=design.n_dropped_nan,
+        n_dropped_singletons=design.n_dropped_singletons,
+        n_dropped_zero_weight=design.n_dropped_zero_weight,
         dropped_collinear=dropped,
         fixef=fe_names,
         fe_levels={name: int(c.max()) + 1 for name, c in zip(fe_names, fe_codes)},
@@ -318,7 +364,7 @@ def feols(fml: str, data, vcov=None, weights=None, *, fixef_rm: str = "singleton
         r2=r2,
         r2_within=r2_within,
         rmse=float(ay * by * np.sqrt(ssu / n * wmax)),
-        weights=weights_name,
+        weights=design.weights_name,
         demean_iterations=iterations,
         demean_residual=residual,
         demean_tol=float(fixef_tol),

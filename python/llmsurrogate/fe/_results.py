@@ -1,14 +1,34 @@
-"""The result of :func:`llmsurrogate.fe.feols` and :func:`etable`, the side-by-side table."""
+"""The results of :func:`llmsurrogate.fe.feols` (:class:`FeolsResult`) and
+:func:`llmsurrogate.fe.bootstrap` (:class:`FeolsBootstrap`), and :func:`etable`, the side-by-side
+table.
+
+scipy.stats (the t distribution) is imported inside the methods that need it: it takes about half
+a second to import, and the command line imports this module to register its commands.
+"""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
+from .._deprecation import warn_deprecated
 from ..exceptions import InvalidArgumentError
 from ..results import Result, Summary, result_dataclass
+
+
+def _level(level: float, alpha: float | None, owner: str) -> float:
+    """The confidence level, from ``level`` or from pyfixest's ``alpha = 1 - level`` (deprecated)."""
+    if alpha is not None:
+        warn_deprecated(f"{owner}(): argument `alpha` (1 - level) is now `level` (alpha=0.05 is level=0.95)",
+                        stacklevel=4)
+        if not (isinstance(alpha, (int, float, np.integer, np.floating)) and 0 < alpha < 1):
+            raise InvalidArgumentError(f"argument `alpha` must lie in (0, 1); got {alpha!r}")
+        level = 1 - alpha
+    if isinstance(level, bool) or not (isinstance(level, (int, float, np.integer, np.floating)) and 0 < level < 1):
+        raise InvalidArgumentError(f"argument `level` must lie in (0, 1), e.g. 0.95; got {level!r}")
+    return float(level)
 
 
 @result_dataclass
@@ -61,8 +81,6 @@ class FeolsResult(Result):
     std_errors: Any = None
 
     def _series(self, values, name: str):
-        import pandas as pd
-
         return pd.Series(np.asarray(values, dtype=float), index=pd.Index(self.terms, name="Coefficient"), name=name)
 
     def coef(self):
@@ -71,8 +89,6 @@ class FeolsResult(Result):
 
     def vcov(self):
         """The variance matrix as a DataFrame indexed by term."""
-        import pandas as pd
-
         return pd.DataFrame(np.asarray(self.vcov_matrix), index=self.terms, columns=self.terms)
 
     def se(self):
@@ -93,24 +109,27 @@ class FeolsResult(Result):
 
         return self._series(2 * t.sf(np.abs(self.tstat().to_numpy()), self.df_t), "Pr(>|t|)")
 
-    def confint(self, alpha: float = 0.05):
-        """``1 - alpha`` confidence intervals (t quantiles with ``df_t`` df); columns as pyfixest
-        (``"2.5%"``, ``"97.5%"``)."""
-        import pandas as pd
+    def confint(self, level: float = 0.95, *, alpha: float | None = None):
+        """``level`` confidence intervals (t quantiles with ``df_t`` df); columns as pyfixest
+        (``"2.5%"``, ``"97.5%"``). ``alpha`` (pyfixest's ``1 - level``) is a deprecated alias."""
         from scipy.stats import t
 
-        if not (0 < alpha < 1):
-            raise InvalidArgumentError(f"argument `alpha` must lie in (0, 1); got {alpha!r}")
-        z = t.ppf(1 - alpha / 2, self.df_t)
+        level = _level(level, alpha, "FeolsResult.confint")
+        return self._confint(level, t)
+
+    def _confint(self, level: float, t):
+        tail = (1 - level) / 2
+        z = t.ppf(1 - tail, self.df_t)
         b, s = self.coef().to_numpy(), self.se().to_numpy()
-        lo, hi = f"{100 * alpha / 2:g}%", f"{100 * (1 - alpha / 2):g}%"
+        lo, hi = f"{100 * tail:g}%", f"{100 * (1 - tail):g}%"
         return pd.DataFrame({lo: b - z * s, hi: b + z * s}, index=pd.Index(self.terms, name="Coefficient"))
 
-    def tidy(self, alpha: float = 0.05):
-        """One row per term: term, estimate, std_error, statistic, p_value, conf_low, conf_high."""
-        import pandas as pd
+    def tidy(self, level: float = 0.95, *, alpha: float | None = None):
+        """One row per term: term, estimate, std_error, statistic, p_value, conf_low, conf_high
+        (``level`` intervals; ``alpha`` = 1 - level is a deprecated alias)."""
+        from scipy.stats import t
 
-        ci = self.confint(alpha)
+        ci = self._confint(_level(level, alpha, "FeolsResult.tidy"), t)
         return pd.DataFrame({
             "term": list(self.terms),
             "estimate": self.coef().to_numpy(),
@@ -143,6 +162,80 @@ class FeolsResult(Result):
                      "(docs/methods/lookahead.md §5.3.1).")
         return Summary(f"OLS with fixed effects: {self.outcome}", facts=facts, tables=[("", self.tidy())],
                        notes=notes, float_format="{:.6g}")
+
+
+@result_dataclass
+class FeolsBootstrap(Result):
+    """The bootstrap of one coefficient of a fixed-effects OLS (:func:`llmsurrogate.fe.bootstrap`):
+    ``draws`` (one per replication; NaN for the ``n_singular`` + ``n_unconverged`` that failed),
+    the full-sample ``estimate`` of ``param``, and the settings (``n_boot``, ``seed``, ``cluster``:
+    None for the pairs bootstrap, else the column whose ``n_clusters`` levels were resampled).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from llmsurrogate import fe
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"firm": rng.integers(0, 20, 400), "x": rng.normal(size=400)})
+    >>> df["y"] = 2.0 * df["x"] + 0.1 * df["firm"] + rng.normal(size=400)
+    >>> boot = fe.bootstrap("y ~ x | firm", df, n_boot=200, seed=1, n_jobs=1)   # a FeolsBootstrap
+    >>> boot.tidy()[["term", "n_boot", "finite_draws"]]
+      term  n_boot  finite_draws
+    0    x     200           200
+    """
+
+    formula: str
+    param: str
+    estimate: float
+    draws: Any  # ndarray (n_boot,)
+    n_boot: int
+    seed: int
+    cluster: Any  # None (rows) or the column resampled as blocks
+    n_clusters: int
+    n_singular: int
+    n_unconverged: int
+    nobs: int
+    fixef: list
+    seconds: float
+    notes: tuple = ()
+
+    def _finite(self) -> np.ndarray:
+        d = np.asarray(self.draws, dtype=float)
+        return d[np.isfinite(d)]
+
+    def se(self) -> float:
+        """The bootstrap standard error: the standard deviation (ddof=1) of the finite draws."""
+        d = self._finite()
+        return float(d.std(ddof=1)) if d.size > 1 else float("nan")
+
+    def quantile(self, q):
+        """Quantiles of the finite draws."""
+        return np.quantile(self._finite(), q)
+
+    def confint(self, level: float = 0.95) -> np.ndarray:
+        """The percentile interval: the ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles of the
+        finite draws."""
+        level = _level(level, None, "FeolsBootstrap.confint")
+        return self.quantile([(1 - level) / 2, (1 + level) / 2])
+
+    def tidy(self, level: float = 0.95):
+        """One row: term, estimate, std_error (bootstrap), conf_low, conf_high (percentile),
+        n_boot, finite_draws."""
+        d = self._finite()
+        lo, hi = self.confint(level) if d.size else (np.nan, np.nan)
+        return pd.DataFrame({"term": [self.param], "estimate": [self.estimate], "std_error": [self.se()],
+                             "conf_low": [float(lo)], "conf_high": [float(hi)], "n_boot": [self.n_boot],
+                             "finite_draws": [int(d.size)]})
+
+    def summary(self) -> Summary:
+        facts: dict[str, Any] = {
+            "Formula": self.formula, "Coefficient": self.param, "Estimate (full sample)": self.estimate,
+            "Replications": self.n_boot,
+            "Resample": "rows (pairs bootstrap)" if self.cluster is None else
+            f"clusters of {self.cluster} ({self.n_clusters})",
+            "Seed": self.seed, "Observations": self.nobs, "Seconds": self.seconds}
+        return Summary("Bootstrap of a fixed-effects OLS coefficient", facts=facts, tables=[("", self.tidy())],
+                       notes=list(self.notes), float_format="{:.6g}")
 
 
 def _stars(p: float) -> str:
@@ -182,8 +275,6 @@ def etable(models, *, type: str = "text", digits: int = 3, stars: bool = True):
     ------------------------------------
     Significance: *** p<0.001, ** p<0.01, * p<0.05. Standard errors in parentheses.
     """
-    import pandas as pd
-
     if isinstance(models, FeolsResult):
         models = [models]
     models = list(models)

@@ -14,8 +14,9 @@
   their product (Tables II-VI), the interaction's t test with one- and two-sided p-values
   (:class:`LookaheadTest`); :func:`magnitudes` -- marginal effects at the mean (§2.3, §4).
 * :func:`bootstrap` -- the pairs bootstrap of the interaction (Figure III; rows or date/firm
-  blocks), in Rust, reproducible by seed for any thread count (:class:`LookaheadBootstrap`);
-  :func:`bootstrap_pvalue`, :func:`bootstrap_counts` (the weights of one replication).
+  blocks) through :func:`llmsurrogate.fe.bootstrap`, reproducible by seed for any thread count
+  (:class:`LookaheadBootstrap`); :func:`bootstrap_pvalue`, :func:`bootstrap_counts` (the weights
+  of one replication, :func:`llmsurrogate.fe.bootstrap_counts`).
 * :func:`split_by_cutoff` -- in- and out-of-sample masks around a model's knowledge cutoff
   (§2.6); :func:`model_metadata` -- the paper's models (Table A.1), package data.
 * :func:`forecast` -- the paper's prompts rendered from a data frame (or given), answered through

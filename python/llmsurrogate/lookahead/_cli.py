@@ -4,13 +4,23 @@ table, JSON and the Figure III bootstrap histogram). Registered by :mod:`llmsurr
 
 from __future__ import annotations
 
+import difflib
+import math
+import warnings
 from pathlib import Path
 
 import click
+import numpy as np
 
+from .._atomic import check_output_dir, save_figure, write_frame, write_text
 from .._cli_support import (RUN_JSON, NameList, NJobs, Seed, check_output_and_record, cli_names, data_column,
                             handle_errors, progress_bar, read_table, start_run, use_agg_backend, write_run_json)
-from ..llm.factory import BACKENDS
+from ..exceptions import ColumnNotFoundError, InvalidArgumentError, LLMSurrogateWarning
+from ..llm.factory import BACKENDS, make_backend
+from ._answer_lap import answer_lap
+from ._bootstrap import bootstrap
+from ._lap import lap
+from ._regression import lookahead_test
 
 #: Files ``lookahead test`` writes into --out (the bootstrap's two only with --bootstrap).
 TEST_OUTPUTS = ("lookahead_table.txt", "lookahead_table.tex", "lookahead_test.json", "lookahead_bootstrap.json",
@@ -33,11 +43,7 @@ def _check_k(ctx, param, value):
 
 
 def _column(frame, name: str, option: str, data_path: Path) -> None:
-    import difflib
-
     if name not in frame.columns:
-        from ..exceptions import ColumnNotFoundError
-
         cols = [str(c) for c in frame.columns]
         close = difflib.get_close_matches(name, cols, n=1)
         hint = f"; did you mean {option} {close[0]}?" if close else ""
@@ -76,13 +82,7 @@ def _column(frame, name: str, option: str, data_path: Path) -> None:
 def lap_command(model, data_path, text_column, out_path, k, method, answers, lap_column, cache_dir, backend,
                 batch_size, device, details, n_jobs):
     """Lookahead Propensity of every text in --data: the input table plus a LAP column in --out."""
-    import warnings
-
-    from .._atomic import check_output_dir, write_frame
-    from ..exceptions import InvalidArgumentError, LLMSurrogateWarning
-    from ..llm.cache import Cache
-    from ..llm.factory import make_backend
-    from . import answer_lap, lap
+    from ..llm.cache import Cache  # here while the LLM cache's module is reworked (issue 20, item 2)
 
     record = check_output_and_record(out_path, [data_path], arg="--out")
     if out_path.suffix.lower() not in {".csv", ".parquet", ".pq", ".gz"}:
@@ -134,8 +134,6 @@ def lap_command(model, data_path, text_column, out_path, k, method, answers, lap
     write_frame(out_path, out)
     write_run_json(record, manifest)
     rejected = f" ({cache.rejected} stored outputs rejected: damaged or from another version)" if cache.rejected else ""
-    import numpy as np
-
     finite = np.isfinite(scores)
     click.echo(f"{method} LAP of {len(texts)} texts: mean {np.mean(scores[finite]) if finite.any() else float('nan'):.6g}"
                f"{'' if finite.all() else f', {int((~finite).sum())} NaN (no scored token)'}")
@@ -156,7 +154,7 @@ def lap_command(model, data_path, text_column, out_path, k, method, answers, lap
 @click.option("--controls", type=NameList(), default=None,
               help="Extra terms, comma-separated; ':' for products (Table III: small,llm:small,lap:small,llm:lap:small).")
 @click.option("--standardize", is_flag=True, help="z-score outcome, signal and LAP first (Table V, Figure III).")
-@click.option("--bootstrap", "reps", type=click.IntRange(0), default=0, show_default=True,
+@click.option("--bootstrap", "n_boot", type=click.IntRange(0), default=0, show_default=True,
               help="Pairs-bootstrap replications of the interaction (the paper: 10000); 0 for none.")
 @click.option("--resample", default="obs", show_default=True,
               help="Bootstrap: 'obs' (rows, the paper's) or a column whose levels are resampled as blocks (date, firm).")
@@ -172,27 +170,21 @@ def lap_command(model, data_path, text_column, out_path, k, method, answers, lap
 @click.option("--no-plot", is_flag=True, help="Skip the bootstrap figure.")
 @click.option("--n-jobs", type=NJobs(), default=None, help="Threads (default: all cores).")
 @handle_errors
-def lookahead_test_command(data_path, outcome, signal, lap_col, fe, cluster, controls, standardize, reps, resample, reference,
-                 seed, out_dir, no_plot, n_jobs):
+def lookahead_test_command(data_path, outcome, signal, lap_col, fe, cluster, controls, standardize, n_boot, resample,
+                           reference, seed, out_dir, no_plot, n_jobs):
     """The lookahead-bias test: outcome on signal, LAP and signal x LAP with fixed effects."""
-    import math
-
-    from .._atomic import check_output_dir, save_figure, write_text
-    from ..exceptions import InvalidArgumentError
-    from . import bootstrap, lookahead_test
-
     if reference is not None and not math.isfinite(reference):
         raise InvalidArgumentError(f"--reference must be a finite number; got {reference}")
-    if reference is not None and reps == 0:
+    if reference is not None and n_boot == 0:
         raise InvalidArgumentError("--reference applies to the bootstrap; add --bootstrap 10000")
     check_output_dir(out_dir, files=TEST_OUTPUTS, inputs=[data_path], arg="--out")
     frame = read_table(data_path)
-    manifest = start_run([("--data", data_path)], {"seed": seed} if reps else {})
+    manifest = start_run([("--data", data_path)], {"seed": seed} if n_boot else {})
     cluster = None if cluster.strip().lower() == "none" else cluster.strip()
     fes = fe.split(",")
     for name, option in [(outcome, "--outcome"), (signal, "--signal"), (lap_col, "--lap")] + \
             [(f, "--fe") for f in fes] + ([(cluster, "--cluster")] if cluster else []) + \
-            ([(resample, "--resample")] if reps and resample != "obs" else []):
+            ([(resample, "--resample")] if n_boot and resample != "obs" else []):
         _column(frame, name, option, data_path)
     terms = controls.split(",") if controls else []
     for term in terms:
@@ -201,7 +193,7 @@ def lookahead_test_command(data_path, outcome, signal, lap_col, fe, cluster, con
     names = cli_names(data=f"--data {data_path.name}", outcome=data_column(outcome, data_path),
                       signal=data_column(signal, data_path), lap=data_column(lap_col, data_path), fe="--fe",
                       cluster="--cluster", controls="--controls", resample="--resample", reference="--reference",
-                      reps="--bootstrap", seed="--seed")
+                      n_boot="--bootstrap", seed="--seed")
     with names:
         res = lookahead_test(frame, outcome, signal, lap_col, fe=fes, cluster=cluster, controls=terms,
                              standardize=standardize, n_jobs=n_jobs)
@@ -214,17 +206,17 @@ def lookahead_test_command(data_path, outcome, signal, lap_col, fe, cluster, con
     click.echo(f"\ninteraction {res.term}: {res.estimate:.6g} (SE {res.std_error:.4g}, t = {res.statistic:.3f}, "
                f"df = {res.df}); p (H1: delta > 0) = {res.p_greater:.4g}, two-sided {res.p_two_sided:.4g}; "
                f"N = {res.nobs}")
-    if reps:
+    if n_boot:
         with progress_bar() as bar, names:
-            bar(f"bootstrap ({reps} replications)", 0, 1)
-            boot = bootstrap(frame, outcome, signal, lap_col, fe=fes, reps=reps, seed=seed, resample=resample,
+            bar(f"bootstrap ({n_boot} replications)", 0, 1)
+            boot = bootstrap(frame, outcome, signal, lap_col, fe=fes, n_boot=n_boot, seed=seed, resample=resample,
                              controls=terms, standardize=standardize, reference=reference, n_jobs=n_jobs)
-            bar(f"bootstrap ({reps} replications)", 1, 1)
+            bar(f"bootstrap ({n_boot} replications)", 1, 1)
         manifest["seeds"]["seed"] = boot.seed  # with --seed none: the one drawn
         write_text(out_dir / "lookahead_bootstrap.json", boot.to_json())
         written.append("lookahead_bootstrap.json")
         rule = (f"#{{draws >= {boot.reference:.6g}}}/B" if boot.reference is not None else "#{draws <= 0}/B")
-        click.echo(f"bootstrap ({reps} replications, resample={resample}, seed={boot.seed}, {boot.seconds:.1f} s): "
+        click.echo(f"bootstrap ({n_boot} replications, resample={resample}, seed={boot.seed}, {boot.seconds:.1f} s): "
                    f"95th percentile {float(boot.quantile(0.95)):.6g}; p = {rule} = {boot.p_value:.4g}, "
                    f"(1 + #)/(B + 1) = {boot.p_value_plus_one:.4g}")
         if not no_plot:
@@ -233,7 +225,7 @@ def lookahead_test_command(data_path, outcome, signal, lap_col, fe, cluster, con
 
             fig, ax = plt.subplots(figsize=(6, 4))
             boot.plot(ax=ax)
-            ax.set_title(f"Pairs bootstrap of {res.term} ({reps} replications)", fontsize=9)
+            ax.set_title(f"Pairs bootstrap of {res.term} ({n_boot} replications)", fontsize=9)
             fig.tight_layout()
             save_figure(fig, out_dir / "lookahead_bootstrap.png", dpi=130)
             plt.close(fig)

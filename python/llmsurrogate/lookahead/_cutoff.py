@@ -8,7 +8,9 @@ import re
 from importlib import resources
 
 import numpy as np
+import pandas as pd
 
+from .._deprecation import deprecated_arguments
 from ..exceptions import InvalidArgumentError
 
 _MONTH = re.compile(r"^\d{4}-\d{2}$")
@@ -27,8 +29,6 @@ def model_metadata():
     >>> meta.loc["llama-2-70b", ["knowledge_cutoff", "oos_start", "oos_end"]].tolist()
     ['2022-09', '2023-09', '2024-12']
     """
-    import pandas as pd
-
     path = resources.files("llmsurrogate") / "data" / "lookahead-models" / "models.csv"
     with resources.as_file(path) as p:
         return pd.read_csv(p, dtype=str, keep_default_na=False)
@@ -37,8 +37,6 @@ def model_metadata():
 def _bound(value, name: str, end: bool):
     """A bound as a Timestamp: a month ``"YYYY-MM"`` covers the whole month, a day covers the
     whole day (inclusive ends)."""
-    import pandas as pd
-
     if value is None or (isinstance(value, str) and value == ""):
         return None
     bad = InvalidArgumentError(f"argument `{name}` must be a date ('YYYY-MM-DD', a Timestamp) or a month "
@@ -63,7 +61,8 @@ def _bound(value, name: str, end: bool):
     return ts
 
 
-def split_by_cutoff(dates, is_end=None, oos_start=None, oos_end=None, *, model: str | None = None,
+@deprecated_arguments(positional=1)
+def split_by_cutoff(dates, *, is_end=None, oos_start=None, oos_end=None, model: str | None = None,
                     is_start=None):
     """Which ``dates`` are in-sample and which out-of-sample for a model (§2.6).
 
@@ -75,7 +74,8 @@ def split_by_cutoff(dates, is_end=None, oos_start=None, oos_end=None, *, model: 
 
     Returns a pandas DataFrame with boolean ``in_sample`` and ``out_of_sample`` and the label
     ``period`` (``"in_sample"``, ``"out_of_sample"``, ``"neither"``; missing dates are
-    ``"neither"``), one row per date, indexed like ``dates`` when it is a Series.
+    ``"neither"``), one row per date, indexed like ``dates`` when it is a Series. The arguments
+    after ``dates`` are keyword-only (by position they still work, with a FutureWarning).
 
     Examples
     --------
@@ -87,8 +87,6 @@ def split_by_cutoff(dates, is_end=None, oos_start=None, oos_end=None, *, model: 
     >>> split_by_cutoff(["2023-12-31", "2024-01-01"], is_end="2023-12", oos_start="2024-01")["period"].tolist()
     ['in_sample', 'out_of_sample']
     """
-    import pandas as pd
-
     if model is not None:
         table = model_metadata()
         row = table[table["model"] == model]

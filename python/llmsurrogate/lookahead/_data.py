@@ -6,10 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from .._validation import as_frame, note_dropped, require_columns
 from ..exceptions import InvalidArgumentError
-from ..fe import parse_formula
+from ..fe import Formula, parse_formula
 
 
 def _names(value, arg: str, *, allow_empty: bool = True) -> list[str]:
@@ -30,6 +31,7 @@ def _names(value, arg: str, *, allow_empty: bool = True) -> list[str]:
 class Sample:
     frame: object  # pandas DataFrame: the complete rows, standardised where asked
     formula: str  # the interaction regression
+    form: Formula  # the same, parsed (once: the fits take it as it is)
     baseline_formula: str  # without the LAP terms (Table II column 1)
     interaction: str  # the term name of signal x LAP
     fe: list
@@ -43,8 +45,9 @@ class Sample:
 
 def prepare(data, outcome: str, signal: str, lap: str, fe, controls, standardize: bool,
             extra: list[str] | tuple = ()) -> Sample:
-    import pandas as pd
-
+    """The estimation sample (see the module docstring); ``extra``: more columns a row must have
+    (the cluster or resampling column). Called by the public functions only, which the
+    deprecation wrapper wraps: warnings name their caller's caller."""
     for arg, v in (("outcome", outcome), ("signal", signal), ("lap", lap)):
         if not isinstance(v, str) or not v:
             raise InvalidArgumentError(f"argument `{arg}` must be a column name; got {v!r}")
@@ -85,7 +88,7 @@ def prepare(data, outcome: str, signal: str, lap: str, fe, controls, standardize
             ok &= ~pd.isna(col).to_numpy()
     notes: list[str] = []
     n_dropped = int(n_input - ok.sum())
-    note_dropped(notes, n_dropped, stacklevel=3)
+    note_dropped(notes, n_dropped, stacklevel=4)
     sub = sub.loc[ok].reset_index(drop=True)
     if len(sub) < 3:
         raise InvalidArgumentError(f"argument `data`: {len(sub)} complete row(s); the test needs more")
@@ -98,6 +101,6 @@ def prepare(data, outcome: str, signal: str, lap: str, fe, controls, standardize
             sub[c] = (x - x.mean()) / sd
         notes.append(f"{outcome}, {signal} and {lap} standardised within the sample (ddof=1) before the interaction")
     lap_v = sub[lap].to_numpy(dtype=np.float64)
-    return Sample(frame=sub, formula=fml, baseline_formula=base_fml, interaction=f"{signal}:{lap}", fe=fe,
+    return Sample(frame=sub, formula=fml, form=form, baseline_formula=base_fml, interaction=f"{signal}:{lap}", fe=fe,
                   n_input=n_input, n_dropped=n_dropped, notes=notes, lap_mean=float(lap_v.mean()),
                   lap_sd=float(np.std(lap_v, ddof=1)), signal_sd=float(np.std(sub[signal].to_numpy(float), ddof=1)))

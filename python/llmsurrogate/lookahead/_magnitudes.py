@@ -11,13 +11,15 @@ from ..exceptions import InvalidArgumentError
 __all__ = ["magnitudes"]
 
 
-def _finite(value, name: str, *, optional: bool = False) -> float | None:
+def finite_number(value, name: str, *, optional: bool = False) -> float | None:
+    """``value`` as a finite float (``None`` passes when ``optional``); an error naming ``name``."""
     if value is None and optional:
         return None
     try:
         out = float(value)
     except (TypeError, ValueError):
-        raise InvalidArgumentError(f"argument `{name}` must be a number; got {value!r}") from None
+        what = "a number or None" if optional else "a number"
+        raise InvalidArgumentError(f"argument `{name}` must be {what}; got {value!r}") from None
     if not math.isfinite(out):
         raise InvalidArgumentError(f"argument `{name}` must be finite; got {value!r}")
     return out
@@ -48,13 +50,13 @@ def magnitudes(gamma: float, delta: float, lap_mean: float, lap_sd: float, *, ga
     {'marginal_effect_at_mean': 0.21, 'interaction_per_sd': 0.077, 'ratio_to_baseline': 0.368,
      'baseline_per_sd_signal': 0.197}
     """
-    gamma, delta = _finite(gamma, "gamma"), _finite(delta, "delta")
-    lap_mean, lap_sd = _finite(lap_mean, "lap_mean"), _finite(lap_sd, "lap_sd")
+    gamma, delta = finite_number(gamma, "gamma"), finite_number(delta, "delta")
+    lap_mean, lap_sd = finite_number(lap_mean, "lap_mean"), finite_number(lap_sd, "lap_sd")
     if lap_sd <= 0:
         raise InvalidArgumentError(f"argument `lap_sd` must be > 0 (a standard deviation of 0: LAP does not vary, and "
                                    f"the interaction has no magnitude); got {lap_sd!r}")
-    gb = _finite(gamma_baseline, "gamma_baseline", optional=True)
-    ssd = _finite(signal_sd, "signal_sd", optional=True)
+    gb = finite_number(gamma_baseline, "gamma_baseline", optional=True)
+    ssd = finite_number(signal_sd, "signal_sd", optional=True)
     if ssd is not None and ssd <= 0:
         raise InvalidArgumentError(f"argument `signal_sd` must be > 0 (a standard deviation of 0: the signal does not "
                                    f"vary); got {signal_sd!r}")

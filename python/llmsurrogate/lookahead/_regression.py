@@ -1,5 +1,8 @@
 """``lookahead_test``: the fixed-effects regression of the outcome on the LLM signal, LAP and their
-product (docs/methods/lookahead.md §2.2–§2.4), through :func:`llmsurrogate.fe.feols`."""
+product (docs/methods/lookahead.md §2.2–§2.4), through :func:`llmsurrogate.fe.feols`.
+
+scipy.stats is imported inside :func:`lookahead_test`: it takes about half a second to import, and
+the command line imports this package to register its commands."""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ import warnings
 
 import numpy as np
 
+from .._deprecation import deprecated_arguments
 from ..exceptions import InvalidArgumentError, LLMSurrogateWarning
 from ..fe import feols
 from ._data import prepare
@@ -14,8 +18,9 @@ from ._magnitudes import magnitudes
 from ._results import LookaheadTest
 
 
-def lookahead_test(data, outcome: str, signal: str, lap: str, fe=("firm", "date"), cluster: str | None = "date",
-                   controls=(), standardize: bool = False, *, n_jobs: int | None = None) -> LookaheadTest:
+@deprecated_arguments(positional=4)
+def lookahead_test(data, outcome: str, signal: str, lap: str, *, fe=("firm", "date"), cluster: str | None = "date",
+                   controls=(), standardize: bool = False, n_jobs: int | None = None) -> LookaheadTest:
     """The lookahead-bias test of Gao, Jiang & Yan (2026): regress ``outcome`` on ``signal`` (the
     LLM forecast), ``lap`` and ``signal x lap`` with absorbed fixed effects ``fe`` and standard
     errors clustered by ``cluster`` (docs/methods/lookahead.md §2.2–§2.4).
@@ -38,18 +43,16 @@ def lookahead_test(data, outcome: str, signal: str, lap: str, fe=("firm", "date"
     Conventions of the paper (§2.4): one row per text, plain products (no centring), **no
     singleton removal** (``fixef_rm="none"``), the overall R² including fixed effects. Rows with
     a missing value in a column used are dropped with a count and a warning. ``cluster=None``
-    gives heteroskedasticity-robust (HC1) errors.
+    gives heteroskedasticity-robust (HC1) errors. Arguments after ``lap`` are keyword-only (passing
+    them by position still works, with a FutureWarning).
 
     Returns a :class:`LookaheadTest` (``.regression`` and ``.baseline`` are the two
     :class:`~llmsurrogate.fe.FeolsResult` fits).
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
-    >>> rng = np.random.default_rng(0)
-    >>> df = pd.DataFrame({"firm": rng.integers(0, 30, 600), "date": rng.integers(0, 20, 600),
-    ...                    "llm": rng.choice([-1.0, 0.0, 1.0], 600), "lap": rng.uniform(0, 1, 600)})
-    >>> df["ret"] = (0.1 + 0.5 * df["lap"]) * df["llm"] + rng.normal(scale=0.5, size=600)   # delta = 0.5
+    >>> from llmsurrogate.lookahead.demo import small_panel
+    >>> df = small_panel()   # 600 rows: ret = (0.1 + 0.5 lap) llm + noise, so delta = 0.5
     >>> res = lookahead_test(df, "ret", "llm", "lap")          # fe firm + date, clustered by date
     >>> res.term, round(res.estimate, 2), res.df, res.p_greater < 0.001
     ('llm:lap', 0.53, 19, True)
@@ -62,11 +65,11 @@ def lookahead_test(data, outcome: str, signal: str, lap: str, fe=("firm", "date"
     vcov = {"CRV1": cluster} if cluster else "hetero"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LLMSurrogateWarning)
-        full = feols(sample.formula, sample.frame, vcov=vcov, fixef_rm="none", n_jobs=n_jobs)
+        full = feols(sample.form, sample.frame, vcov=vcov, fixef_rm="none", n_jobs=n_jobs)
         base = feols(sample.baseline_formula, sample.frame, vcov=vcov, fixef_rm="none", n_jobs=n_jobs)
     notes = list(sample.notes) + list(full.notes)
     for n in full.notes + base.notes:
-        warnings.warn(n, LLMSurrogateWarning, stacklevel=2)
+        warnings.warn(n, LLMSurrogateWarning, stacklevel=3)  # 3: past the deprecation wrapper
     term = sample.interaction
     if term not in full.terms:
         raise InvalidArgumentError(

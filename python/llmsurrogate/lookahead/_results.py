@@ -3,11 +3,16 @@ and :class:`LookaheadBootstrap` (the pairs bootstrap of the interaction, §2.7, 
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
-from ..exceptions import InvalidArgumentError
+from .._deprecation import warn_deprecated
+from .._validation import reject_lossy
+from ..exceptions import InvalidArgumentError, LLMSurrogateWarning
+from ..fe import FeolsResult, etable
 from ..results import Result, Summary, result_dataclass
 
 
@@ -24,18 +29,12 @@ def bootstrap_pvalue(draws, reference: float = 0.0, side: str = "greater", plus_
     >>> bootstrap_pvalue([0.1, 0.5, 0.9, 1.2], reference=0.8, plus_one=True)
     0.6
     """
-    from .._validation import reject_lossy
-
     reject_lossy(draws, "draws")
     d = np.asarray(draws, dtype=np.float64).ravel()
     finite = np.isfinite(d)
     if not finite.any():
         raise InvalidArgumentError("argument `draws` has no finite value")
     if not finite.all():
-        import warnings
-
-        from ..exceptions import LLMSurrogateWarning
-
         warnings.warn(f"{int((~finite).sum())} of {d.size} values of `draws` are not finite (NaN or inf) and are left "
                       f"out: the p-value counts the {int(finite.sum())} finite draws", LLMSurrogateWarning, stacklevel=2)
         d = d[finite]
@@ -60,12 +59,9 @@ class LookaheadTest(Result):
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from llmsurrogate.lookahead import lookahead_test
-    >>> rng = np.random.default_rng(0)
-    >>> df = pd.DataFrame({"firm": rng.integers(0, 30, 600), "date": rng.integers(0, 20, 600),
-    ...                    "llm": rng.choice([-1.0, 0.0, 1.0], 600), "lap": rng.uniform(0, 1, 600)})
-    >>> df["ret"] = (0.1 + 0.5 * df["lap"]) * df["llm"] + rng.normal(scale=0.5, size=600)
+    >>> from llmsurrogate.lookahead.demo import small_panel
+    >>> df = small_panel()   # 600 rows: ret = (0.1 + 0.5 lap) llm + noise
     >>> res = lookahead_test(df, "ret", "llm", "lap")          # a LookaheadTest
     >>> res.regression.terms, res.baseline.terms, round(res.magnitudes["interaction_per_sd"], 3)
     (['llm', 'lap', 'llm:lap'], ['llm'], 0.156)
@@ -100,15 +96,11 @@ class LookaheadTest(Result):
     @property
     def regression(self):
         """The interaction regression (a :class:`~llmsurrogate.fe.FeolsResult`)."""
-        from ..fe import FeolsResult
-
         return FeolsResult.from_json(self.fit)
 
     @property
     def baseline(self):
         """The regression on the signal without the LAP terms (Table II column 1)."""
-        from ..fe import FeolsResult
-
         return FeolsResult.from_json(self.baseline_fit)
 
     @property
@@ -117,8 +109,6 @@ class LookaheadTest(Result):
         return self.p_greater
 
     def tidy(self):
-        import pandas as pd
-
         return pd.DataFrame({
             "term": [self.term], "estimate": [self.estimate], "std_error": [self.std_error],
             "statistic": [self.statistic], "df": [self.df], "p_value_greater": [self.p_greater],
@@ -127,8 +117,6 @@ class LookaheadTest(Result):
 
     def etable(self, type: str = "text", digits: int = 3):
         """Both regressions side by side (:func:`llmsurrogate.fe.etable`)."""
-        from ..fe import etable
-
         return etable([self.baseline, self.regression], type=type, digits=digits)
 
     def summary(self) -> Summary:
@@ -160,18 +148,16 @@ class LookaheadBootstrap(Result):
     """The pairs bootstrap of the interaction coefficient: ``draws`` (one per replication; NaN for
     the ``n_singular`` + ``n_unconverged`` that failed), the full-sample ``estimate``, the
     ``reference`` it is compared with (the in-sample estimate in the paper's Figure III) and the
-    settings (``reps``, ``seed``, ``resample``).
+    settings (``n_boot``, ``seed``, ``resample``). The replications are stored in the field
+    ``reps`` (its name in saved results and the JSON files), read as ``n_boot``.
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from llmsurrogate.lookahead import bootstrap
-    >>> rng = np.random.default_rng(0)
-    >>> df = pd.DataFrame({"firm": rng.integers(0, 30, 600), "date": rng.integers(0, 20, 600),
-    ...                    "llm": rng.choice([-1.0, 0.0, 1.0], 600), "lap": rng.uniform(0, 1, 600)})
-    >>> df["ret"] = (0.1 + 0.5 * df["lap"]) * df["llm"] + rng.normal(scale=0.5, size=600)
-    >>> boot = bootstrap(df, "ret", "llm", "lap", reps=200, seed=1, n_jobs=1)   # a LookaheadBootstrap
-    >>> boot.quantile([0.05, 0.95]).round(2).tolist(), boot.pvalue(reference=0.3)
+    >>> from llmsurrogate.lookahead.demo import small_panel
+    >>> df = small_panel()   # 600 rows: ret = (0.1 + 0.5 lap) llm + noise
+    >>> boot = bootstrap(df, "ret", "llm", "lap", n_boot=200, seed=1, n_jobs=1)   # a LookaheadBootstrap
+    >>> boot.quantile([0.05, 0.95]).round(2).tolist(), boot.p_value_at(reference=0.3)
     ([0.37, 0.69], 0.985)
     """
 
@@ -184,21 +170,27 @@ class LookaheadBootstrap(Result):
     standardized: bool
     resample: str
     n_blocks: int
-    reps: int
+    reps: int  # read as n_boot; the field keeps its name in saved results
     seed: int
     estimate: float
     reference: Any
-    draws: Any  # ndarray (reps,)
+    draws: Any  # ndarray (n_boot,)
     n_singular: int
     n_unconverged: int
     nobs: int
     seconds: float
     notes: tuple = ()
 
-    def pvalue(self, reference: float | None = None, side: str | None = None, plus_one: bool = False) -> float:
+    @property
+    def n_boot(self) -> int:
+        """The number of replications (stored as ``reps``)."""
+        return self.reps
+
+    def p_value_at(self, reference: float | None = None, side: str | None = None, plus_one: bool = False) -> float:
         """One-sided p-value: with a reference (default: ``self.reference``), #{draws >= reference}
         / B (``side="greater"``, the paper's); without one, #{draws <= 0} / B (``side="less"``, the
-        percentile test of H0: delta <= 0). ``plus_one``: (1 + #) / (B + 1)."""
+        percentile test of H0: delta <= 0). ``plus_one``: (1 + #) / (B + 1). The property
+        :attr:`p_value` is this with the defaults."""
         ref = self.reference if reference is None else reference
         d = np.asarray(self.draws, dtype=float)
         d = d[np.isfinite(d)]   # failed replications: counted in the notes already
@@ -206,15 +198,20 @@ class LookaheadBootstrap(Result):
             return bootstrap_pvalue(d, 0.0, side or "less", plus_one)
         return bootstrap_pvalue(d, ref, side or "greater", plus_one)
 
+    def pvalue(self, reference: float | None = None, side: str | None = None, plus_one: bool = False) -> float:
+        """Deprecated name of :meth:`p_value_at` (one name per idea: :attr:`p_value` is the property)."""
+        warn_deprecated("LookaheadBootstrap.pvalue() is now LookaheadBootstrap.p_value_at()")
+        return self.p_value_at(reference, side, plus_one)
+
     @property
     def p_value(self) -> float:
-        """``#/B`` (see :meth:`pvalue`)."""
-        return self.pvalue()
+        """``#/B`` (see :meth:`p_value_at`)."""
+        return self.p_value_at()
 
     @property
     def p_value_plus_one(self) -> float:
-        """(1 + #) / (B + 1) (see :meth:`pvalue`)."""
-        return self.pvalue(plus_one=True)
+        """(1 + #) / (B + 1) (see :meth:`p_value_at`)."""
+        return self.p_value_at(plus_one=True)
 
     def quantile(self, q):
         """Quantiles of the finite draws."""
@@ -222,8 +219,6 @@ class LookaheadBootstrap(Result):
         return np.quantile(d[np.isfinite(d)], q)
 
     def tidy(self):
-        import pandas as pd
-
         d = np.asarray(self.draws, dtype=float)
         d = d[np.isfinite(d)]
         return pd.DataFrame({

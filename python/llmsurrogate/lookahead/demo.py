@@ -22,14 +22,24 @@ finds planted lookahead bias in a simulated panel of the paper's size.
 from __future__ import annotations
 
 import contextlib
+import json
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
+from .. import testing
+from .._deprecation import deprecated_arguments
+from .._atomic import check_output_dir, save_figure, write_frame, write_text
 from .._progress import ProgressCallback
+from ..fe import etable
+from ..llm.hf import TransformersBackend
+from ._bootstrap import bootstrap
+from ._lap import lap
+from ._regression import lookahead_test
 
 PROGRESS_LABEL = "lookahead demo"
 
@@ -126,12 +136,6 @@ def lap_seen_unseen(n_texts: int = 48, steps: int = 100, seed: int = 0, k: float
     ``n_texts`` others. Returns ``{"table": per-text DataFrame (text, set, lap), "summary":
     DataFrame (set, texts, mean LAP, mean log LAP), "auc": P(LAP seen > LAP unseen), "seconds",
     "final_loss"}``."""
-    import pandas as pd
-
-    from .. import testing
-    from ..llm.hf import TransformersBackend
-    from ._lap import lap
-
     started = time.perf_counter()
     texts = headlines(2 * n_texts, seed)
     seen, unseen = texts[:n_texts], texts[n_texts:]
@@ -152,14 +156,28 @@ def lap_seen_unseen(n_texts: int = 48, steps: int = 100, seed: int = 0, k: float
             "final_loss": loss, "steps": steps}
 
 
+def small_panel(n: int = 600, seed: int = 0):
+    """A small panel for examples: ``firm`` (30), ``date`` (20), ``llm`` in {-1, 0, 1}, ``lap``
+    uniform on (0, 1) and ``ret = (0.1 + 0.5 lap) llm + N(0, 0.5^2)``: lookahead bias with delta
+    = 0.5 planted (the examples of :func:`~llmsurrogate.lookahead.lookahead_test` and
+    :func:`~llmsurrogate.lookahead.bootstrap`).
+
+    >>> small_panel().shape
+    (600, 5)
+    """
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"firm": rng.integers(0, 30, n), "date": rng.integers(0, 20, n),
+                       "llm": rng.choice([-1.0, 0.0, 1.0], n), "lap": rng.uniform(0, 1, n)})
+    df["ret"] = (0.1 + 0.5 * df["lap"]) * df["llm"] + rng.normal(scale=0.5, size=n)
+    return df
+
+
 def simulate_panel(seed: int = 0, n: int = N_HEADLINES, n_firms: int = N_FIRMS, n_dates: int = N_DATES,
                    n_out_of_sample: int = N_OUT_OF_SAMPLE, l_max: float = 0.4, lap_corr: float = 0.8):
     """Part (b)'s panel (see the module docstring): columns ``firm``, ``date``, ``ret`` (%),
     ``llm_a``/``lap_a`` (model A, contaminated everywhere), ``llm_b``/``lap_b`` (model B, clean on
     the last ``n_out_of_sample`` rows, which fall after its cutoff) and ``period`` ("in-sample" /
     "out-of-sample" for model B). Several headlines of one firm on one day are separate rows."""
-    import pandas as pd
-
     rng = np.random.default_rng(seed)
     n_is = n - n_out_of_sample
     cutoff = int(round(n_dates * n_is / n))
@@ -191,12 +209,10 @@ def simulate_panel(seed: int = 0, n: int = N_HEADLINES, n_firms: int = N_FIRMS, 
     return frame
 
 
-def panel_test(seed: int = 0, reps: int = PAPER_REPS, n_jobs: int | None = None) -> dict:
-    """Part (b): Table II on model A, Table V and the Figure III bootstrap on model B."""
-    from ..fe import etable
-    from ._bootstrap import bootstrap
-    from ._regression import lookahead_test
-
+@deprecated_arguments(renamed={"reps": "n_boot"}, positional=1)
+def panel_test(seed: int = 0, *, n_boot: int = PAPER_REPS, n_jobs: int | None = None) -> dict:
+    """Part (b): Table II on model A, Table V and the Figure III bootstrap (``n_boot``
+    replications) on model B."""
     started = time.perf_counter()
     panel = simulate_panel(seed)
     table2 = lookahead_test(panel, "ret", "llm_a", "lap_a", fe=["firm", "date"], cluster="date", n_jobs=n_jobs)
@@ -204,7 +220,7 @@ def panel_test(seed: int = 0, reps: int = PAPER_REPS, n_jobs: int | None = None)
     oos = panel[panel["period"] == "out-of-sample"]
     is_test = lookahead_test(ins, "ret", "llm_b", "lap_b", standardize=True, n_jobs=n_jobs)
     oos_test = lookahead_test(oos, "ret", "llm_b", "lap_b", standardize=True, n_jobs=n_jobs)
-    boot = bootstrap(oos, "ret", "llm_b", "lap_b", reps=reps, seed=seed, standardize=True,
+    boot = bootstrap(oos, "ret", "llm_b", "lap_b", n_boot=n_boot, seed=seed, standardize=True,
                      reference=is_test.estimate, n_jobs=n_jobs)
     return {"panel": panel, "table2": table2, "is": is_test, "oos": oos_test, "bootstrap": boot,
             "table2_text": etable([table2.baseline, table2.regression]),
@@ -212,18 +228,15 @@ def panel_test(seed: int = 0, reps: int = PAPER_REPS, n_jobs: int | None = None)
             "seconds": time.perf_counter() - started}
 
 
+@deprecated_arguments(renamed={"reps": "n_boot"})
 def write_demo(out_dir, plot: bool = True, progress: ProgressCallback | None = None,
-               echo: Callable[[str], None] = print, *, reps: int = PAPER_REPS, lap_part: bool = True,
+               echo: Callable[[str], None] = print, *, n_boot: int = PAPER_REPS, lap_part: bool = True,
                seed: int = 0, **kwargs) -> list[str]:
     """Run parts (a) and (b), print their tables with ``echo`` and write ``lookahead_demo_lap.csv``,
     ``lookahead_demo_tables.txt`` (Table II and Table V as ``fe.etable`` prints them),
     ``lookahead_demo_test.json``, ``lookahead_demo_bootstrap.json`` and
     ``lookahead_demo_bootstrap.png`` (Figure III) to ``out_dir``; returns the file names written.
-    ``reps``: bootstrap replications (``make demo``: 1,000; the paper: 10,000)."""
-    import json
-
-    from .._atomic import check_output_dir, save_figure, write_frame, write_text
-
+    ``n_boot``: bootstrap replications (default the paper's 10,000, which ``make demo`` runs)."""
     out_dir = check_output_dir(out_dir)
     written: list[str] = []
     steps = 3 if lap_part else 2
@@ -250,7 +263,7 @@ def write_demo(out_dir, plot: bool = True, progress: ProgressCallback | None = N
         echo(f"    mean LAP {verdict}; P(LAP of a seen headline > LAP of an unseen one) = {a['auc']:.3f}")
         if progress is not None:
             progress(PROGRESS_LABEL, 1, steps)
-    b = panel_test(seed=seed, reps=reps, n_jobs=kwargs.get("n_jobs"))
+    b = panel_test(seed=seed, n_boot=n_boot, n_jobs=kwargs.get("n_jobs"))
     panel, boot = b["panel"], b["bootstrap"]
     if progress is not None:
         progress(PROGRESS_LABEL, steps - 1, steps)
