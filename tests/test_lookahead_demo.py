@@ -34,7 +34,7 @@ def test_simulated_panel_has_the_papers_size_and_a_clean_post_cutoff_period():
 
 
 def test_panel_test_finds_the_planted_bias_and_not_after_the_cutoff():
-    b = demo.panel_test(seed=1, reps=300)
+    b = demo.panel_test(seed=1, n_boot=300)
     t2, ins, oos, boot = b["table2"], b["is"], b["oos"], b["bootstrap"]
     assert t2.nobs == 91_361 and ins.nobs == 91_361 - 9_942 and oos.nobs == 9_942
     assert t2.estimate > 0 and t2.p_greater < 1e-6
@@ -49,7 +49,7 @@ def test_panel_test_finds_the_planted_bias_and_not_after_the_cutoff():
 
 def test_write_demo_without_the_model_part(tmp_path):
     lines = []
-    written = demo.write_demo(tmp_path, reps=100, lap_part=False, echo=lines.append)
+    written = demo.write_demo(tmp_path, n_boot=100, lap_part=False, echo=lines.append)
     assert written == ["lookahead_demo_tables.txt", "lookahead_demo_test.json", "lookahead_demo_bootstrap.json",
                        "lookahead_demo_bootstrap.png"]
     text = (tmp_path / "lookahead_demo_tables.txt").read_text()
