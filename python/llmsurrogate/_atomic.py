@@ -33,14 +33,18 @@ temporary file and renaming it, so that kill tests can hit the final write; with
 from __future__ import annotations
 
 import contextlib
+import fnmatch
+import hashlib
 import os
 import stat
 import tempfile
 import time
 from collections.abc import Iterable, Iterator
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from . import __version__
 from .exceptions import ComputationError, InvalidArgumentError
 
 __all__ = ["write_bytes", "write_text", "write_frame", "save_figure", "atomic_target", "check_output_dir",
@@ -53,8 +57,6 @@ def _delay(name: str) -> None:
     value = os.environ.get(_DELAY_ENV)
     pattern = os.environ.get(_DELAY_ENV + "_MATCH")
     if pattern:
-        import fnmatch
-
         if not fnmatch.fnmatch(name, pattern):
             return
     if value:
@@ -288,12 +290,8 @@ _VERSIONS: dict[str, str | None] = {}
 def _version(dist: str) -> str | None:
     if dist not in _VERSIONS:
         if dist == "llmsurrogate":
-            from . import __version__ as v
-
-            _VERSIONS[dist] = str(v)
+            _VERSIONS[dist] = str(__version__)
         else:
-            from importlib import metadata
-
             try:
                 _VERSIONS[dist] = metadata.version(dist)
             except metadata.PackageNotFoundError:
@@ -309,8 +307,6 @@ def producer(*dists: str) -> dict[str, str | None]:
 
 def checksum(*parts: bytes | str) -> str:
     """BLAKE2b (128-bit) hex digest of ``parts``, each length-prefixed (no two splits collide)."""
-    import hashlib
-
     h = hashlib.blake2b(digest_size=16)
     for p in parts:
         b = p.encode("utf-8") if isinstance(p, str) else bytes(p)

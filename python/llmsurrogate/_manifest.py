@@ -21,8 +21,11 @@ import os
 import platform
 import sys
 from collections.abc import Iterable, Mapping, Sequence
+from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from . import __version__
 
 __all__ = ["CORE_DISTS", "IMPORTED_DISTS", "REDACTED", "file_sha256", "redact_command_line", "package_versions",
            "start", "finish"]
@@ -74,8 +77,6 @@ def package_versions(imported: Iterable[str] | None = None) -> dict[str, str]:
     """``{distribution: version}`` of :data:`CORE_DISTS` and of those :data:`IMPORTED_DISTS` whose
     module is in ``imported`` (default: the modules imported so far), installed ones only; read from
     the installed distributions' metadata."""
-    from importlib import metadata
-
     modules = set(sys.modules if imported is None else imported)
     dists = list(CORE_DISTS) + [d for d, m in IMPORTED_DISTS.items() if m in modules]
     out = {}
@@ -95,8 +96,6 @@ def start(command_line: Sequence[str], inputs: Iterable[tuple[str, str | os.Path
           seeds: Mapping[str, int | None] | None = None) -> dict[str, Any]:
     """The manifest of a run about to start: ``inputs`` are ``(argument, path)`` pairs (the argument
     as the command line names it, e.g. ``--data``), each hashed now; ``seeds`` ``{name: value}``."""
-    from . import __version__
-
     files = []
     for arg, path in inputs:
         p = Path(path)

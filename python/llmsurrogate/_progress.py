@@ -41,6 +41,7 @@ class RichProgress:
     """
 
     def __init__(self, disable: bool = False) -> None:
+        # rich is imported when a bar is drawn: the API's callers mostly pass no progress bar
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 

@@ -41,12 +41,17 @@ above :data:`MAX_FORMAT_WIDTH` are refused (:func:`check_template`, :func:`fill_
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import difflib
+import fractions
 import math
 import numbers
 import os
 import re
+import string
 import sys
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -56,9 +61,15 @@ from .exceptions import (
     ColumnNotFoundError,
     EmptyInputError,
     InvalidArgumentError,
+    LLMSurrogateWarning,
     NonFiniteError,
+    ResourceError,
     ShapeError,
 )
+
+# pandas (a required dependency, ~0.35 s to import) is imported inside the functions that take
+# frames: this module is also imported by llmsurrogate.quantiles and llmsurrogate.num_threads,
+# which work on numpy arrays and stay free of pandas.
 
 
 def _is_polars(obj: Any) -> bool:
@@ -81,10 +92,6 @@ def _kind_problem(kind: str) -> str | None:
 
 def _object_problem(arr: np.ndarray) -> str | None:
     """Why an object array cannot become float64 without loss (None: every element is a real number or missing)."""
-    import datetime
-    import decimal
-    import fractions
-
     for v in arr.ravel():
         if isinstance(v, np.floating) and v.dtype.itemsize > 8:
             problem = _float64_problem(np.asarray([v]))
@@ -293,8 +300,6 @@ def _bytes(n: float) -> str:
 def check_allocation(nbytes: float, name: str, value: Any, what: str) -> None:
     """Raise before allocating ``nbytes`` (set by argument ``name`` = ``value``) when it exceeds
     :func:`memory_limit`."""
-    from .exceptions import ResourceError
-
     limit = memory_limit()
     if limit is not None and nbytes > limit:
         raise ResourceError(
@@ -448,10 +453,6 @@ def note_dropped(notes: list[str], n_dropped: int, detail: str = "", *, stacklev
     """Count rows dropped for missing values: a note on the result and a warning (nothing when
     none were dropped). ``detail`` follows "missing values", e.g. ``" (NaN/None)"``."""
     if n_dropped:
-        import warnings
-
-        from .exceptions import LLMSurrogateWarning
-
         msg = f"{n_dropped} row(s) dropped for missing values{detail} in the columns used"
         notes.append(msg)
         warnings.warn(msg, LLMSurrogateWarning, stacklevel=stacklevel + 1)
@@ -479,8 +480,6 @@ def check_template(template: Any, name: str, fields: Sequence[str] | None = None
     ...
     llmsurrogate.exceptions.InvalidArgumentError: argument `format` uses '{0.__class__.__mro__}': a template takes plain fields such as {AGE} or {AGE:>3}, not attribute or index access
     """
-    import string
-
     if not isinstance(template, str):
         raise InvalidArgumentError(f"argument `{name}` must be a str.format template (a string); got "
                                    f"{type(template).__name__}")

@@ -31,6 +31,9 @@ import gzip
 import io
 from importlib import resources
 
+import numpy as np
+import pandas as pd
+
 from ._validation import check_choice
 from .exceptions import InvalidArgumentError
 
@@ -66,8 +69,6 @@ def attribution() -> str:
 
 @functools.lru_cache(maxsize=1)
 def _ce_index():
-    import pandas as pd
-
     with (_data_dir() / "certainty_equivalents_44" / "index.csv").open("rb") as fh:
         return pd.read_csv(fh)
 
@@ -88,8 +89,6 @@ def certainty_equivalent_domains():
 
 
 def _read_gz_csv(path):
-    import pandas as pd
-
     with path.open("rb") as raw, gzip.open(raw, "rt", encoding="utf-8") as fh:
         return pd.read_csv(io.StringIO(fh.read()))
 
@@ -120,8 +119,6 @@ def load_certainty_equivalents(domains=None, *, extra_columns: bool = False):
     >>> load_certainty_equivalents(domains=[7]).shape
     (72, 7)
     """
-    import pandas as pd
-
     index = _ce_index()
     if domains is None:
         wanted = index
@@ -171,8 +168,6 @@ def transfer_error_models():
     >>> sorted(models.loc[models["kind"] == "unnormalized", "model"])[:3]
     ['EU_iso', 'RF', 'a']
     """
-    import pandas as pd
-
     return pd.DataFrame(sorted(_transfer_files()), columns=["kind", "model"])
 
 
@@ -190,9 +185,6 @@ def load_transfer_errors(model: str, kind: str = "unnormalized"):
     >>> e.index.name, e.columns.name
     ('train', 'test')
     """
-    import numpy as np
-    import pandas as pd
-
     check_choice(kind, "kind", ["unnormalized", "normalized"])
     files = _transfer_files()
     if (kind, model) not in files:
@@ -218,8 +210,6 @@ def load_acs_income_rows():
     >>> rows.shape, int(rows.loc[1, "AGEP"])
     ((10, 11), 18)
     """
-    import pandas as pd
-
     with (_data_dir() / "acs_fixture" / "acs_income_10rows.csv").open("rb") as fh:
         return pd.read_csv(fh, index_col=0)
 
@@ -245,8 +235,6 @@ def load_acs_codebook(variable: str):
     >>> load_acs_codebook("ST")["01"]
     'Alabama/AL'
     """
-    import pandas as pd
-
     check_choice(variable, "variable", acs_codebook_variables())
     codes, labels = [], []
     text = (_data_dir() / "acs_fixture" / f"{variable}.txt").read_text(encoding="utf-8")

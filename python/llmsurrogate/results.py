@@ -20,13 +20,18 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import html
+import importlib
 import json
 import math
+import os
+import tempfile
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
+import pandas as pd
 
+from . import __version__
 from .exceptions import InvalidArgumentError
 
 __all__ = ["Result", "Summary", "TableResult", "result_dataclass"]
@@ -121,8 +126,6 @@ class Summary:
 # --- JSON encoding of result fields ----------------------------------------------------------
 
 def _encode(value: Any) -> Any:
-    import pandas as pd
-
     if isinstance(value, pd.DataFrame):
         return {"__frame__": {
             "columns": [str(c) for c in value.columns],
@@ -151,8 +154,6 @@ def _encode(value: Any) -> Any:
 
 
 def _decode(value: Any) -> Any:
-    import pandas as pd
-
     if isinstance(value, dict):
         if "__frame__" in value:
             spec = value["__frame__"]
@@ -176,8 +177,6 @@ def _decode(value: Any) -> Any:
 
 
 def _equal(a: Any, b: Any) -> bool:
-    import pandas as pd
-
     if isinstance(a, pd.DataFrame) or isinstance(b, pd.DataFrame):
         return isinstance(a, pd.DataFrame) and isinstance(b, pd.DataFrame) and a.equals(b) \
             and list(a.columns) == list(b.columns)
@@ -194,9 +193,6 @@ def _equal(a: Any, b: Any) -> bool:
 
 def write_text_atomic(path: str | Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same folder and ``os.replace``."""
-    import os
-    import tempfile
-
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
     try:
@@ -257,8 +253,6 @@ class Result:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict holding every field, the class name and the package version."""
-        from . import __version__
-
         fields = {f.name: _encode(getattr(self, f.name)) for f in dataclasses.fields(self)}
         return {"kind": self.kind, "llmsurrogate_version": __version__, "fields": fields}
 
@@ -269,8 +263,6 @@ class Result:
             raise InvalidArgumentError("argument `payload` is not a saved llmsurrogate result (no 'kind'/'fields')")
         target = _REGISTRY.get(payload["kind"])
         if target is None:  # a result of a capability not imported yet: import the result modules
-            import importlib
-
             for module in _RESULT_MODULES:
                 importlib.import_module(module)
             target = _REGISTRY.get(payload["kind"])

@@ -17,14 +17,19 @@ Needs the ``hf`` extra (torch, transformers, tokenizers); imported only when cal
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from ._optional import require
 from .exceptions import InvalidArgumentError
+from .llm.prompts import few_shot_prompt, multiple_choice_prompt, numeric_prompt
+from .llm.tasks import acs_income_task
 
 __all__ = ["synthetic_census", "synthetic_income_task", "build_tokenizer", "build_model", "train_tiny_model",
            "CHATML_TEMPLATE", "NO_SYSTEM_TEMPLATE"]
@@ -56,8 +61,6 @@ def synthetic_census(n: int = 1000, seed: int = 0):
     >>> sorted(df.columns)[:3], bool(df["PINCP>50000"].isin([0, 1]).all())
     (['AGEP', 'COW', 'MAR'], True)
     """
-    import pandas as pd
-
     rng = np.random.default_rng(seed)
     age = np.clip((17 + rng.gamma(3.0, 9.0, n)).astype(int), 17, 94)
     sex = rng.choice([1, 2], n)
@@ -88,19 +91,12 @@ def synthetic_income_task():
     >>> task.name, task.features, task.target
     ('SynthIncome', ('AGEP', 'SCHL', 'WKHP', 'SEX'), 'PINCP')
     """
-    from .llm.tasks import acs_income_task
-
-    import dataclasses
-
     t = acs_income_task().with_features(["AGEP", "SCHL", "WKHP", "SEX"])
     return dataclasses.replace(t, name="SynthIncome",
                                description="Synthetic US census respondent, 2018. Estimate the income.")
 
 
 def _corpus(n_rows: int = 400, seed: int = 0) -> list[str]:
-    from .llm.prompts import few_shot_prompt, multiple_choice_prompt, numeric_prompt
-    from .llm.tasks import acs_income_task
-
     df = synthetic_census(n_rows, seed)
     rows = df.to_dict("records")
     out = []
@@ -234,12 +230,8 @@ def train_tiny_model(path, *, arch: str = "gpt2", n_rows: int = 3000, steps: int
     >>> info["steps"], info["arch"], info["final_loss"] > 0
     (5, 'gpt2', True)
     """
-    import time
-
     torch = require("torch", purpose="training a tiny model")
     transformers = require("transformers", purpose="training a tiny model")
-    from .llm.prompts import numeric_prompt
-
     t0 = time.perf_counter()
     build_model(path, arch, hidden=hidden, seed=seed, context=512)
     tok = transformers.AutoTokenizer.from_pretrained(path, local_files_only=True)
