@@ -56,7 +56,7 @@ def test_test_command_writes_table_json_and_figure(tmp_path):
     frame.to_csv(data, index=False)
     out = tmp_path / "out"
     code, text = run(["lookahead", "test", "--data", str(data), "--outcome", "ret", "--signal", "llm", "--lap", "lap",
-                      "--fe", "firm,date", "--cluster", "date", "--bootstrap", "200", "--seed", "5", "--out", str(out)])
+                      "--fe", "firm,date", "--cluster", "date", "--n-boot", "200", "--seed", "5", "--out", str(out)])
     assert code == 0, text
     api = lookahead.lookahead_test(frame, "ret", "llm", "lap", fe=["firm", "date"], cluster="date")
     saved = lookahead.LookaheadTest.load(out / "lookahead_test.json")
@@ -93,12 +93,28 @@ def test_test_command_options(tmp_path):
     assert not (out / "lookahead_bootstrap.json").exists()
     # block bootstrap by date with a reference value
     code, text = run(["lookahead", "test", "--data", str(data), "--outcome", "ret", "--signal", "llm", "--lap", "lap",
-                      "--bootstrap", "50", "--resample", "date", "--reference", "0.25", "--no-plot", "--out",
+                      "--n-boot", "50", "--resample", "date", "--reference", "0.25", "--no-plot", "--out",
                       str(tmp_path / "b")])
     assert code == 0, text
     boot = lookahead.LookaheadBootstrap.load(tmp_path / "b" / "lookahead_bootstrap.json")
     assert boot.resample == "date" and boot.reference == 0.25 and boot.n_blocks == frame["date"].nunique()
     assert not (tmp_path / "b" / "lookahead_bootstrap.png").exists()
+
+
+def test_test_command_old_bootstrap_option_still_works(tmp_path):
+    data = tmp_path / "panel.csv"
+    make_panel(n=400, n_firms=30, n_dates=15).to_csv(data, index=False)
+    base = ["lookahead", "test", "--data", str(data), "--outcome", "ret", "--signal", "llm", "--lap", "lap",
+            "--seed", "3", "--no-plot"]
+    old = CliRunner().invoke(cli, base + ["--bootstrap", "20", "--out", str(tmp_path / "old")], catch_exceptions=False)
+    assert old.exit_code == 0, old.output
+    assert "--bootstrap is deprecated" in old.stderr and "use --n-boot" in old.stderr
+    new = CliRunner().invoke(cli, base + ["--n-boot", "20", "--out", str(tmp_path / "new")], catch_exceptions=False)
+    assert "deprecated" not in new.stderr
+    a, b = (lookahead.LookaheadBootstrap.load(tmp_path / d / "lookahead_bootstrap.json") for d in ("old", "new"))
+    np.testing.assert_array_equal(a.draws, b.draws)
+    both = CliRunner().invoke(cli, base + ["--bootstrap", "20", "--n-boot", "20", "--out", str(tmp_path / "both")])
+    assert both.exit_code == 2 and "give only --n-boot" in both.output
 
 
 @pytest.mark.parametrize("args,message", [
@@ -107,8 +123,8 @@ def test_test_command_options(tmp_path):
     (["--fe", "firm,day"], "--fe 'day' is not a column"),
     (["--cluster", "week"], "--cluster 'week' is not a column"),
     (["--controls", "small,llm:size"], "--controls 'size' is not a column"),
-    (["--reference", "0.1"], "--reference applies to the bootstrap; add --bootstrap"),
-    (["--bootstrap", "10", "--resample", "industry"], "--resample 'industry' is not a column"),
+    (["--reference", "0.1"], "--reference applies to the bootstrap; add --n-boot"),
+    (["--n-boot", "10", "--resample", "industry"], "--resample 'industry' is not a column"),
 ])
 def test_test_command_errors_name_the_option(tmp_path, args, message):
     import re

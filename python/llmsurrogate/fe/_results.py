@@ -175,10 +175,9 @@ class FeolsBootstrap(Result):
     --------
     >>> import numpy as np, pandas as pd
     >>> from llmsurrogate import fe
-    >>> rng = np.random.default_rng(0)
-    >>> df = pd.DataFrame({"firm": rng.integers(0, 20, 400), "x": rng.normal(size=400)})
-    >>> df["y"] = 2.0 * df["x"] + 0.1 * df["firm"] + rng.normal(size=400)
-    >>> boot = fe.bootstrap("y ~ x | firm", df, n_boot=200, seed=1, n_jobs=1)   # a FeolsBootstrap
+    >>> u = np.random.default_rng(0).normal(size=(300, 2))
+    >>> df = pd.DataFrame({"g": np.arange(300) % 15, "x": u[:, 0], "y": u[:, 0] + u[:, 1]})
+    >>> boot = fe.bootstrap("y ~ x | g", df, n_boot=200, seed=1, n_jobs=1)   # a FeolsBootstrap
     >>> boot.tidy()[["term", "n_boot", "finite_draws"]]
       term  n_boot  finite_draws
     0    x     200           200

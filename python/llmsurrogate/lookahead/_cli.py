@@ -14,7 +14,8 @@ import numpy as np
 
 from .._atomic import check_output_dir, save_figure, write_frame, write_text
 from .._cli_support import (RUN_JSON, NameList, NJobs, Seed, check_output_and_record, cli_names, data_column,
-                            handle_errors, progress_bar, read_table, start_run, use_agg_backend, write_run_json)
+                            deprecated_option, handle_errors, progress_bar, read_table, start_run, use_agg_backend,
+                            write_run_json)
 from ..exceptions import ColumnNotFoundError, InvalidArgumentError, LLMSurrogateWarning
 from ..llm.factory import BACKENDS, make_backend
 from ._answer_lap import answer_lap
@@ -22,7 +23,7 @@ from ._bootstrap import bootstrap
 from ._lap import lap
 from ._regression import lookahead_test
 
-#: Files ``lookahead test`` writes into --out (the bootstrap's two only with --bootstrap).
+#: Files ``lookahead test`` writes into --out (the bootstrap's two only with --n-boot).
 TEST_OUTPUTS = ("lookahead_table.txt", "lookahead_table.tex", "lookahead_test.json", "lookahead_bootstrap.json",
                 "lookahead_bootstrap.png", RUN_JSON)
 
@@ -154,8 +155,9 @@ def lap_command(model, data_path, text_column, out_path, k, method, answers, lap
 @click.option("--controls", type=NameList(), default=None,
               help="Extra terms, comma-separated; ':' for products (Table III: small,llm:small,lap:small,llm:lap:small).")
 @click.option("--standardize", is_flag=True, help="z-score outcome, signal and LAP first (Table V, Figure III).")
-@click.option("--bootstrap", "n_boot", type=click.IntRange(0), default=0, show_default=True,
+@click.option("--n-boot", type=click.IntRange(0), default=0, show_default=True,
               help="Pairs-bootstrap replications of the interaction (the paper: 10000); 0 for none.")
+@deprecated_option("--bootstrap", "--n-boot", type=click.IntRange(0))
 @click.option("--resample", default="obs", show_default=True,
               help="Bootstrap: 'obs' (rows, the paper's) or a column whose levels are resampled as blocks (date, firm).")
 @click.option("--reference", type=float, default=None,
@@ -165,7 +167,7 @@ def lap_command(model, data_path, text_column, out_path, k, method, answers, lap
               help="Bootstrap seed ('none': drawn from the system and recorded).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Folder for lookahead_table.txt/.tex, lookahead_test.json, run.json (the manifest: versions, "
-              "input SHA-256, seed, command line) and, with --bootstrap, lookahead_bootstrap.json and "
+              "input SHA-256, seed, command line) and, with --n-boot, lookahead_bootstrap.json and "
               "lookahead_bootstrap.png (Figure III).")
 @click.option("--no-plot", is_flag=True, help="Skip the bootstrap figure.")
 @click.option("--n-jobs", type=NJobs(), default=None, help="Threads (default: all cores).")
@@ -176,7 +178,7 @@ def lookahead_test_command(data_path, outcome, signal, lap_col, fe, cluster, con
     if reference is not None and not math.isfinite(reference):
         raise InvalidArgumentError(f"--reference must be a finite number; got {reference}")
     if reference is not None and n_boot == 0:
-        raise InvalidArgumentError("--reference applies to the bootstrap; add --bootstrap 10000")
+        raise InvalidArgumentError("--reference applies to the bootstrap; add --n-boot 10000")
     check_output_dir(out_dir, files=TEST_OUTPUTS, inputs=[data_path], arg="--out")
     frame = read_table(data_path)
     manifest = start_run([("--data", data_path)], {"seed": seed} if n_boot else {})
@@ -193,7 +195,7 @@ def lookahead_test_command(data_path, outcome, signal, lap_col, fe, cluster, con
     names = cli_names(data=f"--data {data_path.name}", outcome=data_column(outcome, data_path),
                       signal=data_column(signal, data_path), lap=data_column(lap_col, data_path), fe="--fe",
                       cluster="--cluster", controls="--controls", resample="--resample", reference="--reference",
-                      n_boot="--bootstrap", seed="--seed")
+                      n_boot="--n-boot", seed="--seed")
     with names:
         res = lookahead_test(frame, outcome, signal, lap_col, fe=fes, cluster=cluster, controls=terms,
                              standardize=standardize, n_jobs=n_jobs)

@@ -280,7 +280,7 @@ def write_demo(out_dir, plot: bool = True, progress: ProgressCallback | None = N
              f"{b['oos'].estimate:.4g} (t = {b['oos'].statistic:.2f})",
              f"Figure III: {boot.reps:,} pairs-bootstrap replications of the out-of-sample interaction"
              + (f" (fewer than the paper's {PAPER_REPS:,} to keep the demo fast; `llmsurrogate lookahead test "
-                f"--bootstrap {PAPER_REPS}` runs the paper's number)" if boot.reps < PAPER_REPS else "")
+                f"--n-boot {PAPER_REPS}` runs the paper's number)" if boot.reps < PAPER_REPS else "")
              + f", {boot.seconds:.1f} s: 95th percentile {float(boot.quantile(0.95)):.4g}, in-sample estimate "
              f"{b['is'].estimate:.4g}, p = #{{draws >= in-sample}}/B = {boot.p_value:.4g} "
              f"((1 + #)/(B + 1) = {boot.p_value_plus_one:.4g})"]
