@@ -160,7 +160,7 @@ def test_lookahead_test_records_the_drawn_seed(tmp_path):
     data = tmp_path / "panel.csv"
     make_panel(n=400, n_firms=20, n_dates=20).to_csv(data, index=False)
     base = ["lookahead", "test", "--data", str(data), "--outcome", "ret", "--signal", "llm", "--lap", "lap"]
-    args = [*base, "--bootstrap", "20", "--seed", "none", "--no-plot", "--out", str(tmp_path / "out")]
+    args = [*base, "--n-boot", "20", "--seed", "none", "--no-plot", "--out", str(tmp_path / "out")]
     text = invoke(args)
     drawn = LookaheadBootstrap.load(tmp_path / "out" / "lookahead_bootstrap.json").seed
     assert isinstance(drawn, int) and f"seed={drawn}" in text
