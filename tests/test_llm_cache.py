@@ -130,3 +130,40 @@ def test_keys_and_task_fingerprints_are_stable_across_processes():
     outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("0", "1", "12345")}
     assert len(outs) == 1
+
+
+def test_one_owner_per_cache_file_the_response_store_is_a_view(tmp_path):
+    """The openai path hands its Cache to the backend, which stores responses through a view of it
+    (its own producer tag and counts, the owner's file and connections) instead of opening the
+    SQLite file a second time (issue 20); a folder is opened by the backend itself."""
+    from llmsurrogate.llm._http import RESPONSE_PRODUCER, HTTPTransport, _ResponseCache
+    from llmsurrogate.llm.cache import NullCache, as_cache, using_cache
+
+    cache = Cache(tmp_path)
+    view = HTTPTransport._as_response_cache(cache)
+    assert view._local is cache._local and view.path == cache.path and view.producer == RESPONSE_PRODUCER
+    k = Cache.key(backend="openai", model="m", prompt="p", template="t", params={})
+    view.put_many([(k, np.frombuffer(b"{}", dtype=np.uint8))], kind="openai_response")
+    assert bytes(view.get_many([k])[k]) == b"{}" and view.hits == 1
+    assert cache.get_many([k]) == {} and cache.rejected == 1  # another producer: not an LLM output of this process
+    view.close()  # a view closes nothing: the owner's connection stays usable
+    assert len(cache) == 1
+    own = HTTPTransport._as_response_cache(tmp_path / "other")
+    assert isinstance(own, _ResponseCache) and own.producer == RESPONSE_PRODUCER
+    assert isinstance(HTTPTransport._as_response_cache(None), NullCache)
+    # `cache` is one thing everywhere: None, a folder path or a Cache
+    assert isinstance(as_cache(None), NullCache) and as_cache(cache) is cache
+    with using_cache(str(tmp_path)) as opened:
+        assert isinstance(opened, Cache) and len(opened) == 1
+    with using_cache(cache) as same:
+        assert same is cache
+    assert len(cache) == 1  # not closed by using_cache
+
+
+def test_llm_rows_use_the_shared_entry_format():
+    from llmsurrogate._store import canonical
+    from llmsurrogate.llm.cache import ENTRY_FORMAT, _entry_checksum, entry_producer
+
+    assert entry_producer() == ENTRY_FORMAT.producer_text == canonical(ENTRY_FORMAT.producer)
+    assert set(ENTRY_FORMAT.producer) == {"llmsurrogate", "torch", "transformers", "vllm"}
+    assert _entry_checksum("k", "p", "<f4", b"x") == ENTRY_FORMAT.checksum("k", "p", "<f4", b"x")

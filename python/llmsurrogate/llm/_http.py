@@ -206,10 +206,11 @@ class HTTPTransport:
             return NullCache()
         if isinstance(cache, NullCache):
             return cache
-        if isinstance(cache, Cache):
-            return _ResponseCache(cache.directory)
-        c = as_cache(cache)
-        return _ResponseCache(c.directory) if isinstance(c, Cache) else c
+        if isinstance(cache, Cache):  # the caller's cache: one owner of its SQLite file, seen with the response tag
+            return cache.with_producer(RESPONSE_PRODUCER)
+        if isinstance(cache, (str, os.PathLike)):  # a folder: this backend opens (and owns) the cache
+            return _ResponseCache(cache)
+        return as_cache(cache)  # anything else: the one error message of `cache=`
 
     def use_cache(self, cache) -> None:
         """Store responses in ``cache`` (a folder or a Cache) from now on."""

@@ -2,9 +2,10 @@
 
 Each entry is keyed by a SHA-256 over (backend, model identity -- which holds the weights
 fingerprint or revision and the dtype --, prompt text, template version, decoding parameters) and
-holds an array. Every entry also carries what produced it (``producer``: the llmsurrogate, torch,
-transformers and vllm versions installed when it was computed) and a BLAKE2b ``checksum`` over
-its key, producer, dtype and bytes. An entry read back with another producer, a wrong checksum or
+holds an array. Every entry is a row of the package's one cache entry format
+(:mod:`llmsurrogate._store`): what produced it (``producer``: the llmsurrogate, torch, transformers
+and vllm versions installed when it was computed) and a BLAKE2b ``checksum`` over its key,
+producer, dtype and bytes. An entry read back with another producer, a wrong checksum or
 a NaN is not trusted: it is a miss, recomputed and overwritten, and counted in ``Cache.rejected``
 (:func:`cached_batches` also warns). A database file SQLite cannot read (truncated, garbage)
 raises :class:`CacheCorruptError`, naming the file: move it aside (or delete it) and run again to
@@ -33,8 +34,8 @@ renewed for :data:`CLAIM_LEASE` seconds).
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
-import json
 import os
 import socket
 import sqlite3
@@ -47,10 +48,10 @@ from typing import Any
 
 import numpy as np
 
-from .._atomic import checksum, producer
+from .._store import EntryFormat, canonical
 from ..exceptions import ComputationError, InvalidArgumentError, LLMSurrogateWarning
 
-__all__ = ["Cache", "NullCache", "as_cache", "CacheCorruptError", "entry_producer"]
+__all__ = ["Cache", "NullCache", "as_cache", "using_cache", "cached_batches", "CacheCorruptError", "entry_producer"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS outputs (
@@ -78,6 +79,8 @@ _HOST = socket.gethostname()
 #: The installed distributions whose versions can change an LLM output (the weights fingerprint,
 #: dtype and device-independent identity are part of the key already).
 PRODUCER_DISTS = ("torch", "transformers", "vllm")
+#: The entry format of the rows (:mod:`llmsurrogate._store`).
+ENTRY_FORMAT = EntryFormat("llm-output", PRODUCER_DISTS)
 
 
 class CacheCorruptError(ComputationError):
@@ -86,11 +89,11 @@ class CacheCorruptError(ComputationError):
 
 def entry_producer() -> str:
     """The producer string stored with (and required of) every entry written by this process."""
-    return _canonical(producer(*PRODUCER_DISTS))
+    return ENTRY_FORMAT.producer_text
 
 
 def _entry_checksum(key: str, prod: str, dtype: str, blob: bytes) -> str:
-    return checksum(key, prod, dtype, blob)
+    return ENTRY_FORMAT.checksum(key, prod, dtype, blob)
 
 
 def _has_nan(arr: np.ndarray) -> bool:
@@ -124,8 +127,7 @@ def _transaction(conn: sqlite3.Connection, body) -> None:
         raise
 
 
-def _canonical(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
+_canonical = canonical
 
 
 class Cache:
@@ -240,9 +242,9 @@ class Cache:
 
     def _decode(self, k: str, dtype: str, blob: Any, prod: Any, check: Any) -> np.ndarray | None:
         """The entry's array, or None when it fails a check."""
-        if prod != self.producer or not isinstance(blob, bytes) or not isinstance(dtype, str):
+        if not isinstance(blob, bytes) or not isinstance(dtype, str):
             return None
-        if check != _entry_checksum(k, prod, dtype, blob):
+        if not ENTRY_FORMAT.trusted(k, prod, check, dtype, blob, expect=self.producer):
             return None
         try:
             arr = np.frombuffer(blob, dtype=np.dtype(dtype))
@@ -346,7 +348,22 @@ class Cache:
         with self._guard():
             return self._conn().execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
+    def with_producer(self, producer: str) -> Cache:
+        """A view of this cache whose entries carry (and require) the producer text ``producer``
+        (e.g. HTTP responses, which no local library version changes). It shares this object's file
+        and connections -- one owner per SQLite file -- and counts its own hits and misses; closing
+        the view leaves this object open."""
+        view = copy.copy(self)
+        view.producer = str(producer)
+        view.hits = view.misses = view.rejected = 0
+        view.owner = f"{_HOST}:{os.getpid()}:{os.urandom(4).hex()}"
+        view._parent = self
+        return view
+
     def close(self) -> None:
+        """Close this object's connection (a view made by :meth:`with_producer` closes nothing)."""
+        if getattr(self, "_parent", None) is not None:
+            return
         conn = getattr(self._local, "conn", None)
         if conn is not None:
             conn.close()
@@ -398,7 +415,9 @@ class NullCache:
 
 
 def as_cache(cache) -> Cache | NullCache:
-    """``None`` -> :class:`NullCache`; a path -> :class:`Cache`; a cache passes through."""
+    """The one meaning of a ``cache=`` argument anywhere in the package: ``None`` -> :class:`NullCache`
+    (nothing stored); a folder path (str or PathLike) -> a :class:`Cache` opened there; a cache
+    passes through."""
     if cache is None:
         return NullCache()
     if isinstance(cache, (Cache, NullCache)):
@@ -406,6 +425,19 @@ def as_cache(cache) -> Cache | NullCache:
     if isinstance(cache, (str, os.PathLike)):
         return Cache(cache)
     raise InvalidArgumentError(f"argument `cache` must be None, a directory path or a Cache; got {type(cache).__name__}")
+
+
+@contextlib.contextmanager
+def using_cache(cache) -> Iterator[Cache | NullCache]:
+    """``with using_cache(cache) as c:`` -- :func:`as_cache` for the length of one call: a cache
+    opened here from a folder path is closed at the end of the block; a :class:`Cache` passed in
+    stays open (whoever made it owns it)."""
+    c = as_cache(cache)
+    try:
+        yield c
+    finally:
+        if c is not cache and isinstance(c, Cache):
+            c.close()
 
 
 def cached_batches(cache, keys: Sequence[str], compute, *, batch_size: int | None, kind: str = "",
