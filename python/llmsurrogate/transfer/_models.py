@@ -27,8 +27,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
-from .._validation import as_float_array, check_choice, check_int
+from .. import _core
+from .._validation import as_float_array, as_frame, check_choice, check_int
 from ..exceptions import ConvergenceError, InvalidArgumentError, ShapeError
 
 __all__ = ["EU", "CPT", "lottery_arrays"]
@@ -39,10 +41,6 @@ _CPT_LETTERS = {"a": 0, "b": 1, "d": 2, "g": 3}
 
 def lottery_arrays(X: Any, name: str = "X") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(z1, z2, p)`` as float64 arrays from an ``(m, 3)`` array or a frame with z1, z2, p1 (or p)."""
-    import pandas as pd
-
-    from .._validation import as_frame
-
     if isinstance(X, pd.DataFrame) or type(X).__module__.split(".")[0] == "polars" or isinstance(X, dict):
         frame = as_frame(X, name)
         pcol = "p1" if "p1" in frame.columns else "p"
@@ -102,8 +100,6 @@ class _NLSModel:
                 f"upper={upper.tolist()}|starts={starts.tolist()}|max_iter={self.max_iter}")
 
     def _fit_domains(self, z1, z2, p, y, offsets, subsets, n_jobs=None) -> dict:
-        from .. import _core
-
         theta, free, lower, upper, starts = self._spec()
         max_iter = check_int(self.max_iter, "max_iter", minimum=1)
         return _core.transfer_nls_fit_subsets(self._family, theta, free, lower, upper, starts, z1, z2, p, y,
@@ -130,8 +126,6 @@ class _NLSModel:
 
     def predict(self, X: Any) -> np.ndarray:
         """Predicted certainty equivalents."""
-        from .. import _core
-
         if not hasattr(self, "theta_"):
             raise InvalidArgumentError(f"{type(self).__name__} is not fitted yet; call fit(X, y) first")
         z1, z2, p = lottery_arrays(X)

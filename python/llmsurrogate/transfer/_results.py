@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from .._validation import check_gamma
 from ..exceptions import InvalidArgumentError
@@ -195,8 +196,6 @@ class TransferApplication(Result):
 
             rows.append({"comparison": f"{model} vs {other}", "metric": metric, "worst case": first("worst_case"),
                          "everywhere (exact)": first("everywhere"), "everywhere (paper)": first("everywhere_paper")})
-        import pandas as pd
-
         return Summary("Transfer performance of EU, CPT and a random forest across 44 subject pools",
                        facts={"domains (n)": 44, "training domains (r)": 1},
                        tables=[("forecast intervals (two-sided)", self.intervals),

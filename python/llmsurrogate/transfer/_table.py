@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from .._validation import as_frame, reject_lossy, require_columns
 from ..exceptions import InvalidArgumentError, NonFiniteError, ShapeError
@@ -111,8 +112,6 @@ class ErrorTable(Result):
         A pandas DataFrame's index gives the domain labels (its columns must hold the same labels;
         they are reordered to match).
         """
-        import pandas as pd
-
         if isinstance(matrix, pd.DataFrame):
             if set(map(str, matrix.index)) != set(map(str, matrix.columns)) and \
                     not (isinstance(matrix.index, pd.RangeIndex) and isinstance(matrix.columns, pd.RangeIndex)):
@@ -223,8 +222,6 @@ class ErrorTable(Result):
     @classmethod
     def coerce(cls, err: Any, *, arg: str = "err", name: str = "") -> "ErrorTable":
         """Accept any of the three conventions (matrix, long frame, table)."""
-        import pandas as pd
-
         if isinstance(err, ErrorTable):
             return err
         if isinstance(err, Mapping) or type(err).__module__.split(".")[0] == "polars":
@@ -252,8 +249,6 @@ class ErrorTable(Result):
     # ---- output -------------------------------------------------------------------------------
     def to_matrix(self):
         """The ``r = 1`` table as an ``n x n`` DataFrame ``[train, test]`` with NaN on the diagonal."""
-        import pandas as pd
-
         if self.r != 1:
             raise InvalidArgumentError(f"to_matrix() needs r = 1; this table has r = {self.r}")
         m = np.full((self.n, self.n), np.nan)
@@ -262,8 +257,6 @@ class ErrorTable(Result):
 
     def tidy(self):
         """Long frame: ``train`` (or ``train_1..train_r``), ``test``, ``error``; domain labels."""
-        import pandas as pd
-
         labels = np.asarray(self.domains, dtype=object)
         cols = {"train": labels[self.train[:, 0]]} if self.r == 1 else \
             {f"train_{k + 1}": labels[self.train[:, k]] for k in range(self.r)}
@@ -273,8 +266,6 @@ class ErrorTable(Result):
 
     def summary(self) -> Summary:
         q = np.quantile(self.values, [0, 0.05, 0.5, 0.95, 1])
-        import pandas as pd
-
         dist = pd.DataFrame({"min": [q[0]], "p5": [q[1]], "median": [q[2]], "p95": [q[3]], "max": [q[4]]})
         title = f"Transfer-error table{': ' + self.name if self.name else ''} ({self.metric})"
         return Summary(title, facts={"domains (n)": self.n, "training domains (r)": self.r,
@@ -342,8 +333,6 @@ def _pooled(err: Any, *, arg: str, r: Any = None, name: str = "") -> "ErrorTable
     :class:`PooledErrors`. Long frames are read by position as transferUQ does: the last column
     holds the errors, the one before it the test domain, the first ``ncol - 2`` the training
     domains (none: the two-column form)."""
-    import pandas as pd
-
     if isinstance(err, (ErrorTable, PooledErrors)):
         return err
     if r is not None:

@@ -24,8 +24,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from .. import datasets, quantiles
+from .._atomic import check_output_dir, save_figure, write_frame, write_text
 from .._deprecation import deprecated_arguments
 from .._progress import ProgressCallback
 from . import _dominance, _intervals
@@ -82,8 +84,6 @@ def run_demo(tau: float = 0.95, progress: ProgressCallback | None = None) -> Int
             rows.append({"model": name, "metric": metric, "n_errors": int(values.size), "lower": lo, "upper": hi})
         if progress is not None:
             progress("forecast intervals per model", i + 1, len(TABLE5_MODELS))
-    import pandas as pd
-
     n, r = 44, 1
     coverage = (2 * tau - 1) * (n - r) / (n + 1)
     return IntervalTable(
@@ -139,8 +139,6 @@ def run_transfer_application(level=(0.8, 0.9, 0.95), taus=None) -> TransferAppli
     >>> d[["model", "other", "everywhere", "everywhere_paper"]].values.tolist()
     [['CPT', 'RF', False, True], ['EU', 'RF', True, True], ['CPT', 'EU', False, False]]
     """
-    import pandas as pd
-
     taus = DEFAULT_TAULIST if taus is None else np.asarray(taus, dtype=float)
     tabs = application_tables()
     intervals = []
@@ -177,8 +175,6 @@ def write_demo(out_dir: str | Path, tau: float = 0.95, plot: bool = True, progre
     >>> write_demo("transfer_demo", plot=False, echo=lambda text: None)
     ['transfer_forecast_intervals.csv', 'transfer_forecast_intervals.json', 'transfer_dominance.csv']
     """
-    from .._atomic import check_output_dir, save_figure, write_frame, write_text
-
     out_dir = check_output_dir(out_dir)
     result = run_demo(tau=tau, progress=progress)
     echo(result.summary().as_text())
