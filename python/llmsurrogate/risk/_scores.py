@@ -7,13 +7,18 @@ import numpy as np
 from .._progress import progress_reporter
 from .._validation import check_choice
 from ..exceptions import InvalidArgumentError
+from ..llm.factory import as_backend, load_task
 from ._results import RiskScores
 
 
-def risk_scores(data, task, backend, method: str = "multiple_choice", *, cache=None, batch_size: int | None = None,
-                correct_order_bias: bool = True, spelling: str = "sum", chat: bool = False,
-                system_prompt: str | None = None, few_shot=None, progress=None) -> RiskScores:
+def risk_scores(data, task, backend, method: str = "multiple_choice", *, model: str | None = None, cache=None,
+                batch_size: int | None = None, correct_order_bias: bool = True, spelling: str = "sum",
+                chat: bool = False, system_prompt: str | None = None, few_shot=None, progress=None) -> RiskScores:
     """Score every row of ``data`` for ``task`` with an LLM ``backend``.
+
+    ``backend``: a backend object, or a backend name (``"transformers"``/``"hf"``, ``"vllm"``,
+    ``"openai"``) with ``model=`` the model folder (openai: the served model's name), as in R
+    (:func:`~llmsurrogate.llm.factory.as_backend`).
 
     ``method``: ``"multiple_choice"`` (next-token answer probabilities, all K! option orders
     averaged when ``correct_order_bias``), ``"numeric"`` (verbalized probability, expected value
@@ -50,6 +55,7 @@ def risk_scores(data, task, backend, method: str = "multiple_choice", *, cache=N
     2    2    0.5          1.0            0.7            0.3      0
     """
     check_choice(method, "method", ["multiple_choice", "numeric", "numeric_argmax"])
+    backend = as_backend(backend, model)
     with progress_reporter(progress) as report:
         label = f"scoring prompts ({method})"
         return _score_rows(data, task, backend, method, cache, batch_size, correct_order_bias, spelling, chat,
@@ -134,12 +140,10 @@ def score_table(data, task: str, model: str, backend: str = "transformers", meth
     >>> table.columns.tolist(), bool(table["score"].between(0, 1).all())
     (['row', 'score', 'answer_mass', 'score_order_0', 'score_order_1', 'label'], True)
     """
-    from ..llm.factory import load_task, make_backend
-
     t = load_task(task)
     opts = dict(backend_options or {})
     if backend == "openai" and cache is not None:
         opts.setdefault("cache", cache)
-    be = make_backend(backend, model, device=device, batch_size=batch_size, **opts)
+    be = as_backend(backend, model, device=device, batch_size=batch_size, **opts)
     return risk_scores(data, t, be, method, cache=cache, batch_size=batch_size,
                        correct_order_bias=correct_order_bias).table
