@@ -194,12 +194,12 @@ def our_work(raw, inv, conventions):
         for m in MODELS:
             for c in COVERAGES:
                 for s in SIDES:
-                    tr.forecast_interval(raw[m], c, s, **fmode)
+                    tr.forecast_interval(raw[m], c, side=s, **fmode)
 
     def qte():
         tr.clear_rank_cache()  # cold quantile-CI ranks, as transferUQ computes them on every call
         for m in MODELS:
-            tr.qte_interval(raw[m], 0.8, "two", BETAS, **order)
+            tr.qte_interval(raw[m], 0.8, side="two", betas=BETAS, **order)
 
     def ete():
         for m in MODELS:
@@ -322,7 +322,7 @@ def check_agreement(raw, inv):
     for m in MODELS:
         for c in COVERAGES:
             for s in SIDES:
-                assert tr.forecast_interval(raw[m], c, s) == b_forecast(raw[m].to_numpy(), c, s)
+                assert tr.forecast_interval(raw[m], c, side=s) == b_forecast(raw[m].to_numpy(), c, s)
     a, b = raw["abdg"], raw["RF"]
     assert tr.check_worstcase_dominance(a, b, TAUS, mode="transferUQ").res.tolist() == b_worstcase(a.to_numpy(), b.to_numpy(), TAUS)
     assert tr.check_everywhere_dominance(a, b, TAUS, mode="transferUQ").res.tolist() == b_everywhere(a.to_numpy(), b.to_numpy(), TAUS)
