@@ -211,3 +211,54 @@ def test_risk_scores_meta_counts_hits_misses_and_rejected_entries(tmp_path):
         again = risk.risk_scores(rows, TASK, CallableBackend(oracle()), cache=tmp_path)
     assert (again.meta["cache_hits"], again.meta["cache_misses"], again.meta["cache_rejected"]) == (5, 1, 1)
     np.testing.assert_array_equal(again.scores, first.scores)
+
+
+def test_a_cache_folder_is_opened_once_per_call_and_closed(tmp_path, monkeypatch):
+    """``cache=<folder>``: one Cache per call (both numeric passes share it), closed at the end; a
+    Cache passed in is used as it is and left open (issue 20)."""
+    opened, closed = [], []
+    init, close = Cache.__init__, Cache.close
+
+    def counting_init(self, *a, **kw):
+        opened.append(self)
+        init(self, *a, **kw)
+
+    def counting_close(self):
+        closed.append(self)
+        close(self)
+
+    monkeypatch.setattr(Cache, "__init__", counting_init)
+    monkeypatch.setattr(Cache, "close", counting_close)
+    b = CallableBackend(lambda p: {"7": math.log(0.6), "2": math.log(0.4)} if p.endswith("0.") else {"5": 0.0})
+    first = numeric_expectations(b, ["p 0.", "q 0."], cache=tmp_path)
+    assert len(opened) == 1 and closed == opened
+    option_probabilities(CallableBackend(lambda p: {" A": math.log(0.3), " B": math.log(0.7)}), ["x", "y"], ["A", "B"],
+                         cache=tmp_path)
+    assert len(opened) == 2 and closed == opened
+    mine = Cache(tmp_path)
+    opened.clear(), closed.clear()
+    again = numeric_expectations(b, ["p 0.", "q 0."], cache=mine)
+    assert opened == [] and closed == [] and mine.hits == 2 + 2 and mine.misses == 0
+    np.testing.assert_array_equal(again[0], first[0])
+
+
+def test_lookahead_uses_public_llm_names_only():
+    """The LLM-cache helpers live in llm.scoring; lookahead imports no private llm name (issue 20),
+    and the old import paths still work."""
+    import ast
+    from pathlib import Path
+
+    import llmsurrogate.lookahead as la
+    from llmsurrogate.llm import scoring
+    from llmsurrogate.lookahead._lap import prompt_logprob_moments_cached
+
+    root = Path(la.__file__).parent
+    for path in root.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level and (node.module or "").startswith("llm"):
+                private = [a.name for a in node.names if a.name.startswith("_")]
+                assert not private and not any(p.startswith("_") for p in node.module.split(".")), \
+                    (path.name, node.module, private)
+    assert la.prompt_logprob_moments_cached is prompt_logprob_moments_cached is scoring.prompt_logprob_moments_cached
+    assert scoring._identity is scoring.backend_identity
+    assert scoring.backend_identity(CallableBackend(oracle()))[0] == "callable"

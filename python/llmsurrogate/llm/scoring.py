@@ -5,6 +5,13 @@
 * :func:`numeric_expectations` -- verbalized probability from the digit distribution after
   ``Answer (between 0 and 1): 0.``: expected value (default) or folktexts' two greedy digits.
 * :class:`LLMPredictor` -- a fixed prediction rule ``predict(frame) -> ndarray`` for ESS.
+* The cached calls every capability uses (:func:`next_token_logprobs_cached`,
+  :func:`prompt_logprobs_cached`, :func:`prompt_logprob_moments_cached`, :func:`generate_cached`,
+  :func:`next_token_max_cached`, :func:`after_token_logprobs_cached`), keyed by
+  :func:`backend_identity`.
+
+``cache=`` is a folder path or a :class:`~llmsurrogate.llm.cache.Cache` (or None:
+:func:`~llmsurrogate.llm.cache.as_cache`); a folder is opened once per call and closed at its end.
 """
 
 from __future__ import annotations
@@ -15,13 +22,24 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import check_choice
 from ..exceptions import InvalidArgumentError
-from .base import check_prompts
-from .cache import as_cache, cached_batches
+from .base import RaggedLogprobs, check_prompts
+from .cache import as_cache, cached_batches, using_cache
+from .prompts import (
+    MC_CHAT_PREFILL,
+    MC_SYSTEM_PROMPT,
+    NUMERIC_SYSTEM_PROMPT,
+    multiple_choice_prompt,
+    numeric_prompt,
+    persona_prompt,
+    rows_of,
+)
 from .tasks import TEMPLATE_VERSION, MultipleChoiceQuestion, Task
 
 __all__ = ["option_probabilities", "numeric_expectations", "mc_risk", "numeric_risk", "LLMPredictor",
-           "SPELLING_MODES", "prompt_logprobs_cached", "generate_cached", "next_token_logprobs_cached"]
+           "SPELLING_MODES", "backend_identity", "prompt_logprobs_cached", "prompt_logprob_moments_cached",
+           "generate_cached", "next_token_logprobs_cached", "next_token_max_cached", "after_token_logprobs_cached"]
 
 log = logging.getLogger("llmsurrogate.llm")
 
@@ -47,10 +65,16 @@ def _window(backend, batch_size, commit_every, streaming: bool) -> int:
     return max(floor, int(commit_every), int(getattr(backend, "prompts_per_call", 0) or 0))
 
 
-def _identity(backend) -> tuple[str, str]:
+def backend_identity(backend) -> tuple[str, str]:
+    """``(backend name, model identity)`` of a backend as its cache keys hold them: the name from its
+    ``identity["backend"]`` (else its class name) and the rest of its ``identity`` (weights
+    fingerprint or revision, dtype, ...) as text."""
     ident = dict(getattr(backend, "identity", {}) or {})
     name = str(ident.pop("backend", type(backend).__name__))
     return name, repr(sorted(ident.items()))
+
+
+_identity = backend_identity  # the old private name
 
 
 def next_token_logprobs_cached(backend, prompts: Sequence[str], token_ids: Sequence[int], *, cache=None,
@@ -64,9 +88,7 @@ def next_token_logprobs_cached(backend, prompts: Sequence[str], token_ids: Seque
     backend gets ``max(batch_size, commit_every)`` prompts per call, written per call."""
     prompts = check_prompts(prompts)
     ids = [int(i) for i in token_ids]
-    name, model = _identity(backend)
-    keys = as_cache(cache).keys(backend=name, model=model, prompts=prompts, template=TEMPLATE_VERSION,
-                                params={"kind": "next_token_logprobs", "ids": ids})
+    name, model = backend_identity(backend)
     stream = getattr(backend, "next_token_logprobs_batches", None)
 
     def compute(idx):
@@ -75,8 +97,12 @@ def next_token_logprobs_cached(backend, prompts: Sequence[str], token_ids: Seque
             return iter(stream(batch, ids))
         return list(backend.next_token_logprobs(batch, ids))
 
-    rows = cached_batches(cache, keys, compute, batch_size=_window(backend, batch_size, commit_every, stream is not None),
-                          kind="next_token", progress=progress, commit_every=commit_every)
+    with using_cache(cache) as store:
+        keys = store.keys(backend=name, model=model, prompts=prompts, template=TEMPLATE_VERSION,
+                          params={"kind": "next_token_logprobs", "ids": ids})
+        rows = cached_batches(store, keys, compute,
+                              batch_size=_window(backend, batch_size, commit_every, stream is not None),
+                              kind="next_token", progress=progress, commit_every=commit_every)
     return np.stack(rows).astype(np.float32) if rows else np.zeros((0, len(ids)), np.float32)
 
 
@@ -85,12 +111,8 @@ def prompt_logprobs_cached(backend, prompts: Sequence[str], *, cache=None, batch
     """``backend.prompt_logprobs`` (per-token log-probabilities of each prompt, for lookahead
     tests) with every prompt's tokens and values stored in ``cache``. Returns
     :class:`~llmsurrogate.llm.base.RaggedLogprobs`."""
-    from .base import RaggedLogprobs
-
     prompts = check_prompts(prompts)
-    name, model = _identity(backend)
-    keys = as_cache(cache).keys(backend=name, model=model, prompts=prompts, template=TEMPLATE_VERSION,
-                                params={"kind": "prompt_logprobs"})
+    name, model = backend_identity(backend)
 
     def compute(idx):
         rag = backend.prompt_logprobs([prompts[i] for i in idx])
@@ -103,8 +125,11 @@ def prompt_logprobs_cached(backend, prompts: Sequence[str], *, cache=None, batch
             rows.append(np.concatenate([rag.token_ids[rag.offsets[j]: rag.offsets[j + 1]].astype(np.float64), v]))
         return rows
 
-    rows = cached_batches(cache, keys, compute, batch_size=_window(backend, batch_size, commit_every, False),
-                          kind="prompt_logprobs", progress=progress)
+    with using_cache(cache) as store:
+        keys = store.keys(backend=name, model=model, prompts=prompts, template=TEMPLATE_VERSION,
+                          params={"kind": "prompt_logprobs"})
+        rows = cached_batches(store, keys, compute, batch_size=_window(backend, batch_size, commit_every, False),
+                              kind="prompt_logprobs", progress=progress)
     lens = np.array([len(r) // 2 for r in rows], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
     values = np.concatenate([r[len(r) // 2:] for r in rows]).astype(np.float32) if rows else np.zeros(0, np.float32)
@@ -117,17 +142,102 @@ def generate_cached(backend, prompts: Sequence[str], *, max_new_tokens: int = 16
                     batch_size: int | None = None) -> list[str]:
     """Greedy ``backend.generate`` with each continuation stored in ``cache`` (UTF-8 bytes)."""
     prompts = check_prompts(prompts)
-    name, model = _identity(backend)
-    keys = as_cache(cache).keys(backend=name, model=model, prompts=prompts, template=TEMPLATE_VERSION,
-                                params={"kind": "generate", "max_new_tokens": int(max_new_tokens), "greedy": True})
+    name, model = backend_identity(backend)
 
     def compute(idx):
         texts = backend.generate([prompts[i] for i in idx], max_new_tokens=max_new_tokens)
         return [np.frombuffer(t.encode("utf-8"), dtype=np.uint8) for t in texts]
 
-    rows = cached_batches(cache, keys, compute, batch_size=_window(backend, batch_size, COMMIT_EVERY, False),
-                          kind="generate")
+    with using_cache(cache) as store:
+        keys = store.keys(backend=name, model=model, prompts=prompts, template=TEMPLATE_VERSION,
+                          params={"kind": "generate", "max_new_tokens": int(max_new_tokens), "greedy": True})
+        rows = cached_batches(store, keys, compute, batch_size=_window(backend, batch_size, COMMIT_EVERY, False),
+                              kind="generate")
     return [bytes(r).decode("utf-8") for r in rows]
+
+
+def prompt_logprob_moments_cached(backend, texts: Sequence[str], *, cache=None, batch_size: int = 16,
+                                  progress=None):
+    """``backend.prompt_logprob_moments`` through the cache: ``(RaggedLogprobs, mu, sigma)``.
+
+    Raises a clear error for a backend without vocabulary-wide moments (vLLM returns top-k
+    log-probabilities only).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from llmsurrogate.llm.base import RaggedLogprobs
+    >>> class ToyBackend:  # one token per word, log p = -len(word); vocabulary mean -2, sd 1 everywhere
+    ...     def prompt_logprob_moments(self, prompts):
+    ...         lp = [np.array([np.nan] + [-len(w) for w in p.split()[1:]], np.float32) for p in prompts]
+    ...         off, m = np.cumsum([0] + [len(v) for v in lp]), sum(len(v) for v in lp)
+    ...         return RaggedLogprobs(np.concatenate(lp), off, np.zeros(m, np.int32)), np.full(m, -2.0), np.ones(m)
+    >>> rag, mu, sigma = prompt_logprob_moments_cached(ToyBackend(), ["the cat sat", "a hippopotamus"])
+    >>> rag.values.tolist(), mu.tolist()
+    ([nan, -3.0, -3.0, nan, -12.0], [nan, -2.0, -2.0, nan, -2.0])
+    """
+    fn = getattr(backend, "prompt_logprob_moments", None)
+    if fn is None:
+        raise InvalidArgumentError(
+            f"method='min_k_plus_plus' needs the mean and variance of the log-probability over the whole vocabulary "
+            f"at every prompt position, and {type(backend).__name__} cannot give them (it has no "
+            f"`prompt_logprob_moments`; vLLM returns top-k log-probabilities only). Use TransformersBackend, or "
+            f"method='min_k'")
+    texts = check_prompts(texts)
+    name, model = backend_identity(backend)
+
+    def compute(idx):
+        rag, mu, sigma = fn([texts[i] for i in idx])
+        out = []
+        for j in range(len(idx)):
+            a, b = rag.offsets[j], rag.offsets[j + 1]
+            parts = [rag.values[a:b].astype(np.float64), np.array(mu[a:b], np.float64), np.array(sigma[a:b], np.float64)]
+            for arr in parts:  # the first token's NaNs are stored as 0 (the cache refuses NaN), restored on reading
+                arr[:1] = 0.0
+            out.append(np.concatenate([rag.token_ids[a:b].astype(np.float64), *parts]))
+        return out
+
+    with using_cache(cache) as store:
+        keys = store.keys(backend=name, model=model, prompts=texts, template=TEMPLATE_VERSION,
+                          params={"kind": "prompt_logprob_moments"})
+        rows = cached_batches(store, keys, compute, batch_size=max(batch_size, COMMIT_EVERY),
+                              kind="prompt_logprob_moments", progress=progress)
+    lens = np.array([len(r) // 4 for r in rows], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+
+    def part(p, dtype):
+        if not rows:
+            return np.zeros(0, dtype)
+        return np.concatenate([r[p * (len(r) // 4): (p + 1) * (len(r) // 4)] for r in rows]).astype(dtype)
+
+    first = offsets[:-1][lens > 0]
+    values, mu, sigma = part(1, np.float32), part(2, np.float64), part(3, np.float64)
+    for arr in (values, mu, sigma):
+        arr[first] = np.nan
+    return RaggedLogprobs(values=values, offsets=offsets, token_ids=part(0, np.int32)), mu, sigma
+
+
+def next_token_max_cached(backend, prompts: Sequence[str], vocab: int, *, cache=None,
+                          batch_size: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``(max next-token log-prob, its token id)`` after each prompt: a scan of all ``vocab`` token
+    ids through ``backend.next_token_logprobs``, only the maximum and its id stored in the cache.
+    ``batch_size``: prompts per backend call (None: all in one)."""
+    name, model = backend_identity(backend)
+    ids = np.arange(vocab, dtype=np.int64)
+
+    def compute(idx):
+        lp = np.asarray(backend.next_token_logprobs([prompts[i] for i in idx], ids))
+        if lp.shape != (len(idx), vocab):
+            raise InvalidArgumentError(f"{type(backend).__name__}.next_token_logprobs returned shape {lp.shape} for "
+                                       f"{len(idx)} prompts and {vocab} token ids")
+        arg = np.argmax(lp, axis=1)
+        return [np.array([float(lp[r, arg[r]]), float(arg[r])]) for r in range(len(idx))]
+
+    with using_cache(cache) as store:
+        keys = store.keys(backend=name, model=model, prompts=prompts, template=TEMPLATE_VERSION,
+                          params={"kind": "next_token_max", "vocab": int(vocab)})
+        rows = cached_batches(store, keys, compute, batch_size=batch_size, kind="next_token_max")
+    return np.array([r[0] for r in rows], dtype=np.float64), np.array([int(r[1]) for r in rows], dtype=np.int64)
 
 
 def after_token_logprobs_cached(backend, prompts: Sequence[str], after_ids: Sequence[int],
@@ -140,9 +250,7 @@ def after_token_logprobs_cached(backend, prompts: Sequence[str], after_ids: Sequ
     prompts = check_prompts(prompts)
     after = [int(a) for a in after_ids]
     ids = [int(i) for i in token_ids]
-    name, model = _identity(backend)
-    keys = as_cache(cache).keys(backend=name, model=model, prompts=prompts, template=TEMPLATE_VERSION,
-                                params={"kind": "after_token_logprobs", "after": after, "ids": ids})
+    name, model = backend_identity(backend)
     fast = getattr(backend, "next_token_logprobs_after", None)
 
     def compute(idx):
@@ -157,8 +265,11 @@ def after_token_logprobs_cached(backend, prompts: Sequence[str], after_ids: Sequ
         return [a.reshape(-1) for a in np.asarray(arr, dtype=np.float32)]
 
     # the backend batches internally (TransformersBackend: batch_size // 2 prompts per pass)
-    rows = cached_batches(cache, keys, compute, batch_size=_window(backend, batch_size, COMMIT_EVERY, False),
-                          kind="after_token")
+    with using_cache(cache) as store:
+        keys = store.keys(backend=name, model=model, prompts=prompts, template=TEMPLATE_VERSION,
+                          params={"kind": "after_token_logprobs", "after": after, "ids": ids})
+        rows = cached_batches(store, keys, compute, batch_size=_window(backend, batch_size, COMMIT_EVERY, False),
+                              kind="after_token")
     return np.stack(rows).reshape(len(prompts), len(after), len(ids))
 
 
@@ -238,6 +349,11 @@ def numeric_expectations(backend, prompts: Sequence[str], *, cache=None, batch_s
     digits = backend.digit_tokens()
     if not digits:
         raise InvalidArgumentError("the model's vocabulary has no digit tokens; numeric prompting is impossible")
+    with using_cache(cache) as store:  # one cache for both passes
+        return _numeric_expectations(backend, prompts, digits, store, batch_size, decoding, progress)
+
+
+def _numeric_expectations(backend, prompts, digits, cache, batch_size, decoding, progress):
     texts = [t for t, _ in digits]
     ids = [i for _, i in digits]
     lp1 = next_token_logprobs_cached(backend, prompts, ids, cache=cache, batch_size=batch_size, progress=progress)
@@ -287,8 +403,6 @@ def mc_risk(backend, task: Task, rows: Sequence[dict], *, cache=None, batch_size
     Binary: r = probability of the option with the larger numeric value; K > 2: r = Σ_k q_k v_k.
     Returns ``(scores, answer_mass, per_order_scores (n, n_orders))``.
     """
-    from .prompts import multiple_choice_prompt
-
     if task.question is None:
         raise InvalidArgumentError(f"task {task.name!r} has no multiple-choice question")
     questions = task.question.permutations() if correct_order_bias else [task.question]
@@ -310,9 +424,6 @@ def chat_prompt_fn(backend, task: Task, method: str = "multiple_choice", system:
     §1.4): the user turn is the prompt without its prefill; the assistant turn is the prefill
     (``If had to select one of the options, my answer would be`` for multiple choice, ``Answer
     (between 0 and 1): 0.`` for numeric), cut right after it."""
-    from .prompts import (MC_CHAT_PREFILL, MC_SYSTEM_PROMPT, NUMERIC_SYSTEM_PROMPT, multiple_choice_prompt,
-                          numeric_prompt)
-
     if not hasattr(backend, "chat_prompt"):
         raise InvalidArgumentError(f"{type(backend).__name__} has no chat template support")
     if method == "multiple_choice":
@@ -327,8 +438,6 @@ def chat_prompt_fn(backend, task: Task, method: str = "multiple_choice", system:
 
 def numeric_risk(backend, task: Task, rows: Sequence[dict], *, cache=None, batch_size: int | None = None,
                  decoding: str = "expected", progress=None, prompt_fn: Callable | None = None):
-    from .prompts import numeric_prompt
-
     render = prompt_fn or (lambda row, q=None: numeric_prompt(task, row))
     prompts = [render(row) for row in rows]
     return numeric_expectations(backend, prompts, cache=cache, batch_size=batch_size, decoding=decoding,
@@ -344,8 +453,6 @@ def persona_risk(backend, template: str, rows: Sequence[dict], answers: dict, *,
     maps each answer key to its value ({"1": 1.0, "5": 0.0}). The prediction is Σ_k q_k v_k with q
     the next-token probabilities of the keys after ``template + suffix``, renormalised over the
     keys. Returns ``(predictions, answer_mass)``."""
-    from .prompts import persona_prompt
-
     if not answers or len(answers) < 2:
         raise InvalidArgumentError("argument `answers` must map at least two answer keys to values")
     keys = [str(k) for k in answers]
@@ -383,8 +490,6 @@ class LLMPredictor:
     def __init__(self, backend, task: Task, *, method: str = "multiple_choice", cache=None, batch_size: int | None = None,
                  correct_order_bias: bool = True, persona_template: str | None = None,
                  answers: dict | None = None):
-        from .._validation import check_choice
-
         self.backend = backend
         self.task = task
         self.method = check_choice(method, "method", ["multiple_choice", "numeric", "numeric_argmax", "persona"])
@@ -397,8 +502,6 @@ class LLMPredictor:
         self.correct_order_bias = correct_order_bias
 
     def predict(self, frame: Any) -> np.ndarray:
-        from .prompts import rows_of
-
         rows = rows_of(frame, self.task)
         if self.method == "persona":
             pred, _ = persona_risk(self.backend, self.persona_template, rows, self.answers, task=self.task,

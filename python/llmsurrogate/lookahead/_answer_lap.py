@@ -22,8 +22,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
+from .._validation import check_template, fill_template
 from ..exceptions import InvalidArgumentError
+from ..llm.scoring import option_probabilities
+from ._prompts import _date, _text
 
 __all__ = ["answer_lap", "recall_prompt", "RECALL_TEMPLATE", "RECALL_ANSWERS"]
 
@@ -47,9 +51,6 @@ def recall_prompt(date: Any, company_name: str, ticker: str, *, template: str = 
     >>> recall_prompt("2020-07-28", "Eastman Kodak Company", "KODK").splitlines()[0]
     'On 2020-07-28, did the stock price of Eastman Kodak Company (KODK) go up or down? Answer with one word, up or down.'
     """
-    from .._validation import check_template, fill_template
-    from ._prompts import _date, _text
-
     if not isinstance(template, str) or "{date" not in template:
         raise InvalidArgumentError("argument `template` must be a str.format template with a {date...} field")
     check_template(template, "template", fields=("date", "company_name", "ticker"))
@@ -90,8 +91,6 @@ def answer_lap(prompts: Sequence[str], backend, answers: Sequence[str] = RECALL_
        score  p_up  p_down
     0    0.7   0.5     0.2
     """
-    from ..llm.scoring import option_probabilities
-
     if isinstance(answers, str) or not isinstance(answers, Sequence):
         raise InvalidArgumentError(f"argument `answers` must be a list of answer words such as ['up', 'down']; "
                                    f"got {answers!r}")
@@ -105,8 +104,6 @@ def answer_lap(prompts: Sequence[str], backend, answers: Sequence[str] = RECALL_
     score = np.asarray(total, dtype=np.float64)
     if not details:
         return score
-    import pandas as pd
-
     frame = pd.DataFrame({"score": score})
     for j, a in enumerate(answers):
         frame[f"p_{a}"] = probs[:, j] * score

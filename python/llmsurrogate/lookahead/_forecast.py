@@ -45,11 +45,24 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
-from ..exceptions import InvalidArgumentError
+from .._progress import progress_reporter
+from .._validation import _is_polars, as_frame, check_int
+from ..exceptions import InvalidArgumentError, LLMSurrogateWarning
+from ..llm.base import CallableBackend, check_prompts
+from ..llm.cache import using_cache
+from ..llm.hf import TransformersBackend
+from ..llm.scoring import (
+    generate_cached,
+    next_token_logprobs_cached,
+    next_token_max_cached,
+)
+from ._prompts import earnings_call_prompt, news_prompt, parse_answers
 
 __all__ = ["forecast", "FORECAST_TEMPLATES", "FORECAST_FIELDS", "PARSE_STATUSES", "TOKEN_STATUSES"]
 
@@ -80,7 +93,6 @@ CHUNK = 64
 
 
 def _render(frame, template: str, columns: dict[str, str] | None, words: int | None) -> list[str]:
-    from ._prompts import earnings_call_prompt, news_prompt
 
     fields = FORECAST_FIELDS[template]
     columns = dict(columns or {})
@@ -115,9 +127,6 @@ def _render(frame, template: str, columns: dict[str, str] | None, words: int | N
 def _scan_size(backend) -> tuple[int | None, str]:
     """``(V, "")`` when ``backend.next_token_logprobs`` gives all V ids exactly in one pass, else
     ``(None, why not)``."""
-    from .._validation import check_int
-    from ..llm.base import CallableBackend
-
     name = type(backend).__name__
     if not callable(getattr(backend, "next_token_logprobs", None)):
         return None, f"{name} has no next_token_logprobs"
@@ -126,8 +135,6 @@ def _scan_size(backend) -> tuple[int | None, str]:
         return check_int(declared, "full_vocabulary_scan", minimum=1), ""
     if isinstance(backend, CallableBackend):
         return len(backend.vocab), ""
-    from ..llm.hf import TransformersBackend
-
     if isinstance(backend, TransformersBackend):
         return int(backend.vocab_size), ""
     return None, (f"{name} cannot scan its whole vocabulary in one exact pass (a top-k backend such as VLLMBackend "
@@ -138,8 +145,6 @@ def _scan_size(backend) -> tuple[int | None, str]:
 
 def _token_text(backend, tid: int) -> str | None:
     """The text of token ``tid`` where the backend can spell it ('' for a special token), else None."""
-    from ..llm.base import CallableBackend
-
     if isinstance(backend, CallableBackend):
         return backend.vocab[tid]
     tok = getattr(backend, "tokenizer", None)
@@ -161,25 +166,7 @@ def _begins(answer: str, text: str | None) -> bool:
 def _first_token(backend, prompts: list[str], vocab: int, cache, batch_size):
     """(max next-token log-prob, its token id) after each prompt: a scan of all ``vocab`` ids,
     only the maximum and its id stored in the cache."""
-    from ..llm.cache import cached_batches
-    from ..llm.scoring import _identity
-    from ..llm.tasks import TEMPLATE_VERSION
-
-    name, model = _identity(backend)
-    keys = cache.keys(backend=name, model=model, prompts=prompts, template=TEMPLATE_VERSION,
-                      params={"kind": "next_token_max", "vocab": int(vocab)})
-    ids = np.arange(vocab, dtype=np.int64)
-
-    def compute(idx):
-        lp = np.asarray(backend.next_token_logprobs([prompts[i] for i in idx], ids))
-        if lp.shape != (len(idx), vocab):
-            raise InvalidArgumentError(f"{type(backend).__name__}.next_token_logprobs returned shape {lp.shape} for "
-                                       f"{len(idx)} prompts and {vocab} token ids")
-        arg = np.argmax(lp, axis=1)
-        return [np.array([float(lp[r, arg[r]]), float(arg[r])]) for r in range(len(idx))]
-
-    rows = cached_batches(cache, keys, compute, batch_size=batch_size, kind="next_token_max")
-    return np.array([r[0] for r in rows], dtype=np.float64), np.array([int(r[1]) for r in rows], dtype=np.int64)
+    return next_token_max_cached(backend, prompts, vocab, cache=cache, batch_size=batch_size)
 
 
 #: Characters at the start of an answer whose prefixes are looked up (``answer_tokens``) as the
@@ -191,8 +178,6 @@ def _first_token_certified(backend, prompts: list[str], answers: list[str], cach
     """p of the first generated token without a vocabulary scan: the likeliest token spelled by a
     prefix of the answer, kept only where its probability exceeds 1/2 -- then no other token can be
     the argmax, so it is the greedy first token. Returns (p, status)."""
-    from ..llm.scoring import next_token_logprobs_cached
-
     n = len(prompts)
     p = np.full(n, np.nan)
     status = ["first_token_uncertain"] * n
@@ -238,8 +223,6 @@ def _label_span(answer: str, label: str) -> tuple[int, str, str] | None:
 def _label_token(backend, prompts: list[str], answers: list[str], labels: list, cache, batch_size):
     """p of the first token of each parsed label word after prompt + the answer text before it
     (largest over the tokens spelled by a prefix of the written word), and the row's status."""
-    from ..llm.scoring import next_token_logprobs_cached
-
     n = len(prompts)
     p = np.full(n, np.nan)
     status = ["no_label"] * n
@@ -362,14 +345,6 @@ def forecast(texts_or_frame: Any, backend, template: str = "news", *, cache=None
       label  signal  confidence status
     0  good     1.0         0.8     ok
     """
-    import pandas as pd
-
-    from .._progress import progress_reporter
-    from .._validation import _is_polars, as_frame, check_int
-    from ..llm.base import check_prompts
-    from ..llm.scoring import generate_cached
-    from ._prompts import parse_answers
-
     if template not in FORECAST_TEMPLATES:
         raise InvalidArgumentError(f"argument `template` must be one of {FORECAST_TEMPLATES}; got {template!r}")
     max_new_tokens = check_int(max_new_tokens, "max_new_tokens", minimum=1)
@@ -394,9 +369,12 @@ def forecast(texts_or_frame: Any, backend, template: str = "news", *, cache=None
                                        "they are")
         prompts = check_prompts(texts_or_frame)
         index = pd.RangeIndex(len(prompts))
-    from ..llm.cache import as_cache
+    with using_cache(cache) as store:  # one cache for the answers and the token probabilities
+        return _forecast(backend, template, store, prompts, index, max_new_tokens, batch_size, progress,
+                         token_probabilities)
 
-    cache = as_cache(cache)
+
+def _forecast(backend, template, cache, prompts, index, max_new_tokens, batch_size, progress, token_probabilities):
     answers: list[str] = []
     label = f"forecasts ({template})"
     with progress_reporter(progress) as report:
@@ -405,10 +383,6 @@ def forecast(texts_or_frame: Any, backend, template: str = "news", *, cache=None
             answers += generate_cached(backend, prompts[start: start + CHUNK], max_new_tokens=max_new_tokens,
                                        cache=cache, batch_size=batch_size)
             report(label, len(answers), len(prompts))
-    import warnings
-
-    from ..exceptions import LLMSurrogateWarning
-
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", LLMSurrogateWarning)
         parsed = parse_answers(answers, template)

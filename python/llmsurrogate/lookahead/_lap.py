@@ -1,8 +1,9 @@
 """Lookahead Propensity (LAP) of texts: Min-K% Prob of their prompt tokens (docs/methods/lookahead.md §1).
 
 * :func:`lap` -- one score per text through a backend, with the per-token log-probabilities
-  cached (``llm.scoring.prompt_logprobs_cached``), so another ``k``, ``method`` or ``agg`` needs no
-  model pass.
+  cached (``llm.scoring.prompt_logprobs_cached``; Min-K%++ through
+  ``llm.scoring.prompt_logprob_moments_cached``, re-exported here), so another ``k``, ``method`` or
+  ``agg`` needs no model pass.
 * :func:`lap_from_logprobs` -- the same score from per-token log-probabilities already computed
   (a :class:`~llmsurrogate.llm.base.RaggedLogprobs`, or ``(values, offsets)``): the reduction is the
   Rust kernel ``_core.lookahead_min_k_*`` (parallel over texts, GIL released, the same bits for
@@ -21,9 +22,19 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from .. import _core
+from .._validation import (
+    as_float_array,
+    check_flag,
+    check_int,
+    check_n_jobs,
+    reject_lossy,
+)
 from ..exceptions import InvalidArgumentError, LLMSurrogateWarning, ShapeError
+from ..llm.base import check_prompts
+from ..llm.scoring import prompt_logprob_moments_cached, prompt_logprobs_cached
 
 __all__ = ["lap", "lap_from_logprobs", "LAP_METHODS", "SIGMA_FLOOR", "prompt_logprob_moments_cached"]
 
@@ -63,8 +74,6 @@ def _ragged(logprobs) -> tuple[np.ndarray, np.ndarray]:
         values, offsets = logprobs
     else:
         raise InvalidArgumentError("argument `logprobs` must be a RaggedLogprobs or a tuple (values, offsets)")
-    from .._validation import as_float_array, reject_lossy
-
     if isinstance(values, np.ndarray) and values.dtype == np.float32 and values.ndim == 1:
         reject_lossy(values, "logprobs")   # a masked array
     else:
@@ -119,8 +128,6 @@ def lap_from_logprobs(logprobs, k: float = 0.2, method: str = "min_k", *, moment
     >>> round(float(lap_from_logprobs((lp, [0, 11]), k=0.2)[0]), 9)  # exp(-4.5)
     0.011108997
     """
-    from .._validation import check_flag, check_n_jobs
-
     k = _check_k(k)
     _check_method(method, agg)
     skip_first = check_flag(skip_first, "skip_first")
@@ -155,75 +162,8 @@ def lap_from_logprobs(logprobs, k: float = 0.2, method: str = "min_k", *, moment
                       stacklevel=2)
     if not details:
         return score
-    import pandas as pd
-
     return pd.DataFrame({"score": score, "min_k": min_k, "min_k_arith": min_k_arith,
                          "n_scored": n_scored.astype(np.int64), "k": k_used.astype(np.int64)})
-
-
-def prompt_logprob_moments_cached(backend, texts: Sequence[str], *, cache=None, batch_size: int = 16,
-                                  progress=None):
-    """``backend.prompt_logprob_moments`` through the cache: ``(RaggedLogprobs, mu, sigma)``.
-
-    Raises a clear error for a backend without vocabulary-wide moments (vLLM returns top-k
-    log-probabilities only).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from llmsurrogate.llm.base import RaggedLogprobs
-    >>> class ToyBackend:  # one token per word, log p = -len(word); vocabulary mean -2, sd 1 everywhere
-    ...     def prompt_logprob_moments(self, prompts):
-    ...         lp = [np.array([np.nan] + [-len(w) for w in p.split()[1:]], np.float32) for p in prompts]
-    ...         off, m = np.cumsum([0] + [len(v) for v in lp]), sum(len(v) for v in lp)
-    ...         return RaggedLogprobs(np.concatenate(lp), off, np.zeros(m, np.int32)), np.full(m, -2.0), np.ones(m)
-    >>> rag, mu, sigma = prompt_logprob_moments_cached(ToyBackend(), ["the cat sat", "a hippopotamus"])
-    >>> rag.values.tolist(), mu.tolist()
-    ([nan, -3.0, -3.0, nan, -12.0], [nan, -2.0, -2.0, nan, -2.0])
-    """
-    from ..llm.base import RaggedLogprobs, check_prompts
-    from ..llm.cache import as_cache, cached_batches
-    from ..llm.scoring import COMMIT_EVERY, _identity
-    from ..llm.tasks import TEMPLATE_VERSION
-
-    fn = getattr(backend, "prompt_logprob_moments", None)
-    if fn is None:
-        raise InvalidArgumentError(
-            f"method='min_k_plus_plus' needs the mean and variance of the log-probability over the whole vocabulary "
-            f"at every prompt position, and {type(backend).__name__} cannot give them (it has no "
-            f"`prompt_logprob_moments`; vLLM returns top-k log-probabilities only). Use TransformersBackend, or "
-            f"method='min_k'")
-    texts = check_prompts(texts)
-    name, model = _identity(backend)
-    keys = as_cache(cache).keys(backend=name, model=model, prompts=texts, template=TEMPLATE_VERSION,
-                                params={"kind": "prompt_logprob_moments"})
-
-    def compute(idx):
-        rag, mu, sigma = fn([texts[i] for i in idx])
-        out = []
-        for j in range(len(idx)):
-            a, b = rag.offsets[j], rag.offsets[j + 1]
-            parts = [rag.values[a:b].astype(np.float64), np.array(mu[a:b], np.float64), np.array(sigma[a:b], np.float64)]
-            for arr in parts:  # the first token's NaNs are stored as 0 (the cache refuses NaN), restored on reading
-                arr[:1] = 0.0
-            out.append(np.concatenate([rag.token_ids[a:b].astype(np.float64), *parts]))
-        return out
-
-    rows = cached_batches(cache, keys, compute, batch_size=max(batch_size, COMMIT_EVERY),
-                          kind="prompt_logprob_moments", progress=progress)
-    lens = np.array([len(r) // 4 for r in rows], dtype=np.int64)
-    offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
-
-    def part(p, dtype):
-        if not rows:
-            return np.zeros(0, dtype)
-        return np.concatenate([r[p * (len(r) // 4): (p + 1) * (len(r) // 4)] for r in rows]).astype(dtype)
-
-    first = offsets[:-1][lens > 0]
-    values, mu, sigma = part(1, np.float32), part(2, np.float64), part(3, np.float64)
-    for arr in (values, mu, sigma):
-        arr[first] = np.nan
-    return RaggedLogprobs(values=values, offsets=offsets, token_ids=part(0, np.int32)), mu, sigma
 
 
 def lap(texts: Sequence[str], backend, k: float = 0.2, method: str = "min_k", *, cache=None, batch_size: int = 16,
@@ -261,10 +201,6 @@ def lap(texts: Sequence[str], backend, k: float = 0.2, method: str = "min_k", *,
     >>> np.log(lap(["the cat sat on the mat", "a big hippopotamus"], ToyBackend(), k=0.2)).tolist()
     [-3.0, -12.0]
     """
-    from .._validation import check_int
-    from ..llm.base import check_prompts
-    from ..llm.scoring import prompt_logprobs_cached
-
     k = _check_k(k)
     _check_method(method, agg)
     batch_size = check_int(batch_size, "batch_size", minimum=1)
