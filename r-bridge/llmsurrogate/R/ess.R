@@ -32,7 +32,8 @@
 #' @param regime `"hybrid"`, `"fixed_N"` or `"fixed_B"`.
 #' @param tuning `"per_n_subset"` (paper), `"per_block"` or `"none"`.
 #' @param seed Permutation seed (a whole number) or `NULL` to keep the rows' order.
-#' @param n_jobs Parallel block fits / threads; `NULL` for the default.
+#' @param n_jobs Workers for the block fits and threads for the kernels (`NULL`: `LLMSURROGATE_NUM_THREADS`,
+#'   else all cores). No number depends on it.
 #' @param n_estimators Trees of the random forest.
 #' @param bias_correct `TRUE` adds 2 V_test / (B - 1) to the fixed-N variance, removing the
 #'   leading finite-B bias of (4.5) (docs/methods/ess.md §4.6; an extension, not in the paper).
