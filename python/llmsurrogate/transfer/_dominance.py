@@ -30,7 +30,14 @@ import pandas as pd
 
 from .. import _core
 from .._deprecation import deprecated_arguments
-from .._validation import align_by_label, as_float_array, check_choice, check_flag, check_gamma, check_real
+from .._validation import (
+    align_by_label,
+    as_float_array,
+    check_choice,
+    check_flag,
+    check_gamma,
+    check_real,
+)
 from ..exceptions import ShapeError
 from ._common import DEFAULT_TAULIST, _core_table, _same, _taulist
 from ._results import EverywhereDominance

@@ -25,9 +25,25 @@ import numpy as np
 import pandas as pd
 
 from .._deprecation import deprecated_arguments
-from .._validation import as_float_array, check_choice, check_flag, check_gamma, check_probability, check_real
+from .._validation import (
+    as_float_array,
+    check_choice,
+    check_flag,
+    check_gamma,
+    check_probability,
+    check_real,
+)
 from ..exceptions import CoverageWarning, InvalidArgumentError
-from ._common import _check_weights, _clip_side, _core_table, _n_r, _side, _sorted_values, _table, _tau
+from ._common import (
+    _check_weights,
+    _clip_side,
+    _core_table,
+    _n_r,
+    _side,
+    _sorted_values,
+    _table,
+    _tau,
+)
 from ._results import ForecastIntervals, WorstCaseCurve, _step
 from ._table import ErrorTable, PooledErrors
 

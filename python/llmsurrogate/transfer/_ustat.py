@@ -24,7 +24,14 @@ import pandas as pd
 
 from .. import _core
 from .._deprecation import deprecated_arguments
-from .._validation import as_float_array, check_allocation, check_choice, check_int, check_probability, check_real
+from .._validation import (
+    as_float_array,
+    check_allocation,
+    check_choice,
+    check_int,
+    check_probability,
+    check_real,
+)
 from ..exceptions import InvalidArgumentError
 from ._common import DEFAULT_BETAS, _check_r, _side, _sorted_values, _table
 from ._table import ErrorTable
