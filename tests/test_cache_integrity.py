@@ -1,7 +1,8 @@
 """Caches that cannot lie (issue 11, defect 3): every cache kind -- the LLM outputs (SQLite), the
-transfer-table fits (``.fit`` files) and the ESS command line's grid points (``N_*.json``) --
-rejects an entry with flipped bytes, a truncated or empty value, a NaN, or one written by another
-version, as a counted miss; the result equals a clean run's, and the damaged entry is repaired.
+transfer-table fits and the ESS command line's grid points (``.entry`` files), all in the one entry
+format of ``llmsurrogate._store`` (issue 20) -- rejects an entry with flipped bytes, a truncated or
+empty value, a NaN, one written by another version, or one in an older release's format, as a
+counted miss; the result equals a clean run's, and the damaged entry is repaired.
 A damaged SQLite file is a clear error naming the file; a full disk says so."""
 
 from __future__ import annotations
@@ -117,6 +118,38 @@ def test_llm_cache_of_an_older_schema_is_migrated_and_its_entries_recomputed(tmp
     np.testing.assert_array_equal(rows, clean)
 
 
+def test_llm_cache_rows_of_the_release_before_the_shared_entry_format_are_still_hits(tmp_path):
+    """The shared entry format kept the LLM rows as they were (producer text + BLAKE2b over key,
+    producer, dtype and bytes): a row written by hand that way is used, not recomputed."""
+    from llmsurrogate import __version__
+    from llmsurrogate._atomic import checksum
+
+    keys = _score(None)[2]
+    cache = Cache(tmp_path / "c")
+    prod = json.dumps({"llmsurrogate": __version__, **{d: _dist_version(d) for d in ("torch", "transformers", "vllm")}},
+                      sort_keys=True, separators=(",", ":"))
+    rows = []
+    for i, k in enumerate(keys):
+        blob = _value(i).tobytes()
+        rows.append((k, "", "<f4", blob, 0.0, prod, checksum(k, prod, "<f4", blob)))
+    with sqlite3.connect(cache.path) as conn:
+        conn.executemany("INSERT INTO outputs (key, kind, dtype, value, created, producer, checksum) "
+                         "VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+    again = Cache(tmp_path / "c")
+    got, computed, _, warned = _score(again)
+    assert computed == [] and again.hits == N_PROMPTS and again.rejected == 0 and not warned
+    np.testing.assert_array_equal(got, _score(None)[0])
+
+
+def _dist_version(dist):
+    from importlib import metadata
+
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
 @pytest.mark.parametrize("damage", ["garbage", "truncated_header", "truncated_pages"])
 def test_damaged_sqlite_file_is_a_clear_error_naming_it(tmp_path, damage):
     cache = Cache(tmp_path)
@@ -203,17 +236,27 @@ def _tamper_fit(path, mode):
     elif mode == "old_npy":  # an older release's entry: a plain .npy of other values
         path.unlink()
         np.save(path.with_suffix(".npy"), np.zeros(5))
+    elif mode == "old_fit":  # the release before the shared entry format: a valid `.fit` of other values
+        from llmsurrogate._atomic import checksum, producer
+
+        path.unlink()
+        prod = producer("numpy", "scikit-learn")
+        values = np.zeros(5, "<f8").tobytes()
+        head = {"producer": prod, "n": 5,
+                "checksum": checksum(path.stem, json.dumps(prod, sort_keys=True), values)}
+        path.with_suffix(".fit").write_bytes(b"LLMSURROGATE-TRANSFER-FIT 1\n" + json.dumps(head, sort_keys=True).encode()
+                                             + b"\n" + values)
     else:  # pragma: no cover
         raise AssertionError(mode)
 
 
-@pytest.mark.parametrize("mode", ["flip", "truncate", "empty", "nan", "other_version", "old_npy"])
+@pytest.mark.parametrize("mode", ["flip", "truncate", "empty", "nan", "other_version", "old_npy", "old_fit"])
 def test_transfer_fit_cache_tampered_entry_is_a_counted_miss(tmp_path, mode):
     data = _lotteries()
     clean, stats, _ = _build(data, None)
     assert stats.computed == 5 and stats.hits == 0
     _build(data, tmp_path / "c")
-    files = sorted((tmp_path / "c").rglob("*.fit"))
+    files = sorted((tmp_path / "c").rglob("*.entry"))
     assert len(files) == 5
     _tamper_fit(files[2], mode)
     table, stats, warned = _build(data, tmp_path / "c")
@@ -221,7 +264,7 @@ def test_transfer_fit_cache_tampered_entry_is_a_counted_miss(tmp_path, mode):
     assert len(warned) == 1
     np.testing.assert_array_equal(table.values, clean.values)
     table, stats, warned = _build(data, tmp_path / "c")  # repaired
-    assert (stats.hits, stats.computed) == (5, 0) and not warned and (mode == "old_npy" or stats.rejected == 0)
+    assert (stats.hits, stats.computed, stats.rejected) == (5, 0, 0) and not warned
     np.testing.assert_array_equal(table.values, clean.values)
 
 
@@ -235,7 +278,7 @@ def test_transfer_build_cli_reports_cache_counts(tmp_path):
     assert first.exit_code == 0, first.output
     ref = (tmp_path / "t.csv").read_bytes()
     assert "cache: 0 fits reused, 5 computed, 0 rejected" in first.stderr
-    next((tmp_path / "c").rglob("s1.fit")).write_bytes(b"")
+    next((tmp_path / "c").rglob("s1.entry")).write_bytes(b"")
     second = CliRunner().invoke(cli, args)
     assert second.exit_code == 0, second.output
     assert "cache: 4 fits reused, 1 computed, 1 rejected" in second.stderr
@@ -267,6 +310,7 @@ def _ess(data, out):
 
 def _tamper_point(path, mode):
     text = path.read_text()
+    magic, head, payload = path.read_bytes().split(b"\n", 2)
     if mode == "flip":
         i = text.index('"ecv"') + 8
         path.write_text(text[:i] + ("1" if text[i] != "1" else "2") + text[i + 1:])
@@ -275,20 +319,29 @@ def _tamper_point(path, mode):
     elif mode == "empty":
         path.write_text("")
     elif mode == "nan":
-        entry = json.loads(text)
-        entry["point"]["plain"]["ecv"] = float("nan")
-        path.write_text(json.dumps(entry))
+        point = json.loads(payload)
+        point["plain"]["ecv"] = float("nan")
+        path.write_bytes(magic + b"\n" + head + b"\n" + json.dumps(point).encode())
     elif mode == "other_version":
-        entry = json.loads(text)
+        entry = json.loads(head)
         entry["producer"]["numpy"] = "1.0.0"
-        path.write_text(json.dumps(entry))
+        path.write_bytes(magic + b"\n" + json.dumps(entry).encode() + b"\n" + payload)
     elif mode == "old_format":  # a bare point, as older releases wrote it
-        path.write_text(json.dumps(json.loads(text)["point"]))
+        path.write_bytes(payload)
+    elif mode == "old_release":  # the release before the shared entry format: a valid N_<n>.json entry
+        from llmsurrogate._atomic import checksum, producer
+
+        point = json.loads(payload)
+        prod = producer("numpy", "scikit-learn")
+        old = {"format": 1, "producer": prod, "point": point,
+               "checksum": checksum(json.dumps(prod, sort_keys=True), json.dumps(point, sort_keys=True, default=str))}
+        path.unlink()
+        path.with_suffix(".json").write_text(json.dumps(old, default=str))
     else:  # pragma: no cover
         raise AssertionError(mode)
 
 
-@pytest.mark.parametrize("mode", ["flip", "truncate", "empty", "nan", "other_version", "old_format"])
+@pytest.mark.parametrize("mode", ["flip", "truncate", "empty", "nan", "other_version", "old_format", "old_release"])
 def test_ess_grid_point_cache_tampered_entry_is_a_counted_miss(tmp_path, mode):
     data = _ess_data(tmp_path)
     _ess(data, tmp_path / "clean")
@@ -296,7 +349,7 @@ def test_ess_grid_point_cache_tampered_entry_is_a_counted_miss(tmp_path, mode):
     summary = (tmp_path / "clean" / "ess_summary.json").read_bytes()
     out = tmp_path / "out"
     _ess(data, out)
-    point = next((out / ".ess_cache").rglob("N_5.json"))
+    point = next((out / ".ess_cache").rglob("N_5.entry"))
     _tamper_point(point, mode)
     res = _ess(data, out)
     assert "rejected 1 cached grid point(s)" in res.stderr
@@ -314,7 +367,7 @@ def test_score_with_a_damaged_cache_file_is_one_line_exit_1(tmp_path):
     pd.DataFrame({"AGEP": [30]}).to_csv(data, index=False)
     (tmp_path / "cache").mkdir()
     (tmp_path / "cache" / Cache.FILENAME).write_bytes(b"garbage " * 100)
-    res = CliRunner().invoke(cli, ["score", "--data", str(data), "--task", "ACSIncome", "--model",
+    res = CliRunner().invoke(cli, ["risk", "--data", str(data), "--task", "ACSIncome", "--model",
                                    str(tmp_path / "no-model"), "--cache", str(tmp_path / "cache"),
                                    "--out", str(tmp_path / "out")])
     assert res.exit_code == 1, res.output

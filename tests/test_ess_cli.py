@@ -43,18 +43,19 @@ def test_ess_cli_writes_outputs_and_resumes(tmp_path):
     assert "blocks" in r.stderr  # progress bars on stderr
     # simulate an interrupted run: keep two finished points; one of them edited (not trusted: recomputed)
     cache = next((out / ".ess_cache").iterdir())
-    (cache / "N_20.json").unlink()
-    (cache / "N_5.json").unlink()
-    entry = json.loads((cache / "N_2.json").read_text())
-    entry["point"]["plain"]["ecv"] += 1000.0
-    (cache / "N_2.json").write_text(json.dumps(entry))
+    (cache / "N_20.entry").unlink()
+    (cache / "N_5.entry").unlink()
+    magic, head, payload = (cache / "N_2.entry").read_bytes().split(b"\n", 2)  # the llmsurrogate._store format
+    point = json.loads(payload)
+    point["plain"]["ecv"] += 1000.0
+    (cache / "N_2.entry").write_bytes(magic + b"\n" + head + b"\n" + json.dumps(point).encode())
     r2 = run(*args)
     assert r2.returncode == 0, r2.stderr
     assert "reusing 1 finished grid point(s)" in r2.stderr and "rejected 1 cached grid point(s)" in r2.stderr
     assert "grid points: 1 reused, 3 computed, 1 rejected" in r2.stderr
     t2 = pd.read_csv(out / "ess_table.csv")
     pd.testing.assert_frame_equal(t2, table)
-    assert (cache / "N_20.json").exists()
+    assert (cache / "N_20.entry").exists()
     # --bias-correct post-processes the same cached points: same errors, wider fixed-N SEs
     r3 = run(*args, "--bias-correct", "--regime", "fixed_N", "--grid", "5,20")
     assert r3.returncode == 0, r3.stderr

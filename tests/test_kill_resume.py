@@ -106,7 +106,7 @@ def ess_setup(tmp_path_factory):
 
 
 def _ess_points(out: Path) -> int:
-    return len(list((out / ".ess_cache").rglob("N_*.json"))) if (out / ".ess_cache").exists() else 0
+    return len(list((out / ".ess_cache").rglob("N_*.entry"))) if (out / ".ess_cache").exists() else 0
 
 
 def _ess_kill_during_computation(ess_setup, seed):
@@ -179,7 +179,7 @@ N_FITS = 15  # C(6, 2)
 
 
 def _fits(cache: Path) -> int:
-    return len(list(cache.rglob("*.fit"))) if cache.exists() else 0
+    return len(list(cache.rglob("*.entry"))) if cache.exists() else 0
 
 
 def test_transfer_build_killed_during_computation_resumes(transfer_setup):

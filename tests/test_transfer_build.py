@@ -609,19 +609,19 @@ def test_cli_build_killed_mid_run_resumes(tmp_path):
     deadline = time.time() + 120
     files: list = []
     while time.time() < deadline and proc.poll() is None:
-        files = list(cache.rglob("*.fit")) if cache.exists() else []
+        files = list(cache.rglob("*.entry")) if cache.exists() else []
         if len(files) >= 5:
             break
         time.sleep(0.05)
     assert proc.poll() is None, "the build finished before it could be interrupted"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    done = {f: f.stat().st_mtime_ns for f in cache.rglob("*.fit")}
+    done = {f: f.stat().st_mtime_ns for f in cache.rglob("*.entry")}
     assert 5 <= len(done) < math.comb(8, 2)
     out = subprocess.run([*args, "--cache", str(cache)], capture_output=True, text=True, timeout=300, env=clean_env())
     assert out.returncode == 0, out.stderr
     assert all(f.stat().st_mtime_ns == t for f, t in done.items())
-    assert len(list(cache.rglob("*.fit"))) == math.comb(8, 2)
+    assert len(list(cache.rglob("*.entry"))) == math.comb(8, 2)
     resumed = pd.read_csv(tmp_path / "t.csv")
     out = subprocess.run(args, capture_output=True, text=True, timeout=300, env=clean_env())
     assert out.returncode == 0, out.stderr

@@ -2,9 +2,10 @@
 
 Finished grid points are cached under ``OUT/.ess_cache/<key>/`` where the key hashes the data file
 and every argument that changes the numbers, so an interrupted run restarted with the same
-arguments reuses them. Each ``N_<n>.json`` holds the point, what produced it (the llmsurrogate,
-numpy and scikit-learn versions) and a BLAKE2b checksum of the point; a file that cannot be read,
-fails the checksum or came from other versions is not trusted: the point is recomputed, the file
+arguments reuses them. Each ``N_<n>.entry`` is an entry of the package's one cache entry format
+(:mod:`llmsurrogate._store`): the point, what produced it (the llmsurrogate, numpy and scikit-learn
+versions) and a BLAKE2b checksum; a file that cannot be read, fails the checksum or came from other
+versions (or an older release's ``N_<n>.json``) is not trusted: the point is recomputed, the file
 replaced, and the count reported on stderr.
 
 Every output is written atomically (:mod:`llmsurrogate._atomic`), and the output folder is checked
@@ -22,57 +23,58 @@ import click
 
 from .._cli_support import (RUN_JSON, FiniteFloat, NameList, NJobs, PositiveIntList, Seed, cli_names, data_column,
                             handle_errors, progress_bar, read_table, start_run, use_agg_backend, write_run_json)
+from .._store import SUFFIX, EntryFormat, entry_name
 
 
 #: Distributions whose versions can change a grid point (besides llmsurrogate itself).
 PRODUCER_DISTS = ("numpy", "scikit-learn")
-POINT_FORMAT = 1
+#: The entry format of a grid point (:mod:`llmsurrogate._store`): the point as JSON, ``meta`` ``{"n_train": N}``.
+POINT_FORMAT = EntryFormat("ess-point", PRODUCER_DISTS)
 
 
-def _point_checksum(point: dict, prod: dict) -> str:
-    from .._atomic import checksum
-
-    return checksum(json.dumps(prod, sort_keys=True), json.dumps(point, sort_keys=True, default=str))
-
-
-def encode_point(point: dict) -> str:
-    """The text of a cache file: the point with its producer and checksum."""
-    from .._atomic import producer
-
-    prod = producer(*PRODUCER_DISTS)
-    return json.dumps({"format": POINT_FORMAT, "producer": prod, "checksum": _point_checksum(point, prod),
-                       "point": point}, default=str)
+def point_file(n_train: int) -> str:
+    """The file name of grid point ``n_train`` in a cache folder."""
+    return entry_name(f"N_{int(n_train)}")
 
 
-def decode_point(text: str, n_train: int) -> dict | None:
+def encode_point(point: dict) -> bytes:
+    """The bytes of a cache file: the point with its producer and checksum."""
+    n_train = int(point["n_train"])
+    return POINT_FORMAT.encode(f"N_{n_train}", json.dumps(point, default=str).encode("utf-8"), n_train=n_train)
+
+
+def decode_point(raw: bytes, n_train: int) -> dict | None:
     """The point of a cache file, or None when it is damaged, from other versions or for another N."""
-    from .._atomic import producer
-
+    payload = POINT_FORMAT.decode(f"N_{n_train}", raw, n_train=int(n_train))
+    if payload is None:
+        return None
     try:
-        entry = json.loads(text)
-        point, prod = entry["point"], entry["producer"]
-        if entry.get("format") != POINT_FORMAT or prod != producer(*PRODUCER_DISTS):
-            return None
-        if entry["checksum"] != _point_checksum(point, prod) or int(point["n_train"]) != n_train:
-            return None
-        return point
+        point = json.loads(payload)
+        return point if int(point["n_train"]) == n_train else None
     except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
         return None
 
 
 def load_points(cache_dir: Path) -> tuple[dict, int]:
-    """Trusted points ``{N: point}`` of a cache folder and the number of files rejected."""
+    """Trusted points ``{N: point}`` of a cache folder and the number of files rejected (an older
+    release's ``N_<n>.json`` where no entry stands is counted too, and left alone)."""
     cache, rejected = {}, 0
-    for f in sorted(cache_dir.glob("N_*.json")):
+    for f in sorted(cache_dir.glob("N_*" + SUFFIX)):
         try:
-            n_train = int(f.stem[2:])
-            point = decode_point(f.read_text(encoding="utf-8"), n_train)
+            n_train = int(f.name[2: -len(SUFFIX)])
+            point = decode_point(f.read_bytes(), n_train)
         except (OSError, ValueError):
             point = None
         if point is None:
             rejected += 1
         else:
             cache[n_train] = point
+    for f in sorted(cache_dir.glob("N_*.json")):
+        try:
+            old = (cache_dir / point_file(int(f.stem[2:]))).exists()
+        except ValueError:
+            old = False
+        rejected += not old
     return cache, rejected
 
 
@@ -115,7 +117,7 @@ def _key(data_path: Path, args: dict) -> str:
 def ess_command(data_path, outcome, prediction, features, algorithm, loss, grid, alpha, variance, regime, bias_correct,
                 tuning, seed, n_estimators, missing, n_jobs, out_dir, no_plot):
     """Equivalent sample size of a fixed prediction rule (block-out CV + sequential one-sided CI)."""
-    from .._atomic import check_output_dir, save_figure, write_frame, write_text
+    from .._atomic import check_output_dir, save_figure, write_bytes, write_frame, write_text
     from ..exceptions import InvalidArgumentError
     from ._engine import HYBRID_MIN_BLOCKS
     from ._estimators import Plumbing, run_error_curve, run_ess
@@ -141,7 +143,7 @@ def ess_command(data_path, outcome, prediction, features, algorithm, loss, grid,
     computed = []
 
     def save_point(pt):
-        write_text(cache_dir / f"N_{pt['n_train']}.json", encode_point(pt), what="cache entry")
+        write_bytes(cache_dir / point_file(pt["n_train"]), encode_point(pt), what="cache entry")
         computed.append(int(pt["n_train"]))
 
     if cache:

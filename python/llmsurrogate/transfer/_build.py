@@ -21,12 +21,10 @@ what is missing.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import hashlib
 import itertools
 import math
-import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -42,6 +40,7 @@ from ..exceptions import (
     ShapeError,
 )
 from ._models import CPT, _NLSModel  # noqa: F401 - CPT for the docstring example
+from ._fit_cache import CacheStats, _Cache, _count, collect_cache_stats  # noqa: F401 - re-exported
 from ._table import ErrorTable
 
 __all__ = ["error_table", "error_tables", "in_sample_errors", "within_domain_cv", "cv_ratio", "make_model",
@@ -320,137 +319,6 @@ def _fit_eval_generic(model: Any, X: np.ndarray, y: np.ndarray, offsets: np.ndar
     sq = (pred - y) ** 2
     sums = np.add.reduceat(sq, offsets[:-1])
     return sums / np.diff(offsets)
-
-
-# ------------------------------------------------------------------------------------------------
-# The cache
-# ------------------------------------------------------------------------------------------------
-#: Distributions whose versions can change a fit (besides llmsurrogate itself).
-_PRODUCER_DISTS = ("numpy", "scikit-learn")
-_MAGIC = b"LLMSURROGATE-TRANSFER-FIT 1\n"
-
-
-class CacheStats:
-    """Counts of one or more builds' cache use: ``hits`` (fits reused), ``computed`` (fits run)
-    and ``rejected`` (entries found but not trusted -- damaged, or from other versions -- and
-    refitted; included in ``computed``)."""
-
-    def __init__(self):
-        self.hits = self.computed = self.rejected = 0
-
-    def __repr__(self) -> str:
-        return f"CacheStats(hits={self.hits}, computed={self.computed}, rejected={self.rejected})"
-
-
-_STATS: list[CacheStats] = []
-
-
-@contextlib.contextmanager
-def collect_cache_stats():
-    """``with collect_cache_stats() as stats:`` counts the cache use of the builds inside the block
-    (the command line reports it)."""
-    stats = CacheStats()
-    _STATS.append(stats)
-    try:
-        yield stats
-    finally:
-        _STATS.remove(stats)
-
-
-def _count(field: str, k: int) -> None:
-    for stats in _STATS:
-        setattr(stats, field, getattr(stats, field) + k)
-
-
-class _Cache:
-    """Finished fits of one model on one data set: ``<root>/<model key>-<data hash>/s<domains>.fit``.
-
-    Each file holds a header line (magic), a JSON line (what produced it: the llmsurrogate, numpy
-    and scikit-learn versions; the domain count; a BLAKE2b checksum of the values) and the values
-    (float64). A file that cannot be read, fails its checksum, holds a NaN or came from other
-    versions is a miss (refitted and replaced) counted in ``rejected``; ``.npy`` files of older
-    releases are counted there as well and left alone.
-    """
-
-    def __init__(self, root: Any, model_key: str, data_hash: str):
-        from .._atomic import producer
-
-        self.dir = None
-        self.rejected = 0
-        self.producer = producer(*_PRODUCER_DISTS)
-        if root is not None:
-            self.dir = os.path.join(os.fspath(root), f"{model_key}-{data_hash}")
-            try:
-                os.makedirs(self.dir, exist_ok=True)
-            except OSError as err:
-                raise InvalidArgumentError(f"argument `cache`: cannot create {self.dir} ({err.strerror or err})") \
-                    from err
-
-    @staticmethod
-    def _name(subset) -> str:
-        return "s" + "_".join(str(int(d)) for d in subset)
-
-    def _checksum(self, name: str, blob: bytes) -> str:
-        import json
-
-        from .._atomic import checksum
-
-        return checksum(name, json.dumps(self.producer, sort_keys=True), blob)
-
-    def _decode(self, name: str, raw: bytes, n: int) -> np.ndarray | None:
-        import json
-
-        if not raw.startswith(_MAGIC):
-            return None
-        head, sep, blob = raw[len(_MAGIC):].partition(b"\n")
-        if not sep:
-            return None
-        try:
-            meta = json.loads(head)
-            if meta["producer"] != self.producer or int(meta["n"]) != n or len(blob) != 8 * n:
-                return None
-            if meta["checksum"] != self._checksum(name, blob):
-                return None
-        except (ValueError, TypeError, KeyError):
-            return None
-        arr = np.frombuffer(blob, dtype="<f8").astype(np.float64)
-        return None if np.isnan(arr).any() else arr
-
-    def get(self, subset, n: int) -> np.ndarray | None:
-        if self.dir is None:
-            return None
-        name = self._name(subset)
-        path = os.path.join(self.dir, name + ".fit")
-        try:
-            with open(path, "rb") as fh:
-                raw = fh.read()
-        except FileNotFoundError:
-            if os.path.exists(os.path.join(self.dir, name + ".npy")):  # an older release's entry
-                self.rejected += 1
-            return None
-        except OSError:
-            self.rejected += 1
-            return None
-        arr = self._decode(name, raw, n)
-        if arr is None:
-            self.rejected += 1
-        return arr
-
-    def put(self, subset, mse: np.ndarray) -> None:
-        if self.dir is None:
-            return
-        import json
-
-        from .._atomic import write_bytes
-
-        arr = np.ascontiguousarray(mse, dtype="<f8").reshape(-1)
-        if np.isnan(arr).any():  # never stored: a NaN read back is always damage
-            return
-        name = self._name(subset)
-        blob = arr.tobytes()
-        meta = {"producer": self.producer, "n": int(arr.size), "checksum": self._checksum(name, blob)}
-        write_bytes(os.path.join(self.dir, name + ".fit"),
-                    _MAGIC + json.dumps(meta, sort_keys=True).encode() + b"\n" + blob, what="cache entry")
 
 
 # ------------------------------------------------------------------------------------------------
