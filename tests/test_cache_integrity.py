@@ -373,3 +373,22 @@ def test_score_with_a_damaged_cache_file_is_one_line_exit_1(tmp_path):
     assert res.exit_code == 1, res.output
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and "llm_cache.sqlite is damaged" in lines[0] and "move it aside" in lines[0]
+
+
+def test_cache_means_one_thing_for_the_transfer_fits(tmp_path):
+    """``cache=`` of a transfer build is a folder path or an llm Cache (its folder), as everywhere
+    (issue 20): both reach the same entries; anything else is a clear error."""
+    from llmsurrogate.exceptions import InvalidArgumentError
+    from llmsurrogate.llm.cache import NullCache
+
+    data = _lotteries()
+    clean, stats, _ = _build(data, None)
+    table, stats, _ = _build(data, tmp_path / "c")
+    assert stats.computed == 5
+    table, stats, _ = _build(data, Cache(tmp_path / "c"))
+    assert (stats.hits, stats.computed) == (5, 0)
+    np.testing.assert_array_equal(table.values, clean.values)
+    table, stats, _ = _build(data, NullCache())
+    assert (stats.hits, stats.computed) == (0, 5)
+    with pytest.raises(InvalidArgumentError, match="argument `cache` must be None, a directory path or a Cache"):
+        _build(data, 3)

@@ -42,8 +42,9 @@ from pathlib import Path
 from typing import Any
 
 from ._atomic import checksum, producer, write_bytes
+from .exceptions import InvalidArgumentError
 
-__all__ = ["EntryFormat", "canonical", "entry_name", "MAGIC", "SUFFIX"]
+__all__ = ["EntryFormat", "canonical", "entry_name", "cache_folder", "MAGIC", "SUFFIX"]
 
 #: First line of every file entry (the version of the file layout).
 MAGIC = b"LLMSURROGATE-CACHE-ENTRY 1"
@@ -59,6 +60,19 @@ def canonical(obj: Any) -> str:
 def entry_name(key: str) -> str:
     """The file name of the entry ``key``."""
     return key + SUFFIX
+
+
+def cache_folder(cache: Any) -> Path | None:
+    """The folder of a ``cache=`` argument, which means one thing everywhere: ``None`` (no cache), a
+    folder path (str or PathLike), or an :class:`llmsurrogate.llm.cache.Cache` (its folder; a file
+    store such as the transfer fits then lives beside the LLM outputs)."""
+    if cache is None:
+        return None
+    if isinstance(cache, (str, os.PathLike)):
+        return Path(cache)
+    if hasattr(cache, "directory") and hasattr(cache, "get_many"):  # a Cache (NullCache: no folder)
+        return None if cache.directory is None else Path(cache.directory)
+    raise InvalidArgumentError(f"argument `cache` must be None, a directory path or a Cache; got {type(cache).__name__}")
 
 
 class EntryFormat:

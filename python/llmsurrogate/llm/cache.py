@@ -393,6 +393,7 @@ def _claim_live(owner: str, renewed: float, me: str, now: float) -> bool:
 class NullCache:
     """A cache that stores nothing (``cache=None``)."""
 
+    directory = None
     hits = 0
     misses = 0
     rejected = 0

@@ -603,8 +603,8 @@ def error_table(samples: Any, model: Any, r: int = 1, metric: str = "mse", norma
         in-sample errors (on the ``metric`` scale, domains in table order).
     domain, features, target : str
         Column names (defaults for :func:`llmsurrogate.datasets.load_certainty_equivalents`).
-    cache : path, optional
-        Directory for per-training-set results; an interrupted build resumes from it.
+    cache : folder path or :class:`~llmsurrogate.llm.cache.Cache`, optional
+        Directory for per-training-set results (a Cache: its folder); an interrupted build resumes from it.
     progress : bool or callable
         A progress bar on stderr (``True``), or ``progress(label, done, total)`` after each batch
         of fits (:mod:`llmsurrogate._progress`).

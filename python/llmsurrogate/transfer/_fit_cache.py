@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .._store import EntryFormat, entry_name
+from .._store import EntryFormat, cache_folder, entry_name
 from ..exceptions import InvalidArgumentError
 
 __all__ = ["CacheStats", "collect_cache_stats", "FIT_FORMAT"]
@@ -70,9 +70,11 @@ class _Cache:
     """
 
     def __init__(self, root: Any, model_key: str, data_hash: str):
+        """``root``: the ``cache=`` argument (None, a folder path or an llm ``Cache``: its folder)."""
         self.dir = None
         self.rejected = 0
         self.folder = f"{model_key}-{data_hash}"
+        root = cache_folder(root)
         if root is not None:
             self.dir = os.path.join(os.fspath(root), self.folder)
             try:
