@@ -13,6 +13,7 @@ import pandas as pd
 
 from .. import _core
 from .._validation import as_float_array, reject_lossy
+from .._workers import resolve_n_jobs
 from ..exceptions import ConvergenceError, InvalidArgumentError, ShapeError
 
 #: Default relative tolerance of the demeaning (W-norm of the conjugate-gradient residual over the
@@ -95,7 +96,7 @@ def demean(x: np.ndarray, codes: list[np.ndarray], weights: np.ndarray | None = 
            tol: float = DEFAULT_TOL, maxiter: int = DEFAULT_MAXITER, n_jobs: int | None = None) -> Demeaned:
     """Demean the columns of ``x`` (n, p) over the fixed effects ``codes`` (each 0..G-1, length n),
     with optional weights. Raises :class:`ConvergenceError` when a column misses ``tol`` after
-    ``maxiter`` iterations.
+    ``maxiter`` iterations. ``n_jobs``: workers/threads (None: see :func:`llmsurrogate.num_threads`).
 
     Examples
     --------
@@ -127,7 +128,7 @@ def demean(x: np.ndarray, codes: list[np.ndarray], weights: np.ndarray | None = 
         if w.size != n:
             raise ShapeError(f"argument `weights` has {w.size} values for {n} rows of `x`")
     values, iters, resid, converged = _core.fe_demean(
-        np.ascontiguousarray(x.T), stacked, n_groups, w, float(tol), int(maxiter), n_jobs)
+        np.ascontiguousarray(x.T), stacked, n_groups, w, float(tol), int(maxiter), resolve_n_jobs(n_jobs))
     if not converged:
         worst = int(np.argmax(resid))
         raise ConvergenceError(

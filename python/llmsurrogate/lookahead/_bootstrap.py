@@ -50,7 +50,8 @@ def bootstrap(data, outcome: str, signal: str, lap: str, *, fe=("firm", "date"),
     collinear in the resample) is NaN, counted, and left out of the p-values. ``seed=None`` draws
     a seed from the operating system and records it in the result. ``reps`` (the old name of
     ``n_boot``) and passing the arguments after ``lap`` by position still work, with a
-    FutureWarning.
+    FutureWarning. ``n_jobs``: workers/threads (None: see :func:`llmsurrogate.num_threads`); the
+    draws do not depend on it.
 
     Examples
     --------

@@ -44,7 +44,8 @@ def lookahead_test(data, outcome: str, signal: str, lap: str, *, fe=("firm", "da
     singleton removal** (``fixef_rm="none"``), the overall R² including fixed effects. Rows with
     a missing value in a column used are dropped with a count and a warning. ``cluster=None``
     gives heteroskedasticity-robust (HC1) errors. Arguments after ``lap`` are keyword-only (passing
-    them by position still works, with a FutureWarning).
+    them by position still works, with a FutureWarning). ``n_jobs``: workers/threads of the demeaning
+    (None: see :func:`llmsurrogate.num_threads`).
 
     Returns a :class:`LookaheadTest` (``.regression`` and ``.baseline`` are the two
     :class:`~llmsurrogate.fe.FeolsResult` fits).
