@@ -19,7 +19,12 @@ Procedure: the data are permuted once with the documented SplitMix64/Fisher-Yate
 ``seed`` (``seed=None`` keeps the data's order); for each grid size N the first B*N rows are cut into
 B = floor(n/N) blocks; the algorithm is fitted on each block (joblib over blocks; any joblib backend,
 e.g. Dask) and evaluated on the complement; the Rust core streams the losses into the block errors
-and the observation-level out-of-block losses and computes the variance components.
+and the observation-level out-of-block losses and computes the variance components. ``n_jobs``:
+workers/threads (None: see :func:`llmsurrogate.num_threads`); no number depends on it.
+
+Words: ``seed`` (the permutation and every fit's seed), ``alpha`` the paper's significance level of
+the one-sided tests of Algorithm 3.1 (the bound is a (1 - alpha) confidence bound), ``n_jobs``.
+Arguments after the data and the column names are keyword-only.
 
 >>> import numpy as np, pandas as pd
 >>> rng = np.random.default_rng(0)
