@@ -7,6 +7,7 @@ import numpy as np
 from .._progress import progress_reporter
 from .._validation import check_choice
 from ..exceptions import InvalidArgumentError
+from ..llm.cache import using_cache
 from ..llm.factory import as_backend, load_task
 from ._results import RiskScores
 
@@ -56,9 +57,9 @@ def risk_scores(data, task, backend, method: str = "multiple_choice", *, model: 
     """
     check_choice(method, "method", ["multiple_choice", "numeric", "numeric_argmax"])
     backend = as_backend(backend, model)
-    with progress_reporter(progress) as report:
+    with progress_reporter(progress) as report, using_cache(cache) as store:  # a folder: opened once, closed
         label = f"scoring prompts ({method})"
-        return _score_rows(data, task, backend, method, cache, batch_size, correct_order_bias, spelling, chat,
+        return _score_rows(data, task, backend, method, store, batch_size, correct_order_bias, spelling, chat,
                            system_prompt, few_shot, lambda _label, done, total: report(label, done, total))
 
 
