@@ -62,14 +62,14 @@ def test_magnitude_identities_of_the_paper():
 
 def test_bootstrap_pvalue_helper_on_a_known_vector():
     draws = np.linspace(0, 1, 1000)
-    assert la.bootstrap_pvalue(draws, 0.95) == pytest.approx(0.05)
-    assert la.bootstrap_pvalue(draws, 0.95, plus_one=True) == pytest.approx(51 / 1001)
-    assert la.bootstrap_pvalue(draws, 0.05, side="less") == pytest.approx(0.05)
-    assert la.bootstrap_pvalue(np.r_[draws, np.nan], 0.95) == pytest.approx(0.05)  # NaN left out
+    assert la.bootstrap_p_value(draws, 0.95) == pytest.approx(0.05)
+    assert la.bootstrap_p_value(draws, 0.95, plus_one=True) == pytest.approx(51 / 1001)
+    assert la.bootstrap_p_value(draws, 0.05, side="less") == pytest.approx(0.05)
+    assert la.bootstrap_p_value(np.r_[draws, np.nan], 0.95) == pytest.approx(0.05)  # NaN left out
     with pytest.raises(InvalidArgumentError, match="side"):
-        la.bootstrap_pvalue(draws, 0.5, side="two")
+        la.bootstrap_p_value(draws, 0.5, side="two")
     with pytest.raises(InvalidArgumentError, match="finite"):
-        la.bootstrap_pvalue([np.nan], 0.5)
+        la.bootstrap_p_value([np.nan], 0.5)
 
 
 # --- the regression test -------------------------------------------------------------------------
@@ -318,6 +318,8 @@ def test_old_spellings_warn_and_give_the_same_result(small):
     np.testing.assert_array_equal(pos.draws, new.draws)
     with pytest.warns(FutureWarning, match="p_value_at"):
         assert new.pvalue(side="less") == new.p_value_at(side="less")
+    with pytest.warns(FutureWarning, match="bootstrap_p_value"):
+        assert la.bootstrap_pvalue([0.1, 0.9], 0.5, "less") == la.bootstrap_p_value([0.1, 0.9], 0.5, side="less")
     with pytest.warns(FutureWarning, match="by name"):
         t = la.lookahead_test(small, "y", "llm", "lap", ["firm", "date"], "firm")
     assert t.estimate == la.lookahead_test(small, "y", "llm", "lap", cluster="firm").estimate

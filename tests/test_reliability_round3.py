@@ -182,10 +182,10 @@ def test_longdouble_refused_where_float64_would_round_it():
 
 def test_bootstrap_pvalue_counts_the_draws_it_leaves_out():
     with pytest.warns(LLMSurrogateWarning, match=r"1 of 3 values of `draws` are not finite"):
-        assert lookahead.bootstrap_pvalue([np.nan, 1.0, -1.0]) == 0.5
+        assert lookahead.bootstrap_p_value([np.nan, 1.0, -1.0]) == 0.5
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert lookahead.bootstrap_pvalue([1.0, -1.0]) == 0.5
+        assert lookahead.bootstrap_p_value([1.0, -1.0]) == 0.5
 
 
 def test_magnitudes_refuse_a_zero_standard_deviation():

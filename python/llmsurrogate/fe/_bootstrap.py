@@ -131,11 +131,13 @@ def bootstrap(fml: str | Formula, data, *, param: str | None = None, n_boot: int
         raise InvalidArgumentError(
             f"regressor(s) {fit.dropped_collinear} are collinear with the others or the fixed effects on the full "
             "sample; drop them before bootstrapping")
-    # levels numbered by first appearance among the rows kept (not among all rows, as the design
-    # numbers them): the draws are then those of the complete rows alone, whatever rows were dropped
+    # levels numbered by first appearance among the rows kept (the design numbers them among all
+    # rows, the same order when no row was dropped): the draws are then those of the complete rows
+    # alone, whatever rows were dropped
+    renumber = _first_appearance if design.nobs < design.n_input else (lambda c: c)
     blocks, n_blocks = None, 0
     if cluster is not None:
-        blocks = np.ascontiguousarray(_first_appearance(design.cl_codes[0]))
+        blocks = np.ascontiguousarray(renumber(design.cl_codes[0]))
         n_blocks = int(blocks.max()) + 1
         if n_blocks < 2:
             raise InvalidArgumentError(f"argument `cluster`: column {cluster!r} has {n_blocks} level(s); blocks need "
@@ -146,7 +148,7 @@ def bootstrap(fml: str | Formula, data, *, param: str | None = None, n_boot: int
     first = int(form.intercept)
     x = np.vstack([design.y] + [design.X[:, j] for j in range(first, design.X.shape[1])])
     x = np.ascontiguousarray(x - x.mean(axis=1, keepdims=True))
-    codes = [_first_appearance(c) for c in design.fe_codes] or [np.zeros(design.nobs, dtype=np.uint32)]
+    codes = [renumber(c) for c in design.fe_codes] or [np.zeros(design.nobs, dtype=np.uint32)]
     stacked = np.ascontiguousarray(np.vstack(codes))
     n_groups = [int(c.max()) + 1 for c in stacked]
     draws, n_singular, n_unconverged = _core.fe_bootstrap(

@@ -15,7 +15,7 @@
   (:class:`LookaheadTest`); :func:`magnitudes` -- marginal effects at the mean (§2.3, §4).
 * :func:`bootstrap` -- the pairs bootstrap of the interaction (Figure III; rows or date/firm
   blocks) through :func:`llmsurrogate.fe.bootstrap`, reproducible by seed for any thread count
-  (:class:`LookaheadBootstrap`); :func:`bootstrap_pvalue`, :func:`bootstrap_counts` (the weights
+  (:class:`LookaheadBootstrap`); :func:`bootstrap_p_value`, :func:`bootstrap_counts` (the weights
   of one replication, :func:`llmsurrogate.fe.bootstrap_counts`).
 * :func:`split_by_cutoff` -- in- and out-of-sample masks around a model's knowledge cutoff
   (§2.6); :func:`model_metadata` -- the paper's models (Table A.1), package data.
@@ -61,13 +61,13 @@ from ._prompts import (
 from ._forecast import FORECAST_FIELDS, FORECAST_TEMPLATES, PARSE_STATUSES, forecast
 from ._magnitudes import magnitudes
 from ._regression import lookahead_test
-from ._results import LookaheadBootstrap, LookaheadTest, bootstrap_pvalue
+from ._results import LookaheadBootstrap, LookaheadTest, bootstrap_p_value, bootstrap_pvalue
 
 __all__ = [
     "lap", "lap_from_logprobs", "prompt_logprob_moments_cached", "LAP_METHODS", "SIGMA_FLOOR",
     "news_prompt", "earnings_call_prompt", "first_words", "parse_answer", "parse_answers", "ParsedAnswer",
     "NEWS_TEMPLATE", "EARNINGS_CALL_TEMPLATE", "NEWS_LABELS", "EARNINGS_CALL_LABELS", "TRANSCRIPT_WORDS",
-    "lookahead_test", "LookaheadTest", "bootstrap", "bootstrap_counts", "bootstrap_pvalue", "LookaheadBootstrap",
+    "lookahead_test", "LookaheadTest", "bootstrap", "bootstrap_counts", "bootstrap_p_value", "LookaheadBootstrap",
     "magnitudes", "split_by_cutoff", "model_metadata",
     "forecast", "FORECAST_TEMPLATES", "FORECAST_FIELDS", "PARSE_STATUSES",
     "answer_lap", "recall_prompt", "RECALL_TEMPLATE", "RECALL_ANSWERS",

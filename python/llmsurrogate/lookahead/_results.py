@@ -9,24 +9,27 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._deprecation import warn_deprecated
+from .._deprecation import deprecated_arguments, warn_deprecated
 from .._validation import reject_lossy
 from ..exceptions import InvalidArgumentError, LLMSurrogateWarning
 from ..fe import FeolsResult, etable
 from ..results import Result, Summary, result_dataclass
 
 
-def bootstrap_pvalue(draws, reference: float = 0.0, side: str = "greater", plus_one: bool = False) -> float:
+@deprecated_arguments(positional=2)
+def bootstrap_p_value(draws, reference: float = 0.0, *, side: str = "greater", plus_one: bool = False) -> float:
     """One-sided bootstrap p-value (§2.7): ``side="greater"`` gives #{draws >= reference} / B (the
     paper's Figure III test with the in-sample estimate as ``reference``), ``"less"`` #{draws <=
     reference} / B; ``plus_one`` gives (1 + #) / (B + 1), never 0. Draws that are not finite (NaN:
     a failed replication) are left out, counted in a warning; B counts the finite draws.
+    ``bootstrap_pvalue`` (the old name) and ``side``/``plus_one`` by position still work, with a
+    FutureWarning.
 
     Examples
     --------
-    >>> bootstrap_pvalue([0.1, 0.5, 0.9, 1.2], reference=0.8)
+    >>> bootstrap_p_value([0.1, 0.5, 0.9, 1.2], reference=0.8)
     0.5
-    >>> bootstrap_pvalue([0.1, 0.5, 0.9, 1.2], reference=0.8, plus_one=True)
+    >>> bootstrap_p_value([0.1, 0.5, 0.9, 1.2], reference=0.8, plus_one=True)
     0.6
     """
     reject_lossy(draws, "draws")
@@ -36,7 +39,8 @@ def bootstrap_pvalue(draws, reference: float = 0.0, side: str = "greater", plus_
         raise InvalidArgumentError("argument `draws` has no finite value")
     if not finite.all():
         warnings.warn(f"{int((~finite).sum())} of {d.size} values of `draws` are not finite (NaN or inf) and are left "
-                      f"out: the p-value counts the {int(finite.sum())} finite draws", LLMSurrogateWarning, stacklevel=2)
+                      f"out: the p-value counts the {int(finite.sum())} finite draws", LLMSurrogateWarning,
+                      stacklevel=3)  # 3: past the deprecation wrapper
         d = d[finite]
     if side not in ("greater", "less"):
         raise InvalidArgumentError(f"argument `side` must be 'greater' or 'less'; got {side!r}")
@@ -46,6 +50,12 @@ def bootstrap_pvalue(draws, reference: float = 0.0, side: str = "greater", plus_
         raise InvalidArgumentError(f"argument `reference` must be a number; got {reference!r}") from None
     count = int((d >= reference).sum()) if side == "greater" else int((d <= reference).sum())
     return (1 + count) / (d.size + 1) if plus_one else count / d.size
+
+
+def bootstrap_pvalue(draws, reference: float = 0.0, side: str = "greater", plus_one: bool = False) -> float:
+    """Deprecated name of :func:`bootstrap_p_value`."""
+    warn_deprecated("bootstrap_pvalue() is now bootstrap_p_value()")
+    return bootstrap_p_value(draws, reference, side=side, plus_one=plus_one)
 
 
 @result_dataclass
@@ -195,8 +205,8 @@ class LookaheadBootstrap(Result):
         d = np.asarray(self.draws, dtype=float)
         d = d[np.isfinite(d)]   # failed replications: counted in the notes already
         if ref is None:
-            return bootstrap_pvalue(d, 0.0, side or "less", plus_one)
-        return bootstrap_pvalue(d, ref, side or "greater", plus_one)
+            return bootstrap_p_value(d, 0.0, side=side or "less", plus_one=plus_one)
+        return bootstrap_p_value(d, ref, side=side or "greater", plus_one=plus_one)
 
     def pvalue(self, reference: float | None = None, side: str | None = None, plus_one: bool = False) -> float:
         """Deprecated name of :meth:`p_value_at` (one name per idea: :attr:`p_value` is the property)."""
