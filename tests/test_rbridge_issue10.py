@@ -95,8 +95,8 @@ def test_missing_cells_use_the_rest_with_a_warning(cpt):
 def test_transferuq_mode_takes_r_type1_rank_with_its_fuzz(cpt):
     off = np.sort(cpt[~np.eye(44, dtype=bool)])
     # 0.5 * 45/43 * 1892 = 990 exactly; in floating point a hair above, and R's type 1 takes 991
-    assert tr.forecast_interval(cpt, 0.5, "left", correction=True) == (off[1892 - 990], math.inf)
-    assert tr.forecast_interval(cpt, 0.5, "left", correction=True, mode="transferUQ", pooled=True) == \
+    assert tr.forecast_interval(cpt, 0.5, side="left", correction=True) == (off[1892 - 990], math.inf)
+    assert tr.forecast_interval(cpt, 0.5, side="left", correction=True, mode="transferUQ", pooled=True) == \
         (off[1892 - 991], math.inf)
     assert tr.forecast_interval(cpt, 0.8, mode="transferUQ") == tr.forecast_interval(cpt, 0.8)
 

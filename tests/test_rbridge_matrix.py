@@ -37,10 +37,10 @@ def test_complete_matrix_is_a_table_with_r_positions(matrix):
     assert isinstance(t, ErrorTable)
     assert list(t.domains) == list(range(1, 8))
     for cov, side in [(0.8, "two"), (0.9, "left"), (0.95, "right")]:
-        assert tr.forecast_interval(t, cov, side, pooled=True) == \
-            tr.forecast_interval(_long(matrix), cov, side, pooled=True)
-    a = tr.qte_interval(t, 0.8, "two", [0.3, 0.5], pooled=True)
-    b = tr.qte_interval(_long(matrix), 0.8, "two", [0.3, 0.5], pooled=True)
+        assert tr.forecast_interval(t, cov, side=side, pooled=True) == \
+            tr.forecast_interval(_long(matrix), cov, side=side, pooled=True)
+    a = tr.qte_interval(t, 0.8, side="two", betas=[0.3, 0.5], pooled=True)
+    b = tr.qte_interval(_long(matrix), 0.8, side="two", betas=[0.3, 0.5], pooled=True)
     assert rbridge.to_plain(a) == rbridge.to_plain(b)
 
 
@@ -59,17 +59,17 @@ def test_missing_cell_becomes_the_pooled_long_form_with_its_warning(matrix):
     assert out == _long(m)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        res = rbridge.r_call("transfer.forecast_interval", _payload(m), 0.8, "two", False, tau=None, mode="exact",
-                             pooled=True)
+        res = rbridge.r_call("transfer.forecast_interval", _payload(m), 0.8, side="two", correction=False, tau=None,
+                             mode="exact", pooled=True)
     assert res["warnings"] and "missing" in res["warnings"][0]["message"]
 
 
 def test_r_call_matches_the_long_form(matrix):
-    a = rbridge.r_call("transfer.forecast_interval", _payload(matrix), 0.9, "two", False, tau=None, mode="transferUQ",
-                       pooled=True)
+    a = rbridge.r_call("transfer.forecast_interval", _payload(matrix), 0.9, side="two", correction=False, tau=None,
+                       mode="transferUQ", pooled=True)
     b = rbridge.r_call("transfer.forecast_interval", {"__rframe__": {"names": ["train", "test", "error"], "columns": [
         {"kind": "integer", "values": _long(matrix)["train"], "na": []},
         {"kind": "integer", "values": _long(matrix)["test"], "na": []},
-        {"kind": "double", "values": _long(matrix)["error"], "na": []}]}}, 0.9, "two", False, tau=None,
-        mode="transferUQ", pooled=True)
+        {"kind": "double", "values": _long(matrix)["error"], "na": []}]}}, 0.9, side="two", correction=False,
+        tau=None, mode="transferUQ", pooled=True)
     assert a == b

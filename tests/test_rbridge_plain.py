@@ -50,3 +50,56 @@ def test_large_integers_cross_as_doubles():
     out = rbridge.to_plain({"small": np.int64(7), "big": np.int64(2**40), "edge": 2**31, "flag": np.bool_(True)})
     assert out == {"small": 7, "big": float(2**40), "edge": float(2**31), "flag": True}
     assert type(out["small"]) is int and type(out["big"]) is float and type(out["flag"]) is bool
+
+
+def _r_package_calls() -> set[str]:
+    """Every ``"module.function"`` the R package's code hands to ``.call()`` / ``.call_in()``."""
+    import re
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parents[1] / "r-bridge" / "llmsurrogate" / "R"
+    text = "\n".join(p.read_text() for p in src.glob("*.R"))
+    return set(re.findall(r'\.call(?:_in)?\((?:list\()?(?:call, )?"([a-z_]+\.[a-z_]+)"', text))
+
+
+def test_every_function_the_r_package_calls_is_an_adapter_module_entry():
+    from llmsurrogate.rbridge import ADAPTERS, r_functions
+
+    calls = _r_package_calls()
+    assert len(calls) > 25 and {"fe.feols", "lookahead.bootstrap", "transfer.forecast_interval"} <= calls
+    available = r_functions()
+    assert calls <= set(available), sorted(calls - set(available))
+    # one convention: each entry is the public function itself or the adapter module's r_<name>
+    import importlib
+
+    for key, fn in available.items():
+        module, _, name = key.partition(".")
+        assert module in ADAPTERS
+        adapter = importlib.import_module(f"llmsurrogate.rbridge.{module}")
+        public = getattr(importlib.import_module(f"llmsurrogate.{module}"), name, None)
+        assert fn is public or (fn.__name__.startswith("r_") and getattr(adapter, fn.__name__) is fn), key
+
+
+def test_adapters_stay_importable_from_the_bridge_and_by_their_earlier_names():
+    from llmsurrogate.rbridge import fe, lookahead
+
+    assert rbridge.r_feols is fe.r_feols and rbridge.r_etable is fe.r_etable
+    assert rbridge.r_lookahead_bootstrap is lookahead.r_lookahead_bootstrap and rbridge.r_lap is lookahead.r_lap
+    assert rbridge.R_CALLABLE["fe"] == {"feols", "etable"}
+    with pytest.raises(InvalidArgumentError) as new:
+        rbridge.call("fe.etable", [], type="text")
+    with pytest.raises(InvalidArgumentError) as old:  # the name the R package of the previous release calls
+        rbridge.call("rbridge.r_etable", [], type="text")
+    assert str(old.value) == str(new.value)
+
+
+def test_transferuq_interval_adapters_take_and_name_coverage():
+    errors = {"train": [1, 2, 1, 3, 2, 3], "test": [2, 1, 3, 1, 3, 2], "error": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]}
+    from llmsurrogate import transfer
+    from llmsurrogate.exceptions import CoverageWarning
+
+    with pytest.warns(CoverageWarning):
+        assert rbridge.call("transfer.forecast_interval", errors, 0.5, side="two", pooled=True) == \
+            list(transfer.forecast_interval(errors, 0.5, side="two", pooled=True))
+    with pytest.raises(InvalidArgumentError, match="argument `coverage` must lie in"):
+        rbridge.call("transfer.forecast_interval", errors, 1.5, side="two", pooled=True)

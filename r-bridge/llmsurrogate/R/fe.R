@@ -170,7 +170,7 @@ feols <- function(formula, data, vcov = "iid", weights = NULL, fixef_rm = "singl
     }
   }
   cols <- .frame_arg(data[unique(c(used, clusters))], call = call)
-  out <- .call_in(call, "rbridge.r_feols", text, cols, vc, w, fixef_rm = fixef_rm, n_jobs = n_jobs)
+  out <- .call_in(call, "fe.feols", text, cols, vc, w, fixef_rm = fixef_rm, n_jobs = n_jobs)
   .as_feols(out)
 }
 
@@ -327,7 +327,7 @@ etable <- function(..., format = c("text", "latex", "data.frame"), digits = 3, s
   digits <- .check_scalar(digits, "digits", call)
   stars <- .check_flag(stars, "stars", call)
   type <- c(text = "text", latex = "tex", data.frame = "df")[[format]]
-  out <- .call_in(call, "rbridge.r_etable", lapply(fits, function(f) f$json), type = type,
+  out <- .call_in(call, "fe.etable", lapply(fits, function(f) f$json), type = type,
                   digits = as.integer(digits), stars = stars)
   if (format == "data.frame") return(out)
   structure(out, class = "llmsurrogate_etable", format = format)

@@ -80,7 +80,7 @@ lookahead_test <- function(data, outcome, signal, lap, fe = c("firm", "date"), c
   standardize <- .check_flag(standardize, "standardize", call)
   n_jobs <- .check_n_jobs(n_jobs, call)
   cols <- .lookahead_frame(data, outcome, signal, lap, fe, controls, list(cluster = cluster), call)
-  out <- .call_in(call, "rbridge.r_lookahead_test", cols, outcome, signal, lap, fe = as.list(fe),
+  out <- .call_in(call, "lookahead.lookahead_test", cols, outcome, signal, lap, fe = as.list(fe),
                   cluster = cluster, controls = as.list(controls), standardize = standardize, n_jobs = n_jobs)
   res <- out$test
   res$fit <- NULL
@@ -158,7 +158,7 @@ plot.llmsurrogate_lookahead_test <- function(x, y, level_band = 0.95, ...) {
 
 #' Pairs bootstrap of the lookahead interaction
 #'
-#' Each of `reps` replications draws the rows (`resample = "obs"`, the paper's pairs bootstrap)
+#' Each of `n_boot` replications draws the rows (`resample = "obs"`, the paper's pairs bootstrap)
 #' or the levels of a column (`resample = "date"`, `"firm"`: block bootstrap) with replacement
 #' and re-estimates the regression of [lookahead_test()]; the replicated interaction
 #' coefficients are in `draws` (Figure III; docs/methods/lookahead.md §2.7, §5.4). The
@@ -169,15 +169,18 @@ plot.llmsurrogate_lookahead_test <- function(x, y, level_band = 0.95, ...) {
 #' the percentile test of H0: delta <= 0, #{draws <= 0} / B and (1 + #) / (B + 1).
 #'
 #' @inheritParams lookahead_test
-#' @param reps Replications.
+#' @param n_boot Replications.
 #' @param seed Seed (a whole number >= 0), or `NULL` for one drawn at random and recorded in the
 #'   result (`seed`).
 #' @param resample `"obs"` or the name of a column whose levels are resampled as blocks.
 #' @param reference `NULL`, a number, or a result of [lookahead_test()] (its estimate).
+#' @param reps Deprecated: the earlier name of `n_boot` (a warning of class
+#'   `"llmsurrogate_deprecation"`; it will be removed in llmsurrogate 0.3).
 #' @return An `"llmsurrogate_lookahead_bootstrap"`: a list with `draws` (numeric, `NA` for
 #'   replications whose design was singular), `estimate` (full sample), `reference`, `p_value`,
-#'   `p_value_plus_one`, `reps`, `seed`, `table` (a one-row data frame). Methods: `print()`,
-#'   `summary()`, `plot()` (the histogram of Figure III), `as.data.frame()`, `quantile()`.
+#'   `p_value_plus_one`, `n_boot` (also as `reps`, its earlier name), `seed`, `table` (a one-row data
+#'   frame). Methods: `print()`, `summary()`, `plot()` (the histogram of Figure III),
+#'   `as.data.frame()`, `quantile()`.
 #' @seealso [lookahead_test()]
 #' @examples
 #' if (llmsurrogate_available()) {
@@ -186,17 +189,18 @@ plot.llmsurrogate_lookahead_test <- function(x, y, level_band = 0.95, ...) {
 #'   d <- data.frame(firm = sample(1:50, n, TRUE), date = sample(1:40, n, TRUE),
 #'                   llm = sample(c(-1, 0, 1), n, TRUE), lap = runif(n))
 #'   d$ret <- 0.2 * d$llm + 0.5 * d$llm * d$lap + rnorm(n)
-#'   boot <- lookahead_bootstrap(d, "ret", "llm", "lap", reps = 200, seed = 1)
+#'   boot <- lookahead_bootstrap(d, "ret", "llm", "lap", n_boot = 200, seed = 1)
 #'   boot
 #'   plot(boot)
 #' }
 #' @export
-lookahead_bootstrap <- function(data, outcome, signal, lap, fe = c("firm", "date"), reps = 10000, seed = NULL,
+lookahead_bootstrap <- function(data, outcome, signal, lap, fe = c("firm", "date"), n_boot = 10000, seed = NULL,
                                 resample = "obs", controls = character(), standardize = FALSE, reference = NULL,
-                                n_jobs = NULL) {
+                                n_jobs = NULL, reps = NULL) {
   call <- sys.call()
-  reps <- .check_scalar(reps, "reps", call)
-  if (reps < 1 || reps != round(reps)) .abort("argument `reps` must be a whole number >= 1", call)
+  n_boot <- .renamed_arg(reps, n_boot, "reps", "n_boot", call, value_given = !missing(n_boot))
+  n_boot <- .check_scalar(n_boot, "n_boot", call)
+  if (n_boot < 1 || n_boot != round(n_boot)) .abort("argument `n_boot` must be a whole number >= 1", call)
   if (!is.null(seed)) {
     seed <- .check_scalar(seed, "seed", call)
     if (seed < 0 || seed != round(seed) || seed >= 2^53) {
@@ -210,10 +214,11 @@ lookahead_bootstrap <- function(data, outcome, signal, lap, fe = c("firm", "date
   n_jobs <- .check_n_jobs(n_jobs, call)
   extra <- if (resample != "obs") list(resample = resample) else list()
   cols <- .lookahead_frame(data, outcome, signal, lap, fe, controls, extra, call)
-  res <- .call_in(call, "rbridge.r_lookahead_bootstrap", cols, outcome, signal, lap, fe = as.list(fe),
-                  reps = as.integer(reps), seed = seed, resample = resample, controls = as.list(controls),
+  res <- .call_in(call, "lookahead.bootstrap", cols, outcome, signal, lap, fe = as.list(fe),
+                  n_boot = as.integer(n_boot), seed = seed, resample = resample, controls = as.list(controls),
                   standardize = standardize, reference = reference, n_jobs = n_jobs)
   res$draws <- as.numeric(res$draws)
+  res$n_boot <- res$reps
   res$fe <- as.character(unlist(res$fe))
   res$controls <- as.character(unlist(res$controls))
   res$p_value <- res$table$p_value
@@ -316,7 +321,7 @@ lap <- function(texts, model, k = 0.2, method = "min_k", cache = NULL, backend =
   agg <- .check_string(agg, "agg", call)
   details <- .check_flag(details, "details", call)
   if (!is.null(device)) device <- .check_string(device, "device", call)
-  out <- .call_in(call, "rbridge.r_lap", as.list(texts), model, k = k, method = method, cache = cache,
+  out <- .call_in(call, "lookahead.lap", as.list(texts), model, k = k, method = method, cache = cache,
                   backend = backend, batch_size = as.integer(batch_size), agg = agg, details = details,
                   device = device)
   if (details) return(out)

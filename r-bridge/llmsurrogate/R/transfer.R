@@ -198,7 +198,8 @@ forecast_interval <- function(err, coverage = NULL, side = c("two", "left", "rig
   coverage <- .level_arg(coverage, "coverage", call)
   tau <- .level_arg(tau, "tau", call)
   .per_level(coverage, tau, function(cv, t) {
-    .call_in(call, "transfer.forecast_interval", e, cv, .side_arg(side), correction, tau = t, mode = mode,
+    .call_in(call, "transfer.forecast_interval", e, cv, side = .side_arg(side), correction = correction, tau = t,
+             mode = mode,
              pooled = TRUE)
   })
 }
@@ -213,7 +214,8 @@ weighted_forecast_interval <- function(err, weights, coverage = NULL, side = c("
   coverage <- .level_arg(coverage, "coverage", call)
   tau <- .level_arg(tau, "tau", call)
   .per_level(coverage, tau, function(cv, t) {
-    .call_in(call, "transfer.weighted_forecast_interval", e, w, cv, .side_arg(side), tau = t, pooled = TRUE)
+    .call_in(call, "transfer.weighted_forecast_interval", e, w, cv, side = .side_arg(side), tau = t,
+             pooled = TRUE)
   })
 }
 
@@ -227,7 +229,8 @@ worst_case_interval <- function(err, coverage = NULL, Gamma = Inf, side = c("two
   coverage <- .level_arg(coverage, "coverage", call)
   tau <- .level_arg(tau, "tau", call)
   .per_level(coverage, tau, function(cv, t) {
-    .call_in(call, "transfer.worst_case_interval", e, cv, Gamma, .side_arg(side), tau = t, pooled = TRUE)
+    .call_in(call, "transfer.worst_case_interval", e, cv, Gamma = Gamma, side = .side_arg(side), tau = t,
+             pooled = TRUE)
   })
 }
 
@@ -244,8 +247,8 @@ qte_interval <- function(err, coverage, side = c("two", "left", "right"), betas 
                          r = NULL, order = NULL) {
   call <- sys.call()
   e <- .err_arg(err, "err", call)
-  .call_in(call, "transfer.qte_interval", e, .check_scalar(coverage, "coverage", call), .side_arg(side),
-           as.list(.check_numeric(betas, "betas", call)), r = .r_arg(r, call), order = order, pooled = TRUE)
+  .call_in(call, "transfer.qte_interval", e, .check_scalar(coverage, "coverage", call), side = .side_arg(side),
+           betas = as.list(.check_numeric(betas, "betas", call)), r = .r_arg(r, call), order = order, pooled = TRUE)
 }
 
 #' @rdname transfer_inference
@@ -253,8 +256,8 @@ qte_interval <- function(err, coverage, side = c("two", "left", "right"), betas 
 ete_interval <- function(err, coverage, side = c("two", "left", "right"), bd = 1, r = NULL, order = NULL) {
   call <- sys.call()
   e <- .err_arg(err, "err", call)
-  .pair(.call_in(call, "transfer.ete_interval", e, .check_scalar(coverage, "coverage", call), .side_arg(side),
-                 .check_scalar(bd, "bd", call), r = .r_arg(r, call), order = order, pooled = TRUE))
+  .pair(.call_in(call, "transfer.ete_interval", e, .check_scalar(coverage, "coverage", call),
+                 side = .side_arg(side), bd = .check_scalar(bd, "bd", call), r = .r_arg(r, call), order = order, pooled = TRUE))
 }
 
 #' @rdname transfer_inference
@@ -263,8 +266,8 @@ check_worstcase_dominance <- function(err1, err2, taulist = seq(0.5, 1, 0.01), G
                                       mode = c("exact", "transferUQ")) {
   call <- sys.call()
   .call_in(call, "transfer.check_worstcase_dominance", .err_arg(err1, "err1", call), .err_arg(err2, "err2", call),
-           as.list(.check_numeric(taulist, "taulist", call)), .check_scalar(Gamma, "Gamma", call), match.arg(mode),
-           pooled = TRUE)
+           as.list(.check_numeric(taulist, "taulist", call)), Gamma = .check_scalar(Gamma, "Gamma", call),
+           mode = match.arg(mode), pooled = TRUE)
 }
 
 #' @rdname transfer_inference
@@ -273,7 +276,7 @@ check_everywhere_dominance <- function(err1, err2, taulist = seq(0.5, 1, 0.01),
                                        mode = c("exact", "paper", "transferUQ")) {
   call <- sys.call()
   .call_in(call, "transfer.check_everywhere_dominance", .err_arg(err1, "err1", call), .err_arg(err2, "err2", call),
-           as.list(.check_numeric(taulist, "taulist", call)), match.arg(mode), pooled = TRUE)
+           as.list(.check_numeric(taulist, "taulist", call)), mode = match.arg(mode), pooled = TRUE)
 }
 
 #' @rdname transfer_inference
@@ -281,8 +284,8 @@ check_everywhere_dominance <- function(err1, err2, taulist = seq(0.5, 1, 0.01),
 critical_gamma <- function(err1, err2, tau, kind = c("everywhere", "worstcase"), Gamma_max = 1e6) {
   call <- sys.call()
   out <- .call_in(call, "transfer.critical_gamma", .err_arg(err1, "err1", call), .err_arg(err2, "err2", call),
-                  as.list(.check_numeric(tau, "tau", call)), match.arg(kind),
-                  .check_scalar(Gamma_max, "Gamma_max", call), pooled = TRUE)
+                  as.list(.check_numeric(tau, "tau", call)), kind = match.arg(kind),
+                  Gamma_max = .check_scalar(Gamma_max, "Gamma_max", call), pooled = TRUE)
   .pair(out)
 }
 
@@ -291,5 +294,6 @@ critical_gamma <- function(err1, err2, tau, kind = c("everywhere", "worstcase"),
 everywhere_dominance_box <- function(err1, err2, taulist = seq(0.5, 1, 0.01), Gamma = 2) {
   call <- sys.call()
   .call_in(call, "transfer.everywhere_dominance_box", .err_arg(err1, "err1", call), .err_arg(err2, "err2", call),
-           as.list(.check_numeric(taulist, "taulist", call)), .check_scalar(Gamma, "Gamma", call), pooled = TRUE)
+           as.list(.check_numeric(taulist, "taulist", call)), Gamma = .check_scalar(Gamma, "Gamma", call),
+           pooled = TRUE)
 }

@@ -57,7 +57,7 @@ transfer_error_table <- function(samples, model = "cpt", r = 1, metric = c("mse"
                metric = metric, normalize = normalize, subsets = subsets,
                shortfall_models = if (is.null(shortfall_models)) NULL else as.list(shortfall_models),
                n_jobs = n_jobs, domain = .check_string(domain, "domain"), features = as.list(features),
-               target = .check_string(target, "target"), cache = cache, random_state = as.integer(seed))
+               target = .check_string(target, "target"), cache = cache, seed = as.integer(seed))
   if (inherits(out, "llmsurrogate_result")) out$table else out
 }
 
@@ -88,6 +88,6 @@ transfer_within_domain_cv <- function(samples, models = c("eu", "cpt", "rf"), k 
   k <- .check_scalar(k, "k")
   n_jobs <- .check_n_jobs(n_jobs)
   .call("transfer.within_domain_cv", cols, as.list(models), k = as.integer(k),
-        metric = metric, n_jobs = n_jobs, random_state = as.integer(seed), domain = domain,
+        metric = metric, n_jobs = n_jobs, seed = as.integer(seed), domain = domain,
         features = as.list(features), target = target)
 }

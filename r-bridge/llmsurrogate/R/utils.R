@@ -221,6 +221,22 @@
                     list(message = message, call = call, python_class = python_class)))
 }
 
+# An argument given under its old name (`old`, renamed `new`): still honoured for one release, with
+# a warning of class "llmsurrogate_deprecation" (also "deprecatedWarning", as base R's
+# .Deprecated(), and "llmsurrogate_warning"). Returns the value to use: `value` unless `old_value`
+# was given; giving both is an error.
+.renamed_arg <- function(old_value, value, old, new, call, value_given = TRUE) {
+  if (is.null(old_value)) return(value)
+  if (value_given) {
+    .abort(sprintf("argument `%s` was renamed `%s`; give only `%s`", old, new, new), call)
+  }
+  msg <- sprintf("argument `%s` is deprecated and will be removed in llmsurrogate 0.3; use `%s`", old, new)
+  warning(structure(class = c("llmsurrogate_deprecation", "deprecatedWarning", "llmsurrogate_warning", "warning",
+                              "condition"),
+                    list(message = msg, call = call, python_class = NA_character_)))
+  old_value
+}
+
 # R's word for the type of `x`, for messages: numeric, integer, character, logical, factor, NULL, ...
 .r_type <- function(x) {
   if (is.null(x)) return("NULL")

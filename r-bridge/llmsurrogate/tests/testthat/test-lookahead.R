@@ -142,12 +142,12 @@ test_that("lookahead_test and the bootstrap agree with the Python package on the
     sprintf("df = pd.read_csv(r'%s')", path),
     "t = lookahead.lookahead_test(df, 'ret', 'llm', 'lap', controls=['small'])",
     "py_t = [t.estimate, t.std_error, t.p_greater]",
-    "b = lookahead.bootstrap(df, 'ret', 'llm', 'lap', reps=60, seed=11, resample='date')",
+    "b = lookahead.bootstrap(df, 'ret', 'llm', 'lap', n_boot=60, seed=11, resample='date')",
     "py_draws = b.draws.tolist()"))
   py <- reticulate::py
   res <- lookahead_test(d, "ret", "llm", "lap", controls = "small")
   la_rel(c(res$estimate, res$std_error, res$p_greater), unlist(py$py_t), 1e-12)
-  boot <- lookahead_bootstrap(d, "ret", "llm", "lap", reps = 60, seed = 11, resample = "date")
+  boot <- lookahead_bootstrap(d, "ret", "llm", "lap", n_boot = 60, seed = 11, resample = "date")
   la_rel(boot$draws, unlist(py$py_draws), 1e-12)
   expect_identical(as.integer(boot$n_blocks), length(unique(d$date)))
 })
@@ -155,7 +155,7 @@ test_that("lookahead_test and the bootstrap agree with the Python package on the
 test_that("lookahead_bootstrap: a replication is the weighted lm() on its counts; p-values; reproducible", {
   skip_if_no_llmsurrogate()
   d <- la_panel(n = 400, seed = 6)
-  boot <- lookahead_bootstrap(d, "ret", "llm", "lap", reps = 40, seed = 123)
+  boot <- lookahead_bootstrap(d, "ret", "llm", "lap", n_boot = 40, seed = 123)
   expect_s3_class(boot, "llmsurrogate_lookahead_bootstrap")
   expect_length(boot$draws, 40L)
   la <- reticulate::import("llmsurrogate.lookahead", convert = FALSE)
@@ -173,15 +173,15 @@ test_that("lookahead_bootstrap: a replication is the weighted lm() on its counts
   expect_equal(boot$p_value_plus_one, (1 + sum(boot$draws <= 0)) / 41)
   # against a reference (a test result's estimate): #{draws >= reference} / B
   ref_test <- lookahead_test(d, "ret", "llm", "lap")
-  again <- lookahead_bootstrap(d, "ret", "llm", "lap", reps = 40, seed = 123, reference = ref_test)
+  again <- lookahead_bootstrap(d, "ret", "llm", "lap", n_boot = 40, seed = 123, reference = ref_test)
   expect_identical(again$draws, boot$draws)
   expect_identical(again$reference, ref_test$estimate)
   expect_identical(again$p_value, mean(boot$draws >= ref_test$estimate))
   la_rel(again$estimate, ref_test$estimate, 1e-12)
-  other <- lookahead_bootstrap(d, "ret", "llm", "lap", reps = 40, seed = 124)
+  other <- lookahead_bootstrap(d, "ret", "llm", "lap", n_boot = 40, seed = 124)
   expect_false(identical(other$draws, boot$draws))
-  drawn <- lookahead_bootstrap(d, "ret", "llm", "lap", reps = 5)
-  expect_identical(lookahead_bootstrap(d, "ret", "llm", "lap", reps = 5, seed = drawn$seed)$draws, drawn$draws)
+  drawn <- lookahead_bootstrap(d, "ret", "llm", "lap", n_boot = 5)
+  expect_identical(lookahead_bootstrap(d, "ret", "llm", "lap", n_boot = 5, seed = drawn$seed)$draws, drawn$draws)
   expect_equal(unname(quantile(boot, 0.5)), median(boot$draws))
   expect_output(print(again), "p = #\\{draws >= ")
   expect_output(print(summary(again)), "Pairs bootstrap")
@@ -204,10 +204,22 @@ test_that("bad input to the test and the bootstrap names the argument", {
   expect_error(lookahead_test(list(ret = 1), "ret", "llm", "lap"), "argument `data` must be a data frame")
   d$one <- 1
   expect_error(lookahead_test(d, "ret", "llm", "lap", cluster = "one"), "single level")
-  expect_error(lookahead_bootstrap(d, "ret", "llm", "lap", reps = 0), "argument `reps`")
-  expect_error(lookahead_bootstrap(d, "ret", "llm", "lap", reps = 10, seed = -1), "argument `seed`")
-  expect_error(lookahead_bootstrap(d, "ret", "llm", "lap", reps = 10, resample = "week"), "argument `resample`: column `week`")
-  expect_error(lookahead_bootstrap(d, "ret", "llm", "lap", reps = 10, reference = "a"), "argument `reference`")
+  expect_error(lookahead_bootstrap(d, "ret", "llm", "lap", n_boot = 0), "argument `n_boot`")
+  expect_error(lookahead_bootstrap(d, "ret", "llm", "lap", n_boot = 10, seed = -1), "argument `seed`")
+  expect_error(lookahead_bootstrap(d, "ret", "llm", "lap", n_boot = 10, resample = "week"), "argument `resample`: column `week`")
+  expect_error(lookahead_bootstrap(d, "ret", "llm", "lap", n_boot = 10, reference = "a"), "argument `reference`")
+})
+
+test_that("lookahead_bootstrap: the earlier name `reps` still works, with a deprecation warning", {
+  skip_if_no_llmsurrogate()
+  d <- la_panel(n = 200, seed = 7)
+  new <- lookahead_bootstrap(d, "ret", "llm", "lap", n_boot = 8, seed = 3)
+  expect_warning(old <- lookahead_bootstrap(d, "ret", "llm", "lap", reps = 8, seed = 3),
+                 "argument `reps` is deprecated.*use `n_boot`", class = "llmsurrogate_deprecation")
+  expect_identical(old$draws, new$draws)
+  expect_equal(old$n_boot, 8)
+  expect_identical(new$n_boot, old$n_boot)
+  expect_error(lookahead_bootstrap(d, "ret", "llm", "lap", n_boot = 8, reps = 8), "renamed `n_boot`")
 })
 
 test_that("lap() equals Min-K% computed in R from the model's per-token log-probabilities", {

@@ -1,0 +1,257 @@
+"""Generic conversion between the R package's values and Python's (the reticulate route).
+
+Debian's reticulate 1.28 does not convert numpy-2 arrays or pandas-on-numpy-2 frames, so everything
+crosses as plain Python values: :func:`to_r_columns` turns a frame into ``{column: list}``
+(``None`` for missing) and :func:`to_plain` any output into lists, dicts, floats and strings. In
+the other direction reticulate would send R's missing values as values (an integer ``NA`` as
+-2147483648, a logical ``NA`` as ``True``, a character ``NA`` as ``"NA"``), so the R package sends
+data frames and vectors as typed columns with the positions of their missing values, which
+:func:`from_r` turns into lists with ``None`` there. :func:`r_message` puts a Python message in R's
+terms. :func:`_r_frame` and :func:`_r_names` are the adapters' helpers for R's columns and
+character vectors.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._validation import as_frame
+from ..exceptions import InvalidArgumentError
+from ..results import Result
+
+__all__ = ["to_r_columns", "to_plain", "from_r", "r_message"]
+
+
+def _plain_scalar(v: Any) -> Any:
+    if v is None:
+        return None
+    if isinstance(v, (np.floating, float)):
+        return None if math.isnan(float(v)) else float(v)
+    if isinstance(v, (np.bool_, bool)):
+        return bool(v)
+    if isinstance(v, (np.integer, int)):
+        # reticulate 1.28 turns ints outside R's 32-bit integer range into 0 or NA without an
+        # error: send those as doubles (exact up to 2**53).
+        return int(v) if -(2**31) < int(v) < 2**31 else float(v)
+    if v is pd.NA or v is pd.NaT:
+        return None
+    if isinstance(v, pd.Timestamp):
+        return v.isoformat()
+    return v
+
+
+def to_r_columns(data: Any) -> dict[str, list]:
+    """A frame (pandas, polars, mapping) as ``{column: list}`` with ``None`` for missing values.
+
+    Categoricals become their labels. This is what the R package turns into a ``data.frame``.
+
+    >>> import pandas as pd
+    >>> to_r_columns(pd.DataFrame({"a": [1.5, float("nan")], "b": ["x", None]}))
+    {'a': [1.5, None], 'b': ['x', None]}
+    """
+    frame = as_frame(data)
+    out = {}
+    for col in frame.columns:
+        series = frame[col]
+        if hasattr(series, "cat"):
+            series = series.astype(object)
+        out[str(col)] = [_plain_scalar(v) for v in series.tolist()]
+    return out
+
+
+def to_plain(obj: Any) -> Any:
+    """Any llmsurrogate output as plain Python values that reticulate converts on every version.
+
+    Frames become ``{"__frame__": {column: list}}``; results become ``{"__result__": kind, "tidy":
+    frame, "summary": text, "json": text}``; arrays become lists.
+    """
+    if isinstance(obj, Result):
+        return {"__result__": obj.kind, "tidy": to_plain(obj.tidy()), "summary": obj.summary().as_text(),
+                "json": obj.to_json(indent=None)}
+    if isinstance(obj, pd.DataFrame):
+        return {"__frame__": to_r_columns(obj.reset_index() if obj.index.name else obj)}
+    if isinstance(obj, pd.Series):
+        return {"__frame__": to_r_columns(obj.reset_index())}
+    if isinstance(obj, np.ndarray):
+        return [to_plain(v) for v in obj.tolist()]
+    if isinstance(obj, Mapping):
+        return {str(k): to_plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_plain(v) for v in obj]
+    v = _plain_scalar(obj)
+    if isinstance(v, float) and math.isinf(v):
+        return v
+    return v
+
+
+_EPOCH_DATE = datetime.date(1970, 1, 1)
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+
+
+def _listed(v: Any) -> list:
+    """reticulate sends an R vector of length 1 as a scalar and one of length 0 as ``[]``."""
+    if v is None:
+        return []
+    return list(v) if isinstance(v, (list, tuple)) else [v]
+
+
+def _date(v: Any) -> datetime.date:
+    return _EPOCH_DATE + datetime.timedelta(days=math.floor(v))
+
+
+def _datetime(v: Any) -> datetime.datetime:
+    return _EPOCH + datetime.timedelta(seconds=v)
+
+
+_KINDS = {"double": float, "integer": int, "logical": bool, "character": str, "date": _date,
+          "datetime": _datetime, "int64": int}
+
+
+def _r_column(spec: Mapping, what: str = "column") -> list:
+    """One typed R column (``{"kind", "values", "na"}``, ``na`` the 0-based positions of R's
+    missing values) as a list with ``None`` for missing."""
+    kind = spec.get("kind")
+    convert = _KINDS.get(kind)
+    if convert is None:
+        raise InvalidArgumentError(f"{what}: unknown column kind {kind!r} from R")
+    values = _listed(spec.get("values"))
+    na = _listed(spec.get("na"))
+    if na:
+        values = list(values)
+        for i in na:
+            values[int(i)] = None
+    if kind in ("double", "integer", "logical", "character"):
+        return values  # reticulate already made them floats, ints, bools and strs
+    try:
+        return [None if v is None else convert(v) for v in values]
+    except (OverflowError, ValueError) as err:
+        raise InvalidArgumentError(f"{what}: a {kind} value is outside Python's range ({err})") from err
+
+
+def from_r(value: Any) -> Any:
+    """An argument from the R package as Python values: a data frame (``{"__rframe__": ...}``) as
+    ``{column: list}`` and a vector (``{"__rvector__": ...}``) as a list, ``None`` where R has a
+    missing value; anything else unchanged.
+
+    >>> from_r({"__rframe__": {"names": ["a", "d"], "columns": [
+    ...     {"kind": "integer", "values": [1, -2147483648], "na": 1},
+    ...     {"kind": "date", "values": [0.0, 19000.0], "na": []}]}})
+    {'a': [1, None], 'd': [datetime.date(1970, 1, 1), datetime.date(2022, 1, 8)]}
+    """
+    if isinstance(value, Mapping):
+        if "__rframe__" in value:
+            spec = value["__rframe__"]
+            names = [str(n) for n in _listed(spec.get("names"))]
+            columns = _listed(spec.get("columns"))
+            return {name: _r_column(col, f"column {name!r}") for name, col in zip(names, columns)}
+        if "__rvector__" in value:
+            return _r_column(value["__rvector__"], "vector")
+        if "__rmatrix__" in value:
+            return _r_matrix(value["__rmatrix__"])
+    return value
+
+
+# The last few complete matrices from R, keyed by their bytes: repeated calls on the same matrix
+# (several levels, sides or functions) reuse its table and the sorted errors the Rust core keeps
+# on it, as a Python user reusing an ErrorTable does. A changed matrix has other bytes.
+_MATRIX_CACHE: "dict[tuple[int, bytes], Any]" = {}
+_MATRIX_CACHE_SIZE = 8
+
+
+def _r_matrix(spec: Mapping) -> Any:
+    """An R error matrix sent as its numbers in column-major order (``{"bytes"}``: R's
+    ``writeBin()`` of the doubles, little-endian, or ``{"values"}``: a list) with its number of rows
+    (``"nrow"``; R's ``NA`` is a NaN), as transferUQ reads it: a complete square matrix becomes an
+    :class:`~llmsurrogate.transfer.ErrorTable` with the domains 1..n (R's positions), without a
+    long frame; one with missing off-diagonal cells becomes the long ``{"train", "test", "error"}``
+    columns (1-based domains, ``None`` for a missing error) that the pooled reading of transferUQ's
+    forms takes, with its warning."""
+    nrow = int(spec.get("nrow"))
+    raw = spec.get("bytes")
+    key = None
+    if raw is not None:
+        raw = bytes(raw)
+        key = (nrow, raw)
+        hit = _MATRIX_CACHE.get(key)
+        if hit is not None:
+            return hit
+        arr = np.frombuffer(raw, dtype="<f8").astype(np.float64)
+    else:
+        values = spec.get("values")
+        arr = np.asarray(_listed(values) if not isinstance(values, np.ndarray) else values, dtype=np.float64)
+    if nrow <= 0 or arr.size % nrow:
+        raise InvalidArgumentError(f"a matrix from R has {arr.size} values for {nrow} rows")
+    arr = arr.reshape((nrow, arr.size // nrow), order="F")
+    n = arr.shape[0]
+    if arr.shape[1] != n:
+        raise InvalidArgumentError(f"a matrix from R must be square; got {arr.shape[0]} x {arr.shape[1]}")
+    test, train = np.nonzero(~np.eye(n, dtype=bool).T)  # column-major, as R's which(row != col)
+    errors = arr[train, test]
+    missing = np.isnan(errors)
+    if not missing.any():
+        # inside the function: converting R's values loads no capability until R sends a matrix
+        from ..transfer import ErrorTable
+
+        table = ErrorTable.from_matrix(arr, domains=list(range(1, n + 1)))
+        if key is not None:
+            while len(_MATRIX_CACHE) >= _MATRIX_CACHE_SIZE:
+                _MATRIX_CACHE.pop(next(iter(_MATRIX_CACHE)))
+            _MATRIX_CACHE[key] = table
+        return table
+    return {"train": (train + 1).tolist(), "test": (test + 1).tolist(),
+            "error": [None if m else float(v) for v, m in zip(errors.tolist(), missing.tolist())]}
+
+
+# Python's words in messages and R's: type names after "got"/"not", and literals.
+_R_TYPES = {"str": "character", "bool": "logical", "float": "numeric", "int": "integer", "NoneType": "NULL",
+            "list": "a list", "tuple": "a list", "dict": "a named list", "ndarray": "numeric",
+            "float64": "numeric", "int64": "integer", "DataFrame": "a data.frame", "Series": "a vector"}
+_R_TYPE_RE = re.compile(r"\b(got|not|of type) (" + "|".join(sorted(_R_TYPES, key=len, reverse=True)) + r")\b")
+_R_LITERALS = [(re.compile(r"\bTrue\b"), "TRUE"), (re.compile(r"\bFalse\b"), "FALSE"),
+               (re.compile(r"\bNone\b"), "NULL"), (re.compile(r"(?<![\w.])-inf\b"), "-Inf"),
+               (re.compile(r"(?<![\w.-])inf\b"), "Inf"), (re.compile(r"(?<![\w.])nan\b"), "NaN")]
+_ZERO_BASED = re.compile(r"\b(row|rows|position|index) (\d+) \(0-based\)")
+
+
+def r_message(message: str) -> str:
+    """A Python message in R's terms: 0-based positions marked ``(0-based)`` become 1-based (the
+    package's messages mark every 0-based row and position so), Python type names become R's
+    (str -> character, bool -> logical, float -> numeric, ...) and True/False/None/inf/nan become
+    TRUE/FALSE/NULL/Inf/NaN.
+
+    >>> r_message("feature 'x' has a missing value at row 3 (0-based); got str, not True")
+    "feature 'x' has a missing value at row 4; got character, not TRUE"
+    """
+    out = _ZERO_BASED.sub(lambda m: f"{m.group(1)} {int(m.group(2)) + 1}", str(message))
+    out = _R_TYPE_RE.sub(lambda m: f"{m.group(1)} {_R_TYPES[m.group(2)]}", out)
+    for pattern, word in _R_LITERALS:
+        out = pattern.sub(word, out)
+    return out
+
+
+def _r_frame(columns: Mapping[str, Any]):
+    """A data frame from R's columns: a column of numbers, logicals and missing values (an integer
+    or logical column with ``NA``, or one that is all ``NA``) becomes float64 with NaN, so that it
+    stays numeric; any other column (factor labels, strings, dates) stays as its objects, ``None``
+    missing."""
+    out = {}
+    for name, values in columns.items():
+        values = _listed(values)
+        present = [v for v in values if v is not None]
+        if any(v is None for v in values) and all(isinstance(v, (bool, int, float)) for v in present):
+            out[name] = np.array([np.nan if v is None else float(v) for v in values], dtype=np.float64)
+        else:
+            out[name] = values
+    return pd.DataFrame(out)
+
+
+def _r_names(value: Any) -> list[str]:
+    """An R character vector (a scalar for length 1, a list otherwise, ``[]`` when empty) as a list."""
+    return [str(v) for v in _listed(value)]
