@@ -23,7 +23,11 @@ import click
 
 from .._cli_support import (RUN_JSON, FiniteFloat, NameList, NJobs, PositiveIntList, Seed, cli_names, data_column,
                             handle_errors, progress_bar, read_table, start_run, use_agg_backend, write_run_json)
+from .._atomic import check_output_dir, save_figure, write_bytes, write_frame, write_text
 from .._store import SUFFIX, EntryFormat, entry_name
+from ..exceptions import InvalidArgumentError
+from ._engine import HYBRID_MIN_BLOCKS
+from ._estimators import Plumbing, run_error_curve, run_ess
 
 
 #: Distributions whose versions can change a grid point (besides llmsurrogate itself).
@@ -107,8 +111,8 @@ def _key(data_path: Path, args: dict) -> str:
               help="Trees for --algorithm rf (1 to 100,000).")
 @click.option("--missing", default="error", show_default=True, type=click.Choice(["error", "drop"]),
               help="Rows with a missing outcome, prediction or feature: stop with an error, or drop them (with a warning).")
-@click.option("--n-jobs", type=NJobs(), default=None, help="Parallel block fits (default: one at a time, or the active joblib backend's workers) "
-                   "and Rust threads (default: LLMSURROGATE_NUM_THREADS or all cores).")
+@click.option("--n-jobs", type=NJobs(), default=None, help="Workers for the block fits and threads for the Rust kernels "
+                   "(default: LLMSURROGATE_NUM_THREADS, else all cores; -1 all cores, -k all but k-1). No number depends on it.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("ess-output"), show_default=True,
               help="Folder for <ess|error_curve>_table.csv, _summary.json, _plot.png and run.json (the manifest: "
               "versions, input SHA-256, seed, command line).")
@@ -117,11 +121,6 @@ def _key(data_path: Path, args: dict) -> str:
 def ess_command(data_path, outcome, prediction, features, algorithm, loss, grid, alpha, variance, regime, bias_correct,
                 tuning, seed, n_estimators, missing, n_jobs, out_dir, no_plot):
     """Equivalent sample size of a fixed prediction rule (block-out CV + sequential one-sided CI)."""
-    from .._atomic import check_output_dir, save_figure, write_bytes, write_frame, write_text
-    from ..exceptions import InvalidArgumentError
-    from ._engine import HYBRID_MIN_BLOCKS
-    from ._estimators import Plumbing, run_error_curve, run_ess
-
     stem = "error_curve" if prediction is None else "ess"
     check_output_dir(out_dir, files=[f"{stem}_table.csv", f"{stem}_summary.json", f"{stem}_plot.png", RUN_JSON],
                      inputs=[data_path])
