@@ -183,7 +183,7 @@ def main():
     })
     if args.cv:
         t = time.perf_counter()
-        cv = tr.within_domain_cv(ce, {k: models[k] for k in [*TABLE1, "RF"]}, k=10, random_state=0, n_jobs=n)
+        cv = tr.within_domain_cv(ce, {k: models[k] for k in [*TABLE1, "RF"]}, k=10, seed=0, n_jobs=n)
         cv_s = time.perf_counter() - t
         run.add("Table 1: 10-fold within-pool CV (EU, five CPT, RF: 3,080 fits), one run", {"ours": summarize([cv_s])},
                 rounds=1, warmup=0, threads=n)

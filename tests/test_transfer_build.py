@@ -224,8 +224,8 @@ def test_deterioration_and_shortfall_definitions():
 
 def test_random_sample_of_training_sets():
     data = synthetic(n=6, m=20)
-    a = tr.error_table(data, tr.EU(), r=3, subsets=7, random_state=4)
-    b = tr.error_table(data, tr.EU(), r=3, subsets=7, random_state=4)
+    a = tr.error_table(data, tr.EU(), r=3, subsets=7, seed=4)
+    b = tr.error_table(data, tr.EU(), r=3, subsets=7, seed=4)
     full = tr.error_table(data, tr.EU(), r=3).tidy()
     assert isinstance(a, pd.DataFrame) and len(a) == 7 * 3
     pd.testing.assert_frame_equal(a, b)
@@ -233,7 +233,7 @@ def test_random_sample_of_training_sets():
     merged = a.merge(full, on=["train_1", "train_2", "train_3", "test"], suffixes=("", "_full"))
     assert len(merged) == len(a)
     np.testing.assert_allclose(merged["error"], merged["error_full"], rtol=1e-12)
-    c = tr.error_table(data, tr.EU(), r=3, subsets=7, random_state=5)
+    c = tr.error_table(data, tr.EU(), r=3, subsets=7, seed=5)
     assert not a.equals(c)
 
 
@@ -326,7 +326,7 @@ def test_model_names():
 
     kr = tr.make_model("kr")
     assert isinstance(kr, KernelRidge) and (kr.alpha, kr.kernel, kr.gamma) == (1.0, "rbf", 1 / 3)
-    rf = tr.make_model("rf", random_state=3)
+    rf = tr.make_model("rf", seed=3)
     assert isinstance(rf, RandomForestRegressor) and rf.random_state == 3 and rf.max_depth is None
     assert tr.make_model("cpt").free == "abdg" and tr.make_model("CPT:dg").free == "dg"
     assert tr.make_model("eu-cara")._family == "eu_cara" and tr.make_model("eu-authors")._family == "eu_crra_authors"
@@ -410,7 +410,7 @@ def test_within_domain_cv_equals_manual_kfold():
 
     data = synthetic(n=3, m=40)
     seen = []
-    cv = tr.within_domain_cv(data, {"EU": tr.EU(), "OLS": LinearRegression()}, k=5, random_state=0, n_jobs=1,
+    cv = tr.within_domain_cv(data, {"EU": tr.EU(), "OLS": LinearRegression()}, k=5, seed=0, n_jobs=1,
                              progress=lambda label, done, total: seen.append((label, done, total)))
     assert [s[1:] for s in seen] == [(0, 2), (1, 2), (2, 2)]  # progress was once accepted and ignored
     assert list(cv.index) == ["D0", "D1", "D2"]
@@ -628,10 +628,50 @@ def test_cli_build_killed_mid_run_resumes(tmp_path):
     pd.testing.assert_frame_equal(resumed, pd.read_csv(tmp_path / "t.csv"))
 
 
-@pytest.mark.parametrize("name", ["llmsurrogate.transfer._models", "llmsurrogate.transfer._build"])
+@pytest.mark.parametrize("name", ["llmsurrogate.transfer._models", "llmsurrogate.transfer._dispatch",
+                                  "llmsurrogate.transfer._build"])
 def test_docstring_examples_hold(name):
     import doctest
     import importlib
 
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_old_random_state_and_positional_arguments_warn_and_give_the_same_result():
+    data = synthetic(n=5, m=30, seed=8)
+    new = tr.error_table(data, tr.EU(), r=2, subsets=4, seed=3, n_jobs=1)
+    with pytest.warns(FutureWarning, match="`random_state` is now called `seed`"):
+        old = tr.error_table(data, tr.EU(), r=2, subsets=4, random_state=3, n_jobs=1)
+    pd.testing.assert_frame_equal(old, new)
+    with pytest.warns(FutureWarning, match="pass `r`, `metric` by name"):
+        old = tr.error_table(data, tr.EU(), 2, "mse", subsets=4, seed=3, n_jobs=1)
+    pd.testing.assert_frame_equal(old, new)
+    with pytest.warns(FutureWarning, match="`random_state` is now called `seed`"):
+        assert tr.make_model("rf", random_state=3).random_state == tr.make_model("rf", seed=3).random_state == 3
+    tabs = tr.error_tables(data, {"EU": tr.EU()}, r=2, subsets=4, seed=3, n_jobs=1, kinds=("raw",))
+    with pytest.warns(FutureWarning, match="`random_state` is now called `seed`"):
+        old = tr.error_tables(data, {"EU": tr.EU()}, r=2, subsets=4, random_state=3, n_jobs=1, kinds=("raw",))
+    pd.testing.assert_frame_equal(old["EU"]["raw"], tabs["EU"]["raw"])
+    cv = tr.within_domain_cv(data, {"EU": tr.EU()}, k=3, seed=1, n_jobs=1)
+    with pytest.warns(FutureWarning, match="`random_state` is now called `seed`"):
+        pd.testing.assert_frame_equal(tr.within_domain_cv(data, {"EU": tr.EU()}, k=3, random_state=1, n_jobs=1), cv)
+    with pytest.warns(FutureWarning, match="pass `k` by name"):
+        pd.testing.assert_frame_equal(tr.within_domain_cv(data, {"EU": tr.EU()}, 3, seed=1, n_jobs=1), cv)
+    ins = tr.in_sample_errors(data, tr.EU(), n_jobs=1)
+    with pytest.warns(FutureWarning, match="pass `metric` by name"):
+        pd.testing.assert_series_equal(tr.in_sample_errors(data, tr.EU(), "mse", n_jobs=1), ins)
+
+
+def test_n_jobs_none_follows_an_enclosing_parallel_config():
+    import joblib
+    from sklearn.tree import DecisionTreeRegressor
+
+    data = synthetic(n=4, m=20, seed=2)
+    model = DecisionTreeRegressor(max_depth=2, random_state=0)
+    ref = tr.error_table(data, model, n_jobs=1)
+    with joblib.parallel_config(backend="threading", n_jobs=2):
+        assert tr._build._joblib_n_jobs(None) == 2
+        got = tr.error_table(data, model)
+    np.testing.assert_array_equal(got.values, ref.values)
+    assert tr._build._joblib_n_jobs(None) == -1 and tr._build._joblib_n_jobs(3) == 3

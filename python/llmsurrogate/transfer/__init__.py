@@ -17,8 +17,9 @@ as implemented, with every departure from the paper and from transferUQ: ``docs/
 Modules by role, the inference ones mirroring ``rust/transfer/``: ``_table`` (:class:`ErrorTable`),
 ``_common`` (what the inference modules share), ``_intervals`` (forecast intervals and coverage;
 ``table.rs``), ``_dominance`` (worst-case and everywhere dominance, critical Γ; ``dominance.rs``),
-``_ustat`` (U-statistic confidence intervals; ``ustat.rs``), ``_build`` (fitting tables), ``_models``
-(EU, CPT; ``nls.rs``), ``_results``, ``_cli`` (``llmsurrogate transfer``), ``demo``.
+``_ustat`` (U-statistic confidence intervals; ``ustat.rs``), ``_build`` (fitting tables: orchestration),
+``_fit_cache`` (its cache of finished fits), ``_models`` (EU, CPT; ``nls.rs``), ``_dispatch`` (models by
+name, DomainCV, how any model is cloned and fitted), ``_results``, ``_cli`` (``llmsurrogate transfer``), ``demo``.
 """
 
 from ._dominance import (
@@ -43,7 +44,8 @@ from ._intervals import (
     worst_case_tau_curve,
 )
 from ._ustat import clear_rank_cache, ete_interval, plot_quantile_ci, qte_interval, ustat_tail_bound
-from ._build import DomainCV, cv_ratio, error_table, error_tables, in_sample_errors, make_model, within_domain_cv
+from ._build import cv_ratio, error_table, error_tables, in_sample_errors, within_domain_cv
+from ._dispatch import DomainCV, make_model
 from ._models import CPT, EU
 from ._results import EverywhereDominance, ForecastIntervals, IntervalTable, TransferApplication, WorstCaseCurve
 from ._table import ErrorTable

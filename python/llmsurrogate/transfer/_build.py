@@ -21,150 +21,52 @@ what is missing.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import itertools
 import math
-from collections.abc import Callable, Mapping, Sequence
+import warnings
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
+from joblib import delayed
+from joblib.parallel import get_active_backend
 
+from .._deprecation import deprecated_arguments
 from .._progress import progress_reporter
-from .._validation import as_frame, check_choice, check_int, check_n_jobs, require_columns
+from .._validation import (
+    as_frame,
+    check_choice,
+    check_int,
+    check_n_jobs,
+    require_columns,
+)
+from .._workers import parallel, resolve_n_jobs
 from ..exceptions import (
     ComputationError,
     EmptyInputError,
     InvalidArgumentError,
+    LLMSurrogateWarning,
     NonFiniteError,
     ShapeError,
 )
-from ._models import CPT, _NLSModel  # noqa: F401 - CPT for the docstring example
+from ._dispatch import (  # noqa: F401 - make_model, MODEL_NAMES, DomainCV: importable from here as before
+    MODEL_NAMES,
+    DomainCV,
+    _check_model,
+    _fit_eval_generic,
+    _fresh,
+    _model_key,
+    _resolve,
+    make_model,
+)
 from ._fit_cache import CacheStats, _Cache, _count, collect_cache_stats  # noqa: F401 - re-exported
-from ._table import ErrorTable
+from ._models import CPT, _NLSModel  # noqa: F401 - CPT for the docstring example
+from ._table import ErrorTable, _labels
 
-__all__ = ["error_table", "error_tables", "in_sample_errors", "within_domain_cv", "cv_ratio", "make_model",
-           "MODEL_NAMES", "DomainCV"]
+__all__ = ["error_table", "error_tables", "in_sample_errors", "within_domain_cv", "cv_ratio"]
 
-
-class DomainCV:
-    """Tune a black box by domain cross-validation inside each training set (paper Example 10).
-
-    With ``r >= 2`` training domains, each candidate in ``param_grid`` (a scikit-learn style grid)
-    is scored by holding out each training domain in turn, fitting on the other ``r - 1`` and taking
-    the mean squared error on the held-out one; the candidate with the lowest average is refitted on
-    all ``r`` domains. With one training domain the estimator keeps the parameters it was given
-    (the paper uses defaults for ``r = 1``). :func:`error_table` passes the domain of every training
-    row as ``groups``.
-
-    Fitted attributes: ``best_params_``, ``cv_errors_`` (one per candidate), ``estimator_``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn.linear_model import Ridge
-    >>> X, y = np.arange(12.0).reshape(-1, 1), 2 * np.arange(12.0)
-    >>> cv = DomainCV(Ridge(), {"alpha": [0.01, 100.0]}).fit(X, y, groups=np.repeat([0, 1, 2], 4))
-    >>> cv.best_params_, cv.cv_errors_.shape, round(float(cv.predict([[20.0]])[0]), 2)
-    ({'alpha': 0.01}, (2,), 40.0)
-    """
-
-    _needs_groups = True
-
-    def __init__(self, estimator: Any, param_grid: Any):
-        self.estimator = estimator
-        self.param_grid = param_grid
-
-    def get_params(self, deep: bool = True) -> dict:
-        return {"estimator": self.estimator, "param_grid": self.param_grid}
-
-    def set_params(self, **params) -> "DomainCV":
-        for k, v in params.items():
-            setattr(self, k, v)
-        return self
-
-    def cache_key(self) -> str:
-        return f"DomainCV({_model_key(self.estimator)}, {self.param_grid!r})"
-
-    def fit(self, X, y, groups=None) -> "DomainCV":
-        from sklearn.model_selection import ParameterGrid
-
-        X = np.asarray(X)
-        y = np.asarray(y, dtype=np.float64)
-        grid = list(ParameterGrid(self.param_grid))
-        if not grid:
-            raise InvalidArgumentError("argument `param_grid` of DomainCV is empty")
-        labels = np.zeros(len(y), dtype=np.int64) if groups is None else np.asarray(groups)
-        domains = list(dict.fromkeys(labels.tolist()))
-        if len(domains) < 2:
-            self.best_params_ = {}
-            self.cv_errors_ = np.array([])
-        else:
-            scores = []
-            for params in grid:
-                errs = []
-                for d in domains:
-                    held = labels == d
-                    est = _fresh(self.estimator).set_params(**params)
-                    est.fit(X[~held], y[~held])
-                    errs.append(float(np.mean((np.asarray(est.predict(X[held]), dtype=np.float64) - y[held]) ** 2)))
-                scores.append(float(np.mean(errs)))
-            self.cv_errors_ = np.array(scores)
-            self.best_params_ = grid[int(np.argmin(scores))]
-        self.estimator_ = _fresh(self.estimator).set_params(**self.best_params_)
-        self.estimator_.fit(X, y)
-        return self
-
-    def predict(self, X):
-        return self.estimator_.predict(X)
-
-MODEL_NAMES = ("eu", "eu-authors", "eu-cara", "cpt", "cpt:<free>", "rf", "kr")
-
-
-def make_model(name: str, random_state: int | None = 0):
-    """A model of the application by name (for the CLI and R).
-
-    ``"eu"`` (CRRA, the paper's formula), ``"eu-authors"`` (CRRA, the authors' code's zero-prize
-    convention), ``"eu-cara"`` (exponential utility), ``"cpt"`` (all of alpha, beta, delta, gamma
-    free) or ``"cpt:<letters>"`` (e.g. ``"cpt:g"``, ``"cpt:ab"``), ``"rf"``
-    (``RandomForestRegressor(random_state=random_state)``, scikit-learn defaults otherwise) and
-    ``"kr"`` (``KernelRidge(alpha=1, kernel="rbf", gamma=1/3)``, the paper's kernel ridge).
-
-    Examples
-    --------
-    >>> make_model("cpt:dg")
-    CPT(free='dg', alpha=1.0, beta=1.0, delta=1.0, gamma=1.0, eps=1e-06, delta_max=1000000.0, starts=None, max_iter=500)
-    """
-    from ._models import CPT, EU
-
-    if not isinstance(name, str):
-        raise InvalidArgumentError(f"argument `model` must be a model name such as 'cpt:g'; got {name!r}")
-    key = name.strip().lower()
-    if key == "eu":
-        return EU()
-    if key == "eu-authors":
-        return EU(zero_prize="authors")
-    if key == "eu-cara":
-        return EU(utility="cara")
-    if key == "cpt":
-        return CPT("abdg")
-    if key.startswith("cpt:"):
-        model = CPT(key[4:])
-        model._free_index()  # validates the letters
-        return model
-    if key == "rf":
-        from sklearn.ensemble import RandomForestRegressor
-
-        return RandomForestRegressor(random_state=random_state)
-    if key == "kr":
-        from sklearn.kernel_ridge import KernelRidge
-
-        return KernelRidge(alpha=1.0, kernel="rbf", gamma=1 / 3)
-    import difflib
-
-    hint = difflib.get_close_matches(key, ["eu", "eu-authors", "eu-cara", "cpt", "cpt:g", "rf", "kr"], n=1)
-    extra = f"; did you mean {hint[0]!r}?" if hint else ""
-    raise InvalidArgumentError(f"unknown model {name!r}; use one of {list(MODEL_NAMES)}{extra}")
 
 _FEATURES = ("z1", "z2", "p1")
 _METRICS = ("mse", "rmse")
@@ -178,8 +80,6 @@ class _Samples:
     """Domain samples as one sorted feature matrix with per-domain offsets."""
 
     def __init__(self, samples: Any, domain: str, features: Sequence[str], target: str, arg: str = "samples"):
-        import pandas as pd
-
         features = list(features)
         if not features:
             raise InvalidArgumentError("argument `features` must name at least one column")
@@ -201,8 +101,6 @@ class _Samples:
                 present = set(col.unique())
                 labels = [c for c in col.cat.categories if c in present]
             else:
-                from ._table import _labels
-
                 labels = _labels(col.tolist())
             groups = {k: g for k, g in frame.groupby(domain, sort=False, observed=True)}
             frames = [groups[lab] for lab in labels]
@@ -259,69 +157,6 @@ class _Samples:
 
 
 # ------------------------------------------------------------------------------------------------
-# Model identity (cache keys) and generic fitting
-# ------------------------------------------------------------------------------------------------
-def _model_key(model: Any) -> str:
-    if hasattr(model, "cache_key") and callable(model.cache_key):
-        key = str(model.cache_key())
-    elif hasattr(model, "get_params"):
-        try:
-            params = model.get_params(deep=True)
-            key = type(model).__module__ + "." + type(model).__qualname__ + repr(sorted((k, repr(v)) for k, v in params.items()))
-        except Exception:  # noqa: BLE001 - fall back to repr for odd estimators
-            key = repr(model)
-    else:
-        key = type(model).__qualname__ + repr(model)
-    return hashlib.sha256(key.encode()).hexdigest()[:16]
-
-
-def _resolve(model: Any, random_state: Any = 0) -> Any:
-    """A model name (see :func:`make_model`) becomes the model; anything else passes through."""
-    if isinstance(model, str):
-        seed = random_state if isinstance(random_state, (int, np.integer)) or random_state is None else 0
-        return make_model(model, random_state=None if seed is None else int(seed))
-    return model
-
-
-def _check_model(model: Any) -> None:
-    if isinstance(model, _NLSModel):
-        return
-    if isinstance(model, type):
-        raise InvalidArgumentError(f"argument `model` is the class {model.__name__}; pass an instance, "
-                                   f"e.g. {model.__name__}()")
-    if not (callable(getattr(model, "fit", None)) and callable(getattr(model, "predict", None))):
-        raise InvalidArgumentError("argument `model` must be an EU or CPT model, a scikit-learn estimator, or an "
-                                   f"object with fit(X, y) and predict(X) methods; got {type(model).__name__}")
-
-
-def _fresh(model: Any) -> Any:
-    if isinstance(model, DomainCV):
-        return DomainCV(model.estimator, model.param_grid)
-    try:
-        from sklearn.base import clone
-
-        return clone(model)
-    except Exception:  # noqa: BLE001 - not a scikit-learn estimator
-        return copy.deepcopy(model)
-
-
-def _fit_eval_generic(model: Any, X: np.ndarray, y: np.ndarray, offsets: np.ndarray, train_rows) -> np.ndarray:
-    """Fit a fresh copy on ``train_rows`` and return the MSE on every domain."""
-    est = _fresh(model)
-    if getattr(est, "_needs_groups", False):
-        domain_of_row = np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
-        est.fit(X[train_rows], y[train_rows], groups=domain_of_row[train_rows])
-    else:
-        est.fit(X[train_rows], y[train_rows])
-    pred = np.asarray(est.predict(X), dtype=np.float64).reshape(-1)
-    if pred.shape[0] != y.shape[0]:
-        raise ComputationError(f"model.predict returned {pred.shape[0]} predictions for {y.shape[0]} rows")
-    sq = (pred - y) ** 2
-    sums = np.add.reduceat(sq, offsets[:-1])
-    return sums / np.diff(offsets)
-
-
-# ------------------------------------------------------------------------------------------------
 # Fitting many subsets
 # ------------------------------------------------------------------------------------------------
 def _fit_subsets(model: Any, data: _Samples, subsets: list[tuple[int, ...]], n_jobs, cache_dir, progress,
@@ -340,10 +175,6 @@ def _fit_subsets(model: Any, data: _Samples, subsets: list[tuple[int, ...]], n_j
     _count("computed", len(todo))
     _count("rejected", cache.rejected)
     if cache.rejected:
-        import warnings
-
-        from ..exceptions import LLMSurrogateWarning
-
         warnings.warn(f"{label}: {cache.rejected} cached fit(s) in {cache.dir} were damaged or came from another "
                       "llmsurrogate/numpy/scikit-learn version; refitted", LLMSurrogateWarning, stacklevel=3)
     with progress_reporter(progress) as report:
@@ -355,13 +186,13 @@ def _fit_subsets(model: Any, data: _Samples, subsets: list[tuple[int, ...]], n_j
             z1, z2, p = data.lottery_columns()
             # each call groups the data by lottery once (a sort of all rows): batches of >= 64
             # training sets keep that cost small; about 100 batches give progress and resume points
-            _threads(n_jobs)
+            threads = resolve_n_jobs(n_jobs)
             chunk = max(64, len(todo) // 100)
             not_converged = []
             for start in range(0, len(todo), chunk):
                 idx = todo[start:start + chunk]
                 sub = np.array([subsets[i] for i in idx], dtype=np.int64)
-                res = model._fit_domains(z1, z2, p, data.y, data.offsets, sub, n_jobs=n_jobs)
+                res = model._fit_domains(z1, z2, p, data.y, data.offsets, sub, n_jobs=threads)
                 not_converged.extend(subsets[idx[j]] for j in np.flatnonzero(~res["converged"]))
                 for j, i in enumerate(idx):
                     out[i] = res["mse"][j]
@@ -369,27 +200,19 @@ def _fit_subsets(model: Any, data: _Samples, subsets: list[tuple[int, ...]], n_j
                 done += len(idx)
                 report(label, done, len(subsets))
             if not_converged:
-                import warnings
-
-                from ..exceptions import LLMSurrogateWarning
-
                 first = [data.labels[d] for d in not_converged[0]]
                 warnings.warn(f"{label}: {len(not_converged)} of {len(todo)} fits stopped without meeting a "
                               f"convergence test (first: training set {first}); raise `max_iter` or check the "
                               "data", LLMSurrogateWarning, stacklevel=3)
         else:
-            from joblib import delayed
-
-            from .._workers import parallel as _parallel
-
             jobs = check_n_jobs(n_jobs)
-            workers = _threads(jobs)
+            workers = resolve_n_jobs(jobs)
             chunk = max(2 * workers, 4)
             # local pools capped at the cores; loky workers exit if this process dies
-            with _parallel(jobs if jobs is not None else -1) as parallel:
+            with parallel(_joblib_n_jobs(jobs)) as pool:
                 for start in range(0, len(todo), chunk):
                     idx = todo[start:start + chunk]
-                    res = parallel(delayed(_fit_eval_generic)(model, data.X, data.y, data.offsets,
+                    res = pool(delayed(_fit_eval_generic)(model, data.X, data.y, data.offsets,
                                                               data.rows(subsets[i])) for i in idx)
                     for j, i in enumerate(idx):
                         out[i] = res[j]
@@ -399,17 +222,21 @@ def _fit_subsets(model: Any, data: _Samples, subsets: list[tuple[int, ...]], n_j
     return out
 
 
-def _threads(n_jobs) -> int:
-    from .. import _core
-
-    return int(_core.resolve_threads(n_jobs))
+def _joblib_n_jobs(n_jobs: int | None) -> int:
+    """``n_jobs`` for ``joblib.Parallel``: ``None`` is the enclosing ``joblib.parallel_config``'s
+    n_jobs, else every core (-1; on Dask or Ray: every worker), as :func:`~llmsurrogate._workers.resolve_n_jobs`
+    reads it."""
+    if n_jobs is not None:
+        return n_jobs
+    configured = get_active_backend()[1]
+    return configured if configured is not None else -1
 
 
 def _apply_metric(mse: np.ndarray, metric: str) -> np.ndarray:
     return np.sqrt(mse) if metric == "rmse" else mse
 
 
-def _subset_list(n: int, r: int, subsets: Any, random_state: Any) -> tuple[list[tuple[int, ...]], bool]:
+def _subset_list(n: int, r: int, subsets: Any, seed: Any) -> tuple[list[tuple[int, ...]], bool]:
     total = math.comb(n, r)
     if isinstance(subsets, str):
         check_choice(subsets, "subsets", ["all"])
@@ -420,7 +247,7 @@ def _subset_list(n: int, r: int, subsets: Any, random_state: Any) -> tuple[list[
     k = check_int(subsets, "subsets", minimum=1)
     if k >= total:
         return list(itertools.combinations(range(n), r)), True
-    rng = np.random.default_rng(random_state)
+    rng = np.random.default_rng(seed)
     if total <= 2_000_000:
         pick = np.sort(rng.choice(total, size=k, replace=False))
         combos = []
@@ -436,16 +263,16 @@ def _subset_list(n: int, r: int, subsets: Any, random_state: Any) -> tuple[list[
     return sorted(seen), False
 
 
-def _normalise_models(models: Any, random_state: Any = 0) -> dict:
+def _normalise_models(models: Any, seed: Any = 0) -> dict:
     if isinstance(models, str):
         models = [models]
     if isinstance(models, Mapping):
-        out = {str(k): _resolve(v, random_state) for k, v in models.items()}
+        out = {str(k): _resolve(v, seed) for k, v in models.items()}
     else:
         out = {}
         for i, m in enumerate(models):
             key = m if isinstance(m, str) else (getattr(m, "name", None) or f"model{i + 1}")
-            out[key] = _resolve(m, random_state)
+            out[key] = _resolve(m, seed)
     if not out:
         raise InvalidArgumentError("argument `models` is empty; pass at least one model")
     for name, m in out.items():
@@ -457,9 +284,9 @@ def _normalise_models(models: Any, random_state: Any = 0) -> dict:
 
 
 def _build(data: _Samples, models: dict, r: int, metric: str, subsets: Any, n_jobs, cache, progress,
-           random_state, need_in_sample: bool):
+           seed, need_in_sample: bool):
     """Raw MSE per model over the subsets, and in-sample MSE per model (length n) if needed."""
-    combos, complete = _subset_list(data.n, r, subsets, random_state)
+    combos, complete = _subset_list(data.n, r, subsets, seed)
     raw, ins = {}, {}
     for name, model in models.items():
         mse = _fit_subsets(model, data, combos, n_jobs, cache, progress, f"{name}: fits")
@@ -497,8 +324,6 @@ def _assemble(data: _Samples, combos, complete: bool, values_by_subset: np.ndarr
             f"test={data.labels[test[i]]!r}: its predictions are undefined or overflow on that domain")
     if complete:
         return ErrorTable._from_arrays(values, test, train, list(data.labels), name=name, metric=metric, arg="samples")
-    import pandas as pd
-
     labels = np.asarray(data.labels, dtype=object)
     cols = {"train": labels[train[:, 0]]} if r == 1 else {f"train_{k + 1}": labels[train[:, k]] for k in range(r)}
     cols["test"] = labels[test]
@@ -524,10 +349,11 @@ def _common_args(samples, r, metric, n_jobs, domain, features, target):
     return r, metric, data
 
 
-def error_tables(samples: Any, models: Any, r: int = 1, metric: str = "mse", subsets: Any = "all",
-                 n_jobs: int | None = None, *, kinds: Sequence[str] = ("raw", "deterioration", "shortfall"),
+@deprecated_arguments(renamed={"random_state": "seed"}, positional=2)
+def error_tables(samples: Any, models: Any, *, r: int = 1, metric: str = "mse", subsets: Any = "all",
+                 n_jobs: int | None = None, kinds: Sequence[str] = ("raw", "deterioration", "shortfall"),
                  domain: str = "domain", features: Sequence[str] = _FEATURES, target: str = "ce",
-                 cache: Any = None, progress: Any = False, random_state: Any = 0) -> dict:
+                 cache: Any = None, progress: Any = False, seed: Any = 0) -> dict:
     """Transfer-error tables of several models at once: ``{model: {kind: ErrorTable}}``.
 
     ``kinds`` picks among ``"raw"``, ``"deterioration"`` and ``"shortfall"``; the shortfall divides
@@ -547,8 +373,8 @@ def error_tables(samples: Any, models: Any, r: int = 1, metric: str = "mse", sub
     """
     kinds = [check_choice(k, "kinds", ["raw", *_NORMALIZE]) for k in kinds]
     r, metric, data = _common_args(samples, r, metric, n_jobs, domain, features, target)
-    models = _normalise_models(models, random_state)
-    combos, complete, raw, ins = _build(data, models, r, metric, subsets, n_jobs, cache, progress, random_state,
+    models = _normalise_models(models, seed)
+    combos, complete, raw, ins = _build(data, models, r, metric, subsets, n_jobs, cache, progress, seed,
                                         need_in_sample=any(k in _NORMALIZE for k in kinds))
     best = None
     if "shortfall" in kinds:
@@ -569,10 +395,11 @@ def error_tables(samples: Any, models: Any, r: int = 1, metric: str = "mse", sub
     return out
 
 
-def error_table(samples: Any, model: Any, r: int = 1, metric: str = "mse", normalize: str | None = None,
-                subsets: Any = "all", n_jobs: int | None = None, *, shortfall_models: Any = None,
+@deprecated_arguments(renamed={"random_state": "seed"}, positional=2)
+def error_table(samples: Any, model: Any, *, r: int = 1, metric: str = "mse", normalize: str | None = None,
+                subsets: Any = "all", n_jobs: int | None = None, shortfall_models: Any = None,
                 domain: str = "domain", features: Sequence[str] = _FEATURES, target: str = "ce",
-                cache: Any = None, progress: Any = False, random_state: Any = 0, name: str | None = None):
+                cache: Any = None, progress: Any = False, seed: Any = 0, name: str | None = None):
     """Fit ``model`` on every ``r``-subset of domains and tabulate its transfer errors.
 
     Parameters
@@ -592,12 +419,12 @@ def error_table(samples: Any, model: Any, r: int = 1, metric: str = "mse", norma
         Raw transfer error, or divided by the in-sample error on the test domain of the same model
         (deterioration) or the smallest one over ``model`` and ``shortfall_models`` (shortfall).
     subsets : "all" or int
-        All ``C(n, r)`` training sets, or a seeded random sample of this many (``random_state``);
+        All ``C(n, r)`` training sets, or a seeded random sample of this many (``seed``);
         a sample returns a long DataFrame (``train...``, ``test``, ``error``), because an
         :class:`ErrorTable` needs every training set.
     n_jobs : int, optional
-        Threads for EU/CPT (Rust) or joblib workers for other models (None: all cores, or
-        ``LLMSURROGATE_NUM_THREADS``). The active joblib backend is used (e.g. Dask).
+        Workers/threads (None: see :func:`llmsurrogate.num_threads`): threads for EU/CPT (Rust) or
+        joblib workers for other models. The active joblib backend is used (e.g. Dask).
     shortfall_models : sequence or mapping, optional
         The other models of the shortfall's model set; each a model or an array of its ``n``
         in-sample errors (on the ``metric`` scale, domains in table order).
@@ -608,6 +435,10 @@ def error_table(samples: Any, model: Any, r: int = 1, metric: str = "mse", norma
     progress : bool or callable
         A progress bar on stderr (``True``), or ``progress(label, done, total)`` after each batch
         of fits (:mod:`llmsurrogate._progress`).
+    seed : int
+        Seed of the sampled training sets (``subsets=<int>``) and of models given by name (``"rf"``).
+    name : str, optional
+        The table's name (default: the model's name or class).
 
     Returns
     -------
@@ -624,7 +455,7 @@ def error_table(samples: Any, model: Any, r: int = 1, metric: str = "mse", norma
     if normalize is not None:
         check_choice(normalize, "normalize", list(_NORMALIZE))
     label = model if isinstance(model, str) else None
-    model = _resolve(model, random_state)
+    model = _resolve(model, seed)
     _check_model(model)
     r, metric, data = _common_args(samples, r, metric, n_jobs, domain, features, target)
     name = name if name is not None else (label or type(model).__name__)
@@ -637,7 +468,7 @@ def error_table(samples: Any, model: Any, r: int = 1, metric: str = "mse", norma
             ((f"model{i + 1}", m) for i, m in enumerate(shortfall_models))
         for key, m in items:
             if isinstance(m, str):
-                key, m = m, _resolve(m, random_state)
+                key, m = m, _resolve(m, seed)
             if hasattr(m, "fit") and hasattr(m, "predict"):
                 others[key] = m
             else:
@@ -649,7 +480,7 @@ def error_table(samples: Any, model: Any, r: int = 1, metric: str = "mse", norma
                     raise InvalidArgumentError(f"shortfall model {key!r}: in-sample errors must be finite and > 0")
                 given[key] = arr
     combos, complete, raw, ins = _build(data, {name: model}, r, metric, subsets, n_jobs, cache, progress,
-                                        random_state, need_in_sample=normalize is not None)
+                                        seed, need_in_sample=normalize is not None)
     e = _apply_metric(raw[name], metric)
     kind = normalize or "raw"
     if normalize == "deterioration":
@@ -664,7 +495,8 @@ def error_table(samples: Any, model: Any, r: int = 1, metric: str = "mse", norma
     return _assemble(data, combos, complete, e, name=name, metric=_metric_label(metric, kind))
 
 
-def in_sample_errors(samples: Any, model: Any, metric: str = "mse", n_jobs: int | None = None, *,
+@deprecated_arguments(positional=2)
+def in_sample_errors(samples: Any, model: Any, *, metric: str = "mse", n_jobs: int | None = None,
                      domain: str = "domain", features: Sequence[str] = _FEATURES, target: str = "ce",
                      cache: Any = None):
     """Error of ``model`` fitted on each domain and evaluated on the same domain (a Series).
@@ -677,8 +509,6 @@ def in_sample_errors(samples: Any, model: Any, metric: str = "mse", n_jobs: int 
     >>> s.name, s.round(3).tolist()
     ('in_sample_error', [4.417, 1.172, 4.41])
     """
-    import pandas as pd
-
     model = _resolve(model)
     _check_model(model)
     _, metric, data = _common_args(samples, 1, metric, n_jobs, domain, features, target)
@@ -690,13 +520,14 @@ def in_sample_errors(samples: Any, model: Any, metric: str = "mse", n_jobs: int 
 # ------------------------------------------------------------------------------------------------
 # Within-domain k-fold cross-validation (Table 1)
 # ------------------------------------------------------------------------------------------------
-def within_domain_cv(samples: Any, models: Any, k: int = 10, metric: str = "mse", n_jobs: int | None = None, *,
-                     random_state: int = 0, domain: str = "domain", features: Sequence[str] = _FEATURES,
+@deprecated_arguments(renamed={"random_state": "seed"}, positional=2)
+def within_domain_cv(samples: Any, models: Any, *, k: int = 10, metric: str = "mse", n_jobs: int | None = None,
+                     seed: int = 0, domain: str = "domain", features: Sequence[str] = _FEATURES,
                      target: str = "ce", progress: Any = False):
     """k-fold cross-validated error of each model within each domain (paper Section 5.3, Table 1).
 
     Each domain's observations are split at random into ``k`` folds
-    (``sklearn.model_selection.KFold(k, shuffle=True, random_state=random_state)``, as the authors'
+    (``sklearn.model_selection.KFold(k, shuffle=True, random_state=seed)``, as the authors'
     code does); the model is trained on ``k - 1`` folds and scored on the last; the CV error is the
     mean of the ``k`` fold MSEs (``metric="rmse"``: its square root).
 
@@ -711,12 +542,11 @@ def within_domain_cv(samples: Any, models: Any, k: int = 10, metric: str = "mse"
     >>> cv.shape, cv.columns.tolist(), cv["EU"].round(3).tolist()
     ((3, 2), ['EU', 'CPT'], [4.431, 1.189, 4.412])
     """
-    import pandas as pd
     from sklearn.model_selection import KFold
 
     k = check_int(k, "k", minimum=2)
     _, metric, data = _common_args(samples, 1, metric, n_jobs, domain, features, target)
-    models = _normalise_models(models, random_state)
+    models = _normalise_models(models, seed)
     small = [lab for lab, s in zip(data.labels, data.sizes) if s < k]
     if small:
         raise InvalidArgumentError(f"argument `k`: domain {small[0]!r} has fewer than k = {k} observations")
@@ -724,7 +554,7 @@ def within_domain_cv(samples: Any, models: Any, k: int = 10, metric: str = "mse"
     order, offs = [], [0]
     for d in range(data.n):
         lo = int(data.offsets[d])
-        kf = KFold(n_splits=k, shuffle=True, random_state=random_state)
+        kf = KFold(n_splits=k, shuffle=True, random_state=seed)
         for _, test_idx in kf.split(np.arange(data.sizes[d])):
             order.append(lo + test_idx)
             offs.append(offs[-1] + test_idx.size)
@@ -749,13 +579,9 @@ def _within_cv(model, X, y, offsets, subsets, held, data, k, n_jobs) -> np.ndarr
             raise InvalidArgumentError(f"EU/CPT models need exactly three features (z1, z2, p); got {data.features}")
         cols = [np.ascontiguousarray(X[:, j]) for j in range(3)]
         res = model._fit_domains(*cols, np.ascontiguousarray(y), offsets, np.array(subsets, dtype=np.int64),
-                                 n_jobs=n_jobs)
+                                 n_jobs=resolve_n_jobs(n_jobs))
         fold = res["mse"][np.arange(len(subsets)), held]
     else:
-        from joblib import delayed
-
-        from .._workers import parallel
-
         jobs = check_n_jobs(n_jobs)
 
         def rows(s):
@@ -768,7 +594,7 @@ def _within_cv(model, X, y, offsets, subsets, held, data, k, n_jobs) -> np.ndarr
             te = slice(int(offsets[g]), int(offsets[g + 1]))
             return float(np.mean((np.asarray(est.predict(X[te]), dtype=np.float64).reshape(-1) - y[te]) ** 2))
 
-        fold = np.array(parallel(jobs if jobs is not None else -1)(
+        fold = np.array(parallel(_joblib_n_jobs(jobs))(
             delayed(one)(s, g) for s, g in zip(subsets, held)))
     return fold.reshape(data.n, k).mean(axis=1)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from .._cli_support import (FiniteFloat, NameList, NJobs, Seed, Subsets, check_output_and_record, cli_names,
-                            data_column, handle_errors, read_table, start_run, write_run_json)
+                            data_column, deprecated_option, handle_errors, read_table, start_run, write_run_json)
 
 @click.group("transfer")
 def transfer_group():
@@ -38,12 +38,13 @@ def _read_error_table(path: Path):
 
 @transfer_group.command("intervals")
 @click.argument("data", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--coverage", type=FiniteFloat(0, 1, min_open=True), multiple=True, default=(0.8, 0.9, 0.95),
+@click.option("--level", type=FiniteFloat(0, 1, min_open=True), multiple=True, default=(0.8, 0.9, 0.95),
               show_default=True,
-              help="Nominal coverage (two-sided: tau = (1 + c)/2); repeat for several.")
+              help="Nominal coverage level c (two-sided: tau = (1 + c)/2); repeat for several.")
+@deprecated_option("--coverage", "--level", type=FiniteFloat(0, 1, min_open=True), multiple=True)
 @click.option("--side", type=click.Choice(["two", "upper", "lower", "left", "right"]), multiple=True,
               default=("two",), show_default=True, help="Interval side(s).")
-@click.option("--correction", is_flag=True, help="Inflate coverage by (n+1)/(n-r) so that Proposition 1 guarantees it.")
+@click.option("--correction", is_flag=True, help="Inflate the level by (n+1)/(n-r) so that Proposition 1 guarantees it.")
 @click.option("--gamma", "gamma", type=FiniteFloat(1, allow_inf=True), default=None,
               help="Also give the worst-case interval over likelihood ratios in [1/Gamma, Gamma] (inf allowed).")
 @click.option("--compare", is_flag=True,
@@ -55,7 +56,7 @@ def _read_error_table(path: Path):
               help="Write the interval table to this CSV file, and its run record (versions, input SHA-256s, "
               "command line) to <out>.run.json beside it.")
 @handle_errors
-def transfer_intervals(data, coverage, side, correction, gamma, compare, taus, out_path):
+def transfer_intervals(data, level, side, correction, gamma, compare, taus, out_path):
     """Forecast intervals from transfer-error tables (one CSV/Parquet file per model).
 
     Each file is a square matrix [train, test] (diagonal ignored) or a long table with columns
@@ -69,7 +70,7 @@ def transfer_intervals(data, coverage, side, correction, gamma, compare, taus, o
     record = check_output_and_record(out_path, data) if out_path is not None else None
     tables = {p.stem: _read_error_table(p) for p in data}
     manifest = start_run([("DATA", p) for p in data]) if out_path is not None else None
-    res = tr.forecast_intervals(tables, coverage=list(coverage), sides=list(side), correction=correction)
+    res = tr.forecast_intervals(tables, level=list(level), sides=list(side), correction=correction)
     table = res.tidy()
     if gamma is not None:
         wc = [tr.worst_case_interval(tables[row.model], Gamma=gamma, side=row.side, tau=row.tau)
@@ -120,7 +121,7 @@ def transfer_intervals(data, coverage, side, correction, gamma, compare, taus, o
 @click.option("--matrix", is_flag=True, help="Write the r = 1 table as an n x n matrix [train, test] instead.")
 @click.option("--cache", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Folder for finished fits; an interrupted build resumes from it.")
-@click.option("--n-jobs", type=NJobs(), default=None, help="Threads or joblib workers (default: all cores).")
+@click.option("--n-jobs", type=NJobs(), default=None, help="Threads or joblib workers (default: LLMSURROGATE_NUM_THREADS, else all cores).")
 @handle_errors
 def transfer_build(data_path, model_name, out_path, r, metric, normalize, shortfall_model, subsets, seed, domain,
                    features, target, matrix, cache, n_jobs):
@@ -137,8 +138,8 @@ def transfer_build(data_path, model_name, out_path, r, metric, normalize, shortf
         check_output_dir(cache, arg="--cache")
     frame = read_table(data_path)
     manifest = start_run([("--data", data_path)], {"seed": seed})
-    model = make_model(model_name, random_state=seed)
-    others = [make_model(m, random_state=seed) for m in shortfall_model] or None
+    model = make_model(model_name, seed=seed)
+    others = [make_model(m, seed=seed) for m in shortfall_model] or None
     n_sub: int | str = subsets
     if subsets != "all":
         try:
@@ -154,7 +155,7 @@ def transfer_build(data_path, model_name, out_path, r, metric, normalize, shortf
         warnings.filterwarnings("ignore", message=".*cached fit", category=LLMSurrogateWarning)
         table = error_table(frame, model, r=r, metric=metric, normalize=normalize, subsets=n_sub, n_jobs=n_jobs,
                             shortfall_models=others, domain=domain, features=[f.strip() for f in features.split(",")],
-                            target=target, cache=cache, progress=True, random_state=seed, name=model_name)
+                            target=target, cache=cache, progress=True, seed=seed, name=model_name)
     if cache is not None:
         click.echo(f"cache: {stats.hits} fits reused, {stats.computed} computed, {stats.rejected} rejected "
                    "(damaged or from another version)", err=True)
