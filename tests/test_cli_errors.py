@@ -78,7 +78,7 @@ COMMANDS = {
         "--data": ["{missing}", "{dup}", "{empty}", "{garbage}", "{json}"],
     }),
     "transfer intervals": (["transfer", "intervals", "{matrix}"], [], {
-        "--coverage": ["0", "1.5", "nan", "x", "-1"],
+        "--level": ["0", "1.5", "nan", "x", "-1"],
         "--gamma": ["0.5", "nan", "x", "-inf"],
         "--tau": ["0", "2", "nan"],
         "--side": ["both"],

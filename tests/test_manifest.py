@@ -97,7 +97,7 @@ def test_transfer_intervals_through_the_console_script(tmp_path):
     assert EXE, "the llmsurrogate console script is not installed next to this Python"
     load_transfer_errors("abdg").to_csv(tmp_path / "cpt.csv")
     load_transfer_errors("RF").to_csv(tmp_path / "rf.csv")
-    args = ["transfer", "intervals", str(tmp_path / "cpt.csv"), str(tmp_path / "rf.csv"), "--coverage", "0.9",
+    args = ["transfer", "intervals", str(tmp_path / "cpt.csv"), str(tmp_path / "rf.csv"), "--level", "0.9",
             "--out", str(tmp_path / "out.csv")]
     res = subprocess.run([EXE, *args], capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr
