@@ -4,13 +4,19 @@ issue 20, ``llmsurrogate score``, stays as a hidden alias with a deprecation not
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import click
 
 from .._cli_support import (RUN_JSON, cli_names, data_column, handle_errors, progress_bar, read_table, start_run,
                             use_agg_backend, write_run_json)
-from ..llm.factory import BACKENDS
+from .._atomic import check_output_dir, save_figure, write_frame, write_text
+from ..exceptions import LLMSurrogateWarning
+from ..llm.cache import Cache
+from ..llm.factory import BACKENDS, load_task, make_backend
+from ._plots import plot_calibration
+from ._scores import risk_scores
 
 
 @click.command("risk")
@@ -62,14 +68,6 @@ def risk_command(data_path, task_spec, backend, model, method, cache_dir, out_di
           chat, group_col, n_boot, no_plot, base_url, api_key_env, endpoint, concurrency, rpm, tpm, price_input,
           price_output, max_cost, max_tokens_budget, request_timeout):
     """LLM risk scores for every row of --data, with metrics when the label is present."""
-    import warnings
-
-    from .. import risk
-    from .._atomic import check_output_dir, save_figure, write_frame, write_text
-    from ..exceptions import LLMSurrogateWarning
-    from ..llm.cache import Cache
-    from ..llm.factory import load_task, make_backend
-
     outputs = ("scores.csv", "metrics.csv", "metrics.json", "calibration.png", RUN_JSON)
     check_output_dir(out_dir, files=outputs, inputs=[data_path], arg="--out")
     check_output_dir(cache_dir, files=(Cache.FILENAME,), inputs=[data_path], arg="--cache")
@@ -97,7 +95,7 @@ def risk_command(data_path, task_spec, backend, model, method, cache_dir, out_di
         warnings.filterwarnings("ignore", message="LLM cache .*", category=LLMSurrogateWarning)
         if hasattr(be, "ledger"):
             be.progress = bar  # the request ledger as bars: responses, tokens, share of --max-cost
-        res = risk.risk_scores(frame, task, be, method, cache=cache, batch_size=batch_size or 16,
+        res = risk_scores(frame, task, be, method, cache=cache, batch_size=batch_size or 16,
                                correct_order_bias=not no_order_correction, chat=chat, progress=bar)
     write_frame(out_dir / "scores.csv", res.table)
     written = ["scores.csv"]
@@ -117,7 +115,7 @@ def risk_command(data_path, task_spec, backend, model, method, cache_dir, out_di
         click.echo(ev.summary().as_text())
         if not no_plot:
             use_agg_backend()
-            fig = risk.plot_calibration(res.table["label"], res.table["score"], groups=groups)
+            fig = plot_calibration(res.table["label"], res.table["score"], groups=groups)
             save_figure(fig, out_dir / "calibration.png", dpi=130)
             written.append("calibration.png")
     write_run_json(out_dir / RUN_JSON, manifest, meta)
