@@ -3,7 +3,7 @@
 Capabilities, one package each, all of the same shape (a public ``__init__`` re-exporting the
 API; private modules by role: ``_results``, ``_cli``, ``demo``, then the computation), imported on
 first use so ``import llmsurrogate`` stays fast and needs none of torch, transformers, vllm, rpy2,
-dask or polars. The methods as implemented: ``docs/methods/``.
+dask or polars. The methods as implemented: ``docs/methods/<capability>.md``.
 
 * :mod:`llmsurrogate.ess` -- equivalent sample size of a fixed prediction rule (block-out CV,
   three-term variance, sequential one-sided CI, CATE-ESS).
@@ -11,16 +11,28 @@ dask or polars. The methods as implemented: ``docs/methods/``.
   fitting EU/CPT/ML models, forecast intervals, weighted and worst-case quantiles, dominance LPs,
   U-statistic bounds).
 * :mod:`llmsurrogate.risk` -- LLM risk scores from survey rows, their metrics and recalibration.
+* :mod:`llmsurrogate.lookahead` -- lookahead bias in LLM forecasts (LAP, the paper's prompts and
+  forecasts, the fixed-effects interaction test and its bootstrap).
 
-Shared machinery:
+Shared machinery (imports no capability):
 
-* :mod:`llmsurrogate.llm` -- tasks, prompts, backends (transformers, vLLM), the on-disk cache.
+* :mod:`llmsurrogate.fe` -- fixed-effects OLS (``feols``, ``etable``) and its bootstrap, used by
+  lookahead and public on its own.
+* :mod:`llmsurrogate.llm` -- tasks, prompts, backends (transformers, vLLM, OpenAI-compatible HTTP
+  servers), the on-disk cache, scoring.
 * :mod:`llmsurrogate.quantiles` -- empirical upper/lower quantiles, plain and weighted (Rust core).
 * :mod:`llmsurrogate.datasets` -- bundled real data (44 subject pools, transfer-error matrices, ACS rows).
 * :mod:`llmsurrogate.results` -- the result base class every capability returns (print, tidy, save/load).
-* :mod:`llmsurrogate.rbridge` -- conversion for the R package and for rpy2.
 * :mod:`llmsurrogate.exceptions` -- the error hierarchy rooted at :class:`LLMSurrogateError`.
-* :mod:`llmsurrogate.demo` and :mod:`llmsurrogate.cli` -- the demo runner and the command line.
+* the private top-level modules (``_validation``, ``_workers``, ``_deprecation``, ``_core``, ...):
+  input checks, worker counts, deprecations, the Rust core.
+
+Adapters on top (may import every capability; none imports them):
+
+* :mod:`llmsurrogate.cli` -- the command line; :mod:`llmsurrogate.demo` -- the demo runner;
+  :mod:`llmsurrogate.rbridge` -- the bridge for the R package and for rpy2.
+
+Where a change belongs, and the words every package uses: ``docs/developers.md``.
 
 >>> import llmsurrogate
 >>> llmsurrogate.quantiles.upper_quantile([1.0, 2.0, 3.0], 0.5)
