@@ -71,3 +71,21 @@ def test_errors_give_clean_messages_and_exit_codes(tmp_path):
     assert out.returncode == 2
     out = run("no-such-command")
     assert out.returncode == 2
+
+
+def test_module_entry_point_is_the_console_script():
+    out = subprocess.run([sys.executable, "-m", "llmsurrogate.cli", "--help"], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0 and out.stdout == run("--help").stdout
+
+
+def test_risk_is_listed_and_score_is_a_hidden_alias_with_a_notice(tmp_path):
+    listed = run("--help").stdout
+    assert " risk " in listed and " score " not in listed
+    pd.DataFrame({"x": [1.0]}).to_csv(tmp_path / "rows.csv", index=False)
+    args = ["--data", str(tmp_path / "rows.csv"), "--task", "NoSuchTask", "--model", str(tmp_path),
+            "--cache", str(tmp_path / "c"), "--out", str(tmp_path / "o")]
+    new, old = run("risk", *args), run("score", *args)
+    assert new.returncode == old.returncode == 1
+    notice = "Warning: `llmsurrogate score` is deprecated and will be removed in llmsurrogate 0.3; use `llmsurrogate risk`"
+    assert old.stderr == notice + "\n" + new.stderr and "deprecated" not in new.stderr

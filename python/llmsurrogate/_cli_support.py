@@ -23,19 +23,25 @@ input file, the seeds, the command line and the UTC start and finish times. A co
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import copy
 import functools
+import json
 import math
 import os
 import re
+import select
 import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import click
+import pandas as pd
 
+from . import _manifest
+from ._atomic import check_output_file, is_stream, write_text
 from ._deprecation import REMOVED_IN
 from ._progress import RichProgress
 from .exceptions import InvalidArgumentError, LLMSurrogateError
@@ -132,8 +138,6 @@ BROKEN_PIPE_EXIT = 141
 def output_closed() -> bool:
     """Whether the reader of stdout or stderr went away (a pipe whose other end is closed:
     ``llmsurrogate datasets | head -1``), as opposed to some other pipe of the computation."""
-    import select
-
     try:
         poller = select.poll()
         for fd in (1, 2):
@@ -337,12 +341,10 @@ def read_table(path: Path, arg: str = "--data") -> Any:
     Column names must be unique: pandas would silently rename a repeated CSV column ``x`` to
     ``x.1``, so the header is read on its own and a repeated name is an error that names it.
     """
-    import pandas as pd
-
     suffix = path.suffix.lower()
     try:
         if suffix in {".parquet", ".pq"}:
-            import pyarrow.parquet as pq
+            import pyarrow.parquet as pq  # an optional dependency, needed for Parquet only
 
             _check_unique_columns([str(c) for c in pq.read_schema(path).names], path, arg)
             frame = pd.read_parquet(path)
@@ -366,8 +368,6 @@ def read_table(path: Path, arg: str = "--data") -> Any:
 def _check_unique_columns(header: list[str], path: Path, arg: str) -> None:
     """Raise on a column name that appears more than once (empty names, which pandas numbers
     ``Unnamed: i``, excepted)."""
-    import collections
-
     counts = collections.Counter(h for h in header if h.strip())
     repeated = [name for name, k in counts.items() if k > 1]
     if repeated:
@@ -410,8 +410,6 @@ def check_output_and_record(path: Path, inputs: Iterable[Path], arg: str = "--ou
     """Before any work: check the single output file ``path`` and its run record
     (:func:`llmsurrogate._atomic.check_output_file`). Returns the run record's path, or None when
     ``path`` is a character device (``/dev/null``) or a FIFO: nothing is written beside a device."""
-    from ._atomic import check_output_file, is_stream
-
     inputs = list(inputs)
     check_output_file(path, inputs=inputs, arg=arg)
     if is_stream(path):
@@ -422,28 +420,20 @@ def check_output_and_record(path: Path, inputs: Iterable[Path], arg: str = "--ou
 def start_run(inputs: Iterable[tuple[str, Path]] = (), seeds: dict[str, int | None] | None = None) -> dict[str, Any]:
     """The manifest of the command about to do its work (:func:`llmsurrogate._manifest.start`):
     ``inputs`` are ``(argument, path)`` pairs, each file hashed now; ``seeds`` ``{name: value}``."""
-    from . import _manifest
-
     return _manifest.start(command_line(), inputs, seeds)
 
 
 def write_run_json(path: Path | None, manifest: dict[str, Any], fields: dict[str, Any] | None = None) -> None:
     """Write the run record ``path`` atomically: ``fields`` and the ``manifest``, completed now
     (``None``: no record, see :func:`check_output_and_record`)."""
-    import json
-
     if path is None:
         return
-
-    from . import _manifest
-    from ._atomic import write_text
-
     record = {**(fields or {}), "manifest": _manifest.finish(manifest)}
     write_text(path, json.dumps(record, indent=1, default=str))
 
 
 def use_agg_backend() -> None:
     """Draw figures off-screen (the command line only writes PNG files)."""
-    import matplotlib
+    import matplotlib  # inside the function: only commands that draw load it
 
     matplotlib.use("Agg")

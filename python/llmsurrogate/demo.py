@@ -16,6 +16,7 @@ main job: ``llmsurrogate.demo.run_demo()`` and R's ``llmsurrogate_demo()`` retur
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -41,13 +42,11 @@ def run_all(out_dir: str | Path, *, tau: float = 0.95, plot: bool = True, only: 
     >>> run_all("demo_out", only=("transfer",), plot=False, echo=lambda text: None)
     ['transfer_forecast_intervals.csv', 'transfer_forecast_intervals.json', 'transfer_dominance.csv']
     """
-    import importlib
-
     written: list[str] = []
     for name, module in DEMOS.items():
         if only is not None and name not in only:
             continue
-        demo = importlib.import_module(module)
+        demo = importlib.import_module(module)  # each demo's capability loads when its demo runs
         kwargs = {"tau": tau} if name == "transfer" else {}
         written += demo.write_demo(out_dir, plot=plot, progress=progress, echo=echo, **kwargs)
     return written
