@@ -398,3 +398,27 @@ def test_a_backend_name_with_model_scores_as_the_backend_object(models):
     with pytest.raises(InvalidArgumentError, match="backend object"):
         as_backend(None)
 
+
+def test_lookahead_and_the_scoring_helpers_take_a_backend_name(models):
+    from llmsurrogate.exceptions import LLMSurrogateWarning
+    from llmsurrogate.llm.scoring import numeric_expectations
+    from llmsurrogate.lookahead import answer_lap, forecast, lap
+
+    path = str(models["gpt2"])
+    obj = TransformersBackend(path)
+    np.testing.assert_array_equal(lap(PROMPTS, "hf", model=path), lap(PROMPTS, obj))
+    np.testing.assert_array_equal(answer_lap(PROMPTS[:3], "hf", ["A", "B"], model=path),
+                                  answer_lap(PROMPTS[:3], obj, ["A", "B"]))
+    for a, b in zip(option_probabilities("hf", PROMPTS, ["A", "B"], model=path),
+                    option_probabilities(obj, PROMPTS, ["A", "B"])):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(numeric_expectations("hf", PROMPTS[:2], model=path), numeric_expectations(obj, PROMPTS[:2])):
+        np.testing.assert_array_equal(a, b)
+    texts = ["Headline: shares rise.\nAnswer:"]
+    with pytest.warns(LLMSurrogateWarning, match="no news label"):  # a random tiny model gives no label
+        by_name = forecast(texts, "hf", model=path, max_new_tokens=4, token_probabilities=False)
+    with pytest.warns(LLMSurrogateWarning, match="no news label"):
+        by_object = forecast(texts, obj, max_new_tokens=4, token_probabilities=False)
+    assert by_name["answer"].tolist() == by_object["answer"].tolist()
+    with pytest.raises(InvalidArgumentError, match="go with a backend name"):
+        lap(PROMPTS, obj, model=path)

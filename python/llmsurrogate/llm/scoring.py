@@ -26,6 +26,7 @@ from .._validation import check_choice
 from ..exceptions import InvalidArgumentError
 from .base import RaggedLogprobs, check_prompts
 from .cache import as_cache, cached_batches, using_cache
+from .factory import as_backend
 from .prompts import (
     MC_CHAT_PREFILL,
     MC_SYSTEM_PROMPT,
@@ -287,7 +288,7 @@ def _answer_ids(backend, keys: Sequence[str]):
     return spell
 
 
-def option_probabilities(backend, prompts: Sequence[str], keys: Sequence[str], *, cache=None,
+def option_probabilities(backend, prompts: Sequence[str], keys: Sequence[str], *, model: str | None = None, cache=None,
                          batch_size: int | None = None, spelling: str = "sum", progress=None,
                          commit_every: int = COMMIT_EVERY):
     """Probabilities of the answer keys after each prompt, renormalised over the keys.
@@ -298,8 +299,10 @@ def option_probabilities(backend, prompts: Sequence[str], keys: Sequence[str], *
     uniform probabilities (1/K).
 
     Returns ``(probs (n, K) float64, answer_mass (n,) float64)``; ``answer_mass`` is the total
-    next-token probability on the keys' spellings before renormalisation.
+    next-token probability on the keys' spellings before renormalisation. ``backend``: a backend
+    object, or a backend name with ``model=`` (:func:`~llmsurrogate.llm.factory.as_backend`).
     """
+    backend = as_backend(backend, model)
     if spelling not in SPELLING_MODES:
         raise InvalidArgumentError(f"argument `spelling` must be one of {SPELLING_MODES}; got {spelling!r}")
     spell = _answer_ids(backend, keys)
@@ -333,16 +336,18 @@ def option_probabilities(backend, prompts: Sequence[str], keys: Sequence[str], *
     return probs, total
 
 
-def numeric_expectations(backend, prompts: Sequence[str], *, cache=None, batch_size: int | None = None,
-                         decoding: str = "expected", progress=None):
+def numeric_expectations(backend, prompts: Sequence[str], *, model: str | None = None, cache=None,
+                         batch_size: int | None = None, decoding: str = "expected", progress=None):
     """Verbalized probability after a ``... 0.`` prefill from the digit-token distribution.
 
     ``decoding="expected"``: r = Σ_t P(t)·(val(t) + [t is one digit]·Σ_d P(d|t)·d/100), with
     val(t) = int(t)/10^len(t), both distributions restricted to digit tokens and renormalised
     (continuous scores, no ties). ``decoding="argmax"``: folktexts' two greedy digit passes,
     r = float("0." + d1 + d2). Returns ``(scores, digit_mass)`` where ``digit_mass`` is the
-    first-pass probability on digit tokens.
+    first-pass probability on digit tokens. ``backend``: a backend object, or a backend name with
+    ``model=`` (:func:`~llmsurrogate.llm.factory.as_backend`).
     """
+    backend = as_backend(backend, model)
     if decoding not in ("expected", "argmax"):
         raise InvalidArgumentError(f"argument `decoding` must be 'expected' or 'argmax'; got {decoding!r}")
     prompts = check_prompts(prompts)

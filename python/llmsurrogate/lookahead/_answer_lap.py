@@ -26,6 +26,7 @@ import pandas as pd
 
 from .._validation import check_template, fill_template
 from ..exceptions import InvalidArgumentError
+from ..llm.factory import as_backend
 from ..llm.scoring import option_probabilities
 from ._prompts import _date, _text
 
@@ -58,8 +59,8 @@ def recall_prompt(date: Any, company_name: str, ticker: str, *, template: str = 
                          ticker=_text(ticker, "ticker"))
 
 
-def answer_lap(prompts: Sequence[str], backend, answers: Sequence[str] = RECALL_ANSWERS, *, cache=None,
-               batch_size: int | None = None, details: bool = False, progress=None):
+def answer_lap(prompts: Sequence[str], backend, answers: Sequence[str] = RECALL_ANSWERS, *, model: str | None = None,
+               cache=None, batch_size: int | None = None, details: bool = False, progress=None):
     """Answer-probability LAP of each recall query: the next-token probability mass on the
     directional ``answers`` (every single-token spelling of each, e.g. ``"up"``, ``" up"``,
     ``"▁up"``), one forward pass per query (docs/methods/lookahead.md §1.5.1).
@@ -67,9 +68,11 @@ def answer_lap(prompts: Sequence[str], backend, answers: Sequence[str] = RECALL_
     Parameters
     ----------
     prompts : the recall queries exactly as given to the model (:func:`recall_prompt`, or chat-rendered).
-    backend : any ``llmsurrogate.llm`` backend (``next_token_logprobs`` and ``answer_tokens``).
+    backend : any ``llmsurrogate.llm`` backend (``next_token_logprobs`` and ``answer_tokens``), or a
+        backend name with ``model=`` (:func:`~llmsurrogate.llm.factory.as_backend`).
     answers : the directional answers (default ``("up", "down")``); each needs a single-token
         spelling in the model's vocabulary, and no two may share a token (a clear error otherwise).
+    model : with a backend name: the local model folder (openai: the served model's name).
     cache : a :class:`~llmsurrogate.llm.cache.Cache` or a folder (next-token log-probabilities are
         stored per query; a rerun runs no model pass).
     details : return a data frame with ``score`` and one ``p_<answer>`` column per answer (its mass)
@@ -91,6 +94,7 @@ def answer_lap(prompts: Sequence[str], backend, answers: Sequence[str] = RECALL_
        score  p_up  p_down
     0    0.7   0.5     0.2
     """
+    backend = as_backend(backend, model)
     if isinstance(answers, str) or not isinstance(answers, Sequence):
         raise InvalidArgumentError(f"argument `answers` must be a list of answer words such as ['up', 'down']; "
                                    f"got {answers!r}")

@@ -56,6 +56,7 @@ from .._validation import _is_polars, as_frame, check_int
 from ..exceptions import InvalidArgumentError, LLMSurrogateWarning
 from ..llm.base import CallableBackend, check_prompts
 from ..llm.cache import using_cache
+from ..llm.factory import as_backend
 from ..llm.hf import TransformersBackend
 from ..llm.scoring import (
     generate_cached,
@@ -293,9 +294,9 @@ def _token_probabilities(backend, prompts, answers, labels, cache, batch_size, v
     return first, label, status
 
 
-def forecast(texts_or_frame: Any, backend, template: str = "news", *, cache=None, columns: dict[str, str] | None = None,
-             max_new_tokens: int = 64, batch_size: int | None = None, words: int | None = None, progress=None,
-             token_probabilities: bool = True):
+def forecast(texts_or_frame: Any, backend, template: str = "news", *, model: str | None = None, cache=None,
+             columns: dict[str, str] | None = None, max_new_tokens: int = 64, batch_size: int | None = None,
+             words: int | None = None, progress=None, token_probabilities: bool = True):
     """LLM forecasts with the paper's prompts: render, generate (cached), parse (§3).
 
     Parameters
@@ -306,9 +307,11 @@ def forecast(texts_or_frame: Any, backend, template: str = "news", *, cache=None
         :func:`news_prompt` / :func:`earnings_call_prompt`; or a list of prompts already rendered
         (e.g. wrapped in a chat template), sent as they are.
     backend : any ``llmsurrogate.llm`` backend with ``generate`` (TransformersBackend,
-        VLLMBackend, CallableBackend).
+        VLLMBackend, CallableBackend), or a backend name with ``model=``
+        (:func:`~llmsurrogate.llm.factory.as_backend`).
     template : ``"news"`` (Figure I; answers good/neutral/bad -> +1/0/-1) or ``"earnings_call"``
         (Figure II; five CapEx levels from -1 to +1). It also chooses the parser's labels.
+    model : with a backend name: the local model folder (openai: the served model's name).
     cache : a :class:`~llmsurrogate.llm.cache.Cache` or a folder: each answer is stored there, so a
         second call (or a run resumed after a crash) generates nothing it already has.
     columns : ``{field: column}`` for a data frame whose columns are named otherwise.
@@ -352,6 +355,7 @@ def forecast(texts_or_frame: Any, backend, template: str = "news", *, cache=None
         batch_size = check_int(batch_size, "batch_size", minimum=1)
     if not isinstance(token_probabilities, (bool, np.bool_)):
         raise InvalidArgumentError(f"argument `token_probabilities` must be True or False; got {token_probabilities!r}")
+    backend = as_backend(backend, model)
     if not callable(getattr(backend, "generate", None)):
         raise InvalidArgumentError(f"argument `backend` ({type(backend).__name__}) has no `generate` method; "
                                    "use an llmsurrogate.llm backend")

@@ -34,6 +34,7 @@ from .._validation import (
 )
 from ..exceptions import InvalidArgumentError, LLMSurrogateWarning, ShapeError
 from ..llm.base import check_prompts
+from ..llm.factory import as_backend
 from ..llm.scoring import prompt_logprob_moments_cached, prompt_logprobs_cached
 
 __all__ = ["lap", "lap_from_logprobs", "LAP_METHODS", "SIGMA_FLOOR", "prompt_logprob_moments_cached"]
@@ -166,8 +167,8 @@ def lap_from_logprobs(logprobs, k: float = 0.2, method: str = "min_k", *, moment
                          "n_scored": n_scored.astype(np.int64), "k": k_used.astype(np.int64)})
 
 
-def lap(texts: Sequence[str], backend, k: float = 0.2, method: str = "min_k", *, cache=None, batch_size: int = 16,
-        agg: str = "geometric", details: bool = False, progress=None, n_jobs: int | None = None):
+def lap(texts: Sequence[str], backend, k: float = 0.2, method: str = "min_k", *, model: str | None = None, cache=None,
+        batch_size: int = 16, agg: str = "geometric", details: bool = False, progress=None, n_jobs: int | None = None):
     """Lookahead Propensity of each text: Min-K% Prob of its tokens under ``backend`` (spec §1.3).
 
     Parameters
@@ -175,9 +176,10 @@ def lap(texts: Sequence[str], backend, k: float = 0.2, method: str = "min_k", *,
     texts : the prompts exactly as given to the model (the whole prompt is scored, spec §1.5).
     backend : an ``llmsurrogate.llm`` backend with ``prompt_logprobs`` (TransformersBackend,
         VLLMBackend); ``method="min_k_plus_plus"`` needs ``prompt_logprob_moments``
-        (TransformersBackend).
+        (TransformersBackend); or a backend name with ``model=`` (:func:`~llmsurrogate.llm.factory.as_backend`).
     k : fraction K in (0, 1] of the least likely tokens averaged (0.2 = the paper's 20%).
     method : ``"min_k"`` (default), ``"mean"`` or ``"min_k_plus_plus"`` (see :data:`LAP_METHODS`).
+    model : with a backend name: the local model folder (openai: the served model's name).
     cache : a :class:`~llmsurrogate.llm.cache.Cache` or a folder: per-token log-probabilities (and
         moments) are stored per text, so a second call, or another ``k``/``method``/``agg`` on the
         same texts, runs no model pass.
@@ -201,6 +203,7 @@ def lap(texts: Sequence[str], backend, k: float = 0.2, method: str = "min_k", *,
     >>> np.log(lap(["the cat sat on the mat", "a big hippopotamus"], ToyBackend(), k=0.2)).tolist()
     [-3.0, -12.0]
     """
+    backend = as_backend(backend, model)
     k = _check_k(k)
     _check_method(method, agg)
     batch_size = check_int(batch_size, "batch_size", minimum=1)
