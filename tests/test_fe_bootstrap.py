@@ -11,10 +11,13 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-
 from llmsurrogate import fe
 from llmsurrogate import lookahead as la
-from llmsurrogate.exceptions import ColumnNotFoundError, InvalidArgumentError, LLMSurrogateWarning
+from llmsurrogate.exceptions import (
+    ColumnNotFoundError,
+    InvalidArgumentError,
+    LLMSurrogateWarning,
+)
 
 M64 = (1 << 64) - 1
 GOLDEN = 0x9E3779B97F4A7C15

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._deprecation import deprecated_arguments
 from .._validation import (
     align_by_label,
     as_float_array,
@@ -20,7 +19,14 @@ from .._validation import (
 )
 from .._workers import resolve_n_jobs
 from ..exceptions import InvalidArgumentError, LLMSurrogateWarning
-from ._demean import DEFAULT_MAXITER, DEFAULT_TOL, demean, factorize, recode, singleton_mask
+from ._demean import (
+    DEFAULT_MAXITER,
+    DEFAULT_TOL,
+    demean,
+    factorize,
+    recode,
+    singleton_mask,
+)
 from ._formula import Formula, parse_formula
 from ._results import FeolsResult
 from ._vcov import VcovSpec, compute_vcov, parse_vcov

@@ -61,7 +61,7 @@ from ._prompts import (
 from ._forecast import FORECAST_FIELDS, FORECAST_TEMPLATES, PARSE_STATUSES, forecast
 from ._magnitudes import magnitudes
 from ._regression import lookahead_test
-from ._results import LookaheadBootstrap, LookaheadTest, bootstrap_p_value, bootstrap_pvalue
+from ._results import LookaheadBootstrap, LookaheadTest, bootstrap_p_value, bootstrap_pvalue  # noqa: F401 (old name, deprecated)
 
 __all__ = [
     "lap", "lap_from_logprobs", "prompt_logprob_moments_cached", "LAP_METHODS", "SIGMA_FLOOR",

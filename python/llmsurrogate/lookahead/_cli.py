@@ -13,10 +13,24 @@ import click
 import numpy as np
 
 from .._atomic import check_output_dir, save_figure, write_frame, write_text
-from .._cli_support import (RUN_JSON, NameList, NJobs, Seed, check_output_and_record, cli_names, data_column,
-                            deprecated_option, handle_errors, progress_bar, read_table, start_run, use_agg_backend,
-                            write_run_json)
+from .._cli_support import (
+    RUN_JSON,
+    NameList,
+    NJobs,
+    Seed,
+    check_output_and_record,
+    cli_names,
+    data_column,
+    deprecated_option,
+    handle_errors,
+    progress_bar,
+    read_table,
+    start_run,
+    use_agg_backend,
+    write_run_json,
+)
 from ..exceptions import ColumnNotFoundError, InvalidArgumentError, LLMSurrogateWarning
+from ..llm.cache import Cache
 from ..llm.factory import BACKENDS, make_backend
 from ._answer_lap import answer_lap
 from ._bootstrap import bootstrap
@@ -83,8 +97,6 @@ def _column(frame, name: str, option: str, data_path: Path) -> None:
 def lap_command(model, data_path, text_column, out_path, k, method, answers, lap_column, cache_dir, backend,
                 batch_size, device, details, n_jobs):
     """Lookahead Propensity of every text in --data: the input table plus a LAP column in --out."""
-    from ..llm.cache import Cache  # here while the LLM cache's module is reworked (issue 20, item 2)
-
     record = check_output_and_record(out_path, [data_path], arg="--out")
     if out_path.suffix.lower() not in {".csv", ".parquet", ".pq", ".gz"}:
         raise InvalidArgumentError(f"--out {out_path.name}: write .csv or .parquet")

@@ -32,8 +32,8 @@ import numpy as np
 import pandas as pd
 
 from .. import testing
-from .._deprecation import deprecated_arguments
 from .._atomic import check_output_dir, save_figure, write_frame, write_text
+from .._deprecation import deprecated_arguments
 from .._progress import ProgressCallback
 from ..fe import etable
 from ..llm.hf import TransformersBackend
