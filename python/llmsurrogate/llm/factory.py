@@ -18,6 +18,10 @@ from typing import Any
 
 from .._validation import check_choice, check_int
 from ..exceptions import InvalidArgumentError, LLMSurrogateError
+from .hf import TransformersBackend
+from .openai_backend import OpenAIBackend
+from .tasks import Task, task_from_dict
+from .vllm import VLLMBackend
 
 __all__ = ["BACKENDS", "BACKEND_ALIASES", "as_backend", "make_backend", "load_task"]
 
@@ -67,8 +71,6 @@ def make_backend(kind: str, model: str, *, device: str | None = None, batch_size
         bad = sorted(set(options) - set(OPENAI_OPTIONS))
         if bad:
             raise InvalidArgumentError(f"unknown option(s) {bad} for the openai backend; known: {list(OPENAI_OPTIONS)}")
-        from .openai_backend import OpenAIBackend
-
         return OpenAIBackend(model, **options)
     options.pop("cache", None)  # local backends: the scoring layer's cache is the only one
     if options:
@@ -76,11 +78,7 @@ def make_backend(kind: str, model: str, *, device: str | None = None, batch_size
     if batch_size is not None:
         batch_size = check_int(batch_size, "batch_size", minimum=1)
     if kind == "transformers":
-        from .hf import TransformersBackend
-
         return TransformersBackend(model, device=device, batch_size=batch_size)
-    from .vllm import VLLMBackend
-
     return VLLMBackend(model, device=device, batch_size=batch_size)
 
 
@@ -147,8 +145,6 @@ def load_task(spec: Any, arg: str = "task") -> Any:
     ...
     llmsurrogate.exceptions.InvalidArgumentError: argument `task`: no such file my_task.toml
     """
-    from .tasks import Task, task_from_dict
-
     if isinstance(spec, Task):
         return spec
     path = Path(str(spec))

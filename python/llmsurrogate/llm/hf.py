@@ -28,8 +28,10 @@ from pathlib import Path
 import numpy as np
 
 from .._optional import require
+from .._validation import check_choice, check_int
 from ..exceptions import InvalidArgumentError
 from .base import RaggedLogprobs, check_prompts
+from .prompts import apply_chat_template
 
 __all__ = ["TransformersBackend", "TokenizerMixin", "weights_fingerprint", "check_model_dir"]
 
@@ -191,8 +193,6 @@ class TransformersBackend(TokenizerMixin):
                  revision: str | None = None, share_prefix: bool = True, token_budget: int | None = None):
         torch = require("torch", purpose="TransformersBackend")
         transformers = require("transformers", purpose="TransformersBackend")
-        from .._validation import check_choice, check_int
-
         self.path = check_model_dir(model_path)
         self.padding_side = check_choice(padding_side, "padding_side", ["right", "left"])
         self.truncation = check_choice(truncation, "truncation", ["error", "left"])
@@ -595,8 +595,6 @@ class TransformersBackend(TokenizerMixin):
 
     def chat_prompt(self, user: str, prefill: str, system: str | None = None) -> str:
         """The chat-formatted prompt ending right after the assistant prefill."""
-        from .prompts import apply_chat_template
-
         if not getattr(self.tokenizer, "chat_template", None):
             raise InvalidArgumentError(f"the tokenizer at {self.path} has no chat template")
         return apply_chat_template(self.tokenizer, user, prefill=prefill, system=system)

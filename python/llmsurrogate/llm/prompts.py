@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .._validation import as_frame, check_template, fill_template, require_columns
 from ..exceptions import ColumnNotFoundError, EmptyInputError, InvalidArgumentError
 from .tasks import MultipleChoiceQuestion, NumericQuestion, Task
 
@@ -158,8 +159,6 @@ def persona_prompt(template: str, row: Mapping, task: Task | None = None) -> str
     ...                "If you own, say 1; if you rent, say 5.", {"AGE": 37.0, "SEX": "male"})
     'Here is your persona: You are a 37-year-old male. Do you own a house? If you own, say 1; if you rent, say 5.'
     """
-    from .._validation import check_template, fill_template
-
     if not isinstance(template, str) or not template.strip():
         raise EmptyInputError("argument `template` is empty; give the persona prompt text with {COLUMN} fields")
     names = check_template(template, "template")
@@ -221,8 +220,6 @@ def apply_chat_template(tokenizer, user: str, *, prefill: str, system: str | Non
 
 def rows_of(frame, task: Task) -> list[dict]:
     """The task columns of ``frame`` as a list of dicts, after checking they exist."""
-    from .._validation import as_frame, require_columns
-
     df = as_frame(frame, "data")
     if len(df) == 0:
         raise EmptyInputError("argument `data` has no rows")

@@ -23,12 +23,23 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
+import itertools
 import math
 import numbers
 import operator
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10: the same parser as the tomli package (a dependency there)
+    import tomli as tomllib
+
+from .. import datasets
 from .._validation import check_template
 from ..exceptions import ColumnNotFoundError, InvalidArgumentError, LLMSurrogateError
 
@@ -260,8 +271,6 @@ class MultipleChoiceQuestion:
 
     def permutations(self) -> list["MultipleChoiceQuestion"]:
         """All K! orderings (keys stay A, B, ... by position), the identity first."""
-        import itertools
-
         return [dataclasses.replace(self, options=tuple(p)) for p in itertools.permutations(self.options)]
 
 
@@ -313,8 +322,6 @@ class Threshold:
         return f"{target}{self.op}{v}"
 
     def apply(self, values):
-        import numpy as np
-
         arr = np.asarray(values, dtype=np.float64)
         with np.errstate(invalid="ignore"):
             out = _OPS[self.op](arr, float(self.value))
@@ -377,8 +384,6 @@ class Task:
 
     def labels(self, frame):
         """0/1 labels from ``frame``: the binarised target, or the label column if present."""
-        import numpy as np
-
         if self.label_name in frame.columns:
             return np.asarray(frame[self.label_name], dtype=np.int64)
         if self.target not in frame.columns:
@@ -397,8 +402,6 @@ class Task:
 
     def fingerprint(self) -> str:
         """A process-stable hash of everything that shapes the prompts (SHA-256, 16 hex chars)."""
-        import hashlib
-
         parts = [self.name, self.target, repr(self.question), repr(self.numeric_question), repr(self.threshold),
                  self.respondent, str(self.year), self.population, repr(self.description),
                  *[c.fingerprint() for c in self.columns]]
@@ -407,13 +410,6 @@ class Task:
     @classmethod
     def from_toml(cls, path) -> "Task":
         """Read a task from a TOML file (see :func:`task_from_dict` for the layout)."""
-        from pathlib import Path
-
-        try:
-            import tomllib
-        except ImportError:  # Python 3.10: the same parser as the tomli package (a dependency there)
-            import tomli as tomllib
-
         p = Path(path)
         try:
             spec = tomllib.loads(p.read_text(encoding="utf-8"))
@@ -527,8 +523,6 @@ def _enum(*texts: str, start: int = 1) -> dict[int, str]:
 
 @functools.lru_cache(maxsize=None)
 def _codebook(variable: str, transform: str) -> dict[int, str]:
-    from .. import datasets
-
     text = (datasets._data_dir() / "acs_fixture" / f"{variable}.txt").read_text(encoding="utf-8")
     out = {}
     for line in text.splitlines():

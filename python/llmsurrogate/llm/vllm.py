@@ -42,6 +42,8 @@ token generated; a longer prompt raises (or keeps its tail with ``truncation="le
 
 from __future__ import annotations
 
+import gc
+import inspect
 import os
 import warnings
 from collections.abc import Mapping, Sequence
@@ -50,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from .._optional import require
+from .._validation import check_choice, check_int
 from ..exceptions import InvalidArgumentError
 from .base import RaggedLogprobs, check_prompts
 from .hf import TokenizerMixin, check_model_dir, weights_fingerprint
@@ -116,8 +119,6 @@ class VLLMBackend(TokenizerMixin):
                  truncation: str = "error", enforce_eager: bool = False, max_logprobs: int = 20,
                  prompts_per_call: int = 2048, enable_prefix_caching: bool = True, batch_size: int | None = None,
                  engine_options: Mapping[str, Any] | None = None, logprob_token_ids: bool | None = None):
-        from .._validation import check_choice, check_int
-
         self.path = check_model_dir(model_path)
         self.truncation = check_choice(truncation, "truncation", ["error", "left"])
         self.max_logprobs = check_int(max_logprobs, "max_logprobs", minimum=1)
@@ -193,8 +194,6 @@ class VLLMBackend(TokenizerMixin):
 
     def close(self) -> None:
         """Free the engine (its weights and KV cache); the backend cannot score afterwards."""
-        import gc
-
         self.llm = None
         gc.collect()
 
@@ -316,8 +315,6 @@ def _vllm_version(vllm) -> str:
 
 def _has_logprob_token_ids(vllm) -> bool:
     """Whether the installed vLLM's SamplingParams takes ``logprob_token_ids`` (0.32 and later)."""
-    import inspect
-
     sp = vllm.SamplingParams
     fields = getattr(sp, "__struct_fields__", None) or getattr(sp, "__annotations__", {})
     if "logprob_token_ids" in fields:
