@@ -97,7 +97,7 @@ COMMANDS = {
         "--out": ["{dir}", "{lot}"],
         "--cache": ["{file}"],
     }),
-    "score": (["score"], ["--data", "{ess}", "--task", "ACSIncome", "--model", "{dir}", "--cache", "{out}/c",
+    "risk": (["risk"], ["--data", "{ess}", "--task", "ACSIncome", "--model", "{dir}", "--cache", "{out}/c",
                           "--out", "{out}/s"], {
         "--batch-size": ["0", "x"], "--n-boot": ["-1", "x"],
         "--backend": ["nope"], "--method": ["nope"],

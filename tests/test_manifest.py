@@ -182,7 +182,7 @@ def test_demo(tmp_path):
 def test_demo_seeds_are_the_runners_defaults():
     import inspect
 
-    from llmsurrogate._cli_general import _demo_seeds
+    from llmsurrogate.cli.general import _demo_seeds
     from llmsurrogate.ess.demo import run_ess_demo
     from llmsurrogate.lookahead.demo import write_demo
 
@@ -211,7 +211,7 @@ def test_score_keeps_its_fields_and_adds_the_manifest(tiny_model, tmp_path):
     datasets.load_acs_income_rows().to_csv(data, index=False)
     task = tmp_path / "task.toml"
     task.write_text('preset = "ACSIncome"\nfeatures = ["AGEP", "SEX", "WKHP"]\n')
-    args = ["score", "--data", str(data), "--task", str(task), "--model", str(tiny_model), "--device", "cpu",
+    args = ["risk", "--data", str(data), "--task", str(task), "--model", str(tiny_model), "--device", "cpu",
             "--cache", str(tmp_path / "cache"), "--out", str(tmp_path / "out"), "--n-boot", "5", "--no-plot",
             "--api-key-env", "NOT_A_SECRET"]
     invoke(args)
