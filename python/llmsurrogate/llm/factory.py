@@ -99,22 +99,27 @@ def as_backend(backend: Any, model: str | None = None, **options: Any) -> Any:
 
     Examples
     --------
-    A tiny random GPT-2 built on the spot (``llmsurrogate.testing``) stands in for a model folder:
+    A backend object is returned as it is; a name is built on a model folder (here a tiny random
+    Llama made on the spot by ``llmsurrogate.testing``):
 
-    >>> import tempfile
+    >>> import math, tempfile
     >>> from llmsurrogate import testing
+    >>> from llmsurrogate.llm import CallableBackend
+    >>> stand_in = CallableBackend(lambda prompt: {" A": math.log(0.3), " B": math.log(0.7)})
+    >>> as_backend(stand_in) is stand_in
+    True
     >>> with tempfile.TemporaryDirectory() as folder:
-    ...     backend = as_backend("hf", str(testing.build_model(folder)), device="cpu", batch_size=4)
-    >>> backend.identity["backend"], as_backend(backend) is backend
-    ('transformers', True)
+    ...     kind = type(as_backend("hf", str(testing.build_model(folder, "llama")), device="cpu")).__name__
+    >>> kind
+    'TransformersBackend'
     >>> as_backend("vllm")
     Traceback (most recent call last):
     ...
     llmsurrogate.exceptions.InvalidArgumentError: argument `model` is needed with backend='vllm': the local model folder (for 'openai': the served model's name)
-    >>> as_backend(backend, "my-model")
+    >>> as_backend(stand_in, "my-model")
     Traceback (most recent call last):
     ...
-    llmsurrogate.exceptions.InvalidArgumentError: argument `model` and backend options go with a backend name, not with a TransformersBackend object
+    llmsurrogate.exceptions.InvalidArgumentError: argument `model` and backend options go with a backend name, not with a CallableBackend object
     """
     if isinstance(backend, str):
         kind = BACKEND_ALIASES.get(backend, backend)
