@@ -432,7 +432,13 @@ def as_cache(cache) -> Cache | NullCache:
 def using_cache(cache) -> Iterator[Cache | NullCache]:
     """``with using_cache(cache) as c:`` -- :func:`as_cache` for the length of one call: a cache
     opened here from a folder path is closed at the end of the block; a :class:`Cache` passed in
-    stays open (whoever made it owns it)."""
+    stays open (whoever made it owns it).
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d, using_cache(d) as c:
+    ...     type(c).__name__, c.path.name
+    ('Cache', 'llm_cache.sqlite')
+    """
     c = as_cache(cache)
     try:
         yield c

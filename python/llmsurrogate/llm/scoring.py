@@ -69,7 +69,14 @@ def _window(backend, batch_size, commit_every, streaming: bool) -> int:
 def backend_identity(backend) -> tuple[str, str]:
     """``(backend name, model identity)`` of a backend as its cache keys hold them: the name from its
     ``identity["backend"]`` (else its class name) and the rest of its ``identity`` (weights
-    fingerprint or revision, dtype, ...) as text."""
+    fingerprint or revision, dtype, ...) as text.
+
+    Examples
+    --------
+    >>> from llmsurrogate.llm.base import CallableBackend
+    >>> backend_identity(CallableBackend(lambda prompt: {" A": 0.0}))
+    ('callable', "[('model', 'callable')]")
+    """
     ident = dict(getattr(backend, "identity", {}) or {})
     name = str(ident.pop("backend", type(backend).__name__))
     return name, repr(sorted(ident.items()))
@@ -222,7 +229,17 @@ def next_token_max_cached(backend, prompts: Sequence[str], vocab: int, *, cache=
                           batch_size: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``(max next-token log-prob, its token id)`` after each prompt: a scan of all ``vocab`` token
     ids through ``backend.next_token_logprobs``, only the maximum and its id stored in the cache.
-    ``batch_size``: prompts per backend call (None: all in one)."""
+    ``batch_size``: prompts per backend call (None: all in one).
+
+    Examples
+    --------
+    >>> import math
+    >>> from llmsurrogate.llm.base import CallableBackend
+    >>> backend = CallableBackend(lambda p: {" up": math.log(0.7), " down": math.log(0.3)}, vocab=[" up", " down"])
+    >>> lp, ids = next_token_max_cached(backend, ["Up or down?"], vocab=2)
+    >>> round(math.exp(lp[0]), 6), backend.vocab[ids[0]]
+    (0.7, ' up')
+    """
     name, model = backend_identity(backend)
     ids = np.arange(vocab, dtype=np.int64)
 
