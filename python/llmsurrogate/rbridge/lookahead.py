@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import LLMSurrogateWarning
-from ..llm.factory import make_backend
+from ..llm.factory import as_backend
 from ..lookahead import bootstrap, lap, lookahead_test
 from ._convert import _listed, _r_frame, _r_names
 
@@ -54,10 +54,11 @@ def r_lookahead_bootstrap(data: Mapping, outcome: str, signal: str, lap: str, fe
 def r_lap(texts: Any, model: str, k: Any = 0.2, method: str = "min_k", cache: Any = None,
           backend: str = "transformers", batch_size: Any = 16, agg: str = "geometric", details: bool = False,
           device: Any = None):
-    """:func:`llmsurrogate.lookahead.lap` with the backend built from its description
-    (:func:`llmsurrogate.llm.factory.make_backend`: ``backend`` on the local model folder ``model``)."""
+    """:func:`llmsurrogate.lookahead.lap` with the backend built from its description, as Python reads
+    a backend name (:func:`llmsurrogate.llm.factory.as_backend`: ``backend``, ``"transformers"``
+    or ``"hf"`` or ``"vllm"``, on the local model folder ``model``)."""
     texts = [str(t) for t in _listed(texts)]
-    be = make_backend(backend, model, device=device, batch_size=None if batch_size is None else int(batch_size))
+    be = as_backend(backend, model, device=device, batch_size=None if batch_size is None else int(batch_size))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", LLMSurrogateWarning)
         out = lap(texts, be, k=k, method=method, cache=cache, batch_size=16 if batch_size is None else int(batch_size),

@@ -290,7 +290,8 @@ plot.llmsurrogate_lookahead_bootstrap <- function(x, y, breaks = 50, ...) {
 #' @param method `"min_k"` (LAP), `"mean"` (all tokens) or `"min_k_plus_plus"` (Min-K%++
 #'   z-scores; transformers backend only).
 #' @param cache Cache folder, or `NULL` for none.
-#' @param backend `"transformers"` (CPU or GPU) or `"vllm"` (GPU).
+#' @param backend `"transformers"` (also `"hf"`; CPU or GPU) or `"vllm"` (GPU), as Python's
+#'   `backend` names.
 #' @param batch_size Texts per forward pass.
 #' @param agg `"geometric"` (default, eq. 1) or `"arith"` (mean of the bottom probabilities).
 #' @param details Return a data frame (`score`, `min_k`, `min_k_arith`, `n_scored`, `k`) instead

@@ -11,7 +11,7 @@
 #' @param data A data frame with the task's feature columns (and its label column, to evaluate).
 #' @param task A task TOML file or the name of a built-in task (`"ACSIncome"`).
 #' @param model Path of a local model folder (Hugging Face `save_pretrained` layout).
-#' @param backend `"transformers"` (CPU or GPU), `"vllm"` (GPU) or `"openai"` (any OpenAI-compatible
+#' @param backend `"transformers"` (also `"hf"`; CPU or GPU), `"vllm"` (GPU) or `"openai"` (any OpenAI-compatible
 #'   endpoint: a hosted API, `vllm serve`, llama.cpp's server; `model` is then the served model's
 #'   name and `backend_options` describes the endpoint).
 #' @param method `"multiple_choice"`, `"numeric"` or `"numeric_argmax"`.

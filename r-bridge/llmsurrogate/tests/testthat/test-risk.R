@@ -45,6 +45,8 @@ test_that("risk_scores scores data frame rows with a local tiny model", {
   expect_identical(as.numeric(s$label), as.numeric(rows[["PINCP>50000"]]))
   again <- risk_scores(rows, "ACSIncome", dir, cache = file.path(tempdir(), "cache"))
   expect_equal(again$score, s$score)
+  hf <- risk_scores(rows, "ACSIncome", dir, backend = "hf")  # Python's backend words, as llm.as_backend reads them
+  expect_equal(hf$score, s$score, tolerance = 1e-12)
   num <- risk_scores(rows[1:3, ], "ACSIncome", dir, method = "numeric")
   expect_identical(nrow(num), 3L)
   expect_error(risk_scores(rows, "ACSIncome", file.path(tempdir(), "no-model")), "local model folder")
