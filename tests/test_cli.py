@@ -8,10 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pandas as pd
-import pytest
-
 import llmsurrogate
+import pandas as pd
 
 EXE = shutil.which("llmsurrogate", path=str(Path(sys.executable).parent))
 
@@ -89,3 +87,21 @@ def test_risk_is_listed_and_score_is_a_hidden_alias_with_a_notice(tmp_path):
     assert new.returncode == old.returncode == 1
     notice = "Warning: `llmsurrogate score` is deprecated and will be removed in llmsurrogate 0.3; use `llmsurrogate risk`"
     assert old.stderr == notice + "\n" + new.stderr and "deprecated" not in new.stderr
+
+
+def test_registry_help_is_each_commands_own_and_loads_nothing_until_used():
+    import click
+    from llmsurrogate.cli import COMMANDS, cli, load_command
+
+    ctx = click.Context(cli)
+    assert cli.list_commands(ctx) == sorted(COMMANDS)
+    for name, (_, _, summary) in COMMANDS.items():
+        command = load_command(name)
+        assert command.get_short_help_str(limit=10_000) == summary, name  # the listed help is the command's
+    assert cli.get_command(ctx, "no-such-command") is None
+    # `llmsurrogate --help` lists every command without importing one (nor pandas)
+    code = ("import sys; from llmsurrogate.cli import main\n"
+            "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in sys.modules if m in ('pandas', 'scipy', 'sklearn') or m.endswith('._cli')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip().splitlines()[-1] == "[]", out.stdout + out.stderr

@@ -91,7 +91,19 @@ def _capability(module: str) -> str | None:
 
 def test_graph_is_read():
     assert "llmsurrogate.ess._estimators" in GRAPH["llmsurrogate.ess"]
-    assert GRAPH["llmsurrogate.cli"]["llmsurrogate.ess._cli"] is True
+    assert GRAPH["llmsurrogate.cli"]["llmsurrogate._cli_support"] is True
+
+
+def test_command_registry_names_real_command_modules():
+    """The command line's registry imports each command's module by name when the command runs
+    (``llmsurrogate.cli.COMMANDS``): every entry is a module of the tree, either a capability's
+    ``_cli`` or one of the command line's own modules."""
+    from llmsurrogate.cli import COMMANDS
+
+    for name, (module, _, _) in COMMANDS.items():
+        assert module in GRAPH, (name, module)
+        assert module.startswith("llmsurrogate.cli.") or (
+            module.endswith("._cli") and _capability(module) is not None), (name, module)
 
 
 def test_no_import_cycle_at_module_level():

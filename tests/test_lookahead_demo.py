@@ -93,7 +93,7 @@ def test_demo_command_runs_the_lookahead_demo_alone(tmp_path):
 
 
 def test_demo_names_of_the_command_line_are_the_runners():
-    from llmsurrogate.cli.general import _DEMO_NAMES
+    from llmsurrogate.cli.demo import _DEMO_NAMES
     from llmsurrogate.demo import DEMOS
 
     assert tuple(DEMOS) == _DEMO_NAMES and DEMOS["lookahead"] == "llmsurrogate.lookahead.demo"

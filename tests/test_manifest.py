@@ -182,7 +182,7 @@ def test_demo(tmp_path):
 def test_demo_seeds_are_the_runners_defaults():
     import inspect
 
-    from llmsurrogate.cli.general import _demo_seeds
+    from llmsurrogate.cli.demo import _demo_seeds
     from llmsurrogate.ess.demo import run_ess_demo
     from llmsurrogate.lookahead.demo import write_demo
 

@@ -38,7 +38,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-import pandas as pd
 
 from . import _manifest
 from ._atomic import check_output_file, is_stream, write_text
@@ -341,6 +340,8 @@ def read_table(path: Path, arg: str = "--data") -> Any:
     Column names must be unique: pandas would silently rename a repeated CSV column ``x`` to
     ``x.1``, so the header is read on its own and a repeated name is an error that names it.
     """
+    import pandas as pd  # here, not at the top: `llmsurrogate --help` starts without pandas
+
     suffix = path.suffix.lower()
     try:
         if suffix in {".parquet", ".pq"}:

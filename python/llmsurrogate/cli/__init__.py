@@ -23,43 +23,82 @@ Examples::
     llmsurrogate demo --out demo-output
     llmsurrogate datasets
     llmsurrogate quantile --data errors.csv --column err --tau 0.95
-    llmsurrogate transfer intervals cpt.csv rf.csv --coverage 0.9 --compare
+    llmsurrogate transfer intervals cpt.csv rf.csv --level 0.9 --compare
     llmsurrogate ess --data data.csv --outcome y --prediction llm --algorithm rf --out ess-output
     llmsurrogate risk --data rows.csv --task ACSIncome --model ./model --cache cache --out scores
 """
 
 from __future__ import annotations
 
+import importlib
 import warnings
 
 import click
 
 from .. import __version__
 from .._cli_support import CommandLineGroup, deprecated_command, one_line
-from ..ess._cli import ess_command
-from ..lookahead._cli import lookahead_group
-from ..risk._cli import score
-from ..transfer._cli import transfer_group
-from .general import datasets, demo, quantile
 
-__all__ = ["cli", "main"]
+__all__ = ["COMMANDS", "cli", "main"]
+
+#: The registry: command name -> (module, attribute, the one-line help ``llmsurrogate --help``
+#: lists). A command's module is imported only when that command runs or its help is asked for, so
+#: ``llmsurrogate --help`` and the light commands start without pandas, scipy or scikit-learn.
+#: ``tests/test_cli.py`` checks each one-line help against the command's own.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "datasets": ("llmsurrogate.cli.general", "datasets", "List the bundled data sets and their sources."),
+    "demo": ("llmsurrogate.cli.demo", "demo",
+             ("Transfer forecast intervals on the bundled 44-subject-pool data (paper Table 5), the ESS of a "
+              "textbook CPT rule on one subject pool, and the lookahead-bias test on a simulated panel (with "
+              "LAP of a tiny trained model).")),
+    "ess": ("llmsurrogate.ess._cli", "ess_command",
+            "Equivalent sample size of a fixed prediction rule (block-out CV + sequential one-sided CI)."),
+    "lookahead": ("llmsurrogate.lookahead._cli", "lookahead_group",
+                  "Lookahead bias in LLM forecasts (Gao, Jiang & Yan 2026): LAP and the test."),
+    "quantile": ("llmsurrogate.cli.general", "quantile", "Upper and lower empirical quantiles of one column."),
+    "risk": ("llmsurrogate.risk._cli", "risk_command",
+             "LLM risk scores for every row of --data, with metrics when the label is present."),
+    "transfer": ("llmsurrogate.transfer._cli", "transfer_group",
+                 "Transfer performance of a model across domains (Andrews, Fudenberg, Lei, Liang & Wu 2025)."),
+}
+
+#: old command names kept for one release: hidden from ``--help``, a notice on stderr, then the
+#: new command (the risk command was ``llmsurrogate score`` before 0.2)
+RENAMED_COMMANDS: dict[str, str] = {"score": "risk"}
 
 
-@click.group(cls=CommandLineGroup, context_settings={"help_option_names": ["-h", "--help"]})
+def load_command(name: str) -> click.Command:
+    """The command registered as ``name`` (its module imported now)."""
+    module, attribute, _ = COMMANDS[name]
+    return getattr(importlib.import_module(module), attribute)
+
+
+class _Registry(CommandLineGroup):
+    """The root group over :data:`COMMANDS`: commands load on first use; the command list of
+    ``--help`` comes from the registry without importing them."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in COMMANDS:
+            return load_command(name)
+        if name in RENAMED_COMMANDS:
+            new = RENAMED_COMMANDS[name]
+            return deprecated_command(load_command(new), name, new)
+        return None
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(n) for n in names)
+        rows = [(n, click.utils.make_default_short_help(COMMANDS[n][2], limit)) for n in names]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=_Registry, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "-V", "--version", prog_name="llmsurrogate")
 def cli():
     """llmsurrogate: how much is an LLM worth as a stand-in for human data?"""
-
-
-cli.add_command(demo, "demo")
-cli.add_command(datasets, "datasets")
-cli.add_command(quantile, "quantile")
-cli.add_command(transfer_group, "transfer")
-cli.add_command(ess_command, "ess")
-cli.add_command(score, "risk")
-cli.add_command(lookahead_group, "lookahead")
-# the risk command's name before 0.2.x: hidden, with a deprecation notice on stderr
-cli.add_command(deprecated_command(score, "score", "risk"), "score")
 
 
 def _one_line_warning(message, category, filename, lineno, line=None) -> str:
