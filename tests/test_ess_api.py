@@ -231,6 +231,44 @@ def test_arguments_after_the_columns_by_position_still_work_with_a_warning():
         ess.equivalent_sample_size(df, "y", "llm", ["a"], "mean", algorithm="rf")
 
 
+def test_error_curve_level_and_the_old_alpha():
+    """Issue 20: error_curve's intervals are at ``level`` (was ``alpha`` = 1 - level); the old
+    argument and attribute warn (FutureWarning) and give the same numbers until 0.3."""
+    df = _reg_data(200)
+    kw = dict(algorithm="mean", grid=[2, 10], n_jobs=1)
+    default = ess.error_curve(df, "y", ["a"], **kw)
+    assert default.level == 0.95 and "level" in default.to_dict()["fields"]
+    assert "alpha" not in default.to_dict()["fields"]
+    for a in (0.05, 0.1, 0.2, 0.3217):
+        new = ess.error_curve(df, "y", ["a"], level=1 - a, **kw)
+        with pytest.warns(FutureWarning, match=r"`alpha` is now `level` \(level = 1 - alpha\)"):
+            old = ess.error_curve(df, "y", ["a"], alpha=a, **kw)
+        assert old == new and old.level == new.level == 1 - a
+        pd.testing.assert_frame_equal(old.table, new.table, check_exact=True)
+        with pytest.warns(FutureWarning, match="ErrorCurve.alpha is now ErrorCurve.level"):
+            assert old.alpha == 1 - old.level
+    pd.testing.assert_frame_equal(ess.error_curve(df, "y", ["a"], level=0.95, **kw).table, default.table,
+                                  check_exact=True)
+    # alpha's old place among the arguments passed by position
+    with pytest.warns(FutureWarning) as record:
+        pos = ess.error_curve(df, "y", ["a"], "mean", [2, 10], "squared", "hybrid", "per_n_subset", 0, 1, 0.1)
+    assert pos == ess.error_curve(df, "y", ["a"], level=0.9, **kw)
+    assert any("`alpha` is now `level`" in str(w.message) for w in record)
+    with pytest.raises(InvalidArgumentError, match="`alpha` and `level`"):
+        ess.error_curve(df, "y", ["a"], alpha=0.1, level=0.9, **kw)
+    with pytest.warns(FutureWarning), pytest.raises(InvalidArgumentError, match="alpha"):
+        ess.error_curve(df, "y", ["a"], alpha=0.7, **kw)
+    for bad in (0.3, 1.5, float("nan"), True, "0.95"):
+        with pytest.raises(InvalidArgumentError, match="level"):
+            ess.error_curve(df, "y", ["a"], level=bad, **kw)
+    assert default.summary().facts["CI level"] == "95% two-sided"
+    # a curve saved before the rename ("alpha" in its JSON) loads, with level = 1 - alpha
+    payload = default.to_dict()
+    fields = {("alpha" if k == "level" else k): (0.05 if k == "level" else v) for k, v in payload["fields"].items()}
+    assert llmsurrogate.results.Result.from_dict({**payload, "fields": fields}) == default
+    assert ess.ErrorCurve.from_json(default.to_json()) == default
+
+
 # --- bad input ---------------------------------------------------------------------------------
 
 def test_bad_inputs():

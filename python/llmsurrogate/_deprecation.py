@@ -32,7 +32,8 @@ def warn_deprecated(message: str, stacklevel: int = 3) -> None:
                   FutureWarning, stacklevel=stacklevel)
 
 
-def deprecated_arguments(renamed: dict[str, str] | None = None, positional: int | None = None) -> Callable[[F], F]:
+def deprecated_arguments(renamed: dict[str, str] | None = None, positional: int | None = None,
+                         order: list[str] | tuple[str, ...] | None = None) -> Callable[[F], F]:
     """Wrap a public function whose arguments were renamed or made keyword-only.
 
     Parameters
@@ -41,6 +42,9 @@ def deprecated_arguments(renamed: dict[str, str] | None = None, positional: int 
         the value on under the new name; passing both is an error naming both.
     positional : how many leading parameters may still be passed by position. Passing more warns
         and passes the extra values on by name (the signature's order before the change).
+    order : the parameter names in the signature's order before the change, where it differs from
+        today's (an argument renamed with another meaning keeps its old place, so that a value passed
+        by position reaches the function under its old name); default: today's signature.
 
     Examples
     --------
@@ -60,7 +64,10 @@ def deprecated_arguments(renamed: dict[str, str] | None = None, positional: int 
     def wrap(func: F) -> F:
         sig = inspect.signature(func)
         params = list(sig.parameters.values())
-        order = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+        if order is None:
+            names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+        else:
+            names = list(order)
         n_pos = positional if positional is not None else sum(
             p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
         for old, new in renamed.items():
@@ -70,9 +77,9 @@ def deprecated_arguments(renamed: dict[str, str] | None = None, positional: int 
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             if len(args) > n_pos and positional is not None:
-                extra = order[n_pos:len(args)]
+                extra = names[n_pos:len(args)]
                 if len(extra) < len(args) - n_pos:
-                    raise TypeError(f"{func.__qualname__}() takes at most {len(order)} arguments")
+                    raise TypeError(f"{func.__qualname__}() takes at most {len(names)} arguments")
                 for name, value in zip(extra, args[n_pos:]):
                     if name in kwargs:
                         raise TypeError(f"{func.__qualname__}() got multiple values for argument {name!r}")

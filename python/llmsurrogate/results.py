@@ -271,7 +271,12 @@ class Result:
                                        "llmsurrogate")
         if cls is not Result and not issubclass(target, cls):
             raise InvalidArgumentError(f"payload holds a {payload['kind']}, not a {cls.__name__}")
-        return target(**{k: _decode(v) for k, v in payload["fields"].items()})
+        return target._from_fields({k: _decode(v) for k, v in payload["fields"].items()})
+
+    @classmethod
+    def _from_fields(cls, fields: dict[str, Any]) -> "Result":
+        """The result of decoded ``fields``; a subclass whose fields were renamed reads the old names here."""
+        return cls(**fields)
 
     def to_json(self, path: str | Path | None = None, *, indent: int | None = 2) -> str:
         """JSON text of :meth:`to_dict`; also written to ``path`` when given."""

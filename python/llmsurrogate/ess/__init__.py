@@ -23,7 +23,8 @@ and the observation-level out-of-block losses and computes the variance componen
 workers/threads (None: see :func:`llmsurrogate.num_threads`); no number depends on it.
 
 Words: ``seed`` (the permutation and every fit's seed), ``alpha`` the paper's significance level of
-the one-sided tests of Algorithm 3.1 (the bound is a (1 - alpha) confidence bound), ``n_jobs``.
+the one-sided tests of Algorithm 3.1 (the bound is a (1 - alpha) confidence bound), ``level`` the
+confidence level of :func:`error_curve`'s two-sided intervals (0.95; was ``alpha`` = 1 - level), ``n_jobs``.
 Arguments after the data and the column names are keyword-only.
 
 >>> import numpy as np, pandas as pd

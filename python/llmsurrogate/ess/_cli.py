@@ -101,7 +101,8 @@ def _key(data_path: Path, args: dict) -> str:
 @click.option("--loss", default="squared", show_default=True, type=click.Choice(["squared", "absolute", "zero_one", "brier", "log"]))
 @click.option("--grid", type=PositiveIntList(), default=None, help="Comma-separated training sizes (default 1, 2, 5, 10, ... up to n/2).")
 @click.option("--alpha", default=0.05, show_default=True, type=FiniteFloat(0, 0.5, min_open=True),
-              help="One-sided level of the ESS bound, in (0, 0.5].")
+              help="Significance level alpha, in (0, 0.5]: the ESS bound is one-sided at 1 - alpha, the error "
+              "curve's intervals two-sided at 1 - alpha.")
 @click.option("--variance", default="difference", show_default=True, type=click.Choice(["difference", "sum"]))
 @click.option("--regime", default="hybrid", show_default=True, type=click.Choice(["hybrid", "fixed_N", "fixed_B"]))
 @click.option("--bias-correct", is_flag=True, help="Add 2 V_test/(B-1) to the fixed-N variance (docs/methods/ess.md §4.6; not in the paper).")
@@ -159,7 +160,7 @@ def ess_command(data_path, outcome, prediction, features, algorithm, loss, grid,
     with progress_bar() as bar, names:
         if prediction is None:
             result = run_error_curve(plumbing, frame, outcome, feats, algorithm, grid_vals, loss, regime, tuning,
-                                     seed_val, n_jobs, alpha=alpha, progress=bar, **common)
+                                     seed_val, n_jobs, level=1 - alpha, progress=bar, **common)
         else:
             result = run_ess(plumbing, frame, outcome, prediction, feats, algorithm, grid_vals, loss, alpha, variance,
                              regime, tuning, seed_val, n_jobs, progress=bar, **common)

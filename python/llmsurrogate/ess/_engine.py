@@ -539,8 +539,14 @@ def uses_fixed_n(regime: str, blocks: int, min_blocks: int) -> bool:
     return blocks >= max(3, min_blocks)
 
 
-def curve_table(points: list[dict], alpha: float, regime: str, min_blocks: int, loss_name: str):
-    z2 = z_quantile(1 - alpha / 2)
+def two_sided_z(level: float) -> float:
+    """The normal quantile of a two-sided ``level`` interval (1.96 for 0.95): z_{(1 + level)/2}."""
+    return z_quantile((1 + level) / 2)
+
+
+def curve_table(points: list[dict], level: float, regime: str, min_blocks: int, loss_name: str):
+    """The error curve's table: one row per grid point, with its two-sided ``level`` CI."""
+    z2 = two_sided_z(level)
     rows = []
     for p in points:
         pl = p["plain"]

@@ -7,6 +7,7 @@ point finishes, an outcome override and excluded columns), for the command line 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import platform
@@ -18,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__, _core
-from .._deprecation import deprecated_arguments
+from .._deprecation import deprecated_arguments, warn_deprecated
 from .._progress import progress_reporter
 from .._validation import (
     align_by_label,
@@ -69,13 +70,12 @@ def _algo_name(algorithm: Any) -> str:
     return algorithm if isinstance(algorithm, str) else type(algorithm).__name__
 
 
-def _common_checks(alpha, regime, tuning, n_jobs, hybrid_min_blocks):
-    alpha = check_probability(alpha, "alpha", low=0.0, high=0.5, high_open=False)
+def _common_checks(regime, tuning, n_jobs, hybrid_min_blocks):
     regime = check_choice(regime, "regime", REGIMES)
     tuning = check_choice(tuning, "tuning", TUNINGS)
     n_jobs = check_n_jobs(n_jobs)
     hmb = check_int(hybrid_min_blocks, "hybrid_min_blocks", minimum=3)
-    return alpha, regime, tuning, n_jobs, hmb
+    return regime, tuning, n_jobs, hmb
 
 
 _BIAS_NOTE = ("Fixed-N variances bias-corrected: + 2 V_test / (B - 1) (docs/methods/ess.md §4.6; an extension, "
@@ -142,10 +142,41 @@ def _checked_grid(grid, n, regime, hmb):
     return grid
 
 
-@deprecated_arguments(positional=3)
+def _check_level(level: Any) -> float:
+    """The confidence level of the error curve's two-sided intervals, in [0.5, 1] (1 - alpha for the
+    paper's alpha in (0, 0.5]; 1 itself is reached only through a deprecated alpha below 1e-16)."""
+    return check_probability(level, "level", low=0.5, high=1.0, low_open=False, high_open=False)
+
+
+def _alpha_as_level(func):
+    """:func:`error_curve`'s old ``alpha`` (1 - the level of its intervals): accepted for one release,
+    with a ``FutureWarning``, as ``level = 1 - alpha``; ``alpha`` and ``level`` together are an error."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        if "alpha" in kwargs:
+            if "level" in kwargs:
+                raise InvalidArgumentError("error_curve(): arguments `alpha` and `level` were both given; `alpha` is "
+                                           "now `level` (level = 1 - alpha): pass only `level`")
+            warn_deprecated("error_curve(): argument `alpha` is now `level` (level = 1 - alpha)", stacklevel=4)
+            alpha = check_probability(kwargs.pop("alpha"), "alpha", low=0.0, high=0.5, high_open=False)
+            kwargs["level"] = 1 - alpha
+        return func(*args, **kwargs)
+
+    return wrapper
+
+
+#: error_curve's parameters in their order before ``alpha`` became ``level``: a value passed by
+#: position in alpha's place (deprecated) is an alpha.
+_ERROR_CURVE_ORDER = ("data", "outcome", "features", "algorithm", "grid", "loss", "regime", "tuning", "seed", "n_jobs",
+                      "alpha", "hybrid_min_blocks", "algorithm_options", "progress", "missing", "bias_correct")
+
+
+@deprecated_arguments(positional=3, order=_ERROR_CURVE_ORDER)
+@_alpha_as_level
 def error_curve(data, outcome: str, features=None, *, algorithm: Any = "rf", grid=None, loss: Any = "squared",
                 regime: str = "hybrid", tuning: str = "per_n_subset", seed: int | None = 0,
-                n_jobs: int | None = None, alpha: float = 0.05, hybrid_min_blocks: int = HYBRID_MIN_BLOCKS,
+                n_jobs: int | None = None, level: float = 0.95, hybrid_min_blocks: int = HYBRID_MIN_BLOCKS,
                 algorithm_options: dict | None = None, progress: Any = None, missing: str = "error",
                 bias_correct: bool = False) -> ErrorCurve:
     """Block-out CV error curve of ``algorithm`` on ``data`` (docs/methods/ess.md §2-§5).
@@ -158,13 +189,15 @@ def error_curve(data, outcome: str, features=None, *, algorithm: Any = "rf", gri
     "fixed_B". ``tuning``: "per_n_subset" (paper: tune on a random subset of size N, reuse for all
     blocks), "per_block" (nested CV inside each block) or "none". The table has one row per grid
     point with ``error``, ``se_fixed_n``, ``se_fixed_b``, ``se`` (the regime's), the two-sided
-    (1 - alpha) CI, the variance components and, for squared loss, the RMSE with a delta-method SE.
+    ``level`` CI, the variance components and, for squared loss, the RMSE with a delta-method SE.
     ``progress``: ``None``, ``True`` (a progress bar) or ``progress(label, done, total)``
     (:mod:`llmsurrogate._progress`). ``bias_correct=True`` adds 2 V_test / (B - 1) to the fixed-N
     variance (§4.6: (4.5) underestimates it when B is small; an extension, not in the paper).
-    ``alpha``: the intervals are two-sided (1 - alpha) CIs; the name is the paper's alpha of
-    Algorithm 3.1, shared with :func:`equivalent_sample_size` (whose curve columns use the same
-    intervals). ``n_jobs``: workers/threads (None: see :func:`llmsurrogate.num_threads`): the block
+    ``level``: the confidence level of the two-sided intervals, between 0.5 and 1 (0.95: 95% CIs;
+    the curve columns of :func:`equivalent_sample_size`, whose ``alpha`` is the paper's
+    significance level of its one-sided tests, are at level 1 - alpha). ``alpha`` (1 - level), this
+    argument's earlier spelling, still works until 0.3 as ``level = 1 - alpha``, with a
+    ``FutureWarning``. ``n_jobs``: workers/threads (None: see :func:`llmsurrogate.num_threads`): the block
     fits and the per-N tuning run in a joblib pool of that size (any joblib backend, e.g.
     ``joblib.parallel_config(backend="dask")``, which then schedules on its own), the Rust
     accumulation in as many threads; no number depends on it. Arguments after ``features`` are
@@ -185,7 +218,7 @@ def error_curve(data, outcome: str, features=None, *, algorithm: Any = "rf", gri
     1       50         4  0.164   0.139    0.189
     """
     return run_error_curve(Plumbing(), data, outcome, features, algorithm, grid, loss, regime, tuning, seed, n_jobs,
-                           alpha=alpha, hybrid_min_blocks=hybrid_min_blocks, algorithm_options=algorithm_options,
+                           level=level, hybrid_min_blocks=hybrid_min_blocks, algorithm_options=algorithm_options,
                            progress=progress, missing=missing, bias_correct=bias_correct)
 
 
@@ -196,9 +229,10 @@ def _params_json(point: dict) -> str:
 
 
 def run_error_curve(plumbing: Plumbing, data, outcome, features, algorithm, grid, loss, regime, tuning, seed, n_jobs, *,
-                    alpha, hybrid_min_blocks, algorithm_options, progress, missing, bias_correct) -> ErrorCurve:
+                    level, hybrid_min_blocks, algorithm_options, progress, missing, bias_correct) -> ErrorCurve:
     """:func:`error_curve` with the internal :class:`Plumbing`."""
-    alpha, regime, tuning, n_jobs, hmb = _common_checks(alpha, regime, tuning, n_jobs, hybrid_min_blocks)
+    level = _check_level(level)
+    regime, tuning, n_jobs, hmb = _common_checks(regime, tuning, n_jobs, hybrid_min_blocks)
     bias_correct = check_flag(bias_correct, "bias_correct")
     prep = _engine.prepare(data, outcome, None, features, loss, seed, missing=missing)
     learner = resolve_learner(algorithm, prep.loss_name, algorithm_options)
@@ -207,7 +241,7 @@ def run_error_curve(plumbing: Plumbing, data, outcome, features, algorithm, grid
     points = _run_points(prep, learner, grid, tuning, seed, n_jobs, False, progress, plumbing)
     if bias_correct:
         points = _engine.bias_corrected(points)
-    table = _engine.curve_table(points, alpha, regime, hmb, prep.loss_name)
+    table = _engine.curve_table(points, level, regime, hmb, prep.loss_name)
     table["params"] = [_params_json(p) for p in points]
     viol = _engine.monotonicity_violations(table)
     notes = [_hybrid_note(hmb)] if regime == "hybrid" else []
@@ -215,7 +249,7 @@ def run_error_curve(plumbing: Plumbing, data, outcome, features, algorithm, grid
         notes.append(_BIAS_NOTE)
     return ErrorCurve(title=f"Error curve: {_algo_name(algorithm)}, {prep.loss_name} loss, n = {prep.n}",
                       table=table, algorithm=_algo_name(algorithm), loss=prep.loss_name, regime=regime,
-                      alpha=alpha, n=prep.n, seed=seed, grid=list(grid), tuning=tuning,
+                      level=level, n=prep.n, seed=seed, grid=list(grid), tuning=tuning,
                       permutation_hash=_engine.permutation_hash(prep.perm, prep.n), permutation=_perm_field(prep),
                       versions=_versions(), monotonicity_violations=viol, notes=notes, bias_correct=bias_correct)
 
@@ -265,7 +299,8 @@ def equivalent_sample_size(data, outcome: str, prediction, features=None, *, alg
 def run_ess(plumbing: Plumbing, data, outcome, prediction, features, algorithm, grid, loss, alpha, variance, regime,
             tuning, seed, n_jobs, *, hybrid_min_blocks, algorithm_options, progress, missing, bias_correct) -> EssResult:
     """:func:`equivalent_sample_size` with the internal :class:`Plumbing`."""
-    alpha, regime, tuning, n_jobs, hmb = _common_checks(alpha, regime, tuning, n_jobs, hybrid_min_blocks)
+    alpha = check_probability(alpha, "alpha", low=0.0, high=0.5, high_open=False)
+    regime, tuning, n_jobs, hmb = _common_checks(regime, tuning, n_jobs, hybrid_min_blocks)
     variance = check_choice(variance, "variance", VARIANCES)
     bias_correct = check_flag(bias_correct, "bias_correct")
     if prediction is None:

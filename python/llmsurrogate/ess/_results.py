@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtri
 
+from .._deprecation import warn_deprecated
 from ..results import Result, Summary, result_dataclass
 
 
@@ -26,8 +27,8 @@ class ErrorCurve(Result):
     >>> from llmsurrogate.ess import error_curve
     >>> df = pd.DataFrame({"y": np.random.default_rng(0).normal(size=200)})
     >>> curve = error_curve(df, "y", algorithm="mean", grid=[1, 10], n_jobs=1)   # an ErrorCurve
-    >>> curve.grid, curve.n, curve.loss
-    ([1, 10], 200, 'squared')
+    >>> curve.grid, curve.n, curve.loss, curve.level
+    ([1, 10], 200, 'squared', 0.95)
     >>> curve.table["error"].round(2).tolist()
     [1.86, 1.06]
     """
@@ -37,7 +38,8 @@ class ErrorCurve(Result):
     algorithm: str
     loss: str
     regime: str
-    alpha: float
+    #: the confidence level of the two-sided intervals (0.95)
+    level: float
     n: int
     seed: Any
     grid: list
@@ -49,6 +51,19 @@ class ErrorCurve(Result):
     notes: list
     bias_correct: bool = False
 
+    @property
+    def alpha(self) -> float:
+        """Deprecated: 1 - :attr:`level` (this attribute's earlier name and meaning; until 0.3)."""
+        warn_deprecated("ErrorCurve.alpha is now ErrorCurve.level (alpha = 1 - level)")
+        return 1 - self.level
+
+    @classmethod
+    def _from_fields(cls, fields: dict) -> "ErrorCurve":
+        # a curve saved before `alpha` became `level` (level = 1 - alpha)
+        if "alpha" in fields and "level" not in fields:
+            fields = {("level" if k == "alpha" else k): (1 - v if k == "alpha" else v) for k, v in fields.items()}
+        return cls(**fields)
+
     def tidy(self):
         return self.table.copy()
 
@@ -58,7 +73,7 @@ class ErrorCurve(Result):
             cols += ["rmse", "rmse_se"]
         facts = {"observations (n)": self.n, "algorithm": self.algorithm, "loss": self.loss,
                  "tuning": self.tuning, "regime": self.regime, "seed": str(self.seed),
-                 "CI level": f"{1 - self.alpha:.0%} two-sided"}
+                 "CI level": f"{self.level:.0%} two-sided"}
         notes = list(self.notes)
         if self.monotonicity_violations:
             notes.append(f"monotonicity diagnostic: the curve rises significantly between N pairs {self.monotonicity_violations}")
@@ -76,9 +91,9 @@ class ErrorCurve(Result):
             y, se = t["rmse"].to_numpy(), t["rmse_se"].to_numpy()
         else:
             y, se = t["error"].to_numpy(), t["se"].to_numpy()
-        z = _z(1 - self.alpha / 2)
+        z = _z((1 + self.level) / 2)
         ax.plot(ns, y, "o-", color="tab:blue", label=f"{self.algorithm} (block-out CV)")
-        ax.fill_between(ns, y - z * se, y + z * se, color="tab:blue", alpha=0.2, label=f"{1 - self.alpha:.0%} CI")
+        ax.fill_between(ns, y - z * se, y + z * se, color="tab:blue", alpha=0.2, label=f"{self.level:.0%} CI")
         _log_axis(ax, ns)
         ax.set_xlabel("training size N")
         ax.set_ylabel("RMSE" if scale == "rmse" else f"{self.loss} loss")

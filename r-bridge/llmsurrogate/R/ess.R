@@ -26,7 +26,12 @@
 #'   `"mean"` or `"majority"` (simple native learners).
 #' @param grid Training sizes (whole numbers between 1 and n/2); `NULL` uses 1, 2, 5, 10, ...
 #' @param loss `"squared"`, `"absolute"`, `"zero_one"`, `"brier"` or `"log"`.
-#' @param alpha One-sided level of the ESS bound (the curve CIs are two-sided at 1 - alpha).
+#' @param alpha The paper's significance level of the one-sided tests: the ESS bound is a one-sided
+#'   (1 - alpha) confidence bound (the curve CIs in the table are two-sided at 1 - alpha). For
+#'   `error_curve()`, deprecated: the earlier name of `level`, as `level = 1 - alpha` (a warning of
+#'   class `"llmsurrogate_deprecation"`; it will be removed in llmsurrogate 0.3).
+#' @param level For `error_curve()`: the confidence level of the two-sided intervals, between 0.5
+#'   and 1 (0.95: 95% intervals).
 #' @param variance `"difference"` (default, the paper's (4.6)) or the conservative `"sum"` (4.7);
 #'   see docs/methods/ess.md §4.7.
 #' @param regime `"hybrid"`, `"fixed_N"` or `"fixed_B"`.
@@ -46,7 +51,8 @@
 #'   every field of the Python result under its name (`lower_bound`, `status`, `plugin`,
 #'   `llm_error`, `llm_se`, `alpha`, `grid`, `seed`, `n`, `notes`, `permutation` as 1-based row
 #'   numbers, ...) and `ci`, the one-sided interval `c(lower = lower_bound, upper = Inf)`.
-#'   `error_curve()` returns class `c("llmsurrogate_error_curve", "llmsurrogate_result")`. Both
+#'   `error_curve()` returns class `c("llmsurrogate_error_curve", "llmsurrogate_result")`, with
+#'   `level` (the confidence level of its intervals) where an ESS result has `alpha`. Both
 #'   have `print()` (short), `summary()` (the full report), `plot()`, `as.data.frame()` (the
 #'   table; the tuned hyperparameters, JSON in `table$params`, as one column `param_<name>`
 #'   each), `confint()`, `coef()`, and, with 'broom' installed, `tidy()` and `glance()` methods
@@ -76,14 +82,20 @@ ess <- function(data, outcome, prediction, features = NULL, algorithm = "rf", gr
 #' @rdname ess
 #' @export
 error_curve <- function(data, outcome, features = NULL, algorithm = "rf", grid = NULL,
-                        loss = "squared", alpha = 0.05, regime = "hybrid", tuning = "per_n_subset",
+                        loss = "squared", level = 0.95, regime = "hybrid", tuning = "per_n_subset",
                         seed = 0L, n_jobs = NULL, n_estimators = 300L, bias_correct = FALSE,
-                        missing = "error") {
+                        missing = "error", alpha = NULL) {
   call <- sys.call()
+  if (!is.null(alpha)) {
+    alpha <- .check_scalar(alpha, "alpha", call)
+    if (!(alpha > 0 && alpha <= 0.5)) .abort(sprintf("argument `alpha` must lie in (0, 0.5]; got %s", alpha), call)
+    level <- 1 - .renamed_arg(alpha, level, "alpha", "level", call, value_given = !missing(level),
+                              how = "level = 1 - alpha")
+  }
   kw <- .ess_args(algorithm, grid, loss, regime, tuning, seed, n_jobs, n_estimators, call,
                   bias_correct, missing, features)
   prep <- .ess_data(data, outcome, NULL, features, kw$loss, kw$missing, call)
-  do.call(.call, c(list("ess.error_curve", prep$data, prep$outcome, alpha = .check_scalar(alpha, "alpha")),
+  do.call(.call, c(list("ess.error_curve", prep$data, prep$outcome, level = .check_scalar(level, "level", call)),
                    kw))
 }
 
@@ -342,7 +354,7 @@ plot.llmsurrogate_ess <- function(x, y, ...) {
 #' @export
 plot.llmsurrogate_error_curve <- function(x, y, ...) {
   t <- x$table
-  z <- stats::qnorm(1 - x$alpha / 2)
+  z <- stats::qnorm((1 + .ci_level(x)) / 2)
   .curve_plot(t$n_train, t$error, t$se * z, extra = numeric(0), title = x$title, ...)
   invisible(x)
 }

@@ -15,14 +15,15 @@
 #' `conf.low`, `conf.high` where they apply), `glance()` one row of the result's scalar fields.
 #' `confint()` gives the confidence intervals (an ESS: its one-sided interval \[lower bound, Inf),
 #' at level 1 - `alpha` chosen when it was computed; an error curve: one interval per training
-#' size) and `coef()` the point estimates (an ESS: the lower bound and the plug-in ESS; an error
+#' size, at its `level`) and `coef()` the point estimates (an ESS: the lower bound and the plug-in ESS; an error
 #' curve: the error per training size).
 #'
 #' @param x,object A result, e.g. from [ess()], [error_curve()] or [llmsurrogate_demo()].
 #' @param row.names,optional Passed on as in [as.data.frame()]: `row.names` replaces the row
 #'   names; `optional` is ignored.
 #' @param parm,level For `confint()`: which estimates (names or positions; all by default) and
-#'   the level, which must be the one the result was computed at (1 - `alpha`).
+#'   the level, which must be the one the result was computed at (an ESS: 1 - `alpha`; an error
+#'   curve: its `level`).
 #' @param ... Unused.
 #' @return `print()` returns `x` invisibly; `summary()` a `"summary.llmsurrogate_result"`;
 #'   `as.data.frame()`, `tidy()` and `glance()` data frames; `confint()` a matrix with one row
@@ -146,11 +147,21 @@ glance.llmsurrogate_result <- function(x, ...) {
   as.data.frame(keep, stringsAsFactors = FALSE, optional = TRUE)
 }
 
-.check_level <- function(level, alpha, call) {
-  if (!is.numeric(alpha) || length(alpha) != 1L) return(invisible())
-  if (!is.numeric(level) || length(level) != 1L || abs(level - (1 - alpha)) > 1e-9) {
-    .abort(sprintf(paste("argument `level`: this result's intervals are at level %g (1 - alpha); compute the result",
-                         "again with alpha = 1 - level for another level"), 1 - alpha), call)
+# The confidence level of a result's intervals: an error curve's `level` (an error curve saved
+# before the rename has `alpha`), an ESS result's 1 - `alpha`; NULL when it has neither.
+.ci_level <- function(x) {
+  if (is.numeric(x$level) && length(x$level) == 1L) return(x$level)
+  if (is.numeric(x$alpha) && length(x$alpha) == 1L) return(1 - x$alpha)
+  NULL
+}
+
+.check_level <- function(level, object, call) {
+  own <- .ci_level(object)
+  if (is.null(own)) return(invisible())
+  if (!is.numeric(level) || length(level) != 1L || abs(level - own) > 1e-9) {
+    how <- if (inherits(object, "llmsurrogate_ess")) " (1 - alpha); compute the result again with alpha = 1 - level" else
+      "; compute the result again with that level"
+    .abort(sprintf("argument `level`: this result's intervals are at level %g%s for another level", own, how), call)
   }
 }
 
@@ -158,9 +169,8 @@ glance.llmsurrogate_result <- function(x, ...) {
 #' @export
 confint.llmsurrogate_result <- function(object, parm, level = NULL, ...) {
   call <- sys.call()
-  alpha <- object$alpha
-  if (is.null(level)) level <- if (is.numeric(alpha)) 1 - alpha else 0.95
-  .check_level(level, alpha, call)
+  if (is.null(level)) level <- if (is.null(.ci_level(object))) 0.95 else .ci_level(object)
+  .check_level(level, object, call)
   pct <- function(p) paste(format(100 * p, trim = TRUE, scientific = FALSE, digits = 3), "%")
   if (inherits(object, "llmsurrogate_ess")) {
     out <- matrix(c(object$lower_bound, Inf), 1L, dimnames = list("ess", c(pct(1 - level), "100 %")))

@@ -224,13 +224,15 @@
 # An argument given under its old name (`old`, renamed `new`): still honoured for one release, with
 # a warning of class "llmsurrogate_deprecation" (also "deprecatedWarning", as base R's
 # .Deprecated(), and "llmsurrogate_warning"). Returns the value to use: `value` unless `old_value`
-# was given; giving both is an error.
-.renamed_arg <- function(old_value, value, old, new, call, value_given = TRUE) {
+# was given; giving both is an error. `how` says how the old value maps to the new one, where it
+# is not the same value (e.g. "level = 1 - alpha"; the caller converts).
+.renamed_arg <- function(old_value, value, old, new, call, value_given = TRUE, how = NULL) {
   if (is.null(old_value)) return(value)
   if (value_given) {
     .abort(sprintf("argument `%s` was renamed `%s`; give only `%s`", old, new, new), call)
   }
-  msg <- sprintf("argument `%s` is deprecated and will be removed in llmsurrogate 0.3; use `%s`", old, new)
+  msg <- sprintf("argument `%s` is deprecated and will be removed in llmsurrogate 0.3; use `%s`%s", old, new,
+                 if (is.null(how)) "" else sprintf(" (%s)", how))
   warning(structure(class = c("llmsurrogate_deprecation", "deprecatedWarning", "llmsurrogate_warning", "warning",
                               "condition"),
                     list(message = msg, call = call, python_class = NA_character_)))

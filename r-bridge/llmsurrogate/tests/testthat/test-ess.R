@@ -85,6 +85,26 @@ test_that("ess() and error_curve() give the Python package's numbers", {
   expect_true(all(c("error", "se", "ci_low", "ci_high", "regime") %in% names(as.data.frame(curve))))
 })
 
+test_that("error_curve(): intervals at `level`; the earlier `alpha` (1 - level) still works, with a deprecation warning", {
+  skip_if_no_llmsurrogate()
+  d <- ess_data(200)
+  new <- error_curve(d, "y", algorithm = "mean", grid = c(2, 10), seed = 1, level = 0.9)
+  expect_identical(new$level, 0.9)
+  expect_null(new$alpha)
+  expect_warning(old <- error_curve(d, "y", algorithm = "mean", grid = c(2, 10), seed = 1, alpha = 0.1),
+                 "argument `alpha` is deprecated.*use `level` \\(level = 1 - alpha\\)", class = "llmsurrogate_deprecation")
+  expect_identical(old$table, new$table)
+  expect_identical(old$level, new$level)
+  expect_error(error_curve(d, "y", algorithm = "mean", grid = c(2, 10), level = 0.9, alpha = 0.1), "renamed `level`")
+  expect_error(error_curve(d, "y", algorithm = "mean", grid = c(2, 10), alpha = 0.7), "argument `alpha`")
+  expect_error(error_curve(d, "y", algorithm = "mean", grid = c(2, 10), level = 0.3), "level")
+  default <- error_curve(d, "y", algorithm = "mean", grid = c(2, 10), seed = 1)
+  expect_identical(default$level, 0.95)
+  expect_identical(colnames(confint(new)), c("5 %", "95 %"))
+  expect_identical(colnames(confint(default)), c("2.5 %", "97.5 %"))
+  expect_error(confint(new, level = 0.95), "level 0.9", class = "llmsurrogate_error")
+})
+
 test_that("ess results print, summarise and plot", {
   skip_if_no_llmsurrogate()
   d <- ess_data()
