@@ -57,13 +57,13 @@ build: venv
 	$(PIP_LOCKED) VIRTUAL_ENV=$(abspath $(VENV)) $(MATURIN) develop --release --quiet
 
 # The serve extra compiles llama.cpp (llama-cpp-python's sdist; about 19 min on 2 busy cores, then
-# pip's wheel cache): the real OpenAI-compatible server of tests/test_llm_openai.py.
+# pip's wheel cache): the real OpenAI-compatible server of tests/llm/test_llm_openai.py.
 build-test: venv r-deps wheelhouse
 	rm -f python/llmsurrogate/_core*.so
 	$(PIP_LOCKED) PIP_FIND_LINKS=$(WHEELHOUSE) VIRTUAL_ENV=$(abspath $(VENV)) $(MATURIN) develop --release --quiet \
 	  --extras $(subst $(space),$(comma),$(LOCK_EXTRAS))
 
-# llama-cpp-python (the `serve` extra: the real OpenAI-compatible server of tests/test_llm_openai.py)
+# llama-cpp-python (the `serve` extra: the real OpenAI-compatible server of tests/llm/test_llm_openai.py)
 # is an sdist on PyPI: its llama.cpp is compiled once per machine (about 15-20 min on 2 cores) into a
 # wheelhouse outside the checkout, which every later venv and clone installs from. The version must
 # match the `serve` extra in pyproject.toml.
@@ -129,7 +129,7 @@ $(VLLM_VENV)/.stamp: $(VLLM_LOCK)
 test-vllm: dist $(VLLM_VENV)/.stamp
 	$(VLLM_VENV)/bin/pip install --quiet --no-deps --force-reinstall $(WHEEL)
 	$(VLLM_ENV) LLMSURROGATE_STRICT_TESTS=1 LLMSURROGATE_VLLM_TESTS=1 $(VLLM_VENV)/bin/python -m pytest -q -m vllm \
-	  tests/test_llm_vllm.py tests/test_llm_openai.py; rc=$$?; \
+	  tests/llm/test_llm_vllm.py tests/llm/test_llm_openai.py; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no vLLM tests"; exit 1; fi; exit $$rc
 
 # Regenerate requirements/vllm.lock from requirements/vllm.in (uv's resolver, newest releases within
@@ -174,7 +174,7 @@ test-rust:
 	cargo test --quiet
 
 # Strict mode: a skipped test fails unless it is marked gpu. Exit 5 (nothing collected) is a failure.
-# dist: tests/test_wheel.py installs the wheel into fresh CPython 3.10 and 3.13 venvs.
+# dist: tests/package/test_wheel.py installs the wheel into fresh CPython 3.10 and 3.13 venvs.
 test-python: dist
 	LLMSURROGATE_STRICT_TESTS=1 LLMSURROGATE_WHEEL=$(WHEEL) $(PY) -m pytest -q tests; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc

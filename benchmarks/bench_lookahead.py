@@ -15,7 +15,7 @@ benchmarks/_harness.py (warm-up, interleaved rounds, min and median, load, versi
    observations, 1,587 firms, 3,000 dates (the spec's §6.4 generator at the paper's size): ``fe.feols``
    against ``pf.feols``, both with their defaults (pyfixest's MAP demeaner stops at 1e-6, ours at
    a relative residual of 1e-12); coefficients and SEs asserted equal to 1e-5.
-3. **The hard panel** of tests/test_fe.py (each of 1,587 firms active in a window of 58
+3. **The hard panel** of tests/fe/test_fe_feols.py (each of 1,587 firms active in a window of 58
    consecutive dates out of 3,000; 92,046 rows): ``fe.feols`` against pyfixest's LSMR demeaner
    (``LsmrDemeaner()``, its defaults, and at atol = btol = 1e-12 as an extra line); pyfixest's default
    demeaner is run once and its outcome (error and time) recorded.
@@ -88,7 +88,7 @@ def paper_panel(n_firms=1_587, n_dates=3_000, n_obs=91_361, seed=1):
 
 
 def hard_panel(n_firms=1_587, n_dates=3_000, window=58, seed=7):
-    """tests/test_fe.py::hard_panel (same design and seed): each firm active only in a window of
+    """tests/fe/test_fe_feols.py::hard_panel (same design and seed): each firm active only in a window of
     ``window`` consecutive dates, a long thin chain of firm-date connections."""
     rng = np.random.default_rng(seed)
     start = rng.integers(0, n_dates - window, n_firms)

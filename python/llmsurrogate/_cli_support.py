@@ -8,7 +8,7 @@ the arguments of the package's error messages.
 Each capability owns its commands in ``<capability>/_cli.py`` and builds them from these helpers;
 :mod:`llmsurrogate.cli` only registers them. This module is shared machinery, below the
 capabilities: a capability's ``_cli`` imports it, and nothing here imports a capability or the
-command-line package :mod:`llmsurrogate.cli` (``tests/test_layout.py``).
+command-line package :mod:`llmsurrogate.cli` (``tests/package/test_layout.py``).
 
 Old spellings (a renamed command or option) keep working for one release, hidden from ``--help``,
 with a one-line notice on stderr: :func:`deprecated_command`, :func:`deprecated_option`.

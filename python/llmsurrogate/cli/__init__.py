@@ -43,7 +43,7 @@ __all__ = ["COMMANDS", "cli", "main"]
 #: The registry: command name -> (module, attribute, the one-line help ``llmsurrogate --help``
 #: lists). A command's module is imported only when that command runs or its help is asked for, so
 #: ``llmsurrogate --help`` and the light commands start without pandas, scipy or scikit-learn.
-#: ``tests/test_cli.py`` checks each one-line help against the command's own.
+#: ``tests/cli/test_cli_commands.py`` checks each one-line help against the command's own.
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "datasets": ("llmsurrogate.cli.general", "datasets", "List the bundled data sets and their sources."),
     "demo": ("llmsurrogate.cli.demo", "demo",

@@ -15,7 +15,7 @@ end-to-end ESS run. :func:`fast_predict` returns *the same numbers* without it:
   without the per-call checks.
 
 Anything else returns ``None`` and the caller uses the model's own ``predict``. The equality is
-asserted with ``assert_array_equal`` against scikit-learn in ``tests/test_fast_predict.py``.
+asserted with ``assert_array_equal`` against scikit-learn in ``tests/ess/test_ess_forest_predict.py``.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@
 * No wasted LM-head work: every forward pass applies the output layer only to the positions whose
   logits are read (``logits_to_keep=1`` when they are the last column; else the base model's hidden
   states with the head applied to the positions needed; a pass that only fills the KV cache runs
-  the base model alone). ``tests/test_llm_hf.py`` counts the head's rows.
+  the base model alone). ``tests/llm/test_llm_hf.py`` counts the head's rows.
 * Float32 log-softmax of the logits (never float16 probabilities), sliced to the model's logits
   dimension (``config.vocab_size``), not ``len(tokenizer)``.
 * Right padding (real-token positions unaffected) or left padding with ``position_ids`` from the

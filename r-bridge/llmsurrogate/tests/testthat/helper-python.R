@@ -1,6 +1,6 @@
 # Skip only when the Python package cannot be imported (e.g. on CRAN-like machines without
 # Python). Set LLMSURROGATE_PYTHON to the interpreter that has 'llmsurrogate' installed;
-# the pytest wrapper (tests/test_r_bridge.py) fails if anything is skipped.
+# the pytest wrapper (tests/rbridge/test_rbridge_r_package.py) fails if anything is skipped.
 skip_if_no_llmsurrogate <- function() {
   if (!llmsurrogate_available()) {
     testthat::skip(paste("the 'llmsurrogate' Python package is not available;",

@@ -57,7 +57,7 @@ def _r_package_calls() -> set[str]:
     import re
     from pathlib import Path
 
-    src = Path(__file__).resolve().parents[1] / "r-bridge" / "llmsurrogate" / "R"
+    src = Path(__file__).resolve().parents[2] / "r-bridge" / "llmsurrogate" / "R"
     text = "\n".join(p.read_text() for p in src.glob("*.R"))
     return set(re.findall(r'\.call(?:_in)?\((?:list\()?(?:call, )?"([a-z_]+\.[a-z_]+)"', text))
 

@@ -23,7 +23,7 @@ from test_llm_prompts import TASK_TOML  # a small task file
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DIST = ROOT / "dist"
 PYTHONS = ("3.10", "3.13")  # the oldest CPython of requires-python, and the newest here
 MAX_GLIBC = (2, 28)

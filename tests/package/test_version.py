@@ -14,7 +14,7 @@ import pytest
 
 import llmsurrogate
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXE = shutil.which("llmsurrogate", path=str(Path(sys.executable).parent))
 
 

@@ -38,7 +38,7 @@ import pytest
 from llmsurrogate import fe
 from llmsurrogate.rbridge import pandas_to_r
 
-from test_r_bridge import rpy2_robjects, rscript  # noqa: F401  (the rpy2 fixture: R started once)
+from _r import rpy2_robjects, rscript  # noqa: F401  (the rpy2 fixture: R started once)
 
 pytestmark = pytest.mark.r
 

@@ -34,12 +34,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _fault_proxy import FaultProxy  # noqa: E402
 from _llama_server import MODEL_ALIAS, LlamaServer, gpt2_to_gguf, llama_cpp_available  # noqa: E402
 from _vllm_server import VLLMServer, vllm_available  # noqa: E402
-from test_kill_resume import _env  # the CLI subprocess environment (the kill tests)  # noqa: E402
+from _cli_env import _env  # the CLI subprocess environment (the kill tests)  # noqa: E402
 
 from llmsurrogate.llm.openai_backend import (  # noqa: E402
     BudgetExceededError, Ledger, RateLimiter, RequestFailedError, _retry_after, parse_probability)

@@ -14,7 +14,7 @@ import pytest
 
 import llmsurrogate
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ["torch", "transformers", "vllm", "rpy2", "dask", "ray", "polars", "matplotlib", "pandas", "sklearn"]
 
 

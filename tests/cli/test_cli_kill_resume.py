@@ -29,15 +29,9 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+from _cli_env import _env, _stored
+
 EXE = shutil.which("llmsurrogate", path=str(Path(sys.executable).parent))
-
-
-def _env(**extra):
-    env = dict(os.environ)
-    if "/lib/R/lib" in env.get("LD_LIBRARY_PATH", ""):  # what an earlier rpy2 import added
-        env.pop("LD_LIBRARY_PATH")
-    env.update(HF_HUB_OFFLINE="1", **{k: str(v) for k, v in extra.items()})
-    return env
 
 
 def _run(args, **env):
@@ -228,19 +222,6 @@ def score_setup(tmp_path_factory):
     first = _run([*args, "--cache", root / "ref-cache", "--out", root / "ref"])
     total = int(re.search(r"(\d+) computed", first.stdout).group(1))
     return root, args, _outputs(root / "ref", SCORE_FILES), total
-
-
-def _stored(cache: Path) -> int:
-    import sqlite3
-
-    path = cache / "llm_cache.sqlite"
-    if not path.exists():
-        return 0
-    try:
-        with sqlite3.connect(path, timeout=30) as conn:
-            return conn.execute("SELECT COUNT(*) FROM outputs").fetchone()[0]
-    except sqlite3.Error:
-        return 0
 
 
 def test_score_killed_during_computation_resumes(score_setup):

@@ -425,7 +425,7 @@ def test_p_label_token_by_hand_on_a_tiny_model(arch, kind, tmp_path):
 
 
 def test_p_label_token_through_vllm_equals_transformers(tmp_path, stand_in):
-    """VLLMBackend (on the stand-in for vLLM's API of tests/test_llm_vllm.py, numbers from the same
+    """VLLMBackend (on the stand-in for vLLM's API of tests/llm/test_llm_vllm.py, numbers from the same
     real model) gives the transformers backend's p_label_token; it cannot scan its vocabulary, so
     p_first_token is read only above 1/2 (never, on a random model) and reported."""
     from llmsurrogate.llm.vllm import VLLMBackend

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1] / "python" / "llmsurrogate"
+ROOT = Path(__file__).resolve().parents[2] / "python" / "llmsurrogate"
 CAPABILITIES = ("ess", "transfer", "risk", "lookahead")
 # the adapters on top: the command line, the demo runner and the R bridge may import capabilities
 # (``_cli_support``, the commands' shared helpers, is shared machinery below them)
@@ -229,3 +229,18 @@ def test_no_private_module_is_imported_across_packages():
     for name, path in sorted(MODULES.items()):
         bad += [f"{name}:{hit}" for hit in _private_imports(name, path.read_text(), path.name == "__init__.py", MODULES)]
     assert bad == [], "private modules or names imported across packages (use the package's public API):\n" + "\n".join(bad)
+
+
+def test_tests_mirror_the_package():
+    """tests/<package>/ for each package of llmsurrogate (plus common/ for the shared top-level
+    modules and package/ for the whole package: layout, docs, wheel, hostile inputs); no test file
+    flat in tests/ (only the shared helpers and conftest.py); basenames unique (pytest's default
+    import mode puts each folder on sys.path)."""
+    tests = Path(__file__).resolve().parents[1]
+    packages = {p.name for p in ROOT.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    folders = {p.name for p in tests.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))}
+    assert folders - {"common", "package"} <= packages, sorted(folders - {"common", "package"} - packages)
+    flat = [p.name for p in tests.glob("test_*.py")]
+    assert not flat, f"test files belong in tests/<package>/: {flat}"
+    names = [p.name for p in tests.rglob("*.py") if "__pycache__" not in p.parts]
+    assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from llmsurrogate import lookahead
 from llmsurrogate.cli import cli
 from llmsurrogate.exceptions import LLMSurrogateWarning
-from test_kill_resume import _stored  # rows committed to an LLM cache (the kill tests)
+from _cli_env import _stored  # rows committed to an LLM cache (the kill tests)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

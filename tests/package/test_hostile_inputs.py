@@ -45,7 +45,7 @@ from hypothesis import strategies as st
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs resource.setrlimit and select on pipes")
 
-TESTS_DIR = Path(__file__).resolve().parent
+TESTS_DIR = Path(__file__).resolve().parents[1]  # tests/ (reference.py)
 MEMORY_CAP = 2 * 1024**3
 BATCH_TIMEOUT = 180
 

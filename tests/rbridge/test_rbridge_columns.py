@@ -24,7 +24,7 @@ from llmsurrogate import rbridge
 from llmsurrogate.exceptions import InvalidArgumentError
 
 # the R-package fixtures of the main R bridge tests (Rscript found, package installed in a temp lib)
-from test_r_bridge import _rscript, _show, r_env, rpy2_robjects, rscript  # noqa: F401
+from _r import _rscript, _show, r_env, rpy2_robjects, rscript  # noqa: F401
 
 INT_NA = -(2**31)  # what reticulate makes of R's NA_integer_
 

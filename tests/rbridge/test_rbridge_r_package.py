@@ -28,55 +28,9 @@ import pytest
 from llmsurrogate import quantiles
 from llmsurrogate.demo import run_demo
 
+from _r import R_PACKAGE, REPO, _r_env, _rscript, _run, _show, r_env, rpy2_robjects, rscript  # noqa: F401 (fixtures)
+
 pytestmark = pytest.mark.r
-
-REPO = Path(__file__).resolve().parents[1]
-R_PACKAGE = REPO / "r-bridge" / "llmsurrogate"
-MISSING_R = ("Rscript not found: the R bridge tests need R. Run `make test`, or install R with "
-             "`apt-get install r-base-core r-cran-reticulate r-cran-testthat r-cran-jsonlite r-cran-bit64 r-cran-tibble`.")
-
-
-def _r_env(lib: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env["R_LIBS"] = os.pathsep.join(p for p in (str(lib), env.get("R_LIBS", "")) if p)
-    env["RETICULATE_PYTHON"] = sys.executable
-    env["LLMSURROGATE_PYTHON"] = sys.executable
-    env["HF_HUB_OFFLINE"] = "1"
-    if "UTF-8" not in (env.get("LC_ALL") or env.get("LANG") or "").upper().replace("UTF8", "UTF-8"):
-        env["LC_ALL"] = "C.UTF-8"  # the demo's model labels hold Greek letters
-    return env
-
-
-def _run(args: list[str], env: dict[str, str], timeout: int = 600) -> subprocess.CompletedProcess:
-    return subprocess.run(args, env=env, capture_output=True, text=True, timeout=timeout)
-
-
-def _show(proc: subprocess.CompletedProcess) -> str:
-    return f"exit status {proc.returncode}\n--- stdout ---\n{proc.stdout}\n--- stderr ---\n{proc.stderr}"
-
-
-@pytest.fixture(scope="session")
-def rscript() -> str:
-    path = shutil.which("Rscript")
-    if path is None:
-        pytest.fail(MISSING_R, pytrace=False)
-    return path
-
-
-@pytest.fixture(scope="session")
-def r_env(rscript, tmp_path_factory) -> dict[str, str]:
-    """Install the R package into a temporary library; the environment for R subprocesses."""
-    lib = tmp_path_factory.mktemp("r-lib")
-    env = _r_env(lib)
-    r = shutil.which("R") or str(Path(rscript).with_name("R"))
-    proc = _run([r, "CMD", "INSTALL", "--no-multiarch", f"--library={lib}", str(R_PACKAGE)], env)
-    assert proc.returncode == 0, "R CMD INSTALL of r-bridge/llmsurrogate failed\n" + _show(proc)
-    return env
-
-
-def _rscript(rscript: str, env: dict[str, str], code: str) -> subprocess.CompletedProcess:
-    return _run([rscript, "--vanilla", "-e", code], env)
-
 
 def test_r_package_testthat_suite(rscript, r_env):
     code = f"""
@@ -181,19 +135,6 @@ def test_r_and_python_agree(rscript, r_env, tmp_path):
     assert demo["n_errors"] == expected["n_errors"].tolist()
     for col in ("lower", "upper"):
         np.testing.assert_allclose([float(s) for s in demo[col]], expected[col].to_numpy(), rtol=0, atol=1e-12)
-
-
-@pytest.fixture(scope="module")
-def rpy2_robjects(rscript):
-    from llmsurrogate import rbridge
-    from llmsurrogate.exceptions import MissingDependencyError
-
-    try:
-        ro = rbridge.rpy2_robjects()  # keeps LD_LIBRARY_PATH for the worker processes of later tests
-    except MissingDependencyError as err:  # pragma: no cover - make test installs rpy2
-        pytest.fail(f"rpy2 is needed for the R bridge tests (pip install 'rpy2>=3.5.17,<3.6'): {err}",
-                    pytrace=False)
-    return ro
 
 
 def test_rpy2_frame_round_trip(rpy2_robjects):
