@@ -275,7 +275,7 @@ def child_main() -> None:
 _CHILD = textwrap.dedent("""
     import resource, sys
     resource.setrlimit(resource.RLIMIT_AS, ({cap}, {cap}))
-    sys.path.insert(0, {tests!r})
+    sys.path[:0] = [{here!r}, {tests!r}]
     import test_hostile_inputs
     test_hostile_inputs.child_main()
 """)
@@ -293,7 +293,7 @@ class Worker:
                    MKL_NUM_THREADS="1", PYTHONFAULTHANDLER="", PYTHONWARNINGS="ignore", POLARS_MAX_THREADS="1",
                    ARROW_DEFAULT_MEMORY_POOL="system")
         self.stderr = tempfile.TemporaryFile()
-        code = _CHILD.format(cap=MEMORY_CAP, tests=str(TESTS_DIR))
+        code = _CHILD.format(cap=MEMORY_CAP, here=str(Path(__file__).resolve().parent), tests=str(TESTS_DIR))
         self.proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self.stderr, env=env)
         self.buf = b""
