@@ -45,3 +45,28 @@ def rank_upper(values, tau):
     f = np.sort(np.asarray(values, dtype=float))
     k = int(np.ceil(len(f) * (tau - TOL)))
     return float(f[min(max(k, 1), len(f)) - 1])
+
+
+# ---- NumPy references, straight from the paper's formulas ---------------------------------------
+def crra_ref(eta, z1, z2, p):
+    """v^-1(p v(z1) + (1-p) v(z2)) with v(z) = (z^(1-eta) - 1)/(1-eta), mirrored for losses."""
+    s = np.where((z1 < 0) | (z2 < 0), -1.0, 1.0)
+    a, b = np.abs(z1), np.abs(z2)
+    rho = 1 - eta
+    with np.errstate(divide="ignore"):
+        u = p * (a ** rho - 1) / rho + (1 - p) * (b ** rho - 1) / rho
+        return s * (1 + rho * u) ** (1 / rho)
+
+
+def cpt_ref(alpha, beta, delta, gamma, z1, z2, p):
+    w = delta * p ** gamma / (delta * p ** gamma + (1 - p) ** gamma)
+
+    def v(z):
+        return np.where(z >= 0, np.abs(z) ** alpha, -(np.abs(z) ** beta))
+
+    u = w * v(z1) + (1 - w) * v(z2)
+    return np.where(u >= 0, np.abs(u) ** (1 / alpha), -(np.abs(u) ** (1 / beta)))
+
+
+def cara_ref(a, z1, z2, p):
+    return -np.log(p * np.exp(-a * z1) + (1 - p) * np.exp(-a * z2)) / a

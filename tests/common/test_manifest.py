@@ -16,12 +16,11 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+import llmsurrogate
 import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
-
-import llmsurrogate
 from llmsurrogate import _manifest
 from llmsurrogate.cli import cli
 
@@ -111,7 +110,7 @@ def test_transfer_intervals_through_the_console_script(tmp_path):
 
 
 def test_transfer_build(tmp_path):
-    from test_transfer_build import synthetic
+    from _samples import synthetic
 
     synthetic(n=3, m=20).to_csv(tmp_path / "d.csv", index=False)
     args = ["transfer", "build", "--data", str(tmp_path / "d.csv"), "--model", "eu", "--seed", "7", "--n-jobs", "1",
@@ -153,8 +152,7 @@ def test_ess_refuses_an_input_at_the_run_records_path(tmp_path):
 
 
 def test_lookahead_test_records_the_drawn_seed(tmp_path):
-    from test_lookahead_cli import make_panel
-
+    from _samples import make_panel
     from llmsurrogate.lookahead import LookaheadBootstrap
 
     data = tmp_path / "panel.csv"

@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 import pytest
-
+from _samples import TASK_TOML
 from llmsurrogate import datasets
-from llmsurrogate.exceptions import ColumnNotFoundError, EmptyInputError, InvalidArgumentError
+from llmsurrogate.exceptions import (
+    ColumnNotFoundError,
+    EmptyInputError,
+    InvalidArgumentError,
+)
 from llmsurrogate.llm import prompts as P
-from llmsurrogate.llm.tasks import (AnswerOption, Column, MultipleChoiceQuestion, Task,
-                                    Threshold, acs_income_task, task_from_dict)
+from llmsurrogate.llm.tasks import (
+    AnswerOption,
+    Column,
+    MultipleChoiceQuestion,
+    Task,
+    Threshold,
+    acs_income_task,
+    task_from_dict,
+)
 
 ROWS = datasets.load_acs_income_rows()
 TASK = acs_income_task()
@@ -127,21 +137,6 @@ def test_threshold_and_labels():
     assert TASK.labels(pd.DataFrame({"PINCP": [1e5, 10.0]})).tolist() == [1, 0]
 
 
-TASK_TOML = '''
-name = "Smoke"
-target = "Y"
-year = 2021
-population = "US adults"
-[question]
-text = "Does this person smoke?"
-options = [{text = "No", value = 0}, {text = "Yes", value = 1}]
-[[columns]]
-name = "AGEP"
-[[columns]]
-name = "SEX"
-description = "sex"
-values = {1 = "Male", 2 = "Female"}
-'''
 
 
 def test_task_from_toml(tmp_path):

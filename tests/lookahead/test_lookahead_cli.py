@@ -8,12 +8,12 @@ import os
 import numpy as np
 import pandas as pd
 import pytest
+from _cli_env import _stored  # rows committed to an LLM cache (the kill tests)
+from _samples import make_panel
 from click.testing import CliRunner
-
 from llmsurrogate import lookahead
 from llmsurrogate.cli import cli
 from llmsurrogate.exceptions import LLMSurrogateWarning
-from _cli_env import _stored  # rows committed to an LLM cache (the kill tests)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -24,20 +24,6 @@ def run(args):
 
 
 # --- lookahead test ------------------------------------------------------------------------------
-
-
-def make_panel(n=3000, n_firms=120, n_dates=100, delta=0.3, seed=0):
-    """Spec §6.5's linear DGP (smaller): planted interaction delta."""
-    rng = np.random.default_rng(seed)
-    firm = rng.integers(0, n_firms, n)
-    date = rng.integers(0, n_dates, n)
-    a = rng.normal(0, 1, n_firms)
-    llm = rng.choice([-1.0, 0.0, 1.0], n, p=[0.4, 0.15, 0.45])
-    lap = rng.normal(0, 1, n) + 0.5 * a[firm]
-    u = rng.normal(0, 1, n) + rng.normal(0, 0.5, n_dates)[date]
-    y = a[firm] + rng.normal(0, 1, n_dates)[date] + 0.2 * llm - 0.3 * lap + delta * llm * lap + u
-    return pd.DataFrame({"ret": y, "llm": llm, "lap": lap, "firm": firm, "date": date,
-                         "small": (rng.random(n) < 0.2).astype(float)})
 
 
 def dummies_ols(frame, terms):

@@ -12,11 +12,10 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-
+from _vllm_stand_in import stand_in  # noqa: F401  (the fixture: vLLM's API served by a real transformers model)
 from llmsurrogate import lookahead
 from llmsurrogate.exceptions import InvalidArgumentError, LLMSurrogateWarning
 from llmsurrogate.llm import CallableBackend
-from test_llm_vllm import stand_in  # noqa: F401  (the fixture: vLLM's API served by a real transformers model)
 from llmsurrogate.llm.cache import Cache
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -244,3 +244,13 @@ def test_tests_mirror_the_package():
     assert not flat, f"test files belong in tests/<package>/: {flat}"
     names = [p.name for p in tests.rglob("*.py") if "__pycache__" not in p.parts]
     assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
+    # what two test files share is a helper module at the top of tests/, never one test file
+    # imported by another (that worked only when both sat in one folder, or in collection order)
+    borrowed = []
+    for path in tests.rglob("test_*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            mods = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                    else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            borrowed += [f"{path.relative_to(tests)}: {m}" for m in mods
+                         if m.startswith("test_") and m != path.stem]
+    assert not borrowed, borrowed

@@ -13,13 +13,12 @@ import subprocess
 import zipfile
 from pathlib import Path
 
-import pandas as pd
-import pytest
-from packaging.utils import parse_wheel_filename
-
 import llmsurrogate
 import llmsurrogate.demo
-from test_llm_prompts import TASK_TOML  # a small task file
+import pandas as pd
+import pytest
+from _samples import TASK_TOML  # a small task file
+from packaging.utils import parse_wheel_filename
 
 pytestmark = pytest.mark.slow
 

@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-
+from _samples import synthetic
 from llmsurrogate import datasets as ds
 from llmsurrogate import transfer as tr
 from llmsurrogate.exceptions import (
@@ -22,44 +22,7 @@ from llmsurrogate.exceptions import (
     NonFiniteError,
     ShapeError,
 )
-
-
-# ---- NumPy references, straight from the paper's formulas ---------------------------------------
-def crra_ref(eta, z1, z2, p):
-    """v^-1(p v(z1) + (1-p) v(z2)) with v(z) = (z^(1-eta) - 1)/(1-eta), mirrored for losses."""
-    s = np.where((z1 < 0) | (z2 < 0), -1.0, 1.0)
-    a, b = np.abs(z1), np.abs(z2)
-    rho = 1 - eta
-    with np.errstate(divide="ignore"):
-        u = p * (a ** rho - 1) / rho + (1 - p) * (b ** rho - 1) / rho
-        return s * (1 + rho * u) ** (1 / rho)
-
-
-def cpt_ref(alpha, beta, delta, gamma, z1, z2, p):
-    w = delta * p ** gamma / (delta * p ** gamma + (1 - p) ** gamma)
-
-    def v(z):
-        return np.where(z >= 0, np.abs(z) ** alpha, -(np.abs(z) ** beta))
-
-    u = w * v(z1) + (1 - w) * v(z2)
-    return np.where(u >= 0, np.abs(u) ** (1 / alpha), -(np.abs(u) ** (1 / beta)))
-
-
-def cara_ref(a, z1, z2, p):
-    return -np.log(p * np.exp(-a * z1) + (1 - p) * np.exp(-a * z2)) / a
-
-
-def synthetic(n=5, m=40, seed=1, losses=True):
-    """Lottery samples from n domains with CPT-like behaviour plus noise."""
-    rng = np.random.default_rng(seed)
-    rows = []
-    for d in range(n):
-        z1 = rng.choice([10.0, 20.0, 50.0, -10.0, -30.0] if losses else [10.0, 20.0, 50.0], size=m)
-        z2 = z1 * rng.choice([0.0, 0.2, 0.5], size=m)
-        p = rng.choice([0.05, 0.25, 0.5, 0.75, 0.95], size=m)
-        y = cpt_ref(0.7 + 0.05 * d, 0.8, 0.8, 0.6 + 0.05 * d, z1, z2, p) + rng.normal(0, 1.0, size=m)
-        rows.append(pd.DataFrame({"domain": f"D{d}", "z1": z1, "z2": z2, "p1": p, "ce": y}))
-    return pd.concat(rows, ignore_index=True)
+from reference import cara_ref, cpt_ref, crra_ref
 
 
 # ---- models ---------------------------------------------------------------------------------------
@@ -591,8 +554,8 @@ def test_cli_build_killed_mid_run_resumes(tmp_path):
     """A real interruption: the CLI process is killed (SIGKILL) after some fits are cached; the rerun
     leaves those cache files untouched (no refit) and gives the table of an uninterrupted run."""
     import os
-    import signal
     import shutil
+    import signal
     import subprocess
     import sys
     import time

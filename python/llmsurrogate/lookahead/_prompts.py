@@ -21,6 +21,9 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+import pandas as pd
+
+from .._validation import check_int
 from ..exceptions import InvalidArgumentError, LLMSurrogateWarning
 
 __all__ = ["NEWS_TEMPLATE", "EARNINGS_CALL_TEMPLATE", "NEWS_LABELS", "EARNINGS_CALL_LABELS", "TRANSCRIPT_WORDS",
@@ -76,8 +79,6 @@ def _date(value: Any) -> _dt.date:
             pass
     else:  # pandas Timestamp, numpy datetime64
         try:
-            import pandas as pd
-
             ts = pd.Timestamp(value)
             if not pd.isna(ts):
                 return ts.date()
@@ -116,8 +117,6 @@ def first_words(text: str, n: int = TRANSCRIPT_WORDS) -> str:
     >>> first_words("  one two\\n three   four ", 3)
     'one two three'
     """
-    from .._validation import check_int
-
     n = check_int(n, "n", minimum=1)
     return " ".join(_text(text, "transcript").split()[:n])
 
@@ -134,8 +133,6 @@ def earnings_call_prompt(transcript: str, company_name: str, ticker: str, event_
     >>> prompt.splitlines()[1:3]
     ['Q2 2020 Earnings Call', '"Good morning. We"']
     """
-    from .._validation import check_int
-
     words = check_int(words, "words", minimum=1)
     return EARNINGS_CALL_TEMPLATE.format(company_name=_text(company_name, "company_name"),
                                          ticker=_text(ticker, "ticker"),
@@ -251,8 +248,6 @@ def parse_answers(texts: Sequence[str], task: str = "news"):
     1 of 3 answers have no news label (signal NaN), 1 no confidence in [0, 1] (NaN), 1 a confidence in
     (1, 100] read as a percentage
     """
-    import pandas as pd
-
     if isinstance(texts, str):
         raise InvalidArgumentError("argument `texts` must be a list of answers, not one string")
     rows = [dataclasses.asdict(parse_answer(t, task)) for t in texts]

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from .._progress import progress_reporter
-from .._validation import check_choice
+from .._validation import as_frame, check_choice
 from ..exceptions import InvalidArgumentError
-from ..llm.cache import using_cache
+from ..llm.cache import as_cache, using_cache
 from ..llm.factory import as_backend, load_task
+from ..llm.prompts import few_shot_prompt, rows_of
+from ..llm.scoring import chat_prompt_fn, mc_risk, numeric_risk
 from ._results import RiskScores
 
 
@@ -65,12 +68,6 @@ def risk_scores(data, task, backend, method: str = "multiple_choice", *, model: 
 
 def _score_rows(data, task, backend, method, cache, batch_size, correct_order_bias, spelling, chat, system_prompt,
                 few_shot, progress) -> RiskScores:
-    import pandas as pd
-
-    from ..llm.cache import as_cache
-    from ..llm.prompts import rows_of
-    from ..llm.scoring import chat_prompt_fn, mc_risk, numeric_risk
-
     rows = rows_of(data, task)
     cache = as_cache(cache)
     h0, m0, r0 = cache.hits, cache.misses, cache.rejected
@@ -78,9 +75,6 @@ def _score_rows(data, task, backend, method, cache, batch_size, correct_order_bi
     fn = chat_prompt_fn(backend, task, "multiple_choice" if method == "multiple_choice" else "numeric",
                         system_prompt) if chat else None
     if few_shot is not None:
-        from .._validation import as_frame
-        from ..llm.prompts import few_shot_prompt
-
         if chat:
             raise InvalidArgumentError("few-shot prompts cannot be combined with chat=True")
         ex_frame = as_frame(few_shot, "few_shot")
@@ -104,7 +98,6 @@ def _score_rows(data, task, backend, method, cache, batch_size, correct_order_bi
                                decoding="argmax" if method == "numeric_argmax" else "expected", progress=progress,
                                prompt_fn=fn)
         table["score"], table["answer_mass"] = s, mass
-    from .._validation import as_frame
 
     frame = as_frame(data, "data")
     if task.label_name in frame.columns or task.target in frame.columns:

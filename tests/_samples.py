@@ -1,0 +1,51 @@
+"""Small synthetic data sets that tests in several folders share."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from reference import cpt_ref
+
+#: a small task file (a two-option question on two ACS columns)
+TASK_TOML = '''
+name = "Smoke"
+target = "Y"
+year = 2021
+population = "US adults"
+[question]
+text = "Does this person smoke?"
+options = [{text = "No", value = 0}, {text = "Yes", value = 1}]
+[[columns]]
+name = "AGEP"
+[[columns]]
+name = "SEX"
+description = "sex"
+values = {1 = "Male", 2 = "Female"}
+'''
+
+
+def synthetic(n=5, m=40, seed=1, losses=True):
+    """Lottery samples from n domains with CPT-like behaviour plus noise."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for d in range(n):
+        z1 = rng.choice([10.0, 20.0, 50.0, -10.0, -30.0] if losses else [10.0, 20.0, 50.0], size=m)
+        z2 = z1 * rng.choice([0.0, 0.2, 0.5], size=m)
+        p = rng.choice([0.05, 0.25, 0.5, 0.75, 0.95], size=m)
+        y = cpt_ref(0.7 + 0.05 * d, 0.8, 0.8, 0.6 + 0.05 * d, z1, z2, p) + rng.normal(0, 1.0, size=m)
+        rows.append(pd.DataFrame({"domain": f"D{d}", "z1": z1, "z2": z2, "p1": p, "ce": y}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def make_panel(n=3000, n_firms=120, n_dates=100, delta=0.3, seed=0):
+    """Spec §6.5's linear DGP (smaller): planted interaction delta."""
+    rng = np.random.default_rng(seed)
+    firm = rng.integers(0, n_firms, n)
+    date = rng.integers(0, n_dates, n)
+    a = rng.normal(0, 1, n_firms)
+    llm = rng.choice([-1.0, 0.0, 1.0], n, p=[0.4, 0.15, 0.45])
+    lap = rng.normal(0, 1, n) + 0.5 * a[firm]
+    u = rng.normal(0, 1, n) + rng.normal(0, 0.5, n_dates)[date]
+    y = a[firm] + rng.normal(0, 1, n_dates)[date] + 0.2 * llm - 0.3 * lap + delta * llm * lap + u
+    return pd.DataFrame({"ret": y, "llm": llm, "lap": lap, "firm": firm, "date": date,
+                         "small": (rng.random(n) < 0.2).astype(float)})
