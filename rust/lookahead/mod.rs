@@ -96,14 +96,10 @@ fn from_order_key(key: i64) -> f64 {
     f64::from_bits((key ^ ((((key >> 63) as u64) >> 1) as i64)) as u64)
 }
 
-/// One text: (min_k, min_k_arith, n, k), or `None` when a scored value is NaN; `buf` is scratch
-/// space reused across texts.
-fn reduce_one<T: Copy + Into<f64>>(seg: &[T], k_frac: f64, buf: &mut Vec<i64>) -> Option<(f64, f64, usize, usize)> {
+/// The `k` smallest order keys of `seg` in ascending order in `buf[..k]`, or `None` when a value
+/// is NaN (`0 < k <= seg.len()`).
+fn bottom_keys<T: Copy + Into<f64>>(seg: &[T], k: usize, buf: &mut Vec<i64>) -> Option<()> {
     let n = seg.len();
-    let k = k_of(n, k_frac);
-    if k == 0 {
-        return Some((f64::NAN, f64::NAN, 0, 0));
-    }
     buf.clear();
     let mut any_nan = false;
     buf.extend(seg.iter().map(|&v| {
@@ -119,20 +115,41 @@ fn reduce_one<T: Copy + Into<f64>>(seg: &[T], k_frac: f64, buf: &mut Vec<i64>) -
     if k < n {
         buf.select_nth_unstable(k - 1);
     }
-    let bottom = &mut buf[..k];
-    bottom.sort_unstable();
-    let (mut s, mut e) = (CompensatedSum::new(), CompensatedSum::new());
+    buf[..k].sort_unstable();
+    Some(())
+}
+
+/// One text: (min_k, min_k_arith, n, k), or `None` when a scored value is NaN; `buf` is scratch
+/// space reused across texts. `arith`: compute `min_k_arith` (else NaN; it costs one `exp` per
+/// bottom value, more than the selection itself).
+fn reduce_one<T: Copy + Into<f64>>(seg: &[T], k_frac: f64, arith: bool, buf: &mut Vec<i64>) -> Option<(f64, f64, usize, usize)> {
+    let n = seg.len();
+    let k = k_of(n, k_frac);
+    if k == 0 {
+        return Some((f64::NAN, f64::NAN, 0, 0));
+    }
+    bottom_keys(seg, k, buf)?;
+    let bottom = &buf[..k];
+    let mut s = CompensatedSum::new();
     let mut all_finite = true;
-    for &key in bottom.iter() {
+    for &key in bottom {
         let v = from_order_key(key);
         all_finite &= v.is_finite();
         s.add(v);
-        e.add(v.exp());
     }
     // an infinite value (log-probability -inf: probability 0 in float32) makes the compensation
     // NaN; the plain sum is then the answer
     let sum = if all_finite { s.value() } else { bottom.iter().map(|&key| from_order_key(key)).sum() };
-    Some((sum / k as f64, e.value() / k as f64, n, k))
+    let mean_exp = if arith {
+        let mut e = CompensatedSum::new();
+        for &key in bottom {
+            e.add(from_order_key(key).exp());
+        }
+        e.value() / k as f64
+    } else {
+        f64::NAN
+    };
+    Some((sum / k as f64, mean_exp, n, k))
 }
 
 /// Min-K% reduction of every text of a ragged array (see the module documentation).
@@ -145,6 +162,17 @@ pub fn min_k_reduce<T: Copy + Into<f64> + Sync>(
     k_frac: f64,
     skip_first: bool,
 ) -> CoreResult<MinK> {
+    min_k_reduce_with(values, offsets, k_frac, skip_first, true)
+}
+
+/// [`min_k_reduce`], with `min_k_arith` computed only when `arith` (NaN otherwise).
+pub fn min_k_reduce_with<T: Copy + Into<f64> + Sync>(
+    values: &[T],
+    offsets: &[i64],
+    k_frac: f64,
+    skip_first: bool,
+    arith: bool,
+) -> CoreResult<MinK> {
     check_k(k_frac)?;
     check_offsets(offsets, values.len())?;
     let n_texts = offsets.len() - 1;
@@ -156,7 +184,7 @@ pub fn min_k_reduce<T: Copy + Into<f64> + Sync>(
     let per: Vec<Option<(f64, f64, usize, usize)>> = (0..n_texts)
         .into_par_iter()
         .with_min_len(1024)
-        .map_init(Vec::new, |buf, i| reduce_one(segment(i), k_frac, buf))
+        .map_init(Vec::new, |buf, i| reduce_one(segment(i), k_frac, arith, buf))
         .collect();
     // a NaN among the scored values is an error, not a silently dropped token
     if let Some(i) = per.iter().position(Option::is_none) {
@@ -293,5 +321,45 @@ mod tests {
         }
         let c = min_k_reduce(&rev, &offsets, 0.2, true).unwrap();
         assert!(a.min_k.iter().zip(&c.min_k).all(|(p, q)| p.to_bits() == q.to_bits()));
+    }
+
+    #[test]
+    fn bottom_keys_are_the_k_smallest_in_order_and_arith_is_optional() {
+        // the selected bottom equals a full sort's first k (ties, -inf, -0.0 and 0.0 included)
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // ties on purpose: a coarse grid, with -inf, -0.0 and 0.0 among the values
+            match x % 50 {
+                0 => f64::NEG_INFINITY,
+                1 => -0.0,
+                2 => 0.0,
+                _ => -(((x >> 20) % 64) as f64) / 4.0,
+            }
+        };
+        let mut buf = Vec::new();
+        for len in [1usize, 2, 5, 31, 32, 33, 60, 200, 1000] {
+            for _ in 0..20 {
+                let seg: Vec<f64> = (0..len).map(|_| next()).collect();
+                for k in [1usize, 2, 7, 31, 32, 33, len] {
+                    if k == 0 || k > len {
+                        continue;
+                    }
+                    bottom_keys(&seg, k, &mut buf).unwrap();
+                    let mut all: Vec<i64> = seg.iter().map(|&v| order_key(v)).collect();
+                    all.sort_unstable();
+                    assert_eq!(&buf[..k], &all[..k], "len {len}, k {k}");
+                }
+            }
+        }
+        let v = [f64::NAN, -1.0, -2.0, -3.0, -4.0, -5.0, -0.1, -0.2, -0.3, -0.4, -0.5];
+        let on = min_k_reduce_with(&v, &[0, 11], 0.2, true, true).unwrap();
+        let off = min_k_reduce_with(&v, &[0, 11], 0.2, true, false).unwrap();
+        assert_eq!(on.min_k[0].to_bits(), off.min_k[0].to_bits());
+        assert!(off.min_k_arith[0].is_nan() && !on.min_k_arith[0].is_nan());
+        // a NaN is still an error with arith off
+        assert!(min_k_reduce_with(&[f64::NAN, -1.0, f64::NAN, -2.0], &[0, 4], 0.2, true, false).is_err());
     }
 }

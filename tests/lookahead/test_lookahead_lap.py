@@ -511,3 +511,17 @@ def test_lap_checks_k_before_any_model_pass(backend):
     assert counting.calls == 0
     with pytest.raises(InvalidArgumentError, match="not one string"):
         lookahead.lap("one text", backend)
+
+
+def test_the_arithmetic_mean_is_computed_only_where_returned_and_changes_no_bit():
+    """The kernel skips one exp per bottom value unless agg='arith' or details=True: the geometric
+    scores are the same bits either way, and the arithmetic ones equal the details column."""
+    rng = np.random.default_rng(3)
+    texts = [(-rng.exponential(2.0, int(n))).tolist() for n in rng.integers(1, 80, 300)]
+    v, o = ragged(texts)
+    plain = lap_from_logprobs((v, o), k=0.2)
+    d = lap_from_logprobs((v, o), k=0.2, details=True)
+    np.testing.assert_array_equal(plain, d["score"].to_numpy())
+    np.testing.assert_array_equal(lap_from_logprobs((v, o), k=0.2, agg="arith"), d["min_k_arith"].to_numpy())
+    _, arith_off, _, _ = _core.lookahead_min_k_f32(v, o, 0.2, True, 1, False)
+    assert np.isnan(arith_off).all()

@@ -29,9 +29,9 @@ from .._validation import (
     as_float_array,
     check_flag,
     check_int,
-    check_n_jobs,
     reject_lossy,
 )
+from .._workers import resolve_n_jobs
 from ..exceptions import InvalidArgumentError, LLMSurrogateWarning, ShapeError
 from ..llm.base import check_prompts
 from ..llm.factory import as_backend
@@ -148,7 +148,9 @@ def lap_from_logprobs(logprobs, k: float = 0.2, method: str = "min_k", *, moment
         raise InvalidArgumentError(f"`moments` are used by method='min_k_plus_plus' only; got method={method!r}")
     frac = 1.0 if method == "mean" else k
     kernel = _core.lookahead_min_k_f32 if values.dtype == np.float32 else _core.lookahead_min_k_f64
-    min_k, min_k_arith, n_scored, k_used = kernel(values, offsets, frac, skip_first, check_n_jobs(n_jobs))
+    # the arithmetic mean costs one exp per bottom value: computed only where it is returned
+    arith = method != "min_k_plus_plus" and (agg == "arith" or bool(details))
+    min_k, min_k_arith, n_scored, k_used = kernel(values, offsets, frac, skip_first, resolve_n_jobs(n_jobs), arith)
     if method == "min_k_plus_plus":
         score, min_k_arith = min_k, np.full_like(min_k, np.nan)
     elif agg == "geometric":
