@@ -350,6 +350,27 @@ plot.llmsurrogate_ess <- function(x, y, ...) {
   invisible(x)
 }
 
+#' The deprecated field `alpha` of an error curve
+#'
+#' `curve$alpha` is the earlier field, now `curve$level` (alpha = 1 - level).
+#' Read from a curve of this release it warns (class `"llmsurrogate_deprecation"`) and gives
+#' `1 - curve$level`, so that an older script gets its number instead of `NULL`.
+#' @param x An error curve.
+#' @param name A field name.
+#' @keywords internal
+#' @export
+`$.llmsurrogate_error_curve` <- function(x, name) {
+  if (identical(name, "alpha") && is.null(.subset2(x, "alpha")) && !is.null(.subset2(x, "level"))) {
+    msg <- paste0("field `alpha` of an error curve is deprecated and will be removed in llmsurrogate 0.3; ",
+                  "use `level` (alpha = 1 - level)")
+    warning(structure(class = c("llmsurrogate_deprecation", "deprecatedWarning", "llmsurrogate_warning", "warning",
+                                "condition"),
+                      list(message = msg, call = NULL, python_class = NA_character_)))
+    return(1 - .subset2(x, "level"))
+  }
+  .subset2(x, name)
+}
+
 #' @rdname plot.llmsurrogate_ess
 #' @export
 plot.llmsurrogate_error_curve <- function(x, y, ...) {

@@ -90,7 +90,10 @@ test_that("error_curve(): intervals at `level`; the earlier `alpha` (1 - level) 
   d <- ess_data(200)
   new <- error_curve(d, "y", algorithm = "mean", grid = c(2, 10), seed = 1, level = 0.9)
   expect_identical(new$level, 0.9)
-  expect_null(new$alpha)
+  expect_warning(a <- new$alpha, "field `alpha` of an error curve is deprecated.*use `level`",
+                 class = "llmsurrogate_deprecation")
+  expect_equal(a, 1 - 0.9)
+  expect_null(new$no_such_field)
   expect_warning(old <- error_curve(d, "y", algorithm = "mean", grid = c(2, 10), seed = 1, alpha = 0.1),
                  "argument `alpha` is deprecated.*use `level` \\(level = 1 - alpha\\)", class = "llmsurrogate_deprecation")
   expect_identical(old$table, new$table)
