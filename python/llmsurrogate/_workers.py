@@ -96,10 +96,11 @@ def local_n_jobs(n_jobs: int | None, **kwargs: Any) -> int | None:
     ``n_jobs``, else ``LLMSURROGATE_NUM_THREADS``, else every core; capped); other backends (Dask,
     Ray, sequential) get ``n_jobs`` unchanged. ``kwargs``: ``prefer``/``require`` as given to
     ``Parallel``."""
-    backend, _ = _active_backend(kwargs)
-    if _is_local(backend):
-        return resolve_n_jobs(n_jobs)
-    return n_jobs
+    return _sized(n_jobs, _active_backend(kwargs)[0])
+
+
+def _sized(n_jobs: int | None, backend: Any) -> int | None:
+    return resolve_n_jobs(n_jobs) if _is_local(backend) else n_jobs
 
 
 def parallel(n_jobs: int | None, **kwargs: Any):
@@ -110,7 +111,7 @@ def parallel(n_jobs: int | None, **kwargs: Any):
     from joblib._parallel_backends import LokyBackend
 
     backend, _ = _active_backend(kwargs)
-    n_jobs = local_n_jobs(n_jobs, **kwargs)
+    n_jobs = _sized(n_jobs, backend)
     if isinstance(backend, LokyBackend) and "initializer" not in kwargs:
         kwargs = {**kwargs, "initializer": exit_with_parent, "initargs": (os.getpid(),)}
     return Parallel(n_jobs=n_jobs, **kwargs)

@@ -8,7 +8,7 @@ import pandas as pd
 from .._progress import progress_reporter
 from .._validation import as_frame, check_choice
 from ..exceptions import InvalidArgumentError
-from ..llm.cache import as_cache, using_cache
+from ..llm.cache import using_cache
 from ..llm.factory import as_backend, load_task
 from ..llm.prompts import few_shot_prompt, rows_of
 from ..llm.scoring import chat_prompt_fn, mc_risk, numeric_risk
@@ -69,7 +69,6 @@ def risk_scores(data, task, backend, method: str = "multiple_choice", *, model: 
 def _score_rows(data, task, backend, method, cache, batch_size, correct_order_bias, spelling, chat, system_prompt,
                 few_shot, progress) -> RiskScores:
     rows = rows_of(data, task)
-    cache = as_cache(cache)
     h0, m0, r0 = cache.hits, cache.misses, cache.rejected
     table = pd.DataFrame({"row": np.arange(len(rows))})
     fn = chat_prompt_fn(backend, task, "multiple_choice" if method == "multiple_choice" else "numeric",
