@@ -363,9 +363,7 @@ plot.llmsurrogate_ess <- function(x, y, ...) {
   if (identical(name, "alpha") && is.null(.subset2(x, "alpha")) && !is.null(.subset2(x, "level"))) {
     msg <- paste0("field `alpha` of an error curve is deprecated and will be removed in llmsurrogate 0.3; ",
                   "use `level` (alpha = 1 - level)")
-    warning(structure(class = c("llmsurrogate_deprecation", "deprecatedWarning", "llmsurrogate_warning", "warning",
-                                "condition"),
-                      list(message = msg, call = NULL, python_class = NA_character_)))
+    .deprecation_warning(msg)
     return(1 - .subset2(x, "level"))
   }
   .subset2(x, name)

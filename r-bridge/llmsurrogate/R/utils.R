@@ -233,10 +233,16 @@
   }
   msg <- sprintf("argument `%s` is deprecated and will be removed in llmsurrogate 0.3; use `%s`%s", old, new,
                  if (is.null(how)) "" else sprintf(" (%s)", how))
+  .deprecation_warning(msg, call)
+  old_value
+}
+
+# The package's deprecation warning: class "llmsurrogate_deprecation" (also "deprecatedWarning", as
+# base R's .Deprecated(), and "llmsurrogate_warning").
+.deprecation_warning <- function(msg, call = NULL) {
   warning(structure(class = c("llmsurrogate_deprecation", "deprecatedWarning", "llmsurrogate_warning", "warning",
                               "condition"),
                     list(message = msg, call = call, python_class = NA_character_)))
-  old_value
 }
 
 # R's word for the type of `x`, for messages: numeric, integer, character, logical, factor, NULL, ...
