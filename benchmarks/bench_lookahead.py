@@ -42,6 +42,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _harness import threads  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 _cores = os.cpu_count() or 1
 if "--threads" not in sys.argv:  # before numpy, pyfixest and llmsurrogate read the thread variables
@@ -55,6 +56,8 @@ import llmsurrogate  # noqa: E402
 from llmsurrogate import fe  # noqa: E402
 from llmsurrogate import lookahead as la  # noqa: E402
 from llmsurrogate.exceptions import LLMSurrogateWarning  # noqa: E402
+
+from _samples import hard_panel  # noqa: E402  (tests/_samples.py: the hard panel of tests/fe/test_fe_feols.py)
 
 FML = "y ~ llm + lap + llm:lap | firm + date"
 
@@ -84,22 +87,6 @@ def paper_panel(n_firms=1_587, n_dates=3_000, n_obs=91_361, seed=1):
     lap = rng.gamma(6.0, 0.012, n_obs) + 0.01 * a[firm]
     u = rng.normal(0, 4, n_obs) + rng.normal(0, 1.5, n_dates)[date]
     y = a[firm] + b[date] + 0.2 * llm - 0.3 * lap + 0.5 * llm * lap + u
-    return pd.DataFrame(dict(y=y, llm=llm, lap=lap, firm=firm, date=date))
-
-
-def hard_panel(n_firms=1_587, n_dates=3_000, window=58, seed=7):
-    """tests/fe/test_fe_feols.py::hard_panel (same design and seed): each firm active only in a window of
-    ``window`` consecutive dates, a long thin chain of firm-date connections."""
-    rng = np.random.default_rng(seed)
-    start = rng.integers(0, n_dates - window, n_firms)
-    firm = np.repeat(np.arange(n_firms), window)
-    date = (start[:, None] + np.arange(window)[None, :]).ravel()
-    n = len(firm)
-    a = rng.normal(0, 1, n_firms)
-    b = np.cumsum(rng.normal(0, 0.3, n_dates))
-    llm = rng.choice([-1.0, 0.0, 1.0], n, p=[0.4, 0.15, 0.45])
-    lap = rng.normal(0, 1, n) + 0.3 * a[firm] + 0.001 * date
-    y = a[firm] + b[date] + 0.2 * llm - 0.3 * lap + 0.1 * llm * lap + rng.normal(0, 1, n)
     return pd.DataFrame(dict(y=y, llm=llm, lap=lap, firm=firm, date=date))
 
 

@@ -1,4 +1,4 @@
-"""Small synthetic data sets that tests in several folders share."""
+"""Synthetic data sets that tests in several folders (and the benchmarks) share."""
 
 from __future__ import annotations
 
@@ -49,3 +49,19 @@ def make_panel(n=3000, n_firms=120, n_dates=100, delta=0.3, seed=0):
     y = a[firm] + rng.normal(0, 1, n_dates)[date] + 0.2 * llm - 0.3 * lap + delta * llm * lap + u
     return pd.DataFrame({"ret": y, "llm": llm, "lap": lap, "firm": firm, "date": date,
                          "small": (rng.random(n) < 0.2).astype(float)})
+
+
+def hard_panel(n_firms=1587, n_dates=3000, window=58, seed=7):
+    """Each firm active only in a window of `window` consecutive dates: a long, thin chain of
+    firm-date connections, where alternating projections crawl."""
+    rng = np.random.default_rng(seed)
+    start = rng.integers(0, n_dates - window, n_firms)
+    firm = np.repeat(np.arange(n_firms), window)
+    date = (start[:, None] + np.arange(window)[None, :]).ravel()
+    n = len(firm)
+    a = rng.normal(0, 1, n_firms)
+    b = np.cumsum(rng.normal(0, 0.3, n_dates))
+    llm = rng.choice([-1.0, 0.0, 1.0], n, p=[0.4, 0.15, 0.45])
+    lap = rng.normal(0, 1, n) + 0.3 * a[firm] + 0.001 * date
+    y = a[firm] + b[date] + 0.2 * llm - 0.3 * lap + 0.1 * llm * lap + rng.normal(0, 1, n)
+    return pd.DataFrame(dict(y=y, llm=llm, lap=lap, firm=firm, date=date))

@@ -15,6 +15,8 @@ import pytest
 from llmsurrogate import fe
 from llmsurrogate.exceptions import ColumnNotFoundError, InvalidArgumentError, LLMSurrogateWarning
 
+from _samples import hard_panel
+
 pf = pytest.importorskip("pyfixest")
 from pyfixest.demeaners import LsmrDemeaner, MapDemeaner  # noqa: E402
 
@@ -39,22 +41,6 @@ def make_panel(n_firms=150, n_dates=120, n_obs=5000, seed=1):
     y = a[firm] + b[date] + 0.2 * llm - 0.3 * lap + 0.5 * llm * lap + u
     return pd.DataFrame(dict(y=y, llm=llm, lap=lap, firm=firm, date=date, region=rng.integers(0, 9, n_obs),
                              ind=firm % 7, w=rng.uniform(0.5, 2.0, n_obs)))
-
-
-def hard_panel(n_firms=1587, n_dates=3000, window=58, seed=7):
-    """Each firm active only in a window of `window` consecutive dates: a long, thin chain of
-    firm-date connections, where alternating projections crawl."""
-    rng = np.random.default_rng(seed)
-    start = rng.integers(0, n_dates - window, n_firms)
-    firm = np.repeat(np.arange(n_firms), window)
-    date = (start[:, None] + np.arange(window)[None, :]).ravel()
-    n = len(firm)
-    a = rng.normal(0, 1, n_firms)
-    b = np.cumsum(rng.normal(0, 0.3, n_dates))
-    llm = rng.choice([-1.0, 0.0, 1.0], n, p=[0.4, 0.15, 0.45])
-    lap = rng.normal(0, 1, n) + 0.3 * a[firm] + 0.001 * date
-    y = a[firm] + b[date] + 0.2 * llm - 0.3 * lap + 0.1 * llm * lap + rng.normal(0, 1, n)
-    return pd.DataFrame(dict(y=y, llm=llm, lap=lap, firm=firm, date=date))
 
 
 def reference(fml, data, vcov, weights=None, demeaner=None, **kw):
