@@ -96,7 +96,6 @@ def deprecated_arguments(renamed: dict[str, str] | None = None, positional: int 
                     warn_deprecated(f"{func.__qualname__}(): argument `{old}` is now called `{new}`")
             return func(*args, **kwargs)
 
-        wrapper.__deprecated_arguments__ = {"renamed": renamed, "positional": positional}  # type: ignore[attr-defined]
         return wrapper  # type: ignore[return-value]
 
     return wrap

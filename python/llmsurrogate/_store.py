@@ -16,7 +16,7 @@ format -- is a *miss*: the caller recomputes the value, overwrites the entry and
 ``rejected`` statistics. Reading an entry never raises for what is in it.
 
 A SQLite row holds the fields in columns (key, producer, checksum, payload; the table is the tag). A
-file entry (:func:`write_entry`, :func:`read_entry`) is named ``<key>.entry`` and holds three parts::
+file entry (:meth:`EntryFormat.write`, :meth:`EntryFormat.lookup`) is named ``<key>.entry`` and holds three parts::
 
     LLMSURROGATE-CACHE-ENTRY 1\\n
     {"checksum": "...", "format": "<tag>", "producer": {...}, ...}\\n     (canonical JSON header)
