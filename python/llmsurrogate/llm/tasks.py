@@ -25,6 +25,7 @@ import dataclasses
 import functools
 import hashlib
 import itertools
+import json
 import math
 import numbers
 import operator
@@ -45,7 +46,7 @@ from ..exceptions import ColumnNotFoundError, InvalidArgumentError, LLMSurrogate
 
 __all__ = [
     "Column", "AnswerOption", "MultipleChoiceQuestion", "NumericQuestion", "Threshold", "Task",
-    "acs_income_task", "acs_columns", "TEMPLATE_VERSION",
+    "acs_income_task", "acs_columns", "TEMPLATE_VERSION", "TASK_LAYOUT",
 ]
 
 #: Bumped whenever a template changes the text it renders; part of every cache key.
@@ -73,14 +74,16 @@ def _code_key(value: Any) -> Any:
         return int(value)
     if isinstance(value, numbers.Real) and math.isfinite(float(value)) and float(value).is_integer():
         return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)  # 1.5 and np.float64(1.5) and "1.5" look up alike
     if isinstance(value, str):
         s = value.strip()
         try:
             f = float(s)
-            if f.is_integer():
-                return int(f)
         except ValueError:
             return s
+        if math.isfinite(f):
+            return int(f) if f.is_integer() else f
         return s
     return value
 
@@ -407,9 +410,60 @@ class Task:
                  *[c.fingerprint() for c in self.columns]]
         return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:16]
 
+    def to_toml(self, path=None) -> str:
+        """The task as a TOML task file (the layout of docs/cli.md, "Task files"); written to ``path``
+        when given. Returns the text.
+
+        ``Task.from_toml`` (and ``llmsurrogate risk --task FILE``) reads it back to an equal task
+        whose prompts are byte-identical. Every column is written out (codes and texts), so the
+        file does not depend on the package's codebooks; only a built-in ACS column whose text
+        comes from a function (POVPIP) is written as ``codebook = "POVPIP"``. A column whose map is
+        another Python function cannot be saved (an error naming the column).
+
+        Examples
+        --------
+        >>> task = Task("Owner", columns=(Column("SEX", "sex", {1: "Male", 2: "Female"}),), target="OWN",
+        ...             question=MultipleChoiceQuestion("Does this person own a home?",
+        ...                                             (AnswerOption("No", 0), AnswerOption("Yes", 1))))
+        >>> print(task.to_toml())  # doctest: +ELLIPSIS
+        # llmsurrogate task file: docs/cli.md, "Task files"
+        layout = 1
+        name = "Owner"
+        target = "OWN"
+        ...
+        [question]
+        text = "Does this person own a home?"
+        prefill = "Answer:"
+        <BLANKLINE>
+        [[question.options]]
+        text = "No"
+        value = 0
+        ...
+        [[columns]]
+        name = "SEX"
+        description = "sex"
+        <BLANKLINE>
+        [columns.values]
+        1 = "Male"
+        2 = "Female"
+        <BLANKLINE>
+        >>> import tempfile, pathlib
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     saved = task.to_toml(pathlib.Path(folder) / "owner.toml")
+        ...     Task.from_toml(pathlib.Path(folder) / "owner.toml") == task
+        True
+        """
+        text = _task_toml(self)
+        if path is not None:
+            from .._atomic import write_text
+
+            write_text(path, text, what="task file")
+        return text
+
     @classmethod
     def from_toml(cls, path) -> "Task":
-        """Read a task from a TOML file (see :func:`task_from_dict` for the layout)."""
+        """Read a task from a TOML file (the layout of docs/cli.md, "Task files"; :meth:`to_toml`
+        writes one)."""
         p = Path(path)
         try:
             spec = tomllib.loads(p.read_text(encoding="utf-8"))
@@ -423,20 +477,41 @@ class Task:
             raise type(err)(f"task file {p}: {err}") from None
 
 
-def task_from_dict(spec: Mapping) -> Task:
-    """A task from a plain dict (TOML layout)::
+#: The task-file layout :meth:`Task.to_toml` writes (``layout = 1``); a file without ``layout`` is read as 1.
+TASK_LAYOUT = 1
 
+_TOP_KEYS = ("name", "target", "sensitive_attribute", "respondent", "year", "population", "description")
+
+
+def task_from_dict(spec: Mapping) -> Task:
+    """A task from a plain dict: a task file's layout (docs/cli.md, "Task files")::
+
+        layout = 1                     # optional: the layout version Task.to_toml writes
         preset = "ACSIncome"           # optional: start from a built-in task
-        features = ["AGEP", "SEX"]     # optional: subset of the preset's columns
-        name = "MyTask"; target = "Y"; respondent = "..."; year = 2020
-        [question]  text = "..."; options = [{text = "No", value = 0}, {text = "Yes", value = 1}]
-        [numeric_question] text = "..."
+        features = ["AGEP", "SEX"]     # optional, with preset: a subset of its columns
+        name = "MyTask"; target = "Y"; respondent = "..."; year = 2020; population = "..."
+        description = "..."            # optional: replaces the population sentence block
+        sensitive_attribute = "SEX"    # optional
+        [question]  text = "..."; prefill = "Answer:"
+        [[question.options]] text = "No"; value = 0        (and numeric_value = ... where needed)
+        [numeric_question] text = "..."; prefill = "Answer (between 0 and 1): 0."
         [threshold] value = 50000; op = ">"
         [[columns]] name = "AGEP"; description = "age"; format = "{} years old"; kind = "int"
         [[columns]] name = "SEX"; description = "sex"; values = {1 = "Male", 2 = "Female"}
-        [[columns]] name = "OCCP"; codebook = "OCCP"
+        [[columns]] name = "OCCP"; codebook = "OCCP"       (a built-in ACS column; name may differ)
+        [[columns]] name = "AGEP"                          (a built-in ACS column by its own name)
+
+    Examples
+    --------
+    >>> task = task_from_dict({"preset": "ACSIncome", "features": ["SEX", "AGEP"], "name": "Short"})
+    >>> task.name, task.features
+    ('Short', ('AGEP', 'SEX'))
     """
     spec = dict(spec)
+    layout = spec.pop("layout", TASK_LAYOUT)
+    if layout != TASK_LAYOUT or isinstance(layout, bool):
+        raise InvalidArgumentError(f"`layout = {layout!r}`: this version of llmsurrogate reads task files of "
+                                   f"layout {TASK_LAYOUT}")
     preset = spec.pop("preset", None)
     if preset is not None:
         presets = {"ACSIncome": acs_income_task}
@@ -448,38 +523,19 @@ def task_from_dict(spec: Mapping) -> Task:
             if not isinstance(features, list) or not all(isinstance(f, str) for f in features):
                 raise InvalidArgumentError(f"`features` must be a list of column names; got {features!r:.60}")
             base = base.with_features(features)
-        over = {k: spec.pop(k) for k in ("name", "respondent", "year", "population") if k in spec}
-        if "columns" in spec or "question" in spec:
-            raise InvalidArgumentError("a task file with `preset` takes only features/name/respondent/year")
+        over = {k: spec.pop(k) for k in _TOP_KEYS if k in spec and k != "target"}
         if spec:
-            raise InvalidArgumentError(f"unknown task keys {sorted(spec)}")
+            raise InvalidArgumentError(f"a task file with `preset` takes only features and {list(_TOP_KEYS)} "
+                                       f"but target; unknown or not allowed: {sorted(spec)}")
         return dataclasses.replace(base, **over)
-    known = {c.name: c for c in acs_columns()}
+    if "features" in spec:
+        raise InvalidArgumentError("`features` selects columns of a `preset`; without one, list the [[columns]]")
     cols = []
     columns = spec.pop("columns", [])
     if not isinstance(columns, list) or not all(isinstance(c, Mapping) for c in columns):
         raise InvalidArgumentError("`columns` must be a list of tables ([[columns]] entries)")
     for i, c in enumerate(columns):
-        c = dict(c)
-        name = _need(c, "name", f"[[columns]] entry {i + 1}")
-        c.pop("name")
-        if "codebook" in c:
-            cols.append(known.get(c.pop("codebook")) or _bad(f"no built-in codebook for column {name!r}"))
-            continue
-        if set(c) <= {"builtin"} and name in known:
-            cols.append(known[name])
-            continue
-        desc = _need(c, "description", f"column {name!r}")
-        c.pop("description")
-        if "values" in c:
-            vm = c.pop("values")
-        elif "format" in c:
-            vm = (c.pop("kind", "int"), c.pop("format"))
-        else:
-            raise InvalidArgumentError(f"column {name!r}: give `values`, `format` or `codebook`")
-        cols.append(Column(name, desc, vm, missing=c.pop("missing", "N/A"), value_only=c.pop("value_only", False)))
-        if c:
-            raise InvalidArgumentError(f"column {name!r}: unknown keys {sorted(c)}")
+        cols.append(_column_from_dict(dict(c), i))
     q = spec.pop("question", None)
     question = None
     if q is not None:
@@ -489,17 +545,162 @@ def task_from_dict(spec: Mapping) -> Task:
         opts = tuple(AnswerOption(_need(o, "text", f"[question] option {i + 1}"),
                                   _need(o, "value", f"[question] option {i + 1}"), o.get("numeric_value"))
                      for i, o in enumerate(options))
+        _no_other_keys(q, ("text", "options", "prefill"), "[question]")
+        for i, o in enumerate(options):
+            _no_other_keys(o, ("text", "value", "numeric_value"), f"[question] option {i + 1}")
         question = MultipleChoiceQuestion(_need(q, "text", "[question]"), opts, q.get("prefill", "Answer:"))
     nq = spec.pop("numeric_question", None)
-    numeric = (NumericQuestion(_need(nq, "text", "[numeric_question]"), nq.get("prefill", "Answer (between 0 and 1): 0."))
-               if nq else None)
+    numeric = None
+    if nq is not None:
+        _no_other_keys(nq, ("text", "prefill"), "[numeric_question]")
+        numeric = NumericQuestion(_need(nq, "text", "[numeric_question]"),
+                                  nq.get("prefill", "Answer (between 0 and 1): 0."))
     th = spec.pop("threshold", None)
-    threshold = Threshold(_need(th, "value", "[threshold]"), th.get("op", ">")) if th else None
-    try:
-        return Task(name=spec.pop("name"), columns=tuple(cols), target=spec.pop("target"), question=question,
-                    numeric_question=numeric, threshold=threshold, **spec)
-    except (KeyError, TypeError) as err:
-        raise InvalidArgumentError(f"task file: {err}") from None
+    threshold = None
+    if th is not None:
+        _no_other_keys(th, ("value", "op"), "[threshold]")
+        threshold = Threshold(_need(th, "value", "[threshold]"), th.get("op", ">"))
+    for key in ("name", "target"):
+        _need(spec, key, "the task file")
+    _no_other_keys(spec, _TOP_KEYS, "the task file")
+    return Task(columns=tuple(cols), question=question, numeric_question=numeric, threshold=threshold, **spec)
+
+
+def _column_from_dict(c: dict, i: int) -> Column:
+    name = _need(c, "name", f"[[columns]] entry {i + 1}")
+    c.pop("name")
+    known = {col.name: col for col in acs_columns()}
+    if "codebook" in c or (not c and name in known):
+        book = c.pop("codebook", name)
+        if book not in known:
+            raise InvalidArgumentError(f"column {name!r}: no built-in codebook {book!r}; built in: {sorted(known)}")
+        _no_other_keys(c, ("description", "missing", "value_only"), f"column {name!r}")
+        return dataclasses.replace(known[book], name=name, **c)
+    desc = _need(c, "description", f"column {name!r}")
+    c.pop("description")
+    if "values" in c:
+        vm = c.pop("values")
+        if not isinstance(vm, Mapping):
+            raise InvalidArgumentError(f"column {name!r}: `values` must be a table code -> text; got {vm!r:.60}")
+    elif "format" in c:
+        vm = (c.pop("kind", "int"), c.pop("format"))
+        if vm[0] not in _FORMATS:
+            raise InvalidArgumentError(f"column {name!r}: `kind` must be one of {sorted(_FORMATS)}; got {vm[0]!r}")
+    else:
+        raise InvalidArgumentError(f"column {name!r}: give `values`, `format` or `codebook`")
+    col = Column(name, desc, vm, missing=c.pop("missing", "N/A"), value_only=c.pop("value_only", False))
+    if c:
+        raise InvalidArgumentError(f"column {name!r}: unknown keys {sorted(c)}")
+    return col
+
+
+def _no_other_keys(table: Mapping, allowed: Sequence[str], where: str) -> None:
+    extra = sorted(set(table) - set(allowed))
+    if extra:
+        raise InvalidArgumentError(f"{where}: unknown keys {extra}; allowed: {list(allowed)}")
+
+
+# --- writing a task file (Task.to_toml) ---------------------------------------------------------------------------
+
+def _toml_str(text: str) -> str:
+    """A TOML basic string: JSON's escapes are TOML's, plus DEL, which TOML wants escaped."""
+    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
+def _toml_value(value: Any, where: str) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        v = float(value)
+        return repr(v) if math.isfinite(v) else ("nan" if v != v else ("inf" if v > 0 else "-inf"))
+    if isinstance(value, str):
+        return _toml_str(value)
+    raise InvalidArgumentError(f"{where}: {value!r:.60} ({type(value).__name__}) cannot be written to a task file "
+                               f"(numbers, text and true/false only)")
+
+
+def _toml_key(code: Any, where: str) -> str:
+    if isinstance(code, numbers.Integral) and not isinstance(code, bool):
+        return str(int(code))
+    if isinstance(code, float) and math.isfinite(code):
+        return _toml_str(repr(code))
+    if isinstance(code, str):
+        return _toml_str(code)
+    raise InvalidArgumentError(f"{where}: code {code!r:.60} cannot be written to a task file (numbers and text only)")
+
+
+def _task_toml(task: Task) -> str:
+    out = ['# llmsurrogate task file: docs/cli.md, "Task files"', f"layout = {TASK_LAYOUT}"]
+
+    def put(key, value, where):
+        out.append(f"{key} = {_toml_value(value, where)}")
+
+    put("name", task.name, "name")
+    put("target", task.target, "target")
+    if task.sensitive_attribute is not None:
+        put("sensitive_attribute", task.sensitive_attribute, "sensitive_attribute")
+    put("respondent", task.respondent, "respondent")
+    put("year", task.year, "year")
+    put("population", task.population, "population")
+    if task.description is not None:
+        put("description", task.description, "description")
+    if task.threshold is not None:
+        out += ["", "[threshold]"]
+        put("value", task.threshold.value, "[threshold] value")
+        put("op", task.threshold.op, "[threshold] op")
+    if task.question is not None:
+        q = task.question
+        out += ["", "[question]"]
+        put("text", q.text, "[question] text")
+        put("prefill", q.prefill, "[question] prefill")
+        for i, o in enumerate(q.options):
+            where = f"[question] option {o.text!r}"
+            out += ["", "[[question.options]]"]
+            put("text", o.text, where)
+            put("value", o.value, where)
+            try:
+                implied = float(o.value)
+            except (TypeError, ValueError):
+                implied = None
+            if implied != o.numeric_value:
+                put("numeric_value", o.numeric_value, where)
+    if task.numeric_question is not None:
+        out += ["", "[numeric_question]"]
+        put("text", task.numeric_question.text, "[numeric_question] text")
+        put("prefill", task.numeric_question.prefill, "[numeric_question] prefill")
+    known = {c.name: c for c in acs_columns()}
+    for col in task.columns:
+        where = f"column {col.name!r}"
+        out += ["", "[[columns]]"]
+        put("name", col.name, where)
+        vm = col.value_map
+        if callable(vm) and not isinstance(vm, tuple):
+            book = next((b for b, c in known.items() if c.value_map is vm), None)
+            if book is None:
+                raise InvalidArgumentError(
+                    f"{where}: its value map is a Python function ({getattr(vm, '__qualname__', vm)!r}), which a "
+                    f"task file cannot hold; give a mapping code -> text or a (kind, format) pair")
+            put("codebook", book, where)
+            ref = known[book]
+        else:
+            ref = None
+        if ref is None or col.description != ref.description:
+            put("description", col.description, where)
+        if (col.missing != "N/A") if ref is None else (col.missing != ref.missing):
+            put("missing", col.missing, where)
+        if col.value_only != (ref.value_only if ref is not None else False):
+            put("value_only", col.value_only, where)
+        if ref is not None:
+            continue
+        if col._lookup is None:
+            put("kind", vm[0], where)
+            put("format", vm[1], where)
+        else:
+            out += ["", "[columns.values]"]
+            out += [f"{_toml_key(code, where)} = {_toml_value(text, where)}" for code, text in vm]
+    return "\n".join(out) + "\n"
 
 
 def _bad(msg):
