@@ -176,29 +176,36 @@ def ete_interval(err: Any, level: float, *, side: str = "two", bd: float = 1.0, 
 
 
 @deprecated_arguments(positional=2)
-def plot_quantile_ci(curves: Mapping[str, Any], ax=None, *, log: bool = False):
-    """Plot :func:`qte_interval` frames (beta, lb, ub) of several models as bands over β.
+def plot_quantile_ci(curves: Mapping[str, Any], ax=None, *, log: bool | None = None):
+    """Plot :func:`qte_interval` frames (beta, lb, ub) of several models as bands over β, on ``ax``
+    if given. ``log``: a log y axis (None: when the bounds span decades). Returns the matplotlib
+    Figure (earlier releases returned the Axes: it is ``fig.axes[0]``).
 
     Examples
     --------
     >>> import matplotlib.pyplot as plt
     >>> from llmsurrogate import datasets
     >>> ci = {m: qte_interval(datasets.load_transfer_errors(m), 0.9, betas=[0.25, 0.5, 0.75]) for m in ("abdg", "RF")}
-    >>> ax = plot_quantile_ci(ci, log=True)
+    >>> fig = plot_quantile_ci(ci, log=True)
+    >>> ax = fig.axes[0]
     >>> [t.get_text() for t in ax.get_legend().get_texts()], ax.get_yscale()
     (['abdg', 'RF'], 'log')
-    >>> plt.close(ax.figure)
+    >>> plt.close(fig)
     """
-    import matplotlib.pyplot as plt
+    from .._plotting import axes_for, finish, log_scale_if_wide, plain_log_ticks
 
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6, 4))
+    fig, ax, owned = axes_for(ax, (6.4, 4.2))
+    bounds = []
     for name, df in curves.items():
         line = ax.plot(df["beta"], (df["lb"] + df["ub"]) / 2, alpha=0)[0]
         ax.fill_between(df["beta"], df["lb"], df["ub"], alpha=0.3, label=str(name), color=line.get_color())
-    if log:
-        ax.set_yscale("log")
-    ax.set_xlabel("beta (quantile of the transfer-error distribution)")
-    ax.set_ylabel("confidence interval")
+        bounds += [df["lb"].to_numpy(float), df["ub"].to_numpy(float)]
+    if log is None:
+        log_scale_if_wide(ax, np.concatenate(bounds) if bounds else [], axis="y")
+    elif log:
+        plain_log_ticks(ax, "y")
+    ax.set_xlabel("β (quantile of the transfer-error distribution)")
+    ax.set_ylabel("confidence interval for the β-quantile")
+    ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
-    return ax
+    return finish(fig, owned)
