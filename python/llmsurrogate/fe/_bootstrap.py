@@ -167,7 +167,7 @@ def bootstrap(fml: str | Formula, data, *, param: str | None = None, n_boot: int
     return FeolsBootstrap(
         formula=form.text, param=param, estimate=float(fit.coef()[param]), draws=np.asarray(draws, dtype=np.float64),
         n_boot=n_boot, seed=seed, cluster=cluster, n_clusters=int(n_blocks), n_singular=int(n_singular),
-        n_unconverged=int(n_unconverged), nobs=int(fit.nobs), fixef=list(fit.fixef),
+        n_unconverged=int(n_unconverged), nobs=int(fit.nobs), fixef=list(fit.fixef_names),
         seconds=time.perf_counter() - started, notes=tuple(notes + new))
 
 

@@ -28,7 +28,7 @@ from ._demean import (
     singleton_mask,
 )
 from ._formula import Formula, parse_formula
-from ._results import FeolsResult
+from ._results import FeolsResult, FittedSample
 from ._vcov import VcovSpec, compute_vcov, parse_vcov
 
 #: Relative pivot below which a regressor counts as collinear with the ones before it (and the
@@ -87,21 +87,66 @@ def _drop_collinear(A: np.ndarray, raw_ss: np.ndarray, names: list[str], tol: fl
     return keep
 
 
-def feols(fml: str | Formula, data, vcov=None, weights=None, *, fixef_rm: str = "singleton", fixef_tol: float = DEFAULT_TOL,
-          fixef_maxiter: int = DEFAULT_MAXITER, collin_tol: float = COLLIN_TOL, n_jobs: int | None = None) -> FeolsResult:
-    """OLS of ``fml`` with absorbed fixed effects, as ``pyfixest.feols`` (same formula syntax and
-    default small-sample corrections; docs/methods/fe.md).
+#: pyfixest 0.60's feols arguments that llmsurrogate does not take, with the value at which they
+#: change nothing (accepted silently); any other value is refused by name.
+PYFIXEST_ARGUMENTS = {
+    "vcov_kwargs": None, "ssc": None, "drop_intercept": False, "copy_data": True, "store_data": True,
+    "lean": False, "solver": "scipy.linalg.solve", "demeaner": None, "demeaner_backend": None,
+    "use_compression": False, "reps": 100, "context": None, "seed": None, "split": None, "fsplit": None,
+}
+#: pyfixest's default small-sample corrections (``pf.ssc()``), the ones feols applies.
+DEFAULT_SSC = {"k_adj": True, "k_fixef": "nonnested", "G_adj": True, "G_df": "min"}
+
+
+def check_pyfixest_arguments(kwargs: dict) -> None:
+    """Refuse, by name, every keyword of ``kwargs``: pyfixest's feols arguments that would change
+    the fit (``ssc`` other than its default, ``split``, ``fsplit``, ...), and unknown ones."""
+    for key, value in kwargs.items():
+        if key not in PYFIXEST_ARGUMENTS:
+            import difflib
+
+            known = ["vcov", "weights", "weights_type", "fixef_rm", "fixef_tol", "fixef_maxiter", "collin_tol",
+                     "n_jobs"]
+            hint = difflib.get_close_matches(key, known + list(PYFIXEST_ARGUMENTS), n=1)
+            raise InvalidArgumentError(f"unknown argument `{key}` of feols" + (f"; did you mean `{hint[0]}`?" if hint
+                                                                               else ""))
+        default = PYFIXEST_ARGUMENTS[key]
+        if key == "ssc" and isinstance(value, dict) and value == DEFAULT_SSC:
+            continue
+        try:
+            same = value is default or (default is not None and not isinstance(value, (np.ndarray, pd.Series))
+                                        and type(value) is type(default) and value == default)
+        except Exception:  # an object whose == is not a bool
+            same = False
+        if not same:
+            extra = (f" (only pyfixest's default {DEFAULT_SSC} is applied)" if key == "ssc" else
+                     " (fit each subsample separately)" if key in ("split", "fsplit") else "")
+            raise InvalidArgumentError(f"argument `{key}` (pyfixest's) is not supported by llmsurrogate.fe.feols; "
+                                       f"got {value!r}{extra}")
+
+
+def feols(fml: str | Formula, data, vcov=None, weights=None, *, weights_type: str = "aweights",
+          fixef_rm: str = "singleton", fixef_tol: float = DEFAULT_TOL, fixef_maxiter: int = DEFAULT_MAXITER,
+          collin_tol: float = COLLIN_TOL, n_jobs: int | None = None, **kwargs) -> FeolsResult:
+    """OLS of ``fml`` with absorbed fixed effects, as ``pyfixest.feols`` (same formula syntax, names
+    and default small-sample corrections; docs/methods/fe.md).
 
     Parameters
     ----------
     fml : str or Formula
-        ``"y ~ x1 + x2 + x1:x2 | firm + date"``: numeric regressors, ``:`` and ``*`` interactions, and
-        after ``|`` any number of fixed effects (``a^b`` for an interacted one). Without ``|`` an
-        intercept is fitted. A :class:`Formula` from :func:`parse_formula` is used as it is.
+        ``"y ~ x1 + x2 + x1:x2 | firm + date"``: numeric regressors, ``:`` and ``*`` interactions,
+        ``C(x)`` / ``factor(x)`` / ``i(x, ref=...)`` / ``i(x, z)`` dummies, ``log()``, ``exp()``,
+        ``sqrt()``, ``I(...)``, ``poly(x, d)``, ``- 1`` or ``+ 0``, and after ``|`` any number of
+        fixed effects (``a^b`` for an interacted one). Without ``|`` an intercept is fitted. A
+        :class:`Formula` from :func:`parse_formula` is used as it is.
     data : pandas or polars DataFrame, or a mapping of column name to values.
-    vcov : ``"iid"`` (default), ``"hetero"`` (HC1), ``{"CRV1": "date"}`` or ``{"CRV1": "firm+date"}``.
-    weights : None, a column name of ``data``, or an array of n non-negative analytic weights (real
+    vcov : ``"iid"`` (default), ``"hetero"`` (HC1), ``"HC2"``, ``"HC3"`` (both without fixed
+        effects), ``{"CRV1": "date"}`` or ``{"CRV1": "firm+date"}``.
+    weights : None, a column name of ``data``, or an array of n non-negative weights (real
         numbers; a pandas Series is paired with a pandas ``data`` by label).
+    weights_type : ``"aweights"`` (default: analytic/precision weights) or ``"fweights"``
+        (frequency weights, whole numbers: a row of weight w counts as w rows; the same estimates,
+        ``nobs`` and the degrees of freedom from the sum of the weights, as pyfixest).
     fixef_rm : ``"singleton"`` (default, as pyfixest: rows alone in a fixed-effect level are dropped,
         repeatedly, with a count and a warning) or ``"none"``.
     fixef_tol, fixef_maxiter : tolerance and iteration cap of the demeaning (relative residual of its
@@ -111,11 +156,15 @@ def feols(fml: str | Formula, data, vcov=None, weights=None, *, fixef_rm: str = 
         the regressors before it, over its sum of squares about its mean; invariant to the
         location and scale of the columns.
     n_jobs : workers/threads of the demeaning (None: see :func:`llmsurrogate.num_threads`).
+    **kwargs : pyfixest's other arguments are accepted at their pyfixest default (``ssc=None``,
+        ``demeaner=None``, ``lean=False``, ...) and refused by name otherwise
+        (:class:`InvalidArgumentError`: ``ssc``, ``split``, ``fsplit``, ``vcov_kwargs``, ...).
 
     Notes
     -----
-    Rows with a missing value in any column used (outcome, regressors, fixed effects, cluster
-    columns, weights) are dropped and counted. Returns a :class:`FeolsResult`.
+    Rows with a missing value in any column used (outcome, regressors, the columns a transform
+    reads, fixed effects, cluster columns, weights) are dropped and counted. Returns a
+    :class:`FeolsResult` (with ``predict()``, ``resid()``, ``fixef()`` and ``model_matrix()``).
 
     Examples
     --------
@@ -126,10 +175,18 @@ def feols(fml: str | Formula, data, vcov=None, weights=None, *, fixef_rm: str = 
     >>> fit = feols("y ~ x | firm", df, vcov="hetero")
     >>> round(float(fit.coef()["x"]), 2), fit.nobs, fit.fe_levels
     (1.48, 50, {'firm': 10})
+    >>> df["g"] = np.arange(50) % 3
+    >>> feols("y ~ x + C(g)", df).coef().index.tolist()
+    ['Intercept', 'x', 'C(g)[T.1]', 'C(g)[T.2]']
     """
     started = time.perf_counter()
+    check_pyfixest_arguments(kwargs)
     form = fml if isinstance(fml, Formula) else parse_formula(fml)
     spec = parse_vcov(vcov)
+    if weights_type not in ("aweights", "fweights"):
+        raise InvalidArgumentError(f"argument `weights_type` must be 'aweights' or 'fweights'; got {weights_type!r}")
+    if weights_type == "fweights" and weights is None:
+        raise InvalidArgumentError("argument `weights_type`: 'fweights' needs `weights` (the frequency of each row)")
     if fixef_rm not in ("singleton", "none"):
         raise InvalidArgumentError(f"argument `fixef_rm` must be 'singleton' or 'none'; got {fixef_rm!r}")
     if not (isinstance(fixef_tol, (int, float)) and 0 < fixef_tol < 1):
@@ -139,7 +196,7 @@ def feols(fml: str | Formula, data, vcov=None, weights=None, *, fixef_rm: str = 
     collin_tol = check_real(collin_tol, "collin_tol", low=0.0, high=1.0, low_open=True, high_open=True)
     n_jobs = resolve_n_jobs(n_jobs)
     frame = as_frame(data, "data")
-    design = build_design(form, frame, data, spec, weights, fixef_rm, stacklevel=3)
+    design = build_design(form, frame, data, spec, weights, fixef_rm, stacklevel=3, weights_type=weights_type)
     return fit_design(design, spec, fixef_tol=fixef_tol, fixef_maxiter=fixef_maxiter, collin_tol=collin_tol,
                       n_jobs=n_jobs, started=started)
 
@@ -165,14 +222,44 @@ class Design:
     n_dropped_singletons: int
     n_dropped_zero_weight: int
     notes: list
+    names: list = None  # the regressor columns' names (coefficient names)
+    rows: np.ndarray = None  # positions in `data` of the rows kept
+    fe_labels: list = None  # per fixed effect: the level (as a string) of each code
+    spec: object = None  # formulaic's ModelSpec of the regressors (formulas with transforms)
+    categorical_levels: dict = None  # column -> the levels C()/i() saw in the rows kept
+    weights_type: str = "aweights"
 
     @property
     def nobs(self) -> int:
         return len(self.y)
 
 
+def _level_labels(values: np.ndarray) -> np.ndarray:
+    """Levels as strings, as pyfixest names them (``str`` of the value: ``"3"``, ``"1.0"``, ``"a"``)."""
+    return np.array([str(v) for v in values], dtype=object)
+
+
+def _factorize_labels(frame, fe: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Codes (-1: missing) and the level label of each code of the fixed effect ``fe``."""
+    if len(fe) == 1:
+        codes, uniques = pd.factorize(frame[fe[0]].to_numpy(), use_na_sentinel=True)
+        return codes.astype(np.int64), _level_labels(np.asarray(uniques))
+    parts = [pd.factorize(frame[c].to_numpy(), use_na_sentinel=True) for c in fe]
+    key = pd.MultiIndex.from_arrays([p[0] for p in parts])
+    codes, uniq = factorize(key)
+    codes = np.where(np.any(np.column_stack([p[0] for p in parts]) < 0, axis=1), -1, codes)
+    first = {}
+    for row, c in enumerate(codes):
+        if c >= 0 and c not in first:
+            first[c] = row
+    labels = np.empty(len(first), dtype=object)
+    for c, row in first.items():
+        labels[c] = "^".join(str(np.asarray(u)[p[0][row]]) for p, u in zip(parts, [p[1] for p in parts]))
+    return codes, labels
+
+
 def build_design(form: Formula, frame: pd.DataFrame, data, spec: VcovSpec, weights, fixef_rm: str, *,
-                 stacklevel: int = 2) -> Design:
+                 stacklevel: int = 2, weights_type: str = "aweights") -> Design:
     """feols' one design builder: the columns of ``form`` (and the cluster columns of ``spec``) from
     ``frame`` (``data`` as a DataFrame; ``data`` itself pairs a pandas ``weights`` Series by
     label), the fixed effects factorized, and the rows dropped by the package's rules: a missing
@@ -186,11 +273,16 @@ def build_design(form: Formula, frame: pd.DataFrame, data, spec: VcovSpec, weigh
     if n_input == 0:
         raise InvalidArgumentError("argument `data` has no rows")
 
-    y = _numeric(frame, form.outcome)
-    cols = {c: _numeric(frame, c) for t in form.terms for c in t}
-    X = np.column_stack([np.prod([cols[c] for c in t], axis=0) for t in form.terms]) if form.terms else np.zeros((n_input, 0))
-    if form.intercept:
-        X = np.column_stack([np.ones(n_input), X])
+    y = _numeric(frame, form.outcome) if form.outcome_column else np.zeros(n_input)
+    if form.transformed:
+        X, names = None, None
+    else:
+        cols = {c: _numeric(frame, c) for t in form.terms for c in t}
+        X = np.column_stack([np.prod([cols[c] for c in t], axis=0) for t in form.terms]) if form.terms else \
+            np.zeros((n_input, 0))
+        names = form.term_names
+        if form.intercept:
+            X = np.column_stack([np.ones(n_input), X])
 
     if weights is None:
         w = None
@@ -210,24 +302,43 @@ def build_design(form: Formula, frame: pd.DataFrame, data, spec: VcovSpec, weigh
             raise InvalidArgumentError("argument `weights` has negative values; weights must be >= 0")
         if np.any(np.isinf(w)):
             raise InvalidArgumentError("argument `weights` has infinite values")
+        if weights_type == "fweights":
+            fin = w[np.isfinite(w)]
+            if np.any(fin != np.floor(fin)):
+                i = int(np.flatnonzero(np.isfinite(w) & (w != np.floor(w)))[0])
+                raise InvalidArgumentError(f"argument `weights`: frequency weights (weights_type='fweights') must be "
+                                           f"whole numbers; got {w[i]} at position {i}")
 
-    fe_raw = []
+    fe_raw, fe_lab = [], []
     for fe in form.fixef:
-        if len(fe) == 1:
-            codes, _ = factorize(frame[fe[0]].to_numpy())
-        else:
-            parts = [factorize(frame[c].to_numpy())[0] for c in fe]
-            key = pd.MultiIndex.from_arrays(parts)
-            codes, _ = factorize(key)
-            codes = np.where(np.any(np.column_stack(parts) < 0, axis=1), -1, codes)
+        codes, labels = _factorize_labels(frame, fe)
         fe_raw.append(codes)
+        fe_lab.append(labels)
     cl_raw = [factorize(frame[c].to_numpy())[0] for c in spec.clusters]
 
-    ok = np.isfinite(y) & np.all(np.isfinite(X), axis=1)
+    ok = np.isfinite(y) if form.outcome_column else np.ones(n_input, dtype=bool)
+    if X is not None:
+        ok &= np.all(np.isfinite(X), axis=1)
     for c in fe_raw + cl_raw:
         ok &= c >= 0
     if w is not None:
         ok &= np.isfinite(w)
+    model_spec, cat_levels = None, None
+    if form.transformed and ok.any():
+        from ._transforms import build
+
+        built = build(form, frame, ok)
+        names, model_spec = built.names, built.spec
+        X = np.full((n_input, len(names)), np.nan)
+        X[built.rows] = built.X
+        if built.y is not None:
+            y = np.full(n_input, np.nan)
+            y[built.rows] = built.y
+        kept = np.zeros(n_input, dtype=bool)
+        kept[built.rows] = True
+        ok &= kept & np.isfinite(y) & np.all(np.isfinite(X), axis=1)
+    elif X is None:
+        X = np.zeros((n_input, 0))
     notes: list[str] = []
     n_nan = int(n_input - ok.sum())
     note_dropped(notes, n_nan, " (NaN/None)", stacklevel=stacklevel)
@@ -265,10 +376,18 @@ def build_design(form: Formula, frame: pd.DataFrame, data, spec: VcovSpec, weigh
     n = int(ok.sum())
     if n == 0:
         raise InvalidArgumentError("argument `data`: no observation is left after dropping missing values and singletons")
+    fe_codes, fe_labels = [], []
+    for c, labels in zip(fe_raw, fe_lab):
+        present = np.bincount(c[ok], minlength=len(labels)) > 0
+        fe_codes.append(recode(c[ok])[0])
+        fe_labels.append(labels[present])
+    if form.categorical:
+        cat_levels = {c: set(pd.unique(frame[c].to_numpy()[ok])) for c in form.categorical}
     return Design(form=form, y=y[ok], X=X[ok], w=None if w is None else w[ok], weights_name=weights_name,
-                  fe_codes=[recode(c[ok])[0] for c in fe_raw], cl_codes=[recode(c[ok])[0] for c in cl_raw],
+                  fe_codes=fe_codes, cl_codes=[recode(c[ok])[0] for c in cl_raw],
                   n_input=n_input, n_dropped_nan=n_nan, n_dropped_singletons=n_singletons,
-                  n_dropped_zero_weight=n_zero_weight, notes=notes)
+                  n_dropped_zero_weight=n_zero_weight, notes=notes, names=list(names), rows=np.flatnonzero(ok),
+                  fe_labels=fe_labels, spec=model_spec, categorical_levels=cat_levels, weights_type=weights_type)
 
 
 def fit_design(design: Design, spec: VcovSpec, *, fixef_tol: float, fixef_maxiter: int, collin_tol: float,
@@ -276,14 +395,16 @@ def fit_design(design: Design, spec: VcovSpec, *, fixef_tol: float, fixef_maxite
     """The weighted OLS of a :class:`Design` with the variance ``spec`` (whose cluster columns the
     design holds): the fit of :func:`feols`, whose arguments it takes checked."""
     form, y, X, w, n = design.form, design.y, design.X, design.w, design.nobs
-    fe_codes, cl_codes, notes, names = design.fe_codes, design.cl_codes, list(design.notes), form.term_names
+    fe_codes, cl_codes, notes = design.fe_codes, design.cl_codes, list(design.notes)
+    names = list(design.names) if design.names is not None else form.term_names
+    fweights = design.weights_type == "fweights"
     # OLS is equivariant to the location (with an intercept or fixed effects) and the scale of each
     # column, and to the scale of the weights: fit on standardized columns (_standardize), then map
     # the coefficients and their variance back. y = ay (my + by ys), X_j = ax_j (mx_j + bx_j Z_j).
     wmax = 1.0 if w is None else float(w.max())
     wn = np.ones(n) if w is None else w / wmax
-    first = int(form.intercept)  # the intercept column stays a column of ones
-    S, a, m, b = _standardize(np.column_stack([y, X[:, first:]]), wn, bool(fe_codes) or form.intercept)
+    first = int(bool(names) and names[0] == "Intercept" and not fe_codes)  # stays a column of ones
+    S, a, m, b = _standardize(np.column_stack([y, X[:, first:]]), wn, bool(fe_codes) or bool(first))
     ys, Xs = S[:, 0], (np.column_stack([X[:, :first], S[:, 1:]]) if first else S[:, 1:])
     (ay, *ax), (my, *mx), (by, *bx) = a, m, b
     ax, mx, bx = np.r_[[1.0] * first, ax], np.r_[[0.0] * first, mx], np.r_[[1.0] * first, bx]
@@ -315,7 +436,7 @@ def fit_design(design: Design, spec: VcovSpec, *, fixef_tol: float, fixef_maxite
 
     fe_names = form.fixef_names
     vc = compute_vcov(spec, X=Xt, resid=resid, w=None if w is None else wn, bread=bread, fe_codes=fe_codes,
-                      fe_names=fe_names, cluster_codes=cl_codes)
+                      fe_names=fe_names, cluster_codes=cl_codes, fweights=wmax if fweights else None)
     # back to the columns' units: beta = r * (G beta_s) (+ ay my for the intercept), V = r (G V_s G') r,
     # where G is the identity but for the intercept's row (1, -mx_j / bx_j)
     k = len(keep)
@@ -349,7 +470,14 @@ def fit_design(design: Design, spec: VcovSpec, *, fixef_tol: float, fixef_maxite
         r2_within = 1 - ssu / ssy_w if ssy_w > 0 else float("nan")
     else:
         r2_within = float("nan")
-    return FeolsResult(
+    n_obs = int(round(float(w.sum()))) if fweights else n
+    k_fe = sum(int(c.max()) + 1 for c in fe_codes) - max(len(fe_codes) - 1, 0)
+    with np.errstate(over="ignore", under="ignore"):
+        resid_y = resid * (ay * by)  # the residuals in the outcome's units
+    sample = FittedSample(rows=design.rows, y=y, X=X[:, keep], resid=resid_y, w=w, fe_codes=fe_codes,
+                          fe_labels=design.fe_labels, spec=design.spec, categorical_levels=design.categorical_levels,
+                          form=form, names=list(names), beta=beta)
+    res = FeolsResult(
         formula=form.text,
         outcome=form.outcome,
         terms=list(names),
@@ -358,18 +486,18 @@ def fit_design(design: Design, spec: VcovSpec, *, fixef_tol: float, fixef_maxite
         vcov_type=spec.label,
         df_t=int(vc.df_t),
         df_k=int(vc.df_k),
-        nobs=n,
+        nobs=n_obs,
         n_input=design.n_input,
         n_dropped_nan=design.n_dropped_nan,
         n_dropped_singletons=design.n_dropped_singletons,
         n_dropped_zero_weight=design.n_dropped_zero_weight,
         dropped_collinear=dropped,
-        fixef=fe_names,
+        fixef_names=fe_names,
         fe_levels={name: int(c.max()) + 1 for name, c in zip(fe_names, fe_codes)},
         n_clusters={name: int(c.max()) + 1 for name, c in zip(spec.clusters, cl_codes)},
         r2=r2,
         r2_within=r2_within,
-        rmse=float(ay * by * np.sqrt(ssu / n * wmax)),
+        rmse=float(ay * by * np.sqrt(ssu / n_obs * wmax)),
         weights=design.weights_name,
         demean_iterations=iterations,
         demean_residual=residual,
@@ -377,4 +505,8 @@ def fit_design(design: Design, spec: VcovSpec, *, fixef_tol: float, fixef_maxite
         seconds=time.perf_counter() - started,
         notes=tuple(notes),
         std_errors=se,
+        weights_type=design.weights_type,
+        df_resid=int(n_obs - len(keep) - k_fe),
     )
+    object.__setattr__(res, "_sample", sample)
+    return res

@@ -1,15 +1,33 @@
-"""Parse pyfixest's formula syntax: ``"y ~ x1 + x2 + x1:x2 | firm + date"``.
+"""Parse pyfixest's formula syntax: ``"y ~ x1 + C(f1) + log(x2) + x1:x2 | firm + year^month"``.
 
-Supported: numeric regressors, ``a:b`` (product), ``a*b`` (``a + b + a:b``; ``a*b*c`` expands to every
-sub-product), ``0`` / ``-1`` (no intercept; only meaningful without fixed effects), and after ``|``
-fixed effects joined by ``+``, with ``a^b`` for the interacted fixed effect (one level per
-observed pair). Terms are ordered as formulaic (pyfixest) orders them: by degree, then in order of
-appearance; duplicates are dropped. At most :data:`MAX_TERMS` terms (counted before they are built),
-and the outcome may not appear on the right of ``~``.
+Two kinds of regressor parts, one grammar:
+
+* **Plain** (numeric columns only): ``a:b`` (product), ``a*b`` (``a + b + a:b``; ``a*b*c``
+  expands to every sub-product), ``0`` / ``+ 0`` / ``- 1`` (no intercept; only meaningful without
+  fixed effects). Built here, column by column (the fast path the lookahead test takes).
+* **Transforms** (built by formulaic, as pyfixest builds them, so that the coefficient names and
+  the reference levels are pyfixest's): ``C(x)``, ``factor(x)`` (R's spelling, encoded as
+  ``C(x)``), ``i(x)``, ``i(x, ref=...)``, ``i(x, z)`` (fixest's ``i()``: the dummies of ``x``,
+  times the numeric ``z`` when given), ``log()`` (NaN for values <= 0: the row is dropped),
+  ``exp()``, ``sqrt()``, ``abs()``, ``np.log()``/``np.exp()``/``np.sqrt()``/``np.abs()``,
+  ``I(...)`` (arithmetic: ``+ - * / **``), ``poly(x, d)``, combined with ``:`` and ``*``; an
+  outcome such as ``log(y)``.
+
+Formulaic evaluates a term such as ``C(x)`` as a Python expression, so no text reaches it before
+it has passed an allow-list here: each term must parse as a Python expression made only of column
+names, numbers, the functions above, arithmetic, and the keyword ``ref=`` of ``i()`` (no attribute
+but ``np.<function above>``, no subscript, no string outside ``ref=``, no exponent beyond
+``MAX_EXPONENT``). Anything else is an :class:`InvalidArgumentError` naming ``fml``.
+
+After ``|``: fixed effects joined by ``+``, with ``a^b`` for the interacted fixed effect (one level
+per observed pair). Terms are ordered as formulaic (pyfixest) orders them: by degree, then in
+order of appearance; duplicates are dropped. At most :data:`MAX_TERMS` terms (counted before they
+are built), and the outcome may not appear on the right of ``~``.
 """
 
 from __future__ import annotations
 
+import ast
 import itertools
 import re
 from dataclasses import dataclass
@@ -17,21 +35,43 @@ from dataclasses import dataclass
 from ..exceptions import InvalidArgumentError
 
 _NAME = re.compile(r"^[A-Za-z_.][A-Za-z0-9_.]*$")
+_CALL = re.compile(r"^([A-Za-z_][A-Za-z0-9_.]*)\s*\(.*\)$", re.S)
 #: Most regressor terms a formula may expand to (``a*b*c`` is 7 terms), checked before they are built.
 MAX_TERMS = 1000
+#: Longest formula accepted (characters).
+MAX_LENGTH = 10_000
+#: Largest absolute exponent in ``I(x ** k)`` (a constant; a bigger one is refused, not computed).
+MAX_EXPONENT = 100
+
+#: Functions of a numeric expression (and ``np.<name>`` for the first four).
+NUMERIC_FUNCTIONS = ("log", "exp", "sqrt", "abs", "I")
+#: Functions that encode a column as dummies.
+CATEGORICAL_FUNCTIONS = ("C", "factor", "i")
+_NP_FUNCTIONS = ("log", "exp", "sqrt", "abs")
+_ALLOWED_OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
+_SUPPORTED = ("C(x), factor(x), i(x), i(x, ref=...), i(x, z), log(), exp(), sqrt(), abs(), I(...) with + - * / **, "
+              "poly(x, degree), and `:` / `*` between terms")
 
 
 @dataclass(frozen=True)
 class Formula:
-    """A parsed formula: the outcome, the regressor terms (tuples of column names, multiplied),
-    the fixed effects (tuples of column names, interacted with ``^``) and whether an intercept
-    is fitted (only without fixed effects).
+    """A parsed formula: the outcome, the regressor terms, the fixed effects (tuples of column
+    names, interacted with ``^``) and whether an intercept is fitted (only without fixed effects).
+
+    A plain formula (``transformed`` False) has terms that are tuples of column names (multiplied);
+    a formula with transforms has terms that are tuples of expressions (``("C(f1)", "x")``), built
+    by formulaic from ``rhs`` (its coefficient names come from formulaic: ``C(f1)[T.2]``).
+    ``variables``: the data columns the outcome and the regressors read; ``categorical``: those
+    that ``C()``, ``factor()`` or ``i()`` encode.
 
     Examples
     --------
     >>> f = parse_formula("y ~ x + z")       # a Formula
     >>> f.terms, f.intercept, f.term_names, f.columns()
     ((('x',), ('z',)), True, ['Intercept', 'x', 'z'], ['y', 'x', 'z'])
+    >>> g = parse_formula("log(y) ~ x + C(f) | firm")
+    >>> g.transformed, g.outcome, g.variables, g.categorical
+    (True, 'log(y)', ('y', 'x', 'f'), ('f',))
     """
 
     outcome: str
@@ -39,9 +79,16 @@ class Formula:
     fixef: tuple[tuple[str, ...], ...]
     intercept: bool
     text: str
+    transformed: bool = False
+    rhs: str = ""
+    variables: tuple[str, ...] = ()
+    categorical: tuple[str, ...] = ()
+    outcome_variables: tuple[str, ...] = ()
 
     @property
     def term_names(self) -> list[str]:
+        """``Intercept`` (when fitted) and the terms joined by ``:`` (a transform's coefficient
+        names, e.g. one per level of ``C(x)``, are known once the data are read)."""
         names = [":".join(t) for t in self.terms]
         return (["Intercept"] if self.intercept else []) + names
 
@@ -49,20 +96,177 @@ class Formula:
     def fixef_names(self) -> list[str]:
         return ["^".join(f) for f in self.fixef]
 
+    @property
+    def outcome_column(self) -> str | None:
+        """The outcome's column when the outcome is a column (not ``log(y)``)."""
+        return self.outcome if _NAME.match(self.outcome) else None
+
+    def regressor_columns(self) -> list[str]:
+        """The data columns the regressors and the fixed effects read (what new data need)."""
+        outcome = set(self.outcome_variables or (self.outcome,))
+        return [c for c in self.columns() if c not in outcome]
+
     def columns(self) -> list[str]:
         """Every data column the formula names (outcome, regressors, fixed effects), once each."""
-        cols = [self.outcome] + [c for t in self.terms for c in t] + [c for f in self.fixef for c in f]
+        if self.transformed:
+            cols = list(self.variables)
+        else:
+            cols = [self.outcome] + [c for t in self.terms for c in t]
+        cols += [c for f in self.fixef for c in f]
         return list(dict.fromkeys(cols))
 
 
-def _check_name(name: str, formula: str) -> str:
-    if not _NAME.match(name):
-        raise InvalidArgumentError(
-            f"argument `fml`: {name!r} in {formula!r} is not a column name; the formula takes numeric "
-            "columns joined by `+`, `:` and `*` (transformations such as C(), i() or log() are not "
-            "supported: create the column first)"
-        )
+def _fail(message: str) -> InvalidArgumentError:
+    return InvalidArgumentError(f"argument `fml`: {message}")
+
+
+def _split_top(text: str, seps: str, fml: str) -> list[tuple[str, str]]:
+    """``text`` split at the characters of ``seps`` outside parentheses: (separator before, piece)."""
+    out, depth, start, sep = [], 0, 0, ""
+    for j, ch in enumerate(text):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth < 0:
+                raise _fail(f"unbalanced `)` in {fml!r}")
+        elif depth == 0 and ch in seps:
+            out.append((sep, text[start:j]))
+            sep, start = ch, j + 1
+    if depth:
+        raise _fail(f"unbalanced `(` in {fml!r}")
+    out.append((sep, text[start:]))
+    return out
+
+
+def _check_name(name: str, fml: str) -> str:
+    if not _NAME.match(name) or name.startswith("__"):
+        raise _fail(f"{name!r} in {fml!r} is not a column name or a supported term ({_SUPPORTED}; create other "
+                    "columns first)")
     return name
+
+
+class _Checker:
+    """The allow-list of one term expression (see the module docstring); collects the columns."""
+
+    def __init__(self, fml: str):
+        self.fml = fml
+        self.variables: list[str] = []
+        self.categorical: list[str] = []
+
+    def refuse(self, what: str, expr: str):
+        raise _fail(f"{what} in {expr!r} is not allowed in a formula ({_SUPPORTED})")
+
+    def name(self, node, expr: str) -> str:
+        if not isinstance(node, ast.Name):
+            self.refuse(f"`{ast.unparse(node)}` (a column name is expected here)", expr)
+        _check_name(node.id, self.fml)
+        self.variables.append(node.id)
+        return node.id
+
+    def constant(self, node, expr: str):
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            return self.constant(node.operand, expr)
+        if not isinstance(node, ast.Constant) or not isinstance(node.value, (int, float, str)) \
+                or isinstance(node.value, bool) or (isinstance(node.value, str) and len(node.value) > 200):
+            self.refuse(f"`{ast.unparse(node)}` (a number or a short string is expected here)", expr)
+        return node.value
+
+    def numeric(self, node, expr: str):
+        """A numeric expression: columns, numbers, arithmetic, the numeric functions."""
+        if isinstance(node, ast.Name):
+            self.name(node, expr)
+        elif isinstance(node, ast.Constant):
+            if not isinstance(node.value, (int, float)) or isinstance(node.value, bool):
+                self.refuse(f"the constant {node.value!r}", expr)
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            self.numeric(node.operand, expr)
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, _ALLOWED_OPS):
+            if isinstance(node.op, ast.Pow):
+                k = self.constant(node.right, expr)
+                if isinstance(k, str) or abs(k) > MAX_EXPONENT:
+                    self.refuse(f"the exponent `{ast.unparse(node.right)}` (a number up to {MAX_EXPONENT} is "
+                                "expected)", expr)
+            else:
+                self.numeric(node.right, expr)
+            self.numeric(node.left, expr)
+        elif isinstance(node, ast.Call):
+            fn = self.function(node, expr)
+            if fn in CATEGORICAL_FUNCTIONS or fn == "poly":
+                self.refuse(f"`{fn}()` inside another function", expr)
+            if node.keywords or len(node.args) != 1:
+                self.refuse(f"`{fn}()` with {len(node.args)} argument(s) or keywords (one is expected)", expr)
+            self.numeric(node.args[0], expr)
+        else:
+            self.refuse(f"`{ast.unparse(node)}`", expr)
+
+    def function(self, node: ast.Call, expr: str) -> str:
+        f = node.func
+        if isinstance(f, ast.Name) and f.id in NUMERIC_FUNCTIONS + CATEGORICAL_FUNCTIONS + ("poly",):
+            return f.id
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "np" \
+                and f.attr in _NP_FUNCTIONS:
+            return f.attr
+        self.refuse(f"the function `{ast.unparse(f)}`", expr)
+
+    def term(self, expr: str) -> str:
+        """Check one atom (a column, or a call); returns its kind: 'name' or 'call'."""
+        if _NAME.match(expr):
+            _check_name(expr, self.fml)
+            self.variables.append(expr)
+            return "name"
+        if not _CALL.match(expr):
+            raise _fail(f"{expr!r} in {self.fml!r} is not a column name or a supported term ({_SUPPORTED}); "
+                        "group terms with `:` and `*`, not parentheses")
+        try:
+            tree = ast.parse(expr, mode="eval").body
+        except (SyntaxError, RecursionError, MemoryError, ValueError):
+            raise _fail(f"{expr!r} in {self.fml!r} is not a valid term ({_SUPPORTED})") from None
+        if not isinstance(tree, ast.Call):
+            self.refuse(f"`{expr}`", expr)
+        fn = self.function(tree, expr)
+        try:
+            if fn in ("C", "factor"):
+                if len(tree.args) != 1 or tree.keywords:
+                    self.refuse(f"`{fn}()` with more than a column (contrasts and levels are not supported)", expr)
+                self.categorical.append(self.name(tree.args[0], expr))
+            elif fn == "i":
+                if not 1 <= len(tree.args) <= 2:
+                    self.refuse("`i()` with other than one or two columns", expr)
+                self.categorical.append(self.name(tree.args[0], expr))
+                if len(tree.args) == 2:
+                    self.name(tree.args[1], expr)
+                for kw in tree.keywords:
+                    if kw.arg != "ref":
+                        self.refuse(f"the argument `{kw.arg}` of `i()` (only `ref=` is supported)", expr)
+                    self.constant(kw.value, expr)
+            elif fn == "poly":
+                if len(tree.args) != 2 or tree.keywords:
+                    self.refuse("`poly()` other than poly(column, degree)", expr)
+                self.name(tree.args[0], expr)
+                d = self.constant(tree.args[1], expr)
+                if not isinstance(d, int) or not 1 <= d <= 10:
+                    self.refuse("a degree of `poly()` other than 1..10", expr)
+            else:
+                self.numeric(tree, expr)
+        except RecursionError:
+            raise _fail(f"{expr!r} is nested too deeply") from None
+        return "call"
+
+
+def _outcome(lhs: str, fml: str) -> tuple[str, list[str], bool]:
+    outcome = lhs.strip()
+    if not outcome:
+        raise _fail(f"one outcome before `~`; got {fml!r}")
+    if _NAME.match(outcome):
+        return _check_name(outcome, fml), [outcome], False
+    if len(_split_top(outcome, "+", fml)) > 1:
+        raise _fail(f"one outcome before `~` (several outcomes are not supported); got {outcome!r}")
+    check = _Checker(fml)
+    check.term(outcome)
+    if check.categorical or outcome.startswith(("poly", "C(", "factor(", "i(")):
+        raise _fail(f"the outcome {outcome!r} must be numeric (a column or log(), exp(), I(...) of columns)")
+    return outcome, list(dict.fromkeys(check.variables)), True
 
 
 def parse_formula(fml: str) -> Formula:
@@ -73,45 +277,57 @@ def parse_formula(fml: str) -> Formula:
     >>> f = parse_formula("y ~ x1*x2 | firm + year^month")
     >>> f.outcome, f.term_names, f.fixef_names, f.intercept
     ('y', ['x1', 'x2', 'x1:x2'], ['firm', 'year^month'], False)
+    >>> parse_formula("y ~ x1 + i(f1, ref=1) - 1").terms
+    (('x1',), ('i(f1, ref=1)',))
     """
     if not isinstance(fml, str) or "~" not in fml:
         raise InvalidArgumentError(f"argument `fml` must be a formula such as 'y ~ x1 + x2 | firm + date'; got {fml!r}")
+    if len(fml) > MAX_LENGTH:
+        raise _fail(f"{len(fml):,} characters; at most {MAX_LENGTH:,}")
     lhs, rhs = fml.split("~", 1)
-    outcome = lhs.strip()
-    if not outcome or "+" in outcome:
-        raise InvalidArgumentError(f"argument `fml`: one outcome column before `~`; got {lhs.strip()!r}")
-    _check_name(outcome, fml)
-    parts = rhs.split("|")
+    outcome, outcome_vars, outcome_transformed = _outcome(lhs, fml)
+    parts = [p for _, p in _split_top(rhs, "|", fml)]
     if len(parts) > 2:
-        raise InvalidArgumentError(
-            f"argument `fml`: at most one `|` (regressors | fixed effects); got {fml!r} (instrumental "
-            "variables are not supported)"
-        )
-    intercept = True
-    terms: list[tuple[str, ...]] = []
-    n_factors = [min(len(p.split("*")), 64) for p in parts[0].split("+")]
+        raise _fail(f"at most one `|` (regressors | fixed effects); got {fml!r} (instrumental variables are not "
+                    "supported)")
+    if "~" in rhs:
+        raise _fail(f"one `~`; got {fml!r} (instrumental variables are not supported)")
+
+    pieces = _split_top(parts[0], "+-", fml)
+    n_factors = [min(len(_split_top(p, "*", fml)), 64) for _, p in pieces]
     n_terms = sum(2**c - 1 for c in n_factors)
     if n_terms > MAX_TERMS:
-        raise InvalidArgumentError(
-            f"argument `fml`: the regressors expand to {n_terms:,}{'+' if max(n_factors) == 64 else ''} terms "
-            f"(`a*b*c` is every product of a, b and c: 7 terms), more than {MAX_TERMS:,}; write the interactions "
-            "wanted with `:`")
-    for raw in parts[0].split("+"):
+        raise _fail(f"the regressors expand to {n_terms:,}{'+' if max(n_factors) == 64 else ''} terms "
+                    f"(`a*b*c` is every product of a, b and c: 7 terms), more than {MAX_TERMS:,}; write the "
+                    "interactions wanted with `:`")
+    check = _Checker(fml)
+    intercept, transformed = True, outcome_transformed
+    terms: list[tuple[str, ...]] = []
+    for j, (sign, raw) in enumerate(pieces):
         piece = raw.strip()
+        if not piece and j == 0 and len(pieces) > 1 and pieces[1][0] == "-":
+            continue  # "y ~ -1 + x"
         if not piece:
-            raise InvalidArgumentError(f"argument `fml`: empty term in {fml!r}")
-        if piece in ("0", "-1"):
-            intercept = False
+            raise _fail(f"empty term in {fml!r}")
+        if piece in ("0", "1"):
+            if (piece == "0") == (sign != "-"):
+                intercept = False
             continue
-        if piece == "1":
-            continue
-        if "*" in piece:
-            factors = [_check_name(p.strip(), fml) for p in piece.split("*")]
-            for r in range(1, len(factors) + 1):
-                terms.extend(tuple(c) for c in itertools.combinations(factors, r))
-        else:
-            terms.append(tuple(_check_name(p.strip(), fml) for p in piece.split(":")))
-    # a term is a set of columns: x:x is x, x2:x1 is x1:x2 if x1:x2 came first
+        if sign == "-":
+            raise _fail(f"`- {piece}` in {fml!r}: only `- 1` (no intercept) may be subtracted")
+        factors = []
+        for star in _split_top(piece, "*", fml):
+            atoms = tuple(a.strip() for _, a in _split_top(star[1], ":", fml))
+            for a in atoms:
+                if not a:
+                    raise _fail(f"empty term in {fml!r}")
+                if check.term(a) == "call":
+                    transformed = True
+            factors.append(atoms)
+        for r in range(1, len(factors) + 1):
+            for combo in itertools.combinations(factors, r):
+                terms.append(tuple(a for atoms in combo for a in atoms))
+    # a term is a set of atoms: x:x is x, x2:x1 is x1:x2 if x1:x2 came first
     seen: dict[frozenset, tuple[str, ...]] = {}
     for t in terms:
         t = tuple(dict.fromkeys(t))
@@ -122,7 +338,7 @@ def parse_formula(fml: str) -> Formula:
         for raw in parts[1].split("+"):
             piece = raw.strip()
             if not piece:
-                raise InvalidArgumentError(f"argument `fml`: empty fixed effect in {fml!r}")
+                raise _fail(f"empty fixed effect in {fml!r}")
             if piece == "0":
                 continue
             fe = tuple(_check_name(p.strip(), fml) for p in piece.split("^"))
@@ -130,8 +346,13 @@ def parse_formula(fml: str) -> Formula:
                 fixef.append(fe)
     if fixef:
         intercept = False
-    if any(outcome in t for t in ordered) or any(outcome in f for f in fixef):
-        raise InvalidArgumentError(f"argument `fml`: the outcome {outcome!r} is also on the right of `~` in {fml!r}")
+    rhs_vars = list(dict.fromkeys(check.variables))
+    if any(v in rhs_vars for v in outcome_vars) or any(v in f for f in fixef for v in outcome_vars):
+        raise _fail(f"the outcome {outcome!r} is also on the right of `~` in {fml!r}")
     if not ordered:
-        raise InvalidArgumentError(f"argument `fml`: no regressor in {fml!r}; name at least one column after `~`")
-    return Formula(outcome=outcome, terms=tuple(ordered), fixef=tuple(fixef), intercept=intercept, text=fml.strip())
+        raise _fail(f"no regressor in {fml!r}; name at least one column after `~` (models with fixed effects "
+                    "alone are not supported)")
+    return Formula(outcome=outcome, terms=tuple(ordered), fixef=tuple(fixef), intercept=intercept, text=fml.strip(),
+                   transformed=transformed, rhs=parts[0].strip() if transformed else "",
+                   variables=tuple(dict.fromkeys(outcome_vars + rhs_vars)),
+                   categorical=tuple(dict.fromkeys(check.categorical)), outcome_variables=tuple(outcome_vars))

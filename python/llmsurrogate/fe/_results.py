@@ -8,13 +8,14 @@ a second to import, and the command line imports this module to register its com
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .._deprecation import warn_deprecated
-from ..exceptions import InvalidArgumentError
+from ..exceptions import InvalidArgumentError, LLMSurrogateWarning
 from ..results import Result, Summary, result_dataclass
 
 
@@ -29,6 +30,58 @@ def _level(level: float, alpha: float | None, owner: str) -> float:
     if isinstance(level, bool) or not (isinstance(level, (int, float, np.integer, np.floating)) and 0 < level < 1):
         raise InvalidArgumentError(f"argument `level` must lie in (0, 1), e.g. 0.95; got {level!r}")
     return float(level)
+
+
+@dataclass(eq=False)
+class FittedSample:
+    """What :class:`FeolsResult`'s post-estimation methods read (held by the fit in memory, not
+    saved with it): the estimation rows' positions in the data, outcome, regressors of the
+    coefficients kept (the outcome's and the columns' units), residuals, weights, fixed-effect
+    codes and level labels, and how to build the regressors of new data."""
+
+    rows: np.ndarray
+    y: np.ndarray
+    X: np.ndarray
+    resid: np.ndarray
+    w: Any
+    fe_codes: list
+    fe_labels: list
+    spec: Any
+    categorical_levels: Any
+    form: Any
+    names: list
+    beta: np.ndarray
+    effects: Any = None  # the fixed effects, once computed
+
+
+class _FixefNames(list):
+    """``fit.fixef``: call it (``fit.fixef()``) for the estimated fixed effects, as pyfixest; used
+    as the list of fixed-effect names it was before, it warns (FutureWarning) and is that list."""
+
+    def __init__(self, names, fit):
+        super().__init__(names)
+        self._fit = fit
+
+    def __call__(self):
+        return self._fit._fixef_effects()
+
+    def _old(self):
+        warn_deprecated("FeolsResult.fixef is now a method (the estimated fixed effects, as pyfixest's fixef()); "
+                        "the names are FeolsResult.fixef_names", stacklevel=4)
+
+
+for _m in ("__iter__", "__len__", "__getitem__", "__contains__", "__eq__", "__bool__", "__add__", "index", "count",
+           "__reversed__"):
+    def _wrap(name):
+        base = getattr(list, name, None)
+
+        def method(self, *args, **kwargs):
+            self._old()
+            return base(self, *args, **kwargs) if base is not None else bool(list.__len__(self))
+        method.__name__ = name
+        return method
+    setattr(_FixefNames, _m, _wrap(_m))
+_FixefNames.__hash__ = None
 
 
 @result_dataclass
@@ -64,7 +117,7 @@ class FeolsResult(Result):
     n_dropped_singletons: int
     n_dropped_zero_weight: int
     dropped_collinear: list
-    fixef: list
+    fixef_names: list
     fe_levels: dict
     n_clusters: dict
     r2: float
@@ -79,6 +132,147 @@ class FeolsResult(Result):
     #: ndarray (k,): the standard errors, computed on rescaled columns (exact where the variance of a
     #: coefficient over- or underflows a float64); None for results saved before they were stored
     std_errors: Any = None
+    #: "aweights" (analytic) or "fweights" (frequency: nobs is the sum of the weights)
+    weights_type: str = "aweights"
+    #: residual degrees of freedom: nobs minus the coefficients and the fixed-effect levels (one
+    #: level of each fixed effect after the first is redundant), as fixest's df.residual
+    df_resid: Any = None
+
+    @classmethod
+    def _from_fields(cls, fields: dict[str, Any]) -> "FeolsResult":
+        if "fixef" in fields and "fixef_names" not in fields:  # saved before fixef() became a method
+            fields = dict(fields)
+            fields["fixef_names"] = fields.pop("fixef")
+        return cls(**fields)
+
+    @property
+    def fixef(self):
+        """The estimated fixed effects: ``fit.fixef()`` is a dict ``{name: Series}`` indexed by
+        level (see :meth:`predict` for an example). Used as a list it is the names, with a
+        FutureWarning: they are now :attr:`fixef_names`."""
+        return _FixefNames(self.fixef_names, self)
+
+    # -- post-estimation (pyfixest's names) --------------------------------------------------------
+    def _fitted_sample(self) -> FittedSample:
+        sample = self.__dict__.get("_sample")
+        if sample is None:
+            raise InvalidArgumentError(
+                "this FeolsResult holds no estimation sample (a result loaded from JSON keeps the estimates, not the "
+                "data): refit it with feols() for predict(), resid(), fixef(), model_matrix() and obs_index")
+        return sample
+
+    @property
+    def obs_index(self) -> np.ndarray:
+        """Positions (0-based) in ``data`` of the rows used in the estimation, in the order of
+        :meth:`resid`, ``predict()`` and :meth:`model_matrix`."""
+        return np.asarray(self._fitted_sample().rows, dtype=np.int64)
+
+    def resid(self) -> np.ndarray:
+        """The residuals of the estimation rows (outcome minus fitted values, fixed effects
+        included), in the outcome's units, in the order of :attr:`obs_index`.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> from llmsurrogate.fe import feols
+        >>> df = pd.DataFrame({"y": [1.0, 2.0, 4.0, 3.0, 7.0], "x": [0.0, 1.0, 2.0, 3.0, 4.0]})
+        >>> fit = feols("y ~ x", df)
+        >>> np.round(fit.resid(), 2).tolist()
+        [0.2, -0.1, 0.6, -1.7, 1.0]
+        """
+        return np.array(self._fitted_sample().resid, dtype=np.float64)
+
+    def model_matrix(self) -> pd.DataFrame:
+        """The regressors of the estimation rows as the formula built them (one column per
+        coefficient, without the fixed effects, as fixest's ``model.matrix``), indexed by
+        :attr:`obs_index`.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from llmsurrogate.fe import feols
+        >>> df = pd.DataFrame({"y": [1.0, 2.0, 4.0, 3.0], "x": [1.0, 2.0, 3.0, 4.0], "g": ["a", "b", "a", "b"]})
+        >>> feols("y ~ x + C(g)", df).model_matrix()
+           Intercept    x  C(g)[T.b]
+        0        1.0  1.0        0.0
+        1        1.0  2.0        1.0
+        2        1.0  3.0        0.0
+        3        1.0  4.0        1.0
+        """
+        s = self._fitted_sample()
+        return pd.DataFrame(s.X, columns=list(self.terms), index=pd.Index(self.obs_index))
+
+    def predict(self, newdata=None) -> np.ndarray:
+        """Predicted values, fixed effects included. ``newdata=None``: the fitted values of the
+        estimation rows (order of :attr:`obs_index`); a DataFrame or a mapping of columns: one
+        value per row of it, the formula's transforms applied, NaN where a value it needs is
+        missing or a level (of a fixed effect, or of ``C()``/``i()``) was not in the estimation
+        rows (as pyfixest).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from llmsurrogate.fe import feols
+        >>> df = pd.DataFrame({"y": [1.0, 2.0, 4.0, 3.0, 5.0, 6.0], "x": [0.0, 1.0, 2.0, 0.0, 1.0, 2.0],
+        ...                    "firm": ["a", "a", "a", "b", "b", "b"]})
+        >>> fit = feols("y ~ x | firm", df)
+        >>> fit.predict(pd.DataFrame({"x": [1.0, 1.0, 1.0], "firm": ["a", "b", "c"]})).round(2).tolist()
+        [2.33, 4.67, nan]
+        >>> {k: v.round(2).to_dict() for k, v in fit.fixef().items()}
+        {'firm': {'a': 0.83, 'b': 3.17}}
+        """
+        s = self._fitted_sample()
+        if newdata is None:
+            return np.asarray(s.y - s.resid, dtype=np.float64)
+        from .._validation import as_frame, require_columns
+
+        frame = as_frame(newdata, "newdata")
+        form = s.form
+        require_columns(frame, form.regressor_columns(), "newdata")
+        n = len(frame)
+        beta = np.asarray(self.beta, dtype=np.float64)
+        if s.spec is not None:
+            from ._transforms import build_new
+
+            Xn, names, rows = build_new(form, s.spec, frame, s.categorical_levels or {})
+            xb = np.full(n, np.nan)
+            if len(rows):
+                xb[rows] = Xn[:, [names.index(t) for t in self.terms]] @ beta
+        else:
+            xb = np.zeros(n)
+            for t, b in zip(self.terms, beta):
+                v = np.ones(n)
+                for c in ([] if t == "Intercept" else t.split(":")):
+                    col = frame[c]
+                    if not (pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col)):
+                        raise InvalidArgumentError(f"argument `newdata`: column {c!r} is not numeric "
+                                                   f"(dtype {col.dtype})")
+                    v = v * col.to_numpy(dtype=np.float64, na_value=np.nan)
+                xb = xb + b * v
+        if self.fixef_names:
+            from ._estimation import _factorize_labels
+
+            effects = self._fixef_effects()
+            for fe, name in zip(form.fixef, self.fixef_names):
+                codes, labels = _factorize_labels(frame, fe)
+                vals = effects[name].reindex([str(v) for v in labels]).to_numpy(dtype=np.float64)
+                add = np.full(n, np.nan)
+                add[codes >= 0] = vals[codes[codes >= 0]]
+                xb = xb + add
+        return np.asarray(xb, dtype=np.float64)
+
+    def _fixef_effects(self) -> dict:
+        """The estimated fixed effects, ``{name: Series indexed by level}`` (levels as strings, as
+        pyfixest's): the least-squares solution of ``y - X b - e = sum of the effects`` normalised as
+        pyfixest's ``fixef()``: every level of the first fixed effect, and for each other the first
+        level in sorted order at 0. Needs the levels to be connected (else the split between fixed
+        effects is not identified: the minimum-norm solution, with a warning)."""
+        s = self._fitted_sample()
+        if not self.fixef_names:
+            raise InvalidArgumentError("fixef(): the model has no fixed effects")
+        if s.effects is None:
+            s.effects = _solve_effects(s, self.fixef_names)
+        return {k: v.copy() for k, v in s.effects.items()}
 
     def _series(self, values, name: str):
         return pd.Series(np.asarray(values, dtype=float), index=pd.Index(self.terms, name="Coefficient"), name=name)
@@ -151,7 +345,7 @@ class FeolsResult(Result):
         for name, g in self.fe_levels.items():
             facts[f"Fixed effect {name}"] = f"{g} levels"
         facts["R2"] = self.r2
-        if self.fixef:
+        if self.fixef_names:
             facts["Within R2"] = self.r2_within
             facts["Demeaning"] = (f"{self.demean_iterations} iteration(s), relative residual "
                                   f"{self.demean_residual:.2g} (tol {self.demean_tol:g})")
@@ -162,6 +356,63 @@ class FeolsResult(Result):
                      "(docs/methods/lookahead.md §5.3.1).")
         return Summary(f"OLS with fixed effects: {self.outcome}", facts=facts, tables=[("", self.tidy())],
                        notes=notes, float_format="{:.6g}")
+
+
+def _sort_key(labels: np.ndarray, values) -> np.ndarray:
+    """Positions of ``labels`` in sorted order of their values (numbers as numbers)."""
+    try:
+        num = np.array([float(v) for v in labels])
+        return np.argsort(num, kind="stable")
+    except (TypeError, ValueError):
+        return np.argsort(np.array([str(v) for v in labels], dtype=object), kind="stable")
+
+
+def _solve_effects(s: FittedSample, names: list) -> dict:
+    """The fixed effects of a fit (see :meth:`FeolsResult._fixef_effects`)."""
+    import warnings
+
+    from scipy import sparse
+    from scipy.sparse.linalg import lsqr, spsolve
+
+    d = np.asarray(s.y - s.resid - (s.X @ np.asarray(s.beta) if s.X.shape[1] else 0.0), dtype=np.float64)
+    n = len(d)
+    w = np.ones(n) if s.w is None else np.asarray(s.w, dtype=np.float64)
+    blocks, refs = [], []
+    for j, (codes, labels) in enumerate(zip(s.fe_codes, s.fe_labels)):
+        g = len(labels)
+        order = _sort_key(labels, None)
+        D = sparse.csr_matrix((np.ones(n), (np.arange(n), codes.astype(np.int64))), shape=(n, g))
+        if j > 0:
+            ref = int(order[0])
+            keep = np.r_[0:ref, ref + 1:g]
+            D = D[:, keep]
+            refs.append((ref, keep))
+        else:
+            refs.append((None, np.arange(g)))
+        blocks.append(D)
+    if len(blocks) == 1:
+        sums = np.bincount(s.fe_codes[0], weights=w * d, minlength=len(s.fe_labels[0]))
+        alpha = sums / np.bincount(s.fe_codes[0], weights=w, minlength=len(s.fe_labels[0]))
+    else:
+        D = sparse.hstack(blocks).tocsr()
+        A = (D.T @ sparse.diags(w) @ D).tocsc()
+        rhs = D.T @ (w * d)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            alpha = spsolve(A, rhs)
+        if not np.all(np.isfinite(alpha)) or np.max(np.abs(A @ alpha - rhs)) > 1e-8 * max(np.max(np.abs(rhs)), 1e-300):
+            warnings.warn("fixef(): the fixed effects are not connected (their split between fixed effects is not "
+                          "identified); the minimum-norm solution is returned", LLMSurrogateWarning, stacklevel=4)
+            sw = np.sqrt(w)
+            alpha = lsqr(sparse.diags(sw) @ D, sw * d, atol=1e-14, btol=1e-14, iter_lim=100_000)[0]
+    out, start = {}, 0
+    for name, labels, (ref, keep) in zip(names, s.fe_labels, refs):
+        vals = np.zeros(len(labels))
+        vals[keep] = alpha[start:start + len(keep)]
+        start += len(keep)
+        order = _sort_key(labels, None)
+        out[name] = pd.Series(vals[order], index=pd.Index([str(v) for v in labels[order]], name=name), name=name)
+    return out
 
 
 @result_dataclass
@@ -287,7 +538,7 @@ def etable(models, *, type: str = "text", digits: int = 3, stars: bool = True):
         terms += [t for t in m.terms if t not in terms]
     fes: list[str] = []
     for m in models:
-        fes += [f for f in m.fixef if f not in fes]
+        fes += [f for f in m.fixef_names if f not in fes]
     cols = [f"({i + 1})" for i in range(len(models))]
     rows: list[tuple[str, list[str]]] = [("", [m.outcome for m in models])]
     for t in terms:
@@ -303,12 +554,12 @@ def etable(models, *, type: str = "text", digits: int = 3, stars: bool = True):
                 err.append("")
         rows += [(t, est), ("", err)]
     for f in fes:
-        rows.append((f"FE: {f}", ["x" if f in m.fixef else "-" for m in models]))
+        rows.append((f"FE: {f}", ["x" if f in m.fixef_names else "-" for m in models]))
     rows.append(("S.E. type", [m.vcov_type for m in models]))
     rows.append(("Observations", [f"{m.nobs:,}" for m in models]))
     rows.append(("R2", [fmt.format(m.r2) for m in models]))
     if fes:
-        rows.append(("Within R2", [fmt.format(m.r2_within) if m.fixef else "-" for m in models]))
+        rows.append(("Within R2", [fmt.format(m.r2_within) if m.fixef_names else "-" for m in models]))
     frame = pd.DataFrame([r[1] for r in rows], index=[r[0] for r in rows], columns=cols)
     if type == "df":
         return frame

@@ -8,11 +8,18 @@ Notation: N rows, k regressors (after collinear ones are dropped), ``bread = (X�
 
 * ``iid``: ``V = bread · Σ w_i e_i² / (N − df_k)``, ``df_k = k + k_fe``; t with ``N − df_k`` df;
 * ``hetero`` (HC1): ``V = N/(N − df_k) · bread (Σ s_i s_iᵀ) bread``; t with ``N − df_k`` df;
+* ``HC2`` / ``HC3`` (no fixed effects, as pyfixest): HC1 with ``s_i`` divided by ``sqrt(1 − h_i)`` /
+  ``(1 − h_i)``, ``h_i = w_i x_iᵀ bread x_i`` the leverage; the factor ``N/(N − df_k)`` is kept, as
+  pyfixest 0.60 keeps it (sandwich's HC2/HC3 have none);
 * ``CRV1``: ``V = Σ_c sign_c · (N−1)/(N−df_k) · G/(G−1) · bread (Σ_g S_g S_gᵀ) bread`` over the
   cluster dimensions c (one; or for two-way ``a+b``: a, b and their intersection with sign −1),
   ``G = min`` of the dimensions' cluster counts; a fixed effect nested in a cluster dimension (each
   of its levels inside one cluster) does not count: ``df_k = k + k_fe − Σ_{nested} L_f +
   #nested``; t with ``G − 1`` df.
+
+Frequency weights (``weights_type="fweights"``, as pyfixest): a row of weight w counts as w rows:
+``N = Σ w_i``; iid and CRV1 as above with that N; the hetero scores are ``sqrt(w_i) x̃_i e_i``
+(and ``h_i / w_i`` the leverage of HC2/HC3).
 """
 
 from __future__ import annotations
@@ -35,7 +42,7 @@ class VcovSpec:
     def label(self) -> str:
         if self.kind == "CRV1":
             return "CRV1 by " + "+".join(self.clusters)
-        return {"iid": "iid", "hetero": "hetero (HC1)"}[self.kind]
+        return {"iid": "iid", "hetero": "hetero (HC1)", "HC2": "HC2", "HC3": "HC3"}[self.kind]
 
 
 def parse_vcov(vcov) -> VcovSpec:
@@ -48,6 +55,8 @@ def parse_vcov(vcov) -> VcovSpec:
             return VcovSpec("iid")
         if key in ("hetero", "HC1"):
             return VcovSpec("hetero")
+        if key in ("HC2", "HC3"):
+            return VcovSpec(key)
     elif isinstance(vcov, dict) and len(vcov) == 1:
         (kind, cols), = vcov.items()
         if kind == "CRV1" and isinstance(cols, str):
@@ -55,7 +64,7 @@ def parse_vcov(vcov) -> VcovSpec:
             if 1 <= len(names) <= 2 and all(names) and len(set(names)) == len(names):
                 return VcovSpec("CRV1", names)
     raise InvalidArgumentError(
-        f"argument `vcov` must be 'iid', 'hetero' (HC1), {{'CRV1': 'col'}} or {{'CRV1': 'col1+col2'}}; got {vcov!r}"
+        f"argument `vcov` must be 'iid', 'hetero' (HC1), 'HC2', 'HC3', {{'CRV1': 'col'}} or {{'CRV1': 'col1+col2'}}; got {vcov!r}"
     )
 
 
@@ -82,11 +91,14 @@ class VcovResult:
 
 
 def compute_vcov(spec: VcovSpec, *, X: np.ndarray, resid: np.ndarray, w: np.ndarray | None, bread: np.ndarray,
-                 fe_codes: list[np.ndarray], fe_names: list[str], cluster_codes: list[np.ndarray]) -> VcovResult:
+                 fe_codes: list[np.ndarray], fe_names: list[str], cluster_codes: list[np.ndarray],
+                 fweights: float | None = None) -> VcovResult:
     """The variance of the coefficients (see the module docstring). ``X`` and ``resid`` are the
     demeaned regressors and the residuals (unweighted); ``cluster_codes`` one code array per
-    cluster column of ``spec``."""
-    n, k = X.shape
+    cluster column of ``spec``. ``fweights``: None for analytic weights, else the factor that turns
+    ``w`` into the frequency weights (``w * fweights``)."""
+    rows, k = X.shape
+    n = rows if fweights is None else int(round(float(np.sum(w)) * fweights))
     levels = [int(c.max()) + 1 for c in fe_codes]
     m = len(levels)
     k_fe = sum(levels) - (m - 1) if m > 1 else sum(levels)
@@ -99,11 +111,24 @@ def compute_vcov(spec: VcovSpec, *, X: np.ndarray, resid: np.ndarray, w: np.ndar
                 f"argument `data`: {n} rows leave no residual degrees of freedom for {k} regressors and {k_fe} fixed-effect levels")
         sigma2 = float(np.sum(ww * resid**2)) / (n - df_k)
         return VcovResult(bread * sigma2, df_k, n - df_k, ((n - 1) / (n - df_k),), ())
-    if spec.kind == "hetero":
+    if spec.kind in ("hetero", "HC2", "HC3"):
         df_k = k + k_fe
         if n - df_k <= 0:
             raise InvalidArgumentError(
                 f"argument `data`: {n} rows leave no residual degrees of freedom for {k} regressors and {k_fe} fixed-effect levels")
+        if fweights is not None:
+            scores = scores / np.sqrt(ww * fweights)[:, None]
+        if spec.kind != "hetero":
+            if fe_codes:
+                raise InvalidArgumentError(
+                    f"argument `vcov`: {spec.kind} is not defined with fixed effects (the leverage of the absorbed "
+                    "dummies is not computed, as in pyfixest); use 'hetero' (HC1) or a cluster")
+            lev = np.einsum("ij,jk,ik->i", X, bread, X) * (ww if fweights is None else 1.0 / fweights)
+            if np.any(lev >= 1 - 1e-10):
+                raise InvalidArgumentError(
+                    f"argument `vcov`: {spec.kind} is undefined here: a row has leverage 1 (it alone determines a "
+                    "coefficient); use 'hetero' (HC1)")
+            scores = scores / (np.sqrt(1 - lev) if spec.kind == "HC2" else (1 - lev))[:, None]
         adj = n / (n - df_k)
         return VcovResult(adj * bread @ (scores.T @ scores) @ bread, df_k, n - df_k, (adj,), ())
     # CRV1
