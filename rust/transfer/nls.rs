@@ -539,6 +539,129 @@ fn domain_mse(family: Family, theta: &[f64], c: &Compressed, d: usize) -> f64 {
     s.value() / c.count[d] as f64
 }
 
+/// Whether the Jacobian of `resid` at `x` (forward differences) has a (numerically) dependent
+/// set of columns: a zero column, or a pivot of the Cholesky factor of the column-normalised
+/// Gram matrix below 1e-6 (a direction in which the fit changes a million times less than along
+/// the parameters themselves).
+fn jacobian_rank_deficient<F>(resid: &F, m: usize, x: &[f64], lower: &[f64], upper: &[f64]) -> bool
+where
+    F: Fn(&[f64], &mut [f64]),
+{
+    let n = x.len();
+    let mut r0 = vec![0.0; m];
+    resid(x, &mut r0);
+    let mut cols = vec![0.0; m * n];
+    let mut xt = x.to_vec();
+    let mut rt = vec![0.0; m];
+    for j in 0..n {
+        let h0 = 1.49e-8 * x[j].abs().max(1e-3);
+        let h = if x[j] + h0 > upper[j] && x[j] - h0 >= lower[j] { -h0 } else { h0 };
+        xt.copy_from_slice(x);
+        xt[j] += h;
+        resid(&xt, &mut rt);
+        for i in 0..m {
+            let d = (rt[i] - r0[i]) / h;
+            cols[j * m + i] = if d.is_finite() { d } else { 0.0 };
+        }
+    }
+    let norms: Vec<f64> = (0..n).map(|j| cols[j * m..(j + 1) * m].iter().map(|v| v * v).sum::<f64>().sqrt()).collect();
+    let scale = norms.iter().cloned().fold(0.0, f64::max);
+    if norms.iter().any(|&v| v <= 1e-12 * scale.max(1e-300)) {
+        return true;
+    }
+    // Cholesky of the correlation matrix of the columns; a tiny pivot means dependence
+    let mut a = vec![0.0; n * n];
+    for p in 0..n {
+        for q in 0..=p {
+            let mut t = 0.0;
+            for i in 0..m {
+                t += cols[p * m + i] * cols[q * m + i];
+            }
+            a[p * n + q] = t / (norms[p] * norms[q]);
+        }
+    }
+    for p in 0..n {
+        for q in 0..=p {
+            let mut t = a[p * n + q];
+            for k in 0..q {
+                t -= a[p * n + k] * a[q * n + k];
+            }
+            if p == q {
+                if !(t > 1e-12) {
+                    return true;
+                }
+                a[p * n + p] = t.sqrt();
+            } else {
+                a[p * n + q] = t / a[q * n + q];
+            }
+        }
+    }
+    false
+}
+
+/// The convention for parameters that the training data do not identify (see [`fit_rows`]):
+/// each free parameter in turn is put at its default and, if that alone raises the objective,
+/// the others are refitted from the current optimum; the restriction is kept when the training
+/// objective (`sse + ss_within`) does not rise by more than 1e-13 relative. The refits only run
+/// when the Jacobian at the optimum is rank deficient, so identified fits cost nothing extra.
+fn restrict_unidentified<F>(resid: &F, m: usize, spec: &ModelSpec, ss_within: f64, best: &mut LmFit, opts: &LmOptions)
+where
+    F: Fn(&[f64], &mut [f64]),
+{
+    let k = spec.free.len();
+    let tol = |sse: f64| (sse + ss_within) * (1.0 + 1e-13) - ss_within + 1e-300;
+    let mut r = vec![0.0; m];
+    // which parameters are fixed at their default so far; the rest may move in the refits
+    let mut fixed = vec![false; k];
+    let default = |j: usize| spec.theta[spec.free[j]].max(spec.lower[j]).min(spec.upper[j]);
+    let mut refits: Option<bool> = None; // whether restricted refits are worth trying (rank check)
+    for j in 0..k {
+        let dj = default(j);
+        if best.x[j] == dj {
+            fixed[j] = true;
+            continue;
+        }
+        let mut trial = best.x.clone();
+        trial[j] = dj;
+        resid(&trial, &mut r);
+        let s = sse_of(&r);
+        if s <= tol(best.sse) {
+            best.x = trial;
+            best.sse = best.sse.min(s);
+            fixed[j] = true;
+            continue;
+        }
+        // refit the parameters that are still free with this one at its default
+        if !*refits.get_or_insert_with(|| jacobian_rank_deficient(resid, m, &best.x, &spec.lower, &spec.upper)) {
+            continue;
+        }
+        let movable: Vec<usize> = (0..k).filter(|&i| i != j && !fixed[i]).collect();
+        if movable.is_empty() {
+            continue;
+        }
+        let base = trial.clone();
+        let sub = |y: &[f64], out: &mut [f64]| {
+            let mut x = base.clone();
+            for (a, &i) in movable.iter().enumerate() {
+                x[i] = y[a];
+            }
+            resid(&x, out);
+        };
+        let y0: Vec<f64> = movable.iter().map(|&i| best.x[i]).collect();
+        let lo: Vec<f64> = movable.iter().map(|&i| spec.lower[i]).collect();
+        let hi: Vec<f64> = movable.iter().map(|&i| spec.upper[i]).collect();
+        let fit = levenberg_marquardt(&sub, m, &y0, &lo, &hi, opts);
+        if fit.sse <= tol(best.sse) {
+            for (a, &i) in movable.iter().enumerate() {
+                trial[i] = fit.x[a];
+            }
+            best.x = trial;
+            best.sse = best.sse.min(fit.sse);
+            fixed[j] = true;
+        }
+    }
+}
+
 /// Fit `spec` by pooled least squares on the rows of the given domains; keep the best start.
 pub fn fit_rows(spec: &ModelSpec, c: &Compressed, domains: &[usize], opts: &LmOptions) -> SubsetFit {
     let mut rows: Vec<(usize, usize)> = domains.iter().map(|&d| (c.offsets[d], c.offsets[d + 1])).collect();
@@ -581,26 +704,16 @@ pub fn fit_rows(spec: &ModelSpec, c: &Compressed, domains: &[usize], opts: &LmOp
         converged: false,
         status: "no starting point",
     });
-    // A free parameter that does not affect the training fit (e.g. beta on gains-only data, or
-    // gamma when every training lottery has p = 1/2) is not identified: any value is a least-squares
-    // solution. Set it to its default (the value it has in the restricted models), so the result
-    // does not depend on the starting point.
+    // Parameters the training data do not pin down (beta on gains-only data; gamma when every
+    // training lottery has p = 1/2; alpha and delta jointly when a pool's lotteries all share one
+    // probability and a zero second prize, so that only w(p)^(1/alpha) matters): any value on the
+    // flat set is a least-squares solution, and where on it a local optimiser stops depends on the
+    // starting point. Convention: report the most restricted model that attains the same minimum,
+    // i.e. put free parameters at their defaults (the values they have in the restricted models),
+    // one at a time in the order alpha, beta, delta, gamma, refitting the others, and keep each
+    // restriction that leaves the training objective unchanged (relative 1e-13).
     if best.sse.is_finite() {
-        let mut r = vec![0.0; m];
-        for (j, &i) in spec.free.iter().enumerate() {
-            let default = spec.theta[i].max(spec.lower[j]).min(spec.upper[j]);
-            if best.x[j] == default {
-                continue;
-            }
-            let mut trial = best.x.clone();
-            trial[j] = default;
-            resid(&trial, &mut r);
-            let s = sse_of(&r);
-            if s <= best.sse * (1.0 + 1e-13) + 1e-300 {
-                best.x = trial;
-                best.sse = best.sse.min(s);
-            }
-        }
+        restrict_unidentified(&resid, m, spec, ss_within, &mut best, opts);
     }
     let mut theta = spec.theta.clone();
     for (j, &i) in spec.free.iter().enumerate() {
@@ -779,6 +892,31 @@ mod tests {
         let f = &fit_subsets(&spec, &data, &[0], 1, &LmOptions::default()).unwrap()[0];
         assert!((f.theta[0] - 0.7).abs() < 1e-7, "{:?}", f.theta);
         assert_eq!(f.theta[1], 1.0);
+    }
+
+    #[test]
+    fn jointly_unidentified_parameters_give_the_most_restricted_fit() {
+        // every lottery has p = 1/2 and z2 = 0: CE = w^(1/alpha) z1 with w = delta/(1+delta), so
+        // (alpha, delta) are identified only through w^(1/alpha), and beta, gamma not at all.
+        // From any start the fit is alpha = beta = gamma = 1 and w = the CE ratio.
+        let z1 = [10.0, 20.0, 10.0, 20.0];
+        let z2 = [0.0; 4];
+        let p = [0.5; 4];
+        let y: Vec<f64> = (0..4).map(|i| cpt_ce(0.6, 0.8, 0.7, 0.9, z1[i], z2[i], p[i]) + if i < 2 { 0.1 } else { -0.1 }).collect();
+        let off = [0usize, 4];
+        let data = Lotteries { z1: &z1, z2: &z2, p: &p, y: &y, offsets: &off };
+        // least-squares w of the model CE = w z1: sum(z1 y) / sum(z1^2)
+        let w_ls = (10.0 * (y[0] + y[2]) + 20.0 * (y[1] + y[3])) / (2.0 * (100.0 + 400.0));
+        for start in [[0.05, 0.3, 20.0, 0.2], [0.5, 0.5, 0.5, 0.5], [1.0, 1.0, 1.0, 1.0]] {
+            let spec = ModelSpec { family: Family::Cpt, theta: vec![1.0; 4], free: vec![0, 1, 2, 3], lower: vec![1e-8; 4], upper: vec![1.0, 1.0, 1e6, 1.0], starts: vec![start.to_vec()] };
+            let f = &fit_subsets(&spec, &data, &[0], 1, &LmOptions::default()).unwrap()[0];
+            assert_eq!((f.theta[0], f.theta[1], f.theta[3]), (1.0, 1.0, 1.0), "{:?}", f.theta);
+            let w = f.theta[2] / (1.0 + f.theta[2]);
+            assert!((w - w_ls).abs() < 1e-9, "{w} vs {w_ls}");
+            // the restricted fit attains the unrestricted minimum: the residual SSE of the w-only model
+            let sse_ls: f64 = (0..4).map(|i| (w_ls * z1[i] - y[i]).powi(2)).sum();
+            assert!((f.train_mse * 4.0 - sse_ls).abs() <= 1e-12 * sse_ls.max(1.0), "{} vs {sse_ls}", f.train_mse * 4.0);
+        }
     }
 
     #[test]

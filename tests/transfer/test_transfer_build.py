@@ -446,9 +446,10 @@ def test_domain_order_of_published_matrices_recovered_by_matching(certainty_equi
 def test_r1_tables_match_published_matrices(certainty_equivalents, free):
     """The stored values are RMSEs; the EU matrix uses the authors' zero-prize convention.
 
-    Rows whose training domain has gains and losses match to ~1e-6; on gains-only training domains
-    (and single-probability ones) a CPT parameter is not identified and the authors' optimiser left
-    it at an arbitrary value, so those rows can differ (see the module note)."""
+    Rows whose training domain has gains and losses match to ~1e-6 (CPT abdg on Fehr-Duda et al.
+    (2010): 3e-4, where our fit is the better one); on gains-only training domains with few
+    lotteries a CPT parameter is not identified and the authors' optimiser left it at an arbitrary
+    value, so those rows can differ: test_transfer_build_published.py certifies each of them."""
     model = tr.EU(zero_prize="authors") if free == "EU_iso" else tr.CPT(free)
     order = fixture_order()
     theirs = ds.load_transfer_errors(free).to_numpy(float)
@@ -457,7 +458,7 @@ def test_r1_tables_match_published_matrices(certainty_equivalents, free):
     rel_mse = np.abs(mine - theirs) / theirs
     assert np.median(rel_rmse) < 1e-7 < np.median(rel_mse)
     gains_only = ds.certainty_equivalent_domains()["gains_only"].to_numpy()[order] == 1
-    tol = 2e-3 if free == "abdg" else 1e-5
+    tol = 3e-4 if free == "abdg" else 1e-5
     assert rel_rmse[~gains_only].max() < tol
     assert np.diag(rel_rmse).max() < 1e-5  # in-sample errors
     if free in ("EU_iso", "a", "d"):  # every parameter identified on every domain
@@ -527,27 +528,6 @@ def test_cli_transfer_build_bad_input(tmp_path):
     out = run_cli("transfer", "build", "--data", str(tmp_path / "d.csv"), "--model", "eu", "--subsets", "many",
                   "--out", str(tmp_path / "t.csv"))
     assert out.returncode == 2 and "--subsets" in out.stderr  # a usage error (click's exit 2)
-
-
-TABLE5 = {  # paper Table 5 (raw, deterioration), tau = 0.95
-    "EU_iso": [(2.56, 16.41), (1.00, 1.30)], "g": [(2.50, 15.83), (1.00, 1.47)],
-    "ab": [(2.56, 16.13), (1.00, 1.30)], "abg": [(2.47, 15.91), (1.00, 1.85)],
-}
-
-
-@pytest.mark.parametrize("free", list(TABLE5))
-def test_table5_intervals_from_our_tables(certainty_equivalents, free):
-    """Forecast intervals [f_(N+1-k), f_(k)], k = ceil(0.95 N), of our RMSE tables vs the paper's
-    Table 5. CPT ab raw upper end 16.11 vs 16.13, abg deterioration upper end 1.864 vs 1.85: rows
-    trained on gains-only pools (unidentified beta) differ from the authors' (see the notes)."""
-    model = tr.EU(zero_prize="authors") if free == "EU_iso" else tr.CPT(free)
-    tabs = tr.error_tables(certainty_equivalents, {free: model}, metric="rmse", kinds=("raw", "deterioration"))[free]
-    for kind, (lo, hi) in zip(("raw", "deterioration"), TABLE5[free]):
-        v = np.sort(tabs[kind].values)
-        k = math.ceil(0.95 * v.size - 1e-9)
-        tol = {("ab", "raw"): 0.025, ("abg", "deterioration"): 0.015}.get((free, kind), 0.006)
-        assert v[v.size - k] == pytest.approx(lo, abs=tol)
-        assert v[k - 1] == pytest.approx(hi, abs=tol)
 
 
 def test_cli_build_killed_mid_run_resumes(tmp_path):

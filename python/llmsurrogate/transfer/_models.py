@@ -220,8 +220,16 @@ class CPT(_NLSModel):
     ``free`` is a string of letters a (alpha), b (beta), d (delta), g (gamma), e.g. ``"abdg"`` (full
     CPT), ``"g"``, ``"ab"``, ``"dg"``, ``"abg"``; the other parameters are fixed at the values given
     (default 1). Bounds follow the paper's ``alpha, beta, gamma in [0, 1]``, ``delta >= 0``, with a
-    small positive lower bound (``eps``, default 1e-6) where the value function would not be
-    invertible, and ``delta <= delta_max`` (default 1e6).
+    small positive lower bound (``eps``, default 1e-8, the bound of the authors' replication code
+    chaofengwu/TransferPerf) where the value function would not be invertible, and
+    ``delta <= delta_max`` (default 1e6).
+
+    Parameters the training data do not identify (beta on gains-only data; gamma when every
+    lottery has p = 1/2; alpha and delta jointly when all lotteries share one probability and a
+    zero second prize) are reported at their defaults whenever that leaves the training MSE
+    unchanged (relative 1e-13): the fit is the most restricted model that attains the minimum, so
+    it does not depend on the starting points (docs/methods/transfer.md, "Building the tables
+    from raw data").
 
     Fitted attributes: ``alpha_``, ``beta_``, ``delta_``, ``gamma_``, ``theta_``, ``train_mse_``,
     ``converged_``, ``n_iter_``.
@@ -239,7 +247,7 @@ class CPT(_NLSModel):
     _param_names = ("free", "alpha", "beta", "delta", "gamma", "eps", "delta_max", "starts", "max_iter")
 
     def __init__(self, free: str = "abdg", alpha: float = 1.0, beta: float = 1.0, delta: float = 1.0,
-                 gamma: float = 1.0, eps: float = 1e-6, delta_max: float = 1e6, starts=None, max_iter: int = 500):
+                 gamma: float = 1.0, eps: float = 1e-8, delta_max: float = 1e6, starts=None, max_iter: int = 500):
         self.free = free
         self.alpha = alpha
         self.beta = beta
