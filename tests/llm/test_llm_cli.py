@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -94,3 +95,182 @@ def test_old_command_name_score_runs_risk_with_a_notice(setup):
         assert (root / "old" / name).read_bytes() == (root / "new" / name).read_bytes()
     listed = run("--help").stdout
     assert " risk " in listed and " score " not in listed
+
+
+# --- issue 25: a Python study repeats on the command line; the options folktexts' run_acs_benchmark has ------------
+
+from click.testing import CliRunner  # noqa: E402
+
+from llmsurrogate.cli import cli  # noqa: E402
+from llmsurrogate.llm.factory import make_backend  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    """A saved SynthIncome task, 40 synthetic rows (14 of label 1), a tiny model and its backend."""
+    root = tmp_path_factory.mktemp("study")
+    model = testing.build_model(root / "model", "gpt2", seed=11)
+    rows = testing.synthetic_census(40, seed=5)
+    rows.to_csv(root / "rows.csv", index=False)
+    task = testing.synthetic_income_task()
+    task.to_toml(root / "synth.toml")
+    backend = make_backend("transformers", str(model), device="cpu")
+    return root, model, rows, task, backend
+
+
+def risk_cli(study, out, *args):
+    root, model, *_ = study
+    res = CliRunner().invoke(cli, ["risk", "--data", str(root / "rows.csv"), "--model", str(model),
+                                   "--cache", str(out / "cache"), "--out", str(out / "out"), "--n-boot", "20",
+                                   "--no-plot", *map(str, args)])
+    return res, out / "out"
+
+
+def python_scores(study, rows, task=None, **kwargs):
+    """The same scores from Python, through a cache of their own (so the command computes its own)."""
+    root, _model, _rows, synth, backend = study
+    from llmsurrogate.risk import risk_scores
+
+    return risk_scores(rows, task or synth, backend, cache=root / f"py-cache-{len(list(root.iterdir()))}",
+                       **kwargs).table["score"].to_numpy()
+
+
+def test_the_command_on_a_saved_task_gives_pythons_scores(study, tmp_path):
+    """Item 6: save the task in Python, score from the command line: the same numbers on the same rows."""
+    root, _model, rows, task, _backend = study
+    res, out = risk_cli(study, tmp_path, "--task", root / "synth.toml")
+    assert res.exit_code == 0, res.output
+    scores = pd.read_csv(out / "scores.csv")
+    assert json.loads((out / "run.json").read_text())["cache_misses"] == 2 * len(rows)  # computed, not read
+    np.testing.assert_allclose(scores["score"], python_scores(study, rows), rtol=0, atol=1e-12)  # the spread of the scores: 2e-5
+    assert scores["row"].tolist() == list(range(40)) and scores["score"].std() > 1e-6  # not a constant
+
+
+def test_features_scores_the_task_on_those_columns(study, tmp_path):
+    root, _model, rows, task, _backend = study
+    res, out = risk_cli(study, tmp_path, "--task", root / "synth.toml", "--features", "SEX,AGEP")
+    assert res.exit_code == 0, res.output
+    expect = python_scores(study, rows, task.with_features(["AGEP", "SEX"]))
+    np.testing.assert_allclose(pd.read_csv(out / "scores.csv")["score"], expect, atol=1e-12)
+    assert not np.allclose(expect, python_scores(study, rows), atol=1e-12)  # the subset changed the prompts
+    bad, _ = risk_cli(study, tmp_path / "bad", "--task", root / "synth.toml", "--features", "AGEP,OCCP")
+    assert bad.exit_code == 1 and "--features" in bad.output and "OCCP" in bad.output
+
+
+def test_subsample_draws_rows_by_seed(study, tmp_path):
+    root, _model, rows, *_ = study
+    runs = {}
+    for name, args in {"a": ("--subsample", 7, "--seed", 1), "b": ("--subsample", 7, "--seed", 1),
+                       "c": ("--subsample", 7, "--seed", 2), "share": ("--subsample", 0.25, "--seed", 1)}.items():
+        res, out = risk_cli(study, tmp_path / name, "--task", root / "synth.toml", *args)
+        assert res.exit_code == 0, res.output
+        runs[name] = pd.read_csv(out / "scores.csv")
+    picked = runs["a"]["row"].tolist()
+    assert len(picked) == 7 == len(set(picked)) and picked == sorted(picked)
+    assert runs["b"]["row"].tolist() == picked and runs["c"]["row"].tolist() != picked
+    assert len(runs["share"]) == 10  # 0.25 of 40 rows
+    np.testing.assert_allclose(runs["a"]["score"], python_scores(study, rows.iloc[picked]), atol=1e-12)
+    too_many, _ = risk_cli(study, tmp_path / "many", "--task", root / "synth.toml", "--subsample", 41)
+    assert too_many.exit_code == 1 and "--subsample 41" in too_many.output
+
+
+def test_few_shot_examples_are_balanced_set_aside_and_shown(study, tmp_path):
+    root, _model, rows, task, _backend = study
+    res, out = risk_cli(study, tmp_path, "--task", root / "synth.toml", "--few-shot", 4, "--seed", 7)
+    assert res.exit_code == 0, res.output
+    info = json.loads((out / "run.json").read_text())
+    shown = info["few_shot_rows"]
+    assert len(shown) == 4 and sorted(rows.loc[shown, "PINCP>50000"]) == [0, 0, 1, 1]  # class-balanced
+    scores = pd.read_csv(out / "scores.csv")
+    assert set(scores["row"]) == set(range(40)) - set(shown)  # the examples are not scored
+    expect = python_scores(study, rows.drop(index=shown), few_shot=rows.loc[shown])
+    np.testing.assert_allclose(scores["score"], expect, atol=1e-12)
+    assert not np.allclose(expect, python_scores(study, rows.drop(index=shown)), atol=1e-12)
+    # a pool with one row of label 1: four balanced examples cannot be drawn; --no-balance draws at random
+    pool = pd.concat([rows[rows["PINCP>50000"] == 0].head(10), rows[rows["PINCP>50000"] == 1].head(1)])
+    pool.to_csv(tmp_path / "pool.csv", index=False)
+    res, _ = risk_cli(study, tmp_path / "short", "--task", root / "synth.toml", "--few-shot", 4, "--train-data",
+                      tmp_path / "pool.csv")
+    assert res.exit_code == 1 and "--few-shot 4" in res.output and "has 1" in res.output
+    res, out = risk_cli(study, tmp_path / "plain", "--task", root / "synth.toml", "--few-shot", 4, "--no-balance",
+                        "--train-data", tmp_path / "pool.csv", "--subsample", 3)
+    assert res.exit_code == 0, res.output
+    assert len(set(json.loads((out / "run.json").read_text())["few_shot_rows"])) == 4
+
+
+def test_chat_and_few_shot_combine(study, tmp_path):
+    root, _model, rows, task, backend = study
+    res, out = risk_cli(study, tmp_path, "--task", root / "synth.toml", "--few-shot", 2, "--chat",
+                        "--system-prompt", "Answer with one letter.", "--subsample", 5)
+    assert res.exit_code == 0, res.output
+    info = json.loads((out / "run.json").read_text())
+    assert info["chat"] and info["few_shot"] == 2
+    scores = pd.read_csv(out / "scores.csv")
+    shown, scored = info["few_shot_rows"], scores["row"].tolist()
+    expect = python_scores(study, rows.iloc[scored], chat=True, system_prompt="Answer with one letter.",
+                           few_shot=rows.loc[shown])
+    np.testing.assert_allclose(scores["score"], expect, atol=1e-12)
+    from llmsurrogate.llm.scoring import chat_prompt_fn
+
+    ex = rows.loc[shown].to_dict("records")
+    render = chat_prompt_fn(backend, task, few_shot=(ex, rows.loc[shown, "PINCP>50000"].tolist()))
+    prompt = render(rows.iloc[0].to_dict(), task.question)
+    user = prompt.split("<|im_start|>user\n", 1)[1].split("<|im_end|>", 1)[0]
+    assert prompt.startswith("<|im_start|>system\n") and prompt.endswith(
+        "<|im_start|>assistant\nIf had to select one of the options, my answer would be")
+    assert user.count("Information:") == 3 and user.count("\nAnswer: ") == 2  # two examples answered, then the row
+    assert user.endswith("B. Above $50,000.")
+
+
+def test_fit_threshold_and_threshold(study, tmp_path):
+    root, _model, rows, *_ = study
+    res, out = risk_cli(study, tmp_path / "fit", "--task", root / "synth.toml", "--fit-threshold", 12, "--seed", 4)
+    assert res.exit_code == 0, res.output
+    info = json.loads((out / "run.json").read_text())
+    fit = pd.read_csv(out / "threshold_scores.csv")
+    assert fit["row"].tolist() == info["threshold_fit"]["rows"] and len(fit) == 12
+    # brute force: balanced accuracy of 1{r >= t} at every observed score; the fitted one is a best
+    y, r = fit["label"].to_numpy(), fit["score"].to_numpy()
+
+    def bacc(t):
+        pred = r >= t
+        return (pred[y == 1].mean() + (~pred[y == 0]).mean()) / 2
+
+    t = info["threshold"]
+    assert t in r and bacc(t) == pytest.approx(max(bacc(c) for c in r))
+    scores = pd.read_csv(out / "scores.csv")
+    assert set(scores["row"]).isdisjoint(fit["row"]) and len(scores) == 28
+    m = pd.read_csv(out / "metrics.csv").set_index("metric")["value"]
+    assert m["accuracy"] == pytest.approx(((scores["score"] >= t) == scores["label"]).mean())
+    res, out = risk_cli(study, tmp_path / "fixed", "--task", root / "synth.toml", "--threshold", 0.5000001)
+    assert res.exit_code == 0, res.output
+    s = pd.read_csv(out / "scores.csv")
+    m = pd.read_csv(out / "metrics.csv").set_index("metric")["value"]
+    assert m["accuracy"] == pytest.approx(((s["score"] >= 0.5000001) == s["label"]).mean())
+    both, _ = risk_cli(study, tmp_path / "both", "--task", root / "synth.toml", "--threshold", 0.5,
+                       "--fit-threshold", 3)
+    assert both.exit_code == 2 and "not both" in both.output
+
+
+def test_train_data_supplies_examples_and_seed_sets_the_bootstrap(study, tmp_path):
+    root, _model, rows, *_ = study
+    train = testing.synthetic_census(30, seed=9)
+    train.to_csv(tmp_path / "train.csv", index=False)
+    res, out = risk_cli(study, tmp_path / "a", "--task", root / "synth.toml", "--train-data", tmp_path / "train.csv",
+                        "--few-shot", 2, "--seed", 5)
+    assert res.exit_code == 0, res.output
+    info = json.loads((out / "run.json").read_text())
+    assert len(pd.read_csv(out / "scores.csv")) == 40  # every row of --data scored
+    expect = python_scores(study, rows, few_shot=train.loc[info["few_shot_rows"]])
+    np.testing.assert_allclose(pd.read_csv(out / "scores.csv")["score"], expect, atol=1e-12)
+    assert info["manifest"]["seeds"] == {"draws": 5, "bootstrap": 5}
+    from llmsurrogate.risk import RiskEvaluation, evaluate
+
+    s = pd.read_csv(out / "scores.csv")
+    ev = RiskEvaluation.from_json(out / "metrics.json")
+    ref = evaluate(s["label"], s["score"], n_boot=20, seed=5)
+    pd.testing.assert_frame_equal(ev.metrics, ref.metrics)
+    other = evaluate(s["label"], s["score"], n_boot=20, seed=6)
+    assert not ev.metrics["ci_low"].equals(other.metrics["ci_low"])  # the seed reaches the bootstrap
+    lone, _ = risk_cli(study, tmp_path / "b", "--task", root / "synth.toml", "--train-data", tmp_path / "train.csv")
+    assert lone.exit_code == 2 and "--few-shot" in lone.output

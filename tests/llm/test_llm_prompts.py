@@ -150,3 +150,17 @@ def test_task_from_toml(tmp_path):
     assert preset.features == ("AGEP", "SEX") and preset.name == "ACSIncome_AGEP_SEX"
     assert preset.fingerprint() != TASK.fingerprint()
     assert acs_income_task().fingerprint() == TASK.fingerprint()
+
+
+def test_few_shot_prompt_numeric_answers_and_no_prefill():
+    """A numeric example's answer is its label after the prefill without "0." (it read "0. 1" before);
+    prefill=False ends the prompt at the row's question (a chat prompt's user turn)."""
+    rows = ROWS.to_dict("records")
+    text = P.few_shot_prompt(TASK, rows[0], rows[1:3], [1, 0], TASK.numeric_question)
+    assert [line for line in text.splitlines() if line.startswith("Answer")] == [
+        "Answer (between 0 and 1): 1", "Answer (between 0 and 1): 0", "Answer (between 0 and 1): 0."]
+    full = P.few_shot_prompt(TASK, rows[0], rows[1:3], [1, 0])
+    cut = P.few_shot_prompt(TASK, rows[0], rows[1:3], [1, 0], prefill=False)
+    assert full == cut + "\nAnswer:" and cut.endswith("B. Above $50,000.")
+    zero = P.multiple_choice_prompt(TASK, rows[0], prefill=False)
+    assert cut.endswith(zero[zero.index("Information:"):])  # the row's block is the zero-shot one

@@ -113,12 +113,15 @@ def numeric_prompt(task: Task, row: Mapping, question: NumericQuestion | None = 
 
 def few_shot_prompt(task: Task, row: Mapping, examples: Sequence[Mapping], labels: Sequence[Any],
                     question: MultipleChoiceQuestion | NumericQuestion | None = None, *,
-                    show_question: bool = True) -> str:
+                    show_question: bool = True, prefill: bool = True) -> str:
     """Few-shot prompt: each example is ``Information:…⏎⏎{question block} {label}⏎⏎``.
 
     The examples are rendered with the *same* question (and so the same option order) as the
     target row, fixing folktexts' permuted-label bug (docs/methods/risk.md §1.4). For a multiple-choice question
-    the label is the answer key of the example's value; for a numeric one the raw label.
+    the label is the answer key of the example's value; for a numeric one the raw label, after the
+    prefill without its ``0.`` (``Answer (between 0 and 1): 1``).
+    ``prefill=False`` leaves the target row's prefill off (the user turn of a chat prompt, whose
+    assistant turn holds the prefill).
 
     Examples
     --------
@@ -138,10 +141,15 @@ def few_shot_prompt(task: Task, row: Mapping, examples: Sequence[Mapping], label
     else:
         keys = [str(v) for v in labels]
     parts = [task_description(task, few_shot=True) + "\n"]
+    if isinstance(q, NumericQuestion) and q.prefill.endswith("0."):
+        answer = q.prefill[:-2].rstrip()  # an example's answer is its label, 0 or 1, not "0. 1"
+    else:
+        answer = q.prefill
     for ex, key in zip(examples, keys):
-        block = q.render() if show_question else q.prefill
+        block = q.render(prefill=False) + "\n" + answer if show_question else answer
         parts.append(information_block(task, ex) + "\n\n" + block + f" {key}\n\n")
-    parts.append(information_block(task, row) + "\n\n" + (q.render() if show_question else q.prefill))
+    last = q.render(prefill) if show_question else (q.prefill if prefill else "")
+    parts.append(information_block(task, row) + ("\n\n" + last if last else ""))
     return "".join(parts)
 
 

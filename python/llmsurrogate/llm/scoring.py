@@ -31,6 +31,7 @@ from .prompts import (
     MC_CHAT_PREFILL,
     MC_SYSTEM_PROMPT,
     NUMERIC_SYSTEM_PROMPT,
+    few_shot_prompt,
     multiple_choice_prompt,
     numeric_prompt,
     persona_prompt,
@@ -441,20 +442,34 @@ def mc_risk(backend, task: Task, rows: Sequence[dict], *, cache=None, batch_size
     return per.mean(axis=1), masses, per
 
 
-def chat_prompt_fn(backend, task: Task, method: str = "multiple_choice", system: str | None = None):
+def chat_prompt_fn(backend, task: Task, method: str = "multiple_choice", system: str | None = None, *,
+                   few_shot: tuple[Sequence[dict], Sequence[Any]] | None = None):
     """A prompt renderer that wraps the zero-shot prompt in the backend's chat template (docs/methods/risk.md
     §1.4): the user turn is the prompt without its prefill; the assistant turn is the prefill
     (``If had to select one of the options, my answer would be`` for multiple choice, ``Answer
-    (between 0 and 1): 0.`` for numeric), cut right after it."""
+    (between 0 and 1): 0.`` for numeric), cut right after it. ``few_shot=(rows, labels)``: the user
+    turn is the few-shot prompt instead (the examples with their answers, then the row), rendered
+    with the same question, so the same option order, as the row."""
     if not hasattr(backend, "chat_prompt"):
         raise InvalidArgumentError(f"{type(backend).__name__} has no chat template support")
     if method == "multiple_choice":
         sys_text = MC_SYSTEM_PROMPT if system is None else system
+        if few_shot is not None:
+            ex_rows, ex_labels = few_shot
+            return lambda row, q: backend.chat_prompt(
+                few_shot_prompt(task, row, ex_rows, ex_labels, q, prefill=False), prefill=MC_CHAT_PREFILL,
+                system=sys_text or None)
         return lambda row, q: backend.chat_prompt(multiple_choice_prompt(task, row, q, prefill=False),
                                                   prefill=MC_CHAT_PREFILL, system=sys_text or None)
     sys_text = NUMERIC_SYSTEM_PROMPT if system is None else system
-    prefill = task.numeric_question.prefill if task.numeric_question else "Answer (between 0 and 1): 0."
-    return lambda row, q=None: backend.chat_prompt(numeric_prompt(task, row, prefill=False), prefill=prefill,
+    if task.numeric_question is None:
+        raise InvalidArgumentError(f"task {task.name!r} has no numeric question")
+    nq = task.numeric_question
+    if few_shot is not None:
+        ex_rows, ex_labels = few_shot
+        return lambda row, q=None: backend.chat_prompt(few_shot_prompt(task, row, ex_rows, ex_labels, nq, prefill=False),
+                                                       prefill=nq.prefill, system=sys_text or None)
+    return lambda row, q=None: backend.chat_prompt(numeric_prompt(task, row, prefill=False), prefill=nq.prefill,
                                                    system=sys_text or None)
 
 

@@ -3,7 +3,7 @@ implemented: ``docs/methods/risk.md``).
 
 * :func:`risk_scores` -- score every row of a data set with an LLM backend (multiple choice with
   both answer orders averaged, or verbalized/numeric with expected-value decoding), through the
-  on-disk cache; per-row answer mass.
+  on-disk cache; per-row answer mass; :func:`few_shot_examples` draws class-balanced examples.
 * :func:`evaluate` -- the §2 metrics with their exact conventions (accuracy at ``r >= τ``,
   balanced accuracy, ECE with equal-width and quantile bins, Brier and its Murphy decomposition,
   log loss, ROC AUC with ties ½, confidence bias R_bias, signed calibration error, calibration
@@ -53,10 +53,10 @@ from ._metrics import (
 from ._plots import plot_calibration, plot_calibration_table, plot_score_histogram
 from ._recalibration import Recalibrator, fit_recalibrator, recalibrate
 from ._results import RiskEvaluation, RiskScores
-from ._scores import risk_scores, score_table
+from ._scores import few_shot_examples, risk_scores, score_table
 
 __all__ = [
-    "risk_scores", "RiskScores", "evaluate", "RiskEvaluation", "threshold_metrics", "ece", "ece_quantile",
+    "risk_scores", "few_shot_examples", "RiskScores", "evaluate", "RiskEvaluation", "threshold_metrics", "ece", "ece_quantile",
     "brier_decomposition", "log_loss", "roc_auc", "confidence_bias", "signed_calibration_error", "delta_sce",
     "calibration_curve", "group_metrics", "best_threshold", "fit_recalibrator", "recalibrate", "Recalibrator",
     "plot_calibration", "plot_calibration_table", "plot_score_histogram", "BOOT_METRICS", "score_table",

@@ -8,15 +8,17 @@ import warnings
 from pathlib import Path
 
 import click
+import numpy as np
 
 from .._cli_support import (RUN_JSON, cli_names, data_column, handle_errors, progress_bar, read_table, start_run,
                             use_agg_backend, write_run_json)
 from .._atomic import check_output_dir, save_figure, write_frame, write_text
-from ..exceptions import LLMSurrogateWarning
+from ..exceptions import ColumnNotFoundError, InvalidArgumentError, LLMSurrogateWarning
 from ..llm.cache import Cache
 from ..llm.factory import BACKENDS, load_task, make_backend
+from ._metrics import best_threshold
 from ._plots import plot_calibration
-from ._scores import risk_scores
+from ._scores import few_shot_examples, risk_scores
 
 
 @click.command("risk")
@@ -42,6 +44,25 @@ from ._scores import risk_scores
               "task's sensitive attribute when present).")
 @click.option("--n-boot", type=click.IntRange(0), default=200, show_default=True)
 @click.option("--no-plot", is_flag=True)
+@click.option("--features", "features", default=None,
+              help="Comma-separated subset of the task's feature columns to put in the prompts (e.g. AGEP,SCHL).")
+@click.option("--subsample", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Score a random subset of the rows: a count (e.g. 500) or a share below 1 (e.g. 0.1).")
+@click.option("--few-shot", "few_shot", type=click.IntRange(0), default=0, show_default=True,
+              help="Labelled example rows shown before every row, as many of each label (class-balanced); drawn "
+              "from --train-data, else from --data (and then not scored).")
+@click.option("--no-balance", is_flag=True, help="Draw the --few-shot examples at random instead of class-balanced.")
+@click.option("--fit-threshold", "fit_threshold", type=click.IntRange(0), default=0, show_default=True,
+              help="Score this many labelled rows (from --train-data, else set aside from --data) and use the "
+              "threshold that maximises their balanced accuracy for the thresholded metrics.")
+@click.option("--threshold", type=click.FloatRange(0, 1), default=None,
+              help="Threshold of the thresholded metrics (accuracy, TPR, ...): predict 1 when score >= it [0.5].")
+@click.option("--train-data", "train_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, help="CSV or Parquet file of labelled rows for --few-shot and --fit-threshold (default: "
+              "rows set aside from --data).")
+@click.option("--seed", type=click.IntRange(0), default=42, show_default=True,
+              help="Seed of every random draw: --subsample, --few-shot and --fit-threshold rows, the bootstrap.")
+@click.option("--system-prompt", default=None, help="--chat: the system text (default: the package's; '' for none).")
 @click.option("--base-url", default=None, help="--backend openai: the OpenAI-compatible endpoint, e.g. "
               "http://127.0.0.1:8000/v1 (vllm serve, llama.cpp) or https://api.openai.com/v1.")
 @click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
@@ -64,17 +85,34 @@ from ._scores import risk_scores
 @click.option("--timeout", "request_timeout", type=click.FloatRange(min=0, min_open=True), default=None,
               help="--backend openai: seconds per request (60).")
 @handle_errors
-def risk_command(data_path, task_spec, backend, model, method, cache_dir, out_dir, batch_size, device, no_order_correction,
-          chat, group_col, n_boot, no_plot, base_url, api_key_env, endpoint, concurrency, rpm, tpm, price_input,
-          price_output, max_cost, max_tokens_budget, request_timeout):
+def risk_command(data_path, task_spec, backend, model, method, cache_dir, out_dir, batch_size, device,
+                 no_order_correction, chat, group_col, n_boot, no_plot, features, subsample, few_shot, no_balance,
+                 fit_threshold, threshold, train_path, seed, system_prompt, base_url, api_key_env, endpoint,
+                 concurrency, rpm, tpm, price_input, price_output, max_cost, max_tokens_budget, request_timeout):
     """LLM risk scores for every row of --data, with metrics when the label is present."""
-    outputs = ("scores.csv", "metrics.csv", "metrics.json", "calibration.png", RUN_JSON)
-    check_output_dir(out_dir, files=outputs, inputs=[data_path], arg="--out")
-    check_output_dir(cache_dir, files=(Cache.FILENAME,), inputs=[data_path], arg="--cache")
+    outputs = ("scores.csv", "threshold_scores.csv", "metrics.csv", "metrics.json", "calibration.png", RUN_JSON)
+    inputs = [data_path] + ([train_path] if train_path else [])
+    check_output_dir(out_dir, files=outputs, inputs=inputs, arg="--out")
+    check_output_dir(cache_dir, files=(Cache.FILENAME,), inputs=inputs, arg="--cache")
+    if threshold is not None and fit_threshold:
+        raise click.UsageError("give --threshold or --fit-threshold, not both")
+    if train_path is not None and not (few_shot or fit_threshold):
+        raise click.UsageError("--train-data is read for --few-shot and --fit-threshold; give one of them")
+    if no_balance and not few_shot:
+        raise click.UsageError("--no-balance applies to --few-shot; give --few-shot N")
+    if system_prompt is not None and not chat:
+        raise click.UsageError("--system-prompt applies to --chat prompts; give --chat")
     frame = read_table(data_path)
     task = load_task(task_spec, arg="--task")
+    if features is not None:
+        task = _feature_subset(task, features)
     task_file = Path(str(task_spec))
-    manifest = start_run([("--data", data_path)] + ([("--task", task_file)] if task_file.is_file() else []))
+    manifest = start_run([("--data", data_path)] + ([("--task", task_file)] if task_file.is_file() else [])
+                         + ([("--train-data", train_path)] if train_path else []),
+                         seeds={"draws": seed, "bootstrap": seed})
+    plan = _plan_rows(frame, task, data_path, train_path, subsample=subsample, few_shot=few_shot,
+                      balanced=not no_balance, fit_threshold=fit_threshold, seed=seed)
+    frame = plan["rows"]
     cache = Cache(cache_dir)
     if backend == "openai":
         if base_url is None:
@@ -88,6 +126,8 @@ def risk_command(data_path, task_spec, backend, model, method, cache_dir, out_di
     else:
         be = make_backend(backend, model, device=device, batch_size=batch_size)
     gcol = group_col or task.sensitive_attribute
+    if group_col and group_col not in frame.columns:
+        raise InvalidArgumentError(f"--groups {group_col!r} is not a column of --data {data_path.name}")
     names = cli_names(data=f"--data {data_path.name}", task="--task", method="--method", batch_size="--batch-size",
                       groups=data_column(gcol or "", data_path), n_boot="--n-boot")
     with progress_bar() as bar, warnings.catch_warnings(), names:
@@ -95,11 +135,32 @@ def risk_command(data_path, task_spec, backend, model, method, cache_dir, out_di
         warnings.filterwarnings("ignore", message="LLM cache .*", category=LLMSurrogateWarning)
         if hasattr(be, "ledger"):
             be.progress = bar  # the request ledger as bars: responses, tokens, share of --max-cost
-        res = risk_scores(frame, task, be, method, cache=cache, batch_size=batch_size or 16,
-                               correct_order_bias=not no_order_correction, chat=chat, progress=bar)
+        score = dict(method=method, cache=cache, batch_size=batch_size or 16, correct_order_bias=not no_order_correction,
+                     chat=chat, system_prompt=system_prompt, few_shot=plan["few_shot"], progress=bar)
+        res = risk_scores(frame, task, be, **score)
+        fitted = None
+        if fit_threshold:
+            fitted = risk_scores(plan["threshold_rows"], task, be, **score)
+    res.table["row"] = frame.index.to_numpy()  # the row of --data (0-based), also after --subsample
     write_frame(out_dir / "scores.csv", res.table)
     written = ["scores.csv"]
     meta = dict(res.meta)
+    meta["rows"] = plan["counts"]
+    meta["few_shot_rows"] = plan["few_shot_rows"]
+    if fitted is not None:
+        threshold = best_threshold(fitted.table["label"], fitted.table["score"], "balanced_accuracy")
+        fitted.table["row"] = plan["threshold_rows"].index.to_numpy()
+        write_frame(out_dir / "threshold_scores.csv", fitted.table)
+        written.append("threshold_scores.csv")
+        meta["threshold_fit"] = {"rows": plan["threshold_rows"].index.tolist(), "objective": "balanced_accuracy",
+                                 "threshold": float(threshold), "from": plan["source"],
+                                 "cache_hits": fitted.meta["cache_hits"], "cache_misses": fitted.meta["cache_misses"]}
+        click.echo(f"threshold: {threshold:.4g}, fitted on {len(fitted.table)} rows of {plan['source']} "
+                   "(largest balanced accuracy)")
+        for key in ("cache_hits", "cache_misses"):
+            meta[key] += fitted.meta[key]
+    threshold = 0.5 if threshold is None else float(threshold)
+    meta["threshold"] = threshold
     meta["cache_rejected"] = cache.rejected
     ledger = getattr(be, "ledger", None)
     if ledger is not None:
@@ -107,8 +168,7 @@ def risk_command(data_path, task_spec, backend, model, method, cache_dir, out_di
     if "label" in res.table:
         groups = frame[gcol].to_numpy() if gcol and gcol in frame.columns else None
         with names:
-            ev = res.evaluate(groups=groups, n_boot=n_boot)
-        manifest["seeds"]["bootstrap"] = ev.meta["seed"]
+            ev = res.evaluate(groups=groups, n_boot=n_boot, threshold=threshold, seed=seed)
         write_frame(out_dir / "metrics.csv", ev.metrics)
         write_text(out_dir / "metrics.json", ev.to_json())
         written += ["metrics.csv", "metrics.json"]
@@ -125,6 +185,74 @@ def risk_command(data_path, task_spec, backend, model, method, cache_dir, out_di
     if ledger is not None:
         click.echo(f"requests: {ledger.summary()}")
     click.echo(f"Wrote {', '.join(written)} to {out_dir}/")
+
+
+def _feature_subset(task, features: str):
+    """The task on the ``--features`` columns (in the task's order)."""
+    names = [f.strip() for f in features.split(",") if f.strip()]
+    if not names:
+        raise InvalidArgumentError("--features is empty; give column names separated by commas, e.g. AGEP,SCHL")
+    unknown = [f for f in names if f not in task.features]
+    if unknown:
+        raise ColumnNotFoundError(f"--features: task {task.name!r} has no columns {unknown}; its columns: "
+                                  f"{','.join(task.features)}")
+    if len(set(names)) != len(names):
+        raise InvalidArgumentError(f"--features names a column twice: {features}")
+    return task.with_features(names)
+
+
+def _plan_rows(frame, task, data_path, train_path, *, subsample, few_shot, balanced, fit_threshold, seed):
+    """Which rows are scored, shown as examples, and used to fit the threshold.
+
+    Examples and threshold rows come from --train-data, else are set aside from --data (never
+    scored there, so the metrics are on rows the prompts did not show and the threshold did not
+    see); --subsample then draws from the rows left. Every draw depends on --seed only."""
+    frame = frame.reset_index(drop=True)
+    rows, source = frame, f"--data {data_path.name}"
+    pool = frame
+    if train_path is not None:
+        pool, source = read_table(train_path, arg="--train-data").reset_index(drop=True), \
+            f"--train-data {train_path.name}"
+    need = few_shot + fit_threshold
+    examples = None
+    threshold_rows = None
+    if need:
+        if task.label_name not in pool.columns and task.target not in pool.columns:
+            raise ColumnNotFoundError(f"--few-shot and --fit-threshold need labelled rows: {source} has neither "
+                                      f"{task.label_name!r} nor {task.target!r}")
+        left = pool
+        if few_shot:
+            with cli_names(n=f"--few-shot {few_shot}", data=source):
+                examples = few_shot_examples(pool, task, few_shot, seed=seed, balanced=balanced)
+            left = pool.drop(index=examples.index)
+        if fit_threshold:
+            if fit_threshold > len(left):
+                raise InvalidArgumentError(f"--fit-threshold {fit_threshold}: {source} has {len(left)} rows left "
+                                           f"(after the --few-shot examples)")
+            rng = np.random.default_rng([seed, 2])
+            threshold_rows = left.iloc[np.sort(rng.choice(len(left), fit_threshold, replace=False))]
+        if train_path is None:
+            used = (examples.index.tolist() if examples is not None else []) + \
+                (threshold_rows.index.tolist() if threshold_rows is not None else [])
+            rows = frame.drop(index=used)
+    if subsample is not None:
+        n = len(rows)
+        if subsample < 1:
+            k = int(round(subsample * n))
+        elif float(subsample).is_integer():
+            k = int(subsample)
+        else:
+            raise InvalidArgumentError(f"--subsample {subsample:g}: give a count (a whole number) or a share below 1")
+        if not 1 <= k <= n:
+            raise InvalidArgumentError(f"--subsample {subsample:g} asks for {k} rows; {n} are there to score")
+        rng = np.random.default_rng([seed, 3])
+        rows = rows.iloc[np.sort(rng.choice(n, k, replace=False))]
+    if len(rows) == 0:
+        raise InvalidArgumentError(f"no rows of --data {data_path.name} are left to score")
+    counts = {"data": int(len(frame)), "scored": int(len(rows)), "few_shot": int(few_shot),
+              "fit_threshold": int(fit_threshold)}
+    return {"rows": rows, "few_shot": examples, "threshold_rows": threshold_rows, "source": source, "counts": counts,
+            "few_shot_rows": [] if examples is None else examples.index.tolist()}
 
 
 #: the command's function under its name before issue 20 (``llmsurrogate.cli`` imported ``score``)

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from .._progress import progress_reporter
-from .._validation import as_frame, check_choice
+from .._validation import as_frame, check_choice, check_int
 from ..exceptions import InvalidArgumentError
 from ..llm.cache import using_cache
 from ..llm.factory import as_backend, load_task
@@ -35,7 +35,8 @@ def risk_scores(data, task, backend, method: str = "multiple_choice", *, model: 
     ``few_shot``: a frame of labelled example rows (features and the label) shown before every
     row, the same examples for every row and every answer order, each rendered with the *same*
     (permuted) question as the target so its answer letter matches (fixing folktexts'
-    permuted-label bug).
+    permuted-label bug). :func:`few_shot_examples` draws a class-balanced frame. With ``chat``, the
+    examples and the row make the user turn and the assistant turn holds the prefill.
     ``progress``: ``None``, ``True`` (a progress bar) or ``progress(label, done, total)``.
     ``batch_size``: ``None`` (default) lets the backend choose its batches (TransformersBackend:
     length-sorted, ``batch_size`` prompts and on a GPU a token budget per forward pass, results
@@ -71,20 +72,22 @@ def _score_rows(data, task, backend, method, cache, batch_size, correct_order_bi
     rows = rows_of(data, task)
     h0, m0, r0 = cache.hits, cache.misses, cache.rejected
     table = pd.DataFrame({"row": np.arange(len(rows))})
-    fn = chat_prompt_fn(backend, task, "multiple_choice" if method == "multiple_choice" else "numeric",
-                        system_prompt) if chat else None
+    kind = "multiple_choice" if method == "multiple_choice" else "numeric"
+    if kind == "numeric" and task.numeric_question is None:
+        raise InvalidArgumentError(f"task {task.name!r} has no numeric question; use method='multiple_choice'")
+    examples = None
     if few_shot is not None:
-        if chat:
-            raise InvalidArgumentError("few-shot prompts cannot be combined with chat=True")
         ex_frame = as_frame(few_shot, "few_shot")
         ex_rows = rows_of(ex_frame, task)
-        ex_labels = task.labels(ex_frame).tolist()
-        if method == "multiple_choice":
-            fn = lambda row, q: few_shot_prompt(task, row, ex_rows, ex_labels, q)  # noqa: E731
-        else:
-            if task.numeric_question is None:
-                raise InvalidArgumentError(f"task {task.name!r} has no numeric question")
-            fn = lambda row, q=None: few_shot_prompt(task, row, ex_rows, ex_labels, task.numeric_question)  # noqa: E731
+        examples = (ex_rows, task.labels(ex_frame).tolist())
+    if chat:
+        fn = chat_prompt_fn(backend, task, kind, system_prompt, few_shot=examples)
+    elif examples is None:
+        fn = None
+    elif kind == "multiple_choice":
+        fn = lambda row, q: few_shot_prompt(task, row, *examples, q)  # noqa: E731
+    else:
+        fn = lambda row, q=None: few_shot_prompt(task, row, *examples, task.numeric_question)  # noqa: E731
     if method == "multiple_choice":
         s, mass, per = mc_risk(backend, task, rows, cache=cache, batch_size=batch_size,
                                correct_order_bias=correct_order_bias, spelling=spelling, progress=progress,
@@ -103,10 +106,54 @@ def _score_rows(data, task, backend, method, cache, batch_size, correct_order_bi
         table["label"] = task.labels(frame)
     meta = {"task": task.name, "task_fingerprint": task.fingerprint(), "method": method,
             "backend": dict(getattr(backend, "identity", {})), "correct_order_bias": bool(correct_order_bias),
-            "chat": bool(chat), "few_shot": 0 if few_shot is None else len(ex_rows),
+            "chat": bool(chat), "few_shot": 0 if examples is None else len(examples[0]),
             "cache_hits": cache.hits - h0, "cache_misses": cache.misses - m0,
             "cache_rejected": cache.rejected - r0}
     return RiskScores(table=table, meta=meta)
+
+
+def few_shot_examples(data, task, n: int, *, seed: int = 42, balanced: bool = True) -> pd.DataFrame:
+    """``n`` labelled rows of ``data`` to show as few-shot examples (``risk_scores(few_shot=...)``).
+
+    ``balanced`` (folktexts' ``--balance-few-shot-examples``): as many rows of label 0 as of
+    label 1 (an odd ``n`` gives the extra row to a label drawn at random); otherwise a simple
+    random sample. The rows come in random order (so the labels do not come in blocks) and keep
+    their index in ``data``, so a caller can leave them out of the rows it scores. The draw
+    depends on ``seed`` only.
+
+    Examples
+    --------
+    >>> from llmsurrogate import testing
+    >>> rows = testing.synthetic_census(200, seed=1)
+    >>> ex = few_shot_examples(rows, testing.synthetic_income_task(), 6, seed=0)
+    >>> len(ex), int(ex["PINCP>50000"].sum())  # three of each label
+    (6, 3)
+    >>> bool(ex.index.isin(rows.index).all())
+    True
+    """
+    frame = as_frame(data, "data")
+    n = check_int(n, "n", minimum=1)
+    seed = check_int(seed, "seed", minimum=0)
+    labels = task.labels(frame)
+    rng = np.random.default_rng([seed, 1])
+    if not balanced:
+        if n > len(frame):
+            raise InvalidArgumentError(f"argument `n`: {n} few-shot examples asked, but the data has {len(frame)} rows")
+        take = rng.choice(len(frame), n, replace=False)
+    else:
+        per = {0: n // 2, 1: n // 2}
+        if n % 2:
+            per[int(rng.integers(2))] += 1
+        take = []
+        for label, k in per.items():
+            where = np.flatnonzero(labels == label)
+            if k > len(where):
+                raise InvalidArgumentError(
+                    f"argument `n`: {n} class-balanced few-shot examples need {k} rows of label {label} "
+                    f"({task.label_name}), but the data has {len(where)}")
+            take.append(rng.choice(where, k, replace=False))
+        take = rng.permutation(np.concatenate(take))
+    return frame.iloc[take]
 
 
 # --- plain-table entry points (the R package calls these) ------------------------------------
