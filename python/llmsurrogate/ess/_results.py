@@ -9,12 +9,22 @@ import numpy as np
 from scipy.special import ndtri
 
 from .._deprecation import warn_deprecated
+from .._plotting import axes_for, finish, log_scale_if_wide
 from ..results import Result, Summary, result_dataclass
 
 
-def _log_axis(ax, ns):
-    if len(ns) and max(ns) / max(min(ns), 1) >= 20:
-        ax.set_xscale("log")
+#: the learners' names in a figure's legend (any other algorithm: its own name)
+_ALGORITHM_NAMES = {"rf": "random forest", "lasso": "lasso", "logit_l1": "L1-penalised logit", "mean": "training mean"}
+
+
+def _algorithm_name(algorithm: str) -> str:
+    return _ALGORITHM_NAMES.get(algorithm, algorithm)
+
+
+def _training_size_axis(ax, ns) -> None:
+    """N on a log axis with plain labels (1, 10, 100) when the grid spans decades."""
+    log_scale_if_wide(ax, ns, axis="x", ratio=20)
+    ax.set_xlabel("training size N")
 
 
 @result_dataclass
@@ -80,11 +90,21 @@ class ErrorCurve(Result):
         return Summary(self.title, facts=facts, tables=[("error curve", self.table[cols])], notes=notes)
 
     def plot(self, ax=None, scale: str = "error", **kwargs):
-        """Error curve with its CI band (``scale='rmse'`` for squared loss: delta-method band). Returns the Axes."""
-        import matplotlib.pyplot as plt
+        """Error curve with its CI band (``scale='rmse'`` for squared loss: delta-method band), on
+        ``ax`` if given. Returns the matplotlib Figure.
 
-        if ax is None:
-            _, ax = plt.subplots(figsize=(6.4, 4.2))
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> import numpy as np, pandas as pd
+        >>> from llmsurrogate.ess import error_curve
+        >>> df = pd.DataFrame({"y": np.random.default_rng(0).normal(size=200)})
+        >>> fig = error_curve(df, "y", algorithm="mean", grid=[1, 10], n_jobs=1).plot()
+        >>> fig.axes[0].get_xlabel()
+        'training size N'
+        >>> fig.savefig("error_curve.png")
+        """
+        fig, ax, owned = axes_for(ax, (6.4, 4.2))
         t = self.table
         ns = t["n_train"].to_numpy()
         if scale == "rmse" and "rmse" in t:
@@ -92,15 +112,14 @@ class ErrorCurve(Result):
         else:
             y, se = t["error"].to_numpy(), t["se"].to_numpy()
         z = _z((1 + self.level) / 2)
-        ax.plot(ns, y, "o-", color="tab:blue", label=f"{self.algorithm} (block-out CV)")
+        ax.plot(ns, y, "o-", color="tab:blue", label=f"{_algorithm_name(self.algorithm)} (block-out CV)", **kwargs)
         ax.fill_between(ns, y - z * se, y + z * se, color="tab:blue", alpha=0.2, label=f"{self.level:.0%} CI")
-        _log_axis(ax, ns)
-        ax.set_xlabel("training size N")
+        _training_size_axis(ax, ns)
         ax.set_ylabel("RMSE" if scale == "rmse" else f"{self.loss} loss")
         ax.set_title(self.title, fontsize=9)
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3)
-        return ax
+        return finish(fig, owned)
 
 
 def _z(p: float) -> float:
@@ -191,13 +210,23 @@ class EssResult(Result):
         return Summary(self.title, facts=facts, tables=[("sequential tests", self.table[cols])], notes=notes)
 
     def plot(self, ax=None, scale: str = "error", rule_label: str = "fixed rule (LLM)", **kwargs):
-        """The paper's figure: error curve with CI band, LLM error line with its band, the ESS bound marked.
+        """The paper's figure: error curve with CI band, LLM error line with its band, the ESS bound
+        marked; on ``ax`` if given. ``scale="rmse"`` (squared loss) shows RMSEs with delta-method
+        bands. The y axis is logarithmic when the errors span decades. Returns the matplotlib Figure.
 
-        ``scale="rmse"`` (squared loss) shows RMSEs with delta-method bands. Returns the Axes."""
-        import matplotlib.pyplot as plt
-
-        if ax is None:
-            _, ax = plt.subplots(figsize=(6.4, 4.2))
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> import numpy as np, pandas as pd
+        >>> from llmsurrogate.ess import equivalent_sample_size
+        >>> df = pd.DataFrame({"y": np.random.default_rng(0).normal(size=400), "rule": 0.0})
+        >>> res = equivalent_sample_size(df, "y", "rule", algorithm="mean", grid=[1, 2, 5], n_jobs=1)
+        >>> fig = res.plot()
+        >>> [t.get_text() for t in fig.axes[0].get_legend().get_texts()][:2]
+        ['training mean', 'fixed rule (LLM)']
+        >>> fig.savefig("ess.png")
+        """
+        fig, ax, owned = axes_for(ax, (6.4, 4.2))
         t = self.table
         ns = t["n_train"].to_numpy()
         z = _z(1 - self.alpha / 2)
@@ -210,19 +239,19 @@ class EssResult(Result):
             lse = lse / (2 * math.sqrt(max(ly, 1e-300)))
             ly = math.sqrt(ly)
             ylabel = "RMSE"
-        ax.plot(ns, y, "o-", color="tab:blue", ms=4, label=f"{self.algorithm}")
+        ax.plot(ns, y, "o-", color="tab:blue", ms=4, label=_algorithm_name(self.algorithm), **kwargs)
         ax.fill_between(ns, y - z * se, y + z * se, color="tab:blue", alpha=0.2)
         ax.axhline(ly, color="tab:red", lw=1.5, label=rule_label)
         ax.axhspan(ly - z * lse, ly + z * lse, color="tab:red", alpha=0.12)
-        if self.status != "all_rejected" and self.lower_bound > 1 or self.status == "all_rejected":
+        if self.status == "all_rejected" or self.lower_bound > 1:
             ax.axvline(self.lower_bound, color="k", ls="--", lw=1,
                        label=f"ESS lower bound {self.lower_bound}" + (" (ESS > grid)" if self.status == "all_rejected" else ""))
         if math.isfinite(self.plugin):
             ax.plot([self.plugin], [np.interp(self.plugin, ns, y)], "k*", ms=9, label=f"plug-in {int(self.plugin)}")
-        _log_axis(ax, ns)
-        ax.set_xlabel("training size N")
+        _training_size_axis(ax, ns)
+        log_scale_if_wide(ax, np.r_[y, ly], axis="y")
         ax.set_ylabel(ylabel)
         ax.set_title(self.title, fontsize=9)
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3)
-        return ax
+        return finish(fig, owned)

@@ -20,6 +20,7 @@ import pandas as pd
 
 from .. import datasets
 from .._atomic import check_output_dir, save_figure, write_frame, write_text
+from .._plotting import plain_log_ticks
 from .._progress import ProgressCallback
 from ._estimators import equivalent_sample_size
 
@@ -120,12 +121,12 @@ def write_demo(out_dir, plot: bool = True, progress: ProgressCallback | None = N
     if plot:
         import matplotlib.pyplot as plt
 
-        fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
         for ax, algo in zip(axes, ("rf", "lasso")):
             res[algo].plot(ax=ax, rule_label="CPT, Tversky-Kahneman (1992) parameters")
             ax.set_title(f"{res['label']}: TK (1992) CPT vs {'random forest' if algo == 'rf' else 'lasso'}", fontsize=9)
-            ax.set_ylabel("mean squared error of the certainty equivalent")
-            ax.set_yscale("log")
+            ax.set_ylabel("mean squared error of the certainty equivalent" if algo == "rf" else "")
+            plain_log_ticks(ax, "y")  # the two panels share it: the learners' curves read side by side
         fig.tight_layout()
         save_figure(fig, out_dir / "ess_demo.png", dpi=130)
         plt.close(fig)
