@@ -697,6 +697,6 @@ def test_plot_quantile_ci_log_by_position_warns():
 
     ci = {"A": tr.qte_interval(load_transfer_errors("abdg"), 0.9, betas=[0.25, 0.5, 0.75])}
     with pytest.warns(FutureWarning, match="pass `log` by name"):
-        ax = tr.plot_quantile_ci(ci, None, True)
-    assert ax.get_yscale() == "log"
-    plt.close(ax.figure)
+        fig = tr.plot_quantile_ci(ci, None, True)
+    assert fig.axes[0].get_yscale() == "log"  # plot_quantile_ci returns the Figure (issue 25, item 4)
+    plt.close(fig)

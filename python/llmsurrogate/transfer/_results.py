@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._plotting import axes_for, finish, legend_below, log_scale_if_wide, plain_log_ticks
 from .._validation import check_gamma
 from ..exceptions import InvalidArgumentError
 from ..results import Result, Summary, TableResult, result_dataclass
@@ -19,6 +20,58 @@ __all__ = ["ForecastIntervals", "WorstCaseCurve", "EverywhereDominance", "Transf
 def _step(gs: np.ndarray, vs: np.ndarray, gamma: float) -> float:
     i = min(int(np.searchsorted(gs, gamma, side="left")), len(vs) - 1)
     return float(vs[i])
+
+
+def _step_path(steps: pd.DataFrame, gamma_max: float) -> tuple[np.ndarray, np.ndarray]:
+    """The x, y of a step function (``value`` on (gamma_from, gamma_to]) drawn over [1, gamma_max]."""
+    xs: list[float] = []
+    ys: list[float] = []
+    for g0, g1, v in zip(steps["gamma_from"], steps["gamma_to"], steps["value"]):
+        xs += [max(float(g0), 1.0), min(float(g1), gamma_max)]
+        ys += [float(v), float(v)]
+        if g1 >= gamma_max:
+            break
+    return np.asarray(xs), np.asarray(ys)
+
+
+def _one_panel(kind: str, ax: Any, panels: int) -> None:
+    if ax is not None:
+        raise InvalidArgumentError(f"argument `ax`: {kind}.plot() draws {panels} panels in a figure of its own; "
+                                   "call it without `ax` (it returns the Figure)")
+
+
+def _draw_intervals(ax, frame: pd.DataFrame, log: bool | None) -> None:
+    """Horizontal intervals, one row per model, one bar per nominal level (dodged, darker for the
+    lower level), the legend under the axes (off the bars); ``frame``: model, coverage, lower,
+    upper, guaranteed. ``log``: None for a log axis when the intervals span decades."""
+    import matplotlib.pyplot as plt
+
+    models = list(dict.fromkeys(frame["model"]))
+    levels = sorted(frame["coverage"].unique())
+    colors = plt.cm.viridis(np.linspace(0.15, 0.8, max(len(levels), 1)))
+    step = min(0.22, 0.8 / max(len(levels), 1))
+    guaranteed = "guaranteed" in frame and (frame.groupby("coverage")["guaranteed"].nunique() == 1).all()
+    for li, (lev, col) in enumerate(zip(levels, colors)):
+        sub = frame[frame["coverage"] == lev]
+        label = f"{lev:.0%}"
+        if guaranteed:
+            label += f" (≥ {sub['guaranteed'].iloc[0]:.0%})"
+        for i, m in enumerate(models):
+            row = sub[sub["model"] == m]
+            if row.empty:
+                continue
+            y = len(models) - 1 - i + (li - (len(levels) - 1) / 2) * step  # first model on top
+            ax.plot([row["lower"].iloc[0], row["upper"].iloc[0]], [y, y], color=col, lw=4, solid_capstyle="butt",
+                    label=label if i == 0 else None)
+    ax.set_yticks(range(len(models))[::-1], models)
+    ax.set_ylim(-0.5, len(models) - 0.5)
+    ends = frame[["lower", "upper"]].to_numpy(float)
+    if log is None:
+        log_scale_if_wide(ax, ends, axis="x")
+    elif log and (ends[np.isfinite(ends)] > 0).all():
+        plain_log_ticks(ax, "x")
+    ax.grid(axis="x", alpha=0.3)
+    legend_below(ax, ncol=len(levels), title="nominal level (guaranteed coverage)" if guaranteed else "nominal level")
 
 
 @result_dataclass
@@ -47,31 +100,33 @@ class ForecastIntervals(Result):
                        tables=[("intervals", self.table)],
                        notes=["guaranteed = Proposition 1's lower bound on coverage under exchangeable domains"])
 
-    def plot(self, ax=None, side: str = "two", log: bool = True, **kwargs):
-        import matplotlib.pyplot as plt
+    def plot(self, ax=None, side: str = "two", log: bool | None = None, **kwargs):
+        """The intervals of one ``side`` ("two", "upper", "lower"): a row per model, a bar per
+        nominal level, the legend under the axes; on ``ax`` if given. ``log``: a log axis (None:
+        when the intervals span decades). Returns the matplotlib Figure.
 
-        if ax is None:
-            _, ax = plt.subplots(figsize=(6, 0.5 + 0.45 * self.table["model"].nunique()))
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> from llmsurrogate import datasets
+        >>> from llmsurrogate.transfer import forecast_intervals
+        >>> res = forecast_intervals({m: datasets.load_transfer_errors(m) for m in ("EU_iso", "RF")}, level=[0.8, 0.9])
+        >>> fig = res.plot()
+        >>> fig.axes[0].get_xscale(), [t.get_text() for t in fig.axes[0].get_yticklabels()]
+        ('linear', ['EU_iso', 'RF'])
+        >>> fig.savefig("intervals.png")
+        """
         df = self.table[self.table["side"] == side]
-        models = list(dict.fromkeys(df["model"]))
-        levels = sorted(df["coverage"].unique())
-        colors = plt.cm.viridis(np.linspace(0.15, 0.85, max(len(levels), 1)))
-        for li, (lev, col) in enumerate(zip(levels, colors)):
-            sub = df[df["coverage"] == lev]
-            for i, m in enumerate(models):
-                row = sub[sub["model"] == m]
-                if row.empty:
-                    continue
-                y = i + (li - (len(levels) - 1) / 2) * 0.18
-                ax.plot([row["lower"].iloc[0], row["upper"].iloc[0]], [y, y], color=col, lw=3,
-                        label=f"{lev:.0%} nominal" if i == 0 else None, solid_capstyle="butt")
-        ax.set_yticks(range(len(models)), models)
-        if log and (df["lower"] > 0).all():
-            ax.set_xscale("log")
+        if df.empty:
+            raise InvalidArgumentError(f"argument `side`: no {side!r} intervals here; sides: "
+                                       f"{sorted(self.table['side'].unique())}")
+        n_models, n_levels = df["model"].nunique(), df["coverage"].nunique()
+        fig, ax, owned = axes_for(ax, (6.4, 1.5 + 0.22 * n_models * max(n_levels, 2)))
+        _draw_intervals(ax, df, log)
         ax.set_xlabel("transfer error")
-        ax.legend(fontsize="small", loc="best")
-        ax.set_title("Forecast intervals for the transfer error to a new domain")
-        return ax
+        ax.set_title(f"Forecast intervals for the transfer error to a new domain (n = {self.n}, r = {self.r})",
+                     fontsize=9)
+        return finish(fig, owned)
 
 
 @result_dataclass
@@ -111,25 +166,41 @@ class WorstCaseCurve(Result):
                        notes=["exact breakpoints (docs/methods/transfer.md §3.3); coverage >= (2tau-1)(n-r)/(n+Gamma^2) (Corollary 1)"])
 
     def plot(self, ax=None, gamma_max: float = 100.0, **kwargs):
+        """The bounds as step functions of Γ in [1, ``gamma_max``] (log axis), one colour per τ,
+        the upper bound solid and the lower dashed; the y axis is logarithmic when the values span
+        decades (one domain's error can dwarf the rest). On ``ax`` if given; ``kwargs`` go to
+        matplotlib's ``plot``. Returns the matplotlib Figure.
+
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> from llmsurrogate import datasets
+        >>> from llmsurrogate.transfer import worst_case_curve
+        >>> fig = worst_case_curve(datasets.load_transfer_errors("RF"), tau=[0.5, 0.9]).plot()
+        >>> fig.axes[0].get_yscale()   # the bounds reach 42,510 from about 1
+        'log'
+        >>> fig.savefig("worst_case.png")
+        """
         import matplotlib.pyplot as plt
 
-        if ax is None:
-            _, ax = plt.subplots(figsize=(6, 4))
+        fig, ax, owned = axes_for(ax, (6.4, 4.2))
+        taus = sorted(self.steps["tau"].unique())
+        colors = dict(zip(taus, plt.cm.viridis(np.linspace(0.1, 0.75, max(len(taus), 1)))))
+        color = kwargs.pop("color", None)
+        drawn = []
         for (tau, bound), s in self.steps.groupby(["tau", "bound"], sort=True):
-            xs, ys = [1.0], []
-            for g0, g1, v in zip(s["gamma_from"], s["gamma_to"], s["value"]):
-                ys += [v, v]
-                xs += [min(g1, gamma_max)] * 2
-                if g1 >= gamma_max:
-                    break
-            xs = xs[:-1]
-            ax.plot(xs[: len(ys)], ys, drawstyle="default", ls="-" if bound == "upper" else "--",
-                    label=f"tau={tau:g} {bound}", **kwargs)
-        ax.set_xscale("log")
-        ax.set_xlabel("Gamma (bound on the likelihood ratio)")
+            xs, ys = _step_path(s, gamma_max)
+            drawn.append(ys)
+            ax.plot(xs, ys, ls="-" if bound == "upper" else "--", color=colors[tau] if color is None else color,
+                    label=f"τ = {tau:g}, {bound} bound", **kwargs)
+        plain_log_ticks(ax, "x")
+        log_scale_if_wide(ax, np.concatenate(drawn) if drawn else [], axis="y")
+        ax.set_xlabel("Γ (bound on the likelihood ratio)")
         ax.set_ylabel("worst-case quantile of the transfer error")
+        ax.set_title(f"Worst-case transfer-error bounds{': ' + self.name if self.name else ''}", fontsize=9)
+        ax.grid(alpha=0.3)
         ax.legend(fontsize="small")
-        return ax
+        return finish(fig, owned)
 
 
 @result_dataclass
@@ -205,40 +276,38 @@ class TransferApplication(Result):
                               "deterioration at high tau"])
 
     def plot(self, ax=None, **kwargs):
-        """Two panels: forecast intervals per model (raw error) and ē_τ(Γ) over Γ. Returns the Figure."""
+        """Two panels: forecast intervals per model (raw error) and ē_τ(Γ) over Γ. Returns the
+        matplotlib Figure (two panels: ``ax`` is not taken).
+
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> from llmsurrogate.transfer.demo import run_transfer_application
+        >>> fig = run_transfer_application(level=(0.9,), taus=[0.9]).plot()
+        >>> [a.get_title() for a in fig.axes]
+        ['Forecast intervals, new subject pool', 'Worst case over shifted target distributions']
+        >>> fig.savefig("application.png")
+        """
         import matplotlib.pyplot as plt
 
-        fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.8))
+        _one_panel("TransferApplication", ax, 2)
         sub = self.intervals[self.intervals.metric == "raw transfer error"]
-        models = list(dict.fromkeys(sub.model))
-        covs = sorted(sub.coverage.unique())
-        colors = plt.cm.viridis(np.linspace(0.2, 0.8, len(covs)))
-        for ci, (c, col) in enumerate(zip(covs, colors)):
-            s = sub[sub.coverage == c]
-            for i, m in enumerate(models):
-                r = s[s.model == m].iloc[0]
-                y = i + (ci - 1) * 0.2
-                a1.plot([r.lower, r.upper], [y, y], color=col, lw=4, solid_capstyle="butt",
-                        label=f"{c:.0%} nominal ({r.guaranteed:.0%} guaranteed)" if i == 0 else None)
-        a1.set_xscale("log")
-        a1.set_yticks(range(len(models)), models)
+        fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.6))
+        _draw_intervals(a1, sub, log=True)
         a1.set_xlabel("raw transfer error (RMSE, $)")
         a1.set_title("Forecast intervals, new subject pool")
-        a1.legend(fontsize="x-small", loc="center right")
         wc = self.worst_case
+        drawn = []
         for m, g in wc.groupby("model", sort=False):
-            xs, ys = [], []
-            for g0, g1, v in zip(g.gamma_from, g.gamma_to, g.value):
-                xs += [g0, min(g1, 100.0)]
-                ys += [v, v]
-                if g1 >= 100:
-                    break
+            xs, ys = _step_path(g, 100.0)
+            drawn.append(ys)
             a2.plot(xs, ys, label=m)
-        a2.set_xscale("log")
-        a2.set_yscale("log")
+        plain_log_ticks(a2, "x")
+        log_scale_if_wide(a2, np.concatenate(drawn) if drawn else [], axis="y")
         a2.set_xlabel("Γ (bound on the likelihood ratio)")
         a2.set_ylabel("worst-case 90% quantile ē(Γ)")
         a2.set_title("Worst case over shifted target distributions")
+        a2.grid(alpha=0.3)
         a2.legend(fontsize="small")
         fig.tight_layout()
         return fig
@@ -258,14 +327,18 @@ class IntervalTable(TableResult):
     """
 
     def plot(self, ax=None, **kwargs):
-        """One panel per metric, a horizontal interval per model. Returns the matplotlib Figure.
-
-        ``ax`` is not used: the figure has one panel per metric."""
+        """One panel per metric, a horizontal interval per model. Returns the matplotlib Figure
+        (``ax`` is taken only when the table has one metric)."""
         import matplotlib.pyplot as plt
 
         metrics = list(dict.fromkeys(self.table["metric"]))
-        fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 3.6), squeeze=False)
-        for axis, metric in zip(axes[0], metrics):
+        if len(metrics) > 1 or ax is None:
+            _one_panel("IntervalTable", ax, len(metrics))
+            fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 3.6), squeeze=False)
+            panels = list(axes[0])
+        else:
+            fig, panels = ax.figure, [ax]
+        for axis, metric in zip(panels, metrics):
             sub = self.table[self.table["metric"] == metric].reset_index(drop=True)
             y = np.arange(len(sub))[::-1]
             axis.hlines(y, sub["lower"], sub["upper"], color="tab:blue", lw=3)
@@ -282,6 +355,7 @@ class IntervalTable(TableResult):
                 axis.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: f"{x:g}"))
                 axis.xaxis.set_minor_formatter(NullFormatter())
             axis.grid(axis="x", alpha=0.3)
-        fig.suptitle(self.title, fontsize=10)
-        fig.tight_layout()
+        if ax is None:
+            fig.suptitle(self.title, fontsize=10)
+            fig.tight_layout()
         return fig
