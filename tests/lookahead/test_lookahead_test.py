@@ -210,7 +210,7 @@ def test_bootstrap_result_pvalues_plot_and_json(small):
     assert b.estimate == pytest.approx(full.coef()["llm:lap"], rel=1e-12)
     nb = la.bootstrap(small, "y", "llm", "lap", n_boot=50, seed=1)
     assert nb.reference is None and nb.p_value == pytest.approx((d <= 0).mean())
-    ax = b.plot()
+    ax = b.plot().axes[0]  # plot() returns the Figure (issue 25, item 4)
     assert len(ax.lines) == 2  # 95th percentile and the reference
     assert la.LookaheadBootstrap.from_json(b.to_json()) == b
     assert "Pairs bootstrap" in str(b) and "p = (1 + #) / (B + 1)" in str(b)

@@ -237,10 +237,7 @@ def lookahead_test_command(data_path, outcome, signal, lap_col, fe, cluster, con
             use_agg_backend()
             import matplotlib.pyplot as plt
 
-            fig, ax = plt.subplots(figsize=(6, 4))
-            boot.plot(ax=ax)
-            ax.set_title(f"Pairs bootstrap of {res.term} ({n_boot} replications)", fontsize=9)
-            fig.tight_layout()
+            fig = boot.plot()  # titled with the scheme --resample chose (pairs, or blocks of a column)
             save_figure(fig, out_dir / "lookahead_bootstrap.png", dpi=130)
             plt.close(fig)
             written.append("lookahead_bootstrap.png")

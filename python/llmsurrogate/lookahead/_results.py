@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from .._deprecation import deprecated_arguments, warn_deprecated
+from .._plotting import axes_for, finish
 from .._validation import reject_lossy
 from ..exceptions import InvalidArgumentError, LLMSurrogateWarning
 from ..fe import FeolsResult, etable
@@ -196,6 +197,14 @@ class LookaheadBootstrap(Result):
         """The number of replications (stored as ``reps``)."""
         return self.reps
 
+    @property
+    def method(self) -> str:
+        """The resampling scheme in words: ``"pairs bootstrap"`` (rows, ``resample="obs"``) or
+        e.g. ``"date-block bootstrap (40 blocks)"`` (the levels of a column)."""
+        if self.resample == "obs":
+            return "pairs bootstrap"
+        return f"{self.resample}-block bootstrap ({self.n_blocks:,} blocks)"
+
     def p_value_at(self, reference: float | None = None, side: str | None = None, plus_one: bool = False) -> float:
         """One-sided p-value: with a reference (default: ``self.reference``), #{draws >= reference}
         / B (``side="greater"``, the paper's); without one, #{draws <= 0} / B (``side="less"``, the
@@ -245,16 +254,27 @@ class LookaheadBootstrap(Result):
                  f"blocks of {self.resample} ({self.n_blocks})", "Seed": self.seed, "Observations": self.nobs,
                  f"p = {rule}": self.p_value, "p = (1 + #) / (B + 1)": self.p_value_plus_one,
                  "Seconds": self.seconds}
-        return Summary("Pairs bootstrap of the lookahead interaction", facts=facts, tables=[("", self.tidy())],
+        return Summary(f"{self.method[0].upper()}{self.method[1:]} of the lookahead interaction", facts=facts, tables=[("", self.tidy())],
                        notes=list(self.notes), float_format="{:.5g}")
 
     def plot(self, ax=None, bins: int = 50, **kwargs):
         """Histogram of the draws as the paper's Figure III: the 95th percentile (blue dotted) and the
-        reference (red solid) when there is one."""
-        import matplotlib.pyplot as plt
+        reference (red solid) when there is one; titled with the resampling scheme used (pairs or
+        blocks of a column) and the replications. On ``ax`` if given; ``kwargs`` go to matplotlib's
+        ``hist``. Returns the matplotlib Figure.
 
-        if ax is None:
-            _, ax = plt.subplots(figsize=(6, 4))
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> from llmsurrogate.lookahead import bootstrap
+        >>> from llmsurrogate.lookahead.demo import small_panel
+        >>> boot = bootstrap(small_panel(), "ret", "llm", "lap", n_boot=50, seed=1, resample="date", n_jobs=1)
+        >>> fig = boot.plot()
+        >>> fig.axes[0].get_title()
+        'Date-block bootstrap (20 blocks) of llm:lap, 50 replications'
+        >>> fig.savefig("bootstrap.png")
+        """
+        fig, ax, owned = axes_for(ax, (6.4, 4.2))
         d = np.asarray(self.draws, dtype=float)
         d = d[np.isfinite(d)]
         ax.hist(d, bins=bins, color=kwargs.pop("color", "0.7"), edgecolor="white", **kwargs)
@@ -263,5 +283,7 @@ class LookaheadBootstrap(Result):
             ax.axvline(float(self.reference), color="tab:red", linestyle="-", label=f"reference {self.reference:.4g}")
         ax.set_xlabel(f"bootstrap {self.term}")
         ax.set_ylabel("count")
+        ax.set_title(f"{self.method[0].upper()}{self.method[1:]} of {self.term}, {self.reps:,} replications",
+                     fontsize=9)
         ax.legend(frameon=False)
-        return ax
+        return finish(fig, owned)

@@ -295,11 +295,11 @@ def write_demo(out_dir, plot: bool = True, progress: ProgressCallback | None = N
     if plot:
         import matplotlib.pyplot as plt
 
-        fig, ax = plt.subplots(figsize=(6.5, 4))
-        boot.plot(ax=ax)
-        ax.set_title(f"Figure III (simulated): out-of-sample bootstrap of the interaction, {boot.reps:,} reps",
-                     fontsize=9)
-        ax.set_xlabel("bootstrap LLM$^{std}$ x LAP$^{std}$ coefficient (out-of-sample)")
+        fig = boot.plot()
+        ax = fig.axes[0]
+        ax.set_title(f"Figure III (simulated): {boot.method} of the out-of-sample interaction, "
+                     f"{boot.reps:,} replications", fontsize=9)
+        ax.set_xlabel("bootstrap LLM$^{std}$ × LAP$^{std}$ coefficient (out-of-sample)")
         fig.tight_layout()
         save_figure(fig, out_dir / "lookahead_demo_bootstrap.png", dpi=130)
         plt.close(fig)
