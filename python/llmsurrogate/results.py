@@ -243,7 +243,9 @@ class Result:
         return Summary(type(self).__name__, tables=[("", self.tidy())])
 
     def plot(self, ax=None, **kwargs):
-        """Draw the result with matplotlib and return the Axes (subclasses that have a figure)."""
+        """Draw the result with matplotlib and return the :class:`matplotlib.figure.Figure`
+        (subclasses that have a figure). A one-panel figure is drawn into ``ax`` when given (and
+        ``ax.figure`` is returned), else into a new figure; ``fig.savefig("result.png")`` saves it."""
         raise NotImplementedError(f"{type(self).__name__} has no plot")
 
     # -- shared behaviour ---------------------------------------------------------------------------
