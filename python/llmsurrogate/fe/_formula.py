@@ -183,8 +183,9 @@ class _Checker:
             self.numeric(node.operand, expr)
         elif isinstance(node, ast.BinOp) and isinstance(node.op, _ALLOWED_OPS):
             if isinstance(node.op, ast.Pow):
-                k = self.constant(node.right, expr)
-                if isinstance(k, str) or abs(k) > MAX_EXPONENT:
+                r = node.right.operand if isinstance(node.right, ast.UnaryOp) else node.right
+                k = r.value if isinstance(r, ast.Constant) else None
+                if not isinstance(k, (int, float)) or isinstance(k, bool) or abs(k) > MAX_EXPONENT:
                     self.refuse(f"the exponent `{ast.unparse(node.right)}` (a number up to {MAX_EXPONENT} is "
                                 "expected)", expr)
             else:
