@@ -112,6 +112,7 @@ def legend_below(ax: Any, ncol: int | None = None, **kwargs: Any) -> Any:
     handles, labels = ax.get_legend_handles_labels()
     ncol = ncol or max(1, min(len(labels), 3))
     kwargs.setdefault("fontsize", "small")
+    kwargs.setdefault("title_fontsize", kwargs["fontsize"])
     # anchored a fixed 34 points under the axes (tick labels and x label), whatever the axes' height
     below = ax.transAxes + ScaledTranslation(0, -34 / 72, ax.figure.dpi_scale_trans)
     return ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0), bbox_transform=below,

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
 
 from ..exceptions import InvalidArgumentError
 from ..results import Result, Summary, result_dataclass
-from ._plots import plot_calibration_table, plot_score_histogram
+from ._plots import curve_tables, plot_evaluation, plot_score_histogram
 
 
 @result_dataclass
@@ -18,7 +19,10 @@ class RiskEvaluation(Result):
     ``metrics``: one row per metric (``metric``, ``value``, ``se``, ``ci_low``, ``ci_high``;
     bootstrap columns NaN for metrics not bootstrapped); ``groups``: per-group metrics;
     ``group_summary``: ratios and differences across groups; ``calibration``: reliability-diagram
-    table; ``meta``: threshold, n, n_boot, seed, bins.
+    table; ``meta``: threshold, n, n_boot, seed, bins; ``roc``: the ROC curve's points (``group``
+    "all", then each group; ``threshold``, ``fpr``, ``tpr``: ``plot_roc``'s points) and ``group_calibration``:
+    each group's reliability-diagram table (``group`` column), both None in an evaluation made
+    without them (an earlier version's).
 
     Made by :func:`~llmsurrogate.risk.evaluate`; ``metric(name)`` reads one value.
 
@@ -37,6 +41,8 @@ class RiskEvaluation(Result):
     group_summary: dict
     calibration: Any
     meta: dict
+    roc: Any = None
+    group_calibration: Any = None
 
     def metric(self, name: str) -> float:
         row = self.metrics[self.metrics["metric"] == name]
@@ -60,8 +66,25 @@ class RiskEvaluation(Result):
         notes = [f"Accuracy uses r >= threshold; ECE: {bins} equal-width bins on [0, 1]; SCE = mean(r) - mean(y)."]
         return Summary("Risk score evaluation", facts=facts, tables=tables, notes=notes)
 
-    def plot(self, ax=None, **kwargs):
-        return plot_calibration_table(self.calibration, ax=ax, **kwargs)
+    def plot(self, ax=None, kind: str = "calibration", **kwargs):
+        """``kind="calibration"``: the reliability diagram (every row in black, each group's curve
+        beside it); ``"roc"``: the ROC curve of every row and of each group, AUCs in the legend;
+        ``"both"``: the two side by side (a figure of its own: ``ax`` is not taken). On ``ax`` if
+        given; returns the matplotlib Figure.
+
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> from llmsurrogate.risk import evaluate
+        >>> y = [0, 0, 1, 1, 0, 1, 0, 0, 1, 0] * 3
+        >>> r = [.1, .2, .8, .7, .4, .35, .3, .5, .9, .2] * 3
+        >>> ev = evaluate(y, r, bins=2, n_boot=20)
+        >>> fig = ev.plot()
+        >>> fig.axes[0].get_title()
+        'Calibration (quantile bins, bootstrap CIs)'
+        >>> fig.savefig("calibration.png")
+        """
+        return plot_evaluation(self, ax=ax, kind=kind)
 
 
 @result_dataclass
@@ -101,7 +124,12 @@ class RiskScores(Result):
             raise InvalidArgumentError("these scores have no labels; pass the data with the target column")
         from ._evaluation import evaluate  # inside: _evaluation imports this module (a cycle)
 
-        return evaluate(self.table["label"], self.table["score"], groups, **kwargs)
+        ev = evaluate(self.table["label"], self.table["score"], groups, **kwargs)
+        if ev.roc is None:  # the curves the figures draw, for an evaluate() that does not keep them
+            tables = curve_tables(self.table["label"], self.table["score"], groups, bins=ev.meta["bins"],
+                                  seed=ev.meta["seed"], min_share=kwargs.get("min_group_share", 0.04))
+            ev = dataclasses.replace(ev, **tables)
+        return ev
 
     def summary(self) -> Summary:
         t = self.table
@@ -110,5 +138,8 @@ class RiskScores(Result):
                  "rows with answer mass < 0.1": int((t["answer_mass"] < 0.1).sum())}
         return Summary("LLM risk scores", facts=facts)
 
-    def plot(self, ax=None, **kwargs):
-        return plot_score_histogram(self.scores, ax=ax, **kwargs)
+    def plot(self, ax=None, groups=None, bins: int = 20, **kwargs):
+        """Histogram of the scores on [0, 1] (one density histogram per group if ``groups``; see
+        :func:`~llmsurrogate.risk.plot_score_histogram`). On ``ax`` if given; returns the
+        matplotlib Figure."""
+        return plot_score_histogram(self.scores, groups, bins=bins, ax=ax, **kwargs)
