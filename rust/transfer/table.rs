@@ -72,6 +72,17 @@ impl SortedCounts {
     }
 }
 
+/// An unsigned key that orders as [`f64::total_cmp`] orders the values (the sign bit flipped for
+/// positive numbers, every bit for negative ones).
+fn total_order_key(x: f64) -> u64 {
+    let bits = x.to_bits();
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | (1 << 63)
+    }
+}
+
 impl SortedTable {
     /// Validate (finite values, test ids in 0..n, every domain K times) and sort once.
     pub fn new(values: &[f64], test: &[i64], n: usize) -> CoreResult<Self> {
@@ -103,16 +114,18 @@ impl SortedTable {
         if k == 0 || values.len() % n != 0 || counts.iter().any(|&c| c != k) {
             return Err(CoreError::invalid("test", "every test domain must appear equally often (K times)"));
         }
-        let mut order: Vec<u32> = (0..values.len() as u32).collect();
-        let cmp = |a: &u32, b: &u32| values[*a as usize].total_cmp(&values[*b as usize]).then(a.cmp(b));
+        // (order key, position) pairs sorted as plain integers: the key orders as f64::total_cmp
+        // does, and the position breaks ties, without a lookup into `values` per comparison
+        let mut order: Vec<(u64, u32)> =
+            values.iter().enumerate().map(|(i, &v)| (total_order_key(v), i as u32)).collect();
         if order.len() >= crate::common::parallel::PARALLEL_MIN_ITEMS {
-            order.par_sort_unstable_by(cmp);
+            order.par_sort_unstable();
         } else {
-            order.sort_unstable_by(cmp);
+            order.sort_unstable();
         }
         Ok(Self {
-            values: order.iter().map(|&i| values[i as usize]).collect(),
-            test: order.iter().map(|&i| test[i as usize] as u32).collect(),
+            values: order.iter().map(|&(_, i)| values[i as usize]).collect(),
+            test: order.iter().map(|&(_, i)| test[i as usize] as u32).collect(),
             n,
             k,
         })
@@ -310,6 +323,26 @@ pub(super) mod tests {
     pub(in crate::transfer) fn t1_table() -> SortedTable {
         // E = [[·,1,2],[3,·,4],[5,6,·]] (row = train, col = test), grouped by test domain.
         SortedTable::new(&[3.0, 5.0, 1.0, 6.0, 2.0, 4.0], &[0, 0, 1, 1, 2, 2], 3).unwrap()
+    }
+
+    #[test]
+    fn order_key_orders_as_total_cmp_and_ties_keep_input_order() {
+        let xs = [3.5, -0.0, 0.0, -1e300, f64::MIN_POSITIVE, -2.5, 1e300, -f64::MIN_POSITIVE, 2.0, -0.0, 7.0];
+        for a in xs {
+            for b in xs {
+                assert_eq!(total_order_key(a).cmp(&total_order_key(b)), a.total_cmp(&b), "{a} vs {b}");
+            }
+        }
+        // ties (the two -0.0 and the two 2.0) keep their input order, above and below the parallel size
+        for len in [2 * xs.len(), crate::common::parallel::PARALLEL_MIN_ITEMS + 6] {
+            let values: Vec<f64> = (0..len).map(|i| xs[i % xs.len()]).collect();
+            let test: Vec<i64> = (0..len).map(|i| (i % 2) as i64).collect();
+            let t = SortedTable::new(&values, &test, 2).unwrap();
+            let mut order: Vec<usize> = (0..len).collect();
+            order.sort_by(|&a, &b| values[a].total_cmp(&values[b]).then(a.cmp(&b)));
+            assert!(order.iter().zip(&t.values).all(|(&i, &v)| values[i].to_bits() == v.to_bits()));
+            assert!(order.iter().zip(&t.test).all(|(&i, &d)| (i % 2) as u32 == d));
+        }
     }
 
     #[test]

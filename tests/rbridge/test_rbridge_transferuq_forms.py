@@ -201,3 +201,66 @@ def test_error_table_rows_are_marked_0_based_and_reach_r_1_based():
         tr.forecast_interval(frame, tau=0.8)
     with pytest.raises(InvalidArgumentError, match=r"row 6 has its test domain 1"):
         rbridge.r_call("transfer.forecast_interval", frame.to_dict("list"), tau=0.8, pooled=True)
+
+
+def _as_r_sends_it(frame: pd.DataFrame) -> dict:
+    """A long frame as the R package's .coded_long() sends it: 0-based codes of the domain columns
+    into their distinct labels (in order of appearance), column after column, as int32 bytes; the
+    errors as doubles (NaN for NA); the labels as a typed R column."""
+    doms = frame.iloc[:, :-1]
+    labels = list(dict.fromkeys(doms.to_numpy().T.ravel().tolist()))
+    pos = {v: i for i, v in enumerate(labels)}
+    codes = np.array([pos[v] for v in doms.to_numpy().T.ravel().tolist()], dtype="<i4")
+    kind = "character" if isinstance(labels[0], str) else "integer"
+    return {"__rlong__": {"nrow": len(frame), "ncol": doms.shape[1], "codes": codes.tobytes(),
+                          "errors": frame.iloc[:, -1].to_numpy(dtype="<f8").tobytes(),
+                          "labels": {"kind": kind, "values": labels, "na": []}}}
+
+
+def test_long_frames_sent_as_columns_give_what_the_frame_gives(cpt):
+    """Issue 26.2: R sends long data frames as columns of codes (not rows); every function reads
+    them as it reads the frame: r = 1 with string labels in any row order, r = 2 ordered pairs, the
+    two-column form with r, and missing errors (the same warning)."""
+    rng = np.random.default_rng(3)
+    labels = [f"d{k:02d}" for k in rng.permutation(44)]
+    r1 = _long(cpt, labels).sample(frac=1.0, random_state=1).reset_index(drop=True)
+    n = 9
+    rows = [(a, b, t) for t in range(1, n + 1) for b in range(1, n + 1) for a in range(1, n + 1) if len({a, b, t}) == 3]
+    r2 = pd.DataFrame(rows, columns=["t1", "t2", "test"]).assign(val=rng.random(len(rows)))
+    two = r1[["b", "val"]]
+    holes = r1.copy()
+    holes.loc[[3, 70], "val"] = np.nan
+    cases = [(r1, {}), (r2, {}), (two, {"r": 1}), (holes, {})]
+    for frame, extra in cases:
+        for fn, args in (("forecast_interval", (0.8,)), ("qte_interval", (0.8,)), ("ete_interval", (0.8,))):
+            kw = dict(extra) if fn != "forecast_interval" else {}
+            if fn == "ete_interval":
+                kw["bd"] = 1e6
+            if fn == "qte_interval":
+                kw["betas"] = [0.3, 0.5]
+            a = rbridge.r_call(f"transfer.{fn}", {"__rframe__": _rframe(frame)}, *args, pooled=True, **kw)
+            b = rbridge.r_call(f"transfer.{fn}", _as_r_sends_it(frame), *args, pooled=True, **kw)
+            assert a == b, (fn, extra)
+    for frame in (r1, r2):
+        a = rbridge.r_call("transfer.check_everywhere_dominance", {"__rframe__": _rframe(frame)},
+                           {"__rframe__": _rframe(frame.assign(val=frame.val * 1.01))}, [0.6, 0.9], pooled=True)
+        b = rbridge.r_call("transfer.check_everywhere_dominance", _as_r_sends_it(frame),
+                           _as_r_sends_it(frame.assign(val=frame.val * 1.01)), [0.6, 0.9], pooled=True)
+        assert a == b and a["value"]["__frame__"]["res"] == [True, True]
+    # the warning for missing errors comes the same way
+    w = rbridge.r_call("transfer.forecast_interval", _as_r_sends_it(holes), 0.8, pooled=True)["warnings"]
+    assert any("2 of its 1892 errors are missing" in x["message"] for x in w)
+    # and r = 1 with string labels is the matrix's answer
+    assert rbridge.r_call("transfer.forecast_interval", _as_r_sends_it(r1), 0.8, pooled=True)["value"] == \
+        list(tr.forecast_interval(cpt, 0.8))
+
+
+def _rframe(frame: pd.DataFrame) -> dict:
+    """The bridge's generic data frame (R's .frame_arg()): typed columns, row by row."""
+    cols = []
+    for c in frame.columns:
+        v = frame[c]
+        kind = "double" if v.dtype.kind == "f" else "integer" if v.dtype.kind in "iu" else "character"
+        na = np.flatnonzero(v.isna().to_numpy()).tolist()
+        cols.append({"kind": kind, "values": [None if pd.isna(x) else x for x in v.tolist()], "na": na})
+    return {"names": [str(c) for c in frame.columns], "columns": cols}

@@ -1,16 +1,22 @@
 """R adapters of :mod:`llmsurrogate.transfer`: R's interval, dominance and build functions. The
 interval functions are transferUQ's, with transferUQ's argument names: their adapters take R's
 ``coverage`` (Python's ``level``) and name it so in errors. An R error matrix arrives as an
-:class:`~llmsurrogate.transfer.ErrorTable` (:func:`~llmsurrogate.rbridge.from_r`)."""
+:class:`~llmsurrogate.transfer.ErrorTable` (:func:`~llmsurrogate.rbridge.from_r`), a long data
+frame as columns of domain codes and errors (:func:`_r_long`), read without a data frame."""
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
+
+import numpy as np
 
 from .. import transfer
 from ..exceptions import InvalidArgumentError
+from ..transfer._table import CodedLong, _coded
+from ._convert import _r_column
 
 __all__ = ["R_FUNCTIONS", "r_ete_interval", "r_forecast_interval", "r_qte_interval", "r_weighted_forecast_interval",
            "r_worst_case_interval"]
@@ -18,11 +24,71 @@ __all__ = ["R_FUNCTIONS", "r_ete_interval", "r_forecast_interval", "r_qte_interv
 _LEVEL = re.compile(r"`level`")
 
 
+# The last few long data frames from R, keyed by their bytes: repeated calls on the same data frame
+# (several levels, sides or functions) reuse its table and the sorted errors the Rust core keeps
+# on it, as the matrices of llmsurrogate.rbridge._convert do.
+_LONG_CACHE: dict[tuple, CodedLong] = {}
+_LONG_CACHE_SIZE = 8
+
+
+def _r_long(spec: Any) -> CodedLong:
+    """A long data frame from R sent as columns (R's ``.coded_long()``): ``codes``, the 0-based
+    codes of its ``ncol`` domain columns (training..., test) into ``labels``, one column after the
+    other as little-endian int32 bytes; ``errors``, the last column as little-endian doubles (NaN
+    for ``NA``); ``labels``, the distinct domain labels as a typed R column. The domains are then
+    numbered in the order in which a long frame's are (sorted labels), without a data frame.
+
+    >>> import numpy as np
+    >>> spec = {"nrow": 2, "ncol": 2, "codes": np.array([0, 1, 1, 0], "<i4").tobytes(),
+    ...         "errors": np.array([0.5, 2.0]).tobytes(), "labels": {"kind": "character", "values": ["b", "a"]}}
+    >>> t = _r_long(spec)
+    >>> t.domains, t.train.tolist(), t.test.tolist(), t.values.tolist()
+    (['a', 'b'], [[1], [0]], [0, 1], [0.5, 2.0])
+    """
+    nrow, ncol = int(spec["nrow"]), int(spec["ncol"])
+    codes_raw, errors_raw = bytes(spec["codes"]), bytes(spec["errors"])
+    labels = _r_column(spec["labels"], "the domain labels")
+    key = (nrow, ncol, codes_raw, errors_raw, tuple(labels))
+    hit = _LONG_CACHE.get(key)
+    if hit is not None:
+        return hit
+    codes = np.frombuffer(codes_raw, dtype="<i4").astype(np.int64)
+    values = np.frombuffer(errors_raw, dtype="<f8").astype(np.float64)
+    if codes.size != nrow * ncol or values.size != nrow or codes.size and not 0 <= codes.min() <= codes.max() < len(labels):
+        raise InvalidArgumentError(f"a long data frame from R has {codes.size} domain codes and {values.size} errors "
+                                   f"for {nrow} rows and {ncol} domain columns")
+    perm, domains = _coded([np.asarray(labels, dtype=object)])  # the labels' numbers in sorted order
+    codes = perm[:, 0][codes].reshape(ncol, nrow).T
+    out = CodedLong(values, codes[:, -1], codes[:, :-1], domains)
+    while len(_LONG_CACHE) >= _LONG_CACHE_SIZE:
+        _LONG_CACHE.pop(next(iter(_LONG_CACHE)))
+    _LONG_CACHE[key] = out
+    return out
+
+
+def _decoded(value: Any) -> Any:
+    if isinstance(value, Mapping) and "__rlong__" in value:
+        return _r_long(value["__rlong__"])
+    return value
+
+
+def _reading_long_frames(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` with R's long data frames (``{"__rlong__": ...}``) read as tables first."""
+
+    @functools.wraps(fn)
+    def adapter(*args: Any, **kwargs: Any) -> Any:
+        return fn(*map(_decoded, args), **{k: _decoded(v) for k, v in kwargs.items()})
+
+    return adapter
+
+
 def _in_coverage_words(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn`` with transferUQ's word for its level: ``coverage=`` passed on as ``level=``, and an
-    error about `level` about `coverage`."""
+    error about `level` about `coverage`; R's long data frames read as tables."""
 
     def adapter(*args: Any, **kwargs: Any) -> Any:
+        args = tuple(map(_decoded, args))
+        kwargs = {k: _decoded(v) for k, v in kwargs.items()}
         if "coverage" in kwargs:
             kwargs["level"] = kwargs.pop("coverage")
         try:
@@ -48,7 +114,7 @@ r_ete_interval = _in_coverage_words(transfer.ete_interval)
 R_FUNCTIONS = {
     "forecast_interval": r_forecast_interval, "weighted_forecast_interval": r_weighted_forecast_interval,
     "worst_case_interval": r_worst_case_interval, "qte_interval": r_qte_interval, "ete_interval": r_ete_interval,
-    **{name: getattr(transfer, name) for name in (
-        "check_worstcase_dominance", "check_everywhere_dominance", "critical_gamma", "coverage_bound",
-        "everywhere_dominance_box", "error_table", "within_domain_cv")},
+    **{name: _reading_long_frames(getattr(transfer, name)) for name in (
+        "check_worstcase_dominance", "check_everywhere_dominance", "critical_gamma", "everywhere_dominance_box")},
+    **{name: getattr(transfer, name) for name in ("coverage_bound", "error_table", "within_domain_cv")},
 }

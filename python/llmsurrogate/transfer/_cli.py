@@ -4,12 +4,64 @@ every training set of r domains). Registered by :mod:`llmsurrogate.cli`."""
 
 from __future__ import annotations
 
+import contextlib
+import difflib
+import re
+import warnings
 from pathlib import Path
 
 import click
 
 from .._cli_support import (FiniteFloat, NameList, NJobs, Seed, Subsets, check_output_and_record, cli_names,
                             data_column, deprecated_option, handle_errors, read_table, start_run, write_run_json)
+from ..exceptions import InvalidArgumentError, LLMSurrogateError
+
+_ZERO_BASED_ROW = re.compile(r"\brow (\d+) \(0-based\)")
+
+#: The package's Python words in warnings, and what the command line calls them.
+_CLI_WORDS = [(re.compile(r"\bcorrection=True\b"), "--correction"), (re.compile(r"\bsubsets=K\b"), "--subsets K"),
+              (re.compile(r"\bsubsets='all'"), "--subsets all")]
+
+
+@contextlib.contextmanager
+def _warnings_in_cli_words():
+    """Inside the block, the package's warnings name the command's options (``--correction``),
+    not the Python arguments (``correction=True``)."""
+    caught: list = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield
+    finally:
+        shown = set()
+        for w in caught:
+            text = str(w.message)
+            for pattern, words in _CLI_WORDS:
+                text = pattern.sub(words, text)
+            if text not in shown:
+                shown.add(text)
+                warnings.warn_explicit(text, w.category, w.filename, w.lineno)
+
+
+def _require_columns(frame, data_path: Path, columns: dict[str, list[str]], numeric: tuple[str, ...]) -> None:
+    """Each option's columns are in ``--data`` (and hold numbers for the options in ``numeric``),
+    or an error that names the option: ``--domain 'study': no such column in --data f.csv``."""
+    import pandas as pd
+
+    available = [str(c) for c in frame.columns]
+    for flag, names in columns.items():
+        for name in names:
+            if name not in frame.columns:
+                hint = difflib.get_close_matches(name, available, n=1)
+                shown = ", ".join(available[:20]) + (", ..." if len(available) > 20 else "")
+                raise InvalidArgumentError(f"{flag} {name!r}: no such column in --data {data_path.name} (its "
+                                           f"columns: {shown})" + (f"; did you mean {flag} {hint[0]}?" if hint else ""))
+            if flag in numeric and not (pd.api.types.is_numeric_dtype(frame[name])
+                                        or frame[name].isna().all()):
+                example = frame[name].dropna().iloc[0]
+                raise InvalidArgumentError(f"{flag} {name!r}: column {name!r} of --data {data_path.name} holds text "
+                                           f"(e.g. {str(example)!r}), not numbers; {flag} takes numeric columns")
+
 
 @click.group("transfer")
 def transfer_group():
@@ -19,14 +71,32 @@ def transfer_group():
 def _read_error_table(path: Path):
     """An error table from CSV/Parquet: a long frame (train..., test, error columns) or a square
     matrix [train, test] (first column the row labels when it is not numeric or is named train)."""
+    import dataclasses
+
     import pandas as pd
 
     from . import ErrorTable
+    from ._common import _table
 
     frame = read_table(path)
     name = path.stem
     if "test" in frame.columns and any(str(c).startswith("train") for c in frame.columns):
-        return ErrorTable.coerce(frame, arg=f"--data {path.name}", name=name)
+        errors = frame["error" if "error" in frame.columns else frame.columns[-1]]
+        if not (pd.api.types.is_numeric_dtype(errors) or errors.isna().all()):
+            text = pd.to_numeric(errors, errors="coerce").isna() & errors.notna()
+            row = int(text.to_numpy().argmax())
+            raise InvalidArgumentError(f"{path.name}: column {str(errors.name)!r} must hold the errors as numbers; "
+                                       f"row {row + 2} of the file has {str(errors.iloc[row])!r}")
+        try:
+            table = _table(frame, arg=f"--data {path.name}")  # also a sample of the training sets, with a warning
+        except LLMSurrogateError as err:  # the frame's row i is the file's line i + 2 (after the header)
+            err.args = (_ZERO_BASED_ROW.sub(lambda m: f"row {int(m.group(1)) + 2} of the file", str(err)),
+                        *err.args[1:])
+            raise
+        if isinstance(table, ErrorTable):
+            return dataclasses.replace(table, name=name)
+        table.name = name
+        return table
     first = frame.columns[0]
     if str(first) in {"train", "", "Unnamed: 0"} or not pd.api.types.is_numeric_dtype(frame[first]) \
             or frame.shape[1] == frame.shape[0] + 1:
@@ -68,9 +138,10 @@ def transfer_intervals(data, level, side, correction, gamma, compare, taus, out_
     from .._atomic import atomic_target
 
     record = check_output_and_record(out_path, data) if out_path is not None else None
-    tables = {p.stem: _read_error_table(p) for p in data}
-    manifest = start_run([("DATA", p) for p in data]) if out_path is not None else None
-    res = tr.forecast_intervals(tables, level=list(level), sides=list(side), correction=correction)
+    with _warnings_in_cli_words():
+        tables = {p.stem: _read_error_table(p) for p in data}
+        manifest = start_run([("DATA", p) for p in data]) if out_path is not None else None
+        res = tr.forecast_intervals(tables, level=list(level), sides=list(side), correction=correction)
     table = res.tidy()
     if gamma is not None:
         wc = [tr.worst_case_interval(tables[row.model], Gamma=gamma, side=row.side, tau=row.tau)
@@ -129,7 +200,7 @@ def transfer_build(data_path, model_name, out_path, r, metric, normalize, shortf
     import warnings
 
     from .._atomic import check_output_dir, write_frame
-    from ..exceptions import InvalidArgumentError, LLMSurrogateWarning
+    from ..exceptions import LLMSurrogateWarning
     from . import error_table, make_model
     from ._build import collect_cache_stats
 
@@ -137,8 +208,15 @@ def transfer_build(data_path, model_name, out_path, r, metric, normalize, shortf
     if cache is not None:
         check_output_dir(cache, arg="--cache")
     frame = read_table(data_path)
+    feature_list = [f.strip() for f in features.split(",")]
+    _require_columns(frame, data_path, {"--domain": [domain], "--target": [target], "--features": feature_list},
+                     numeric=("--target", "--features"))
     manifest = start_run([("--data", data_path)], {"seed": seed})
-    model = make_model(model_name, seed=seed)
+    with cli_names(model=f"--model {model_name}", free=f"--model {model_name}"):
+        model = make_model(model_name, seed=seed)
+    for m in shortfall_model:
+        with cli_names(model=f"--shortfall-model {m}", free=f"--shortfall-model {m}"):
+            make_model(m, seed=seed)
     others = [make_model(m, seed=seed) for m in shortfall_model] or None
     n_sub: int | str = subsets
     if subsets != "all":
@@ -154,7 +232,7 @@ def transfer_build(data_path, model_name, out_path, r, metric, normalize, shortf
         # rejected cache entries are counted and reported below, once
         warnings.filterwarnings("ignore", message=".*cached fit", category=LLMSurrogateWarning)
         table = error_table(frame, model, r=r, metric=metric, normalize=normalize, subsets=n_sub, n_jobs=n_jobs,
-                            shortfall_models=others, domain=domain, features=[f.strip() for f in features.split(",")],
+                            shortfall_models=others, domain=domain, features=feature_list,
                             target=target, cache=cache, progress=True, seed=seed, name=model_name)
     if cache is not None:
         click.echo(f"cache: {stats.hits} fits reused, {stats.computed} computed, {stats.rejected} rejected "

@@ -20,14 +20,22 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from .. import _core
-from .._validation import as_float_array, check_choice, check_int, check_probability
+from .._validation import (
+    as_float_array,
+    as_frame,
+    check_choice,
+    check_int,
+    check_probability,
+)
 from ..exceptions import InvalidArgumentError, LLMSurrogateWarning, ShapeError
-from ._table import ErrorTable, PooledErrors, _pooled
+from ._table import CodedLong, ErrorTable, PooledErrors, _coded, _pooled
 
 _SIDES = {"two": "two", "upper": "upper", "lower": "lower", "right": "upper", "left": "lower"}
 DEFAULT_TAULIST = np.round(np.arange(0.5, 1.0 + 1e-9, 0.01), 10)
@@ -40,8 +48,24 @@ def _table(err: Any, arg: str = "err", pooled: bool = False, r: Any = None) -> E
     """``err`` as an :class:`ErrorTable`; with ``pooled=True`` read as transferUQ does (two-column
     form, ordered training tuples, missing cells: a :class:`PooledErrors`), with a warning when
     cells are missing."""
+    if isinstance(err, PooledErrors):  # read already
+        return err
     if not pooled:
-        return ErrorTable.coerce(err, arg=arg)
+        try:
+            return ErrorTable.coerce(err, arg=arg)
+        except ShapeError:
+            if not _training_sample(err, arg):
+                raise
+        # a long table with some of the training sets (error_table(subsets=K), `transfer build
+        # --subsets K`): its errors pooled as given, with a warning
+        t = _pooled(err, arg=arg, r=r)
+        if isinstance(t, PooledErrors) and t.r is not None:
+            what = arg if arg.startswith("-") else f"argument `{arg}`"  # the command line names its option
+            warnings.warn(f"{what} holds {t.N} of the {t.n * math.comb(t.n - 1, t.r)} errors of a complete table "
+                          f"({t.n} domains, r = {t.r}), a sample of the training sets: the result pools the errors "
+                          "given, an estimate of the complete table's (Proposition 1's guarantee is for every training "
+                          "set)", LLMSurrogateWarning, stacklevel=4)
+        return t
     t = _pooled(err, arg=arg, r=r)
     if isinstance(t, PooledErrors) and not t.complete:
         if t.missing:
@@ -54,6 +78,31 @@ def _table(err: Any, arg: str = "err", pooled: bool = False, r: Any = None) -> E
                       "Proposition 1's guarantee needs one error per (training set, test domain)",
                       LLMSurrogateWarning, stacklevel=4)  # 4: past the public function's argument wrapper
     return t
+
+
+def _training_sample(err: Any, arg: str) -> bool:
+    """Whether ``err`` is a long table (``train...``, ``test``, ``error``) of a sample of the
+    training sets: no missing error, and each training set in it tested on every domain outside
+    it, once (what ``error_table(subsets=K)`` writes). A table missing single cells is not one."""
+    if isinstance(err, CodedLong):
+        train, test, values, n = err.train, err.test, err.values, len(err.domains)
+    else:
+        if isinstance(err, Mapping) or type(err).__module__.split(".")[0] == "polars":
+            err = as_frame(err, arg)
+        if not isinstance(err, pd.DataFrame) or "test" not in err.columns:
+            return False
+        train_cols = [c for c in err.columns if str(c).startswith("train")]
+        if not train_cols or err[[*train_cols, "test"]].isna().to_numpy().any():
+            return False
+        codes, domains = _coded([err[c].to_numpy() for c in [*train_cols, "test"]])
+        train, test, n = codes[:, :-1], codes[:, -1], len(domains)
+        values = pd.to_numeric(err["error" if "error" in err.columns else err.columns[-1]], errors="coerce").to_numpy()
+    r = train.shape[1]
+    if r == 0 or n <= r or np.isnan(values.astype(np.float64)).any():
+        return False
+    _, which, counts = np.unique(np.sort(train, axis=1), axis=0, return_inverse=True, return_counts=True)
+    pairs = which.reshape(-1) * n + test
+    return bool(np.all(counts == n - r) and np.unique(pairs).size == pairs.size)
 
 
 def _sorted_values(t: Any) -> np.ndarray:
@@ -71,7 +120,8 @@ def _core_table(t: ErrorTable, negate: bool = False):
         if isinstance(t, PooledErrors) and not t.balanced:
             raise InvalidArgumentError(
                 "this computation needs the same number of errors for every test domain (weights, worst cases and "
-                "dominance are per test domain); the table has missing cells: fill them or drop their domains")
+                "dominance are per test domain); the table has missing cells or a sample of the training sets: "
+                "build it with every training set, or drop the domains with missing cells")
         vals = -t.values if negate else t.values
         core = _core.TransferTable(np.ascontiguousarray(vals, dtype=np.float64),
                                    np.ascontiguousarray(t.test, dtype=np.int64), t.n)

@@ -109,7 +109,7 @@ def make_model(name: str, *, seed: int | None = 0):
     Examples
     --------
     >>> make_model("cpt:dg")
-    CPT(free='dg', alpha=1.0, beta=1.0, delta=1.0, gamma=1.0, eps=1e-06, delta_max=1000000.0, starts=None, max_iter=500)
+    CPT(free='dg', alpha=1.0, beta=1.0, delta=1.0, gamma=1.0, eps=1e-08, delta_max=1000000.0, starts=None, max_iter=500)
     """
     if not isinstance(name, str):
         raise InvalidArgumentError(f"argument `model` must be a model name such as 'cpt:g'; got {name!r}")
@@ -136,7 +136,7 @@ def make_model(name: str, *, seed: int | None = 0):
         return KernelRidge(alpha=1.0, kernel="rbf", gamma=1 / 3)
     hint = difflib.get_close_matches(key, ["eu", "eu-authors", "eu-cara", "cpt", "cpt:g", "rf", "kr"], n=1)
     extra = f"; did you mean {hint[0]!r}?" if hint else ""
-    raise InvalidArgumentError(f"unknown model {name!r}; use one of {list(MODEL_NAMES)}{extra}")
+    raise InvalidArgumentError(f"argument `model`: unknown model {name!r}; use one of {', '.join(MODEL_NAMES)}{extra}")
 
 
 def _model_key(model: Any) -> str:

@@ -45,6 +45,40 @@ def _labels(values: Sequence[Any]) -> list:
         return sorted(uniq, key=str)
 
 
+def _coded(columns: Sequence[Any]) -> tuple[np.ndarray, list]:
+    """The domain labels of several equally long columns as codes: an ``(rows, len(columns))``
+    int64 array of indices into the labels in :func:`_labels` order (sorted), and those labels.
+    Vectorized (one hash pass over all the labels, then a permutation of the few distinct ones)."""
+    arrays = [np.asarray(c) for c in columns]
+    if all(a.dtype.kind in "iuf" for a in arrays):
+        stacked = np.concatenate(arrays)
+    else:
+        stacked = np.concatenate([a.astype(object) for a in arrays])
+    codes, uniques = pd.factorize(stacked, sort=False)
+    uniques = list(uniques.tolist() if hasattr(uniques, "tolist") else uniques)
+    domains = _labels(uniques)
+    index = {d: i for i, d in enumerate(domains)}
+    perm = np.array([index[u] for u in uniques], dtype=np.int64)
+    rows = len(arrays[0]) if arrays else 0
+    return perm[codes].reshape(len(arrays), rows).T, domains
+
+
+class CodedLong:
+    """A long table whose domains are already integer codes: ``values`` (NaN for a missing
+    error), ``test`` (N,) and ``train`` (N, r) indices into ``domains`` (sorted as
+    :func:`_labels` sorts them), ``r = 0`` columns for the two-column form. The R bridge sends long
+    data frames so (columns of codes and errors, not rows); :func:`_pooled` reads it as it reads
+    a long frame, and keeps the tables it made from it (one per ``r``), so that repeated calls on
+    the same data frame reuse the sorted errors."""
+
+    def __init__(self, values, test, train, domains):
+        self.values = np.ascontiguousarray(values, dtype=np.float64)
+        self.test = np.ascontiguousarray(test, dtype=np.int64)
+        self.train = np.ascontiguousarray(train, dtype=np.int64).reshape(self.test.size, -1)
+        self.domains = list(domains)
+        self.tables: dict = {}
+
+
 @result_dataclass
 class ErrorTable(Result):
     """Transfer errors of one procedure, one per (training set, test domain).
@@ -167,13 +201,10 @@ class ErrorTable(Result):
         require_columns(frame, [*train, test, error], name=arg)
         if len(frame) == 0:
             raise InvalidArgumentError(f"argument `{arg}` has no rows")
-        raw_labels = frame[[*train, test]].to_numpy().ravel()
-        if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in raw_labels):
+        if frame[[*train, test]].isna().to_numpy().any():
             raise InvalidArgumentError(f"argument `{arg}`: the domain columns {[*train, test]} have missing values")
-        domains = _labels(raw_labels.tolist())
-        index = {d: i for i, d in enumerate(domains)}
-        tr = np.array([[index[v] for v in row] for row in frame[train].to_numpy().tolist()], dtype=np.int64)
-        te = np.array([index[v] for v in frame[test].tolist()], dtype=np.int64)
+        codes, domains = _coded([frame[c].to_numpy() for c in [*train, test]])
+        tr, te = codes[:, :-1], codes[:, -1]
         reject_lossy(frame[error], f"{arg}[{error!r}]")
         try:
             values = frame[error].to_numpy(dtype=np.float64, na_value=np.nan)
@@ -332,13 +363,24 @@ def _pooled(err: Any, *, arg: str, r: Any = None, name: str = "") -> "ErrorTable
     layout stays an :class:`ErrorTable`; anything else transferUQ accepts becomes a
     :class:`PooledErrors`. Long frames are read by position as transferUQ does: the last column
     holds the errors, the one before it the test domain, the first ``ncol - 2`` the training
-    domains (none: the two-column form)."""
+    domains (none: the two-column form). A :class:`CodedLong` (the R bridge's long data frames)
+    is read the same way."""
     if isinstance(err, (ErrorTable, PooledErrors)):
         return err
     if r is not None:
         if isinstance(r, bool) or not isinstance(r, (int, np.integer, float)) or float(r) != int(r) or int(r) < 1:
             raise InvalidArgumentError(f"argument `r` must be a whole number >= 1; got {r!r}")
         r = int(r)
+    if isinstance(err, CodedLong):
+        key = (r, arg, name)
+        if key not in err.tables:
+            ncol = err.train.shape[1]
+            if ncol and r is not None and r != ncol:
+                raise InvalidArgumentError(f"argument `r` ({r}) does not match the {ncol} training-domain "
+                                           f"columns of `{arg}`")
+            err.tables[key] = _pooled_codes(err.values, err.test, err.train, err.domains, ncol or r, arg=arg,
+                                            name=name)
+        return err.tables[key]
     if isinstance(err, Mapping) or type(err).__module__.split(".")[0] == "polars":
         err = as_frame(err, arg)
     # a long frame has a `test` column or is not square (transferUQ's matrices are square)
@@ -378,15 +420,19 @@ def _pooled(err: Any, *, arg: str, r: Any = None, name: str = "") -> "ErrorTable
         values = frame[err_col].to_numpy(dtype=np.float64, na_value=np.nan)
     except (TypeError, ValueError) as exc:
         raise InvalidArgumentError(f"argument `{arg}`: column {str(err_col)!r} must hold numbers; {exc}") from exc
+    codes, domains = _coded([frame[c].to_numpy() for c in [*train_cols, test_col]])
+    return _pooled_codes(values, codes[:, -1], codes[:, :-1], domains, r, arg=arg, name=name)
+
+
+def _pooled_codes(values: np.ndarray, test: np.ndarray, train: np.ndarray, domains: list, r: int | None, *,
+                  arg: str, name: str = "") -> "ErrorTable | PooledErrors":
+    """:func:`_pooled` once the domains are codes (``train`` with no columns: the two-column form)."""
+    if values.size == 0:
+        raise InvalidArgumentError(f"argument `{arg}` has no rows")
     inf = np.flatnonzero(np.isinf(values))
     if inf.size:
         raise NonFiniteError(f"argument `{arg}`: the error at row {int(inf[0])} (0-based) is {values[inf[0]]}; "
                              "errors must be finite (NaN marks a missing cell)")
-    domains = _labels(frame[[*train_cols, test_col]].to_numpy().ravel().tolist())
-    index = {v: i for i, v in enumerate(domains)}
-    test = np.array([index[v] for v in frame[test_col].tolist()], dtype=np.int64)
-    train = np.array([[index[v] for v in row] for row in frame[train_cols].to_numpy().tolist()], dtype=np.int64) \
-        if train_cols else np.zeros((len(frame), 0), dtype=np.int64)
     clash = np.flatnonzero(np.any(train == test[:, None], axis=1))
     if clash.size:
         raise InvalidArgumentError(f"argument `{arg}`: row {int(clash[0])} (0-based) has its test domain "
@@ -399,7 +445,7 @@ def _pooled(err: Any, *, arg: str, r: Any = None, name: str = "") -> "ErrorTable
     if r is not None and n <= r:
         raise InvalidArgumentError(f"argument `{arg}`: need more domains than training domains (n > r); "
                                    f"got n = {n}, r = {r}")
-    if train_cols and missing == 0:
+    if train.shape[1] and missing == 0 and values.size == n * math.comb(n - 1, train.shape[1]):
         try:  # the package's own layout (one error per unordered training set): keep the full checks
             return ErrorTable._from_arrays(values, test, train, domains, name=name, metric="transfer error", arg=arg)
         except (InvalidArgumentError, ShapeError):

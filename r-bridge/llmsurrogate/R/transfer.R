@@ -1,9 +1,20 @@
 #' Inference on transfer errors (forecast intervals, dominance, confidence intervals)
 #'
-#' Drop-in versions of the functions of the authors' R package 'transferUQ' (Andrews, Fudenberg,
-#' Lei, Liang and Wu, 2025, "The Transfer Performance of Economic Models"), computed by the Rust
-#' core of the Python package 'llmsurrogate'; transferUQ's README and vignette run with only the
-#' `library()` line changed (its data object is [CertaintyEquivalents]).
+#' The functions of the authors' R package 'transferUQ' (Andrews, Fudenberg, Lei, Liang and Wu,
+#' 2025, "The Transfer Performance of Economic Models") with its names, arguments and input forms,
+#' computed by the Rust core of the Python package 'llmsurrogate'. transferUQ's README, vignette and
+#' help-page examples run with only the `library()` line changed (its data object is
+#' [CertaintyEquivalents]), **but their numbers change where a default corrects transferUQ**:
+#' `qte_interval()` and `ete_interval()` use the U-statistic order r + 1 of the paper's bound
+#' (transferUQ's r makes the intervals too narrow; `order = "transferUQ"` gives its numbers),
+#' `check_everywhere_dominance()` scans every rank (transferUQ's pruning is invalid and can claim
+#' dominance that does not hold; `mode = "transferUQ"`), `check_worstcase_dominance()` checks every
+#' Gamma up to `Gamma` at Corollary R.1's index (`mode = "transferUQ"`) and `forecast_interval()`
+#' takes the exact rank of Definition 2 (`mode = "transferUQ"`). The first call of each of these
+#' with its default in a session says so in a message (class `"llmsurrogate_transferUQ_notice"`);
+#' `options(llmsurrogate.transferUQ_notice = FALSE)` silences it. Why each default differs is
+#' below ("Where the defaults differ from transferUQ on purpose"; docs/methods/transfer.md §4.4,
+#' §5.5).
 #'
 #' @details
 #' `err` takes transferUQ's forms:
@@ -54,6 +65,22 @@
 #' * **Worst-case dominance** (`check_worstcase_dominance(mode = )`): the default checks every
 #'   \eqn{\Gamma} in \[1, `Gamma`\] exactly; `mode = "transferUQ"` checks only `Gamma`, at
 #'   transferUQ's index (one before Corollary R.1's) with a strict `<`.
+#'
+#' @section The one difference left with mode = "transferUQ":
+#' For r >= 2, `check_worstcase_dominance(mode = "transferUQ")` can differ from transferUQ 0.1.0:
+#' on its help page's r = 2 example (n = 20 domains, 6,840 errors, `err1` against `err2`) at 7 of
+#' the 51 levels (tau = 0.88, 0.93--0.97, 0.99). The cause is in transferUQ: its internal
+#' `Gamma_curve()` computes the worst-case probability \eqn{Q_j(\Gamma)} only for the first
+#' \eqn{m = n(n - 1) = 380} sorted errors (the count for r = 1) and divides by n - 1 instead of
+#' K = (n - 1)(n - 2); `data.frame(prob = Qvec, val = err$val)` then recycles those 380
+#' probabilities 18 times over the 6,840 errors, silently, because 6,840 is a multiple of 380. The
+#' bound it reads off is therefore not Corollary R.1's. With the curve computed for all 6,840
+#' errors and divided by K, transferUQ's own comparison agrees with `mode = "transferUQ"` at all 51
+#' levels (checked with transferUQ's code, commit e709f1b). For r = 1 (matrices) nothing is
+#' recycled and the two agree.
+#'
+#' Long data frames cross to the compiled core as columns (domain codes and errors), not rows,
+#' and the table built from one is kept for the next calls on the same data frame.
 #'
 #' @param err,err1,err2 Error matrix or data.frame (see Details).
 #' @param coverage Nominal coverage in (0, 1); a vector gives one interval per level.
@@ -139,23 +166,103 @@ NULL
       .abort(sprintf("argument `%s`: the last column must hold the errors (numeric); it is %s", name,
                      .r_type(v)), call)
     }
-    bad <- which(!is.na(v) & !is.finite(v))
+    bad <- if (is.double(v) && any(is.infinite(v))) which(is.infinite(v)) else integer()
     if (length(bad)) {
       .abort(sprintf("argument `%s`: the error in row %d is %s; errors must be finite (NA marks a missing cell)",
                      name, bad[1], format(v[bad[1]])), call)
     }
     err$error <- as.numeric(v)
     for (k in seq_len(d - 1L)) {
-      bad <- which(is.na(err[[k]]))
+      bad <- if (anyNA(err[[k]])) which(is.na(err[[k]])) else integer()
       if (length(bad)) {
         .abort(sprintf("argument `%s`: column `%s` has a missing domain (NA) in row %d; every error needs its %s",
                        name, original[k], bad[1], "training and test domains"), call)
       }
     }
-    return(.frame_arg(err, name, call))
+    coded <- .coded_long(err, name, call)
+    return(if (is.null(coded)) .frame_arg(err, name, call) else coded)
   }
   .abort(sprintf("argument `%s` must be a square matrix or a data.frame (train..., test, error); got %s", name,
                  .r_type(err)), call)
+}
+
+# A long data frame for the bridge as columns, not rows: its domain columns as 0-based codes into
+# their distinct labels (one integer vector, column after column) and its errors, each as raw
+# little-endian bytes (reticulate passes them without a per-element conversion), with the labels.
+# Python (llmsurrogate.rbridge.transfer) reads them as a table without a data frame. Whole numbers
+# cross as integers. NULL for domain columns that are not all character/factor or all plain numbers
+# (dates, integer64, a character column beside a numeric one): those cross as a data frame.
+.coded_long <- function(err, name, call) {
+  doms <- lapply(err[seq_len(ncol(err) - 1L)], .domain_codes)
+  kind <- vapply(doms, function(x) x$kind, character(1))
+  if (any(kind == "other") || length(unique(kind)) > 1L) return(NULL)
+  labels <- unique(unlist(lapply(doms, function(x) x$labels), use.names = FALSE))
+  codes <- unlist(lapply(doms, function(x) match(x$labels, labels)[x$codes]), use.names = FALSE) - 1L
+  list(`__rlong__` = list(
+    nrow = nrow(err), ncol = length(doms),
+    codes = writeBin(codes, raw(), size = 4L, endian = "little"),
+    errors = writeBin(err$error, raw(), size = 8L, endian = "little"),
+    labels = .column_payload(labels, sprintf("the domains of `%s`", name), call)))
+}
+
+# One domain column as `labels` (its distinct values) and `codes` (1-based positions in `labels`),
+# without hashing every row where the column allows it (factors: their levels; whole numbers in a
+# small positive range: a count of each); `kind` "character", "number" or "other".
+.domain_codes <- function(x) {
+  if (is.factor(x)) return(list(kind = "character", labels = levels(x), codes = as.integer(x)))
+  if (!is.null(oldClass(x))) return(list(kind = "other"))
+  if (is.double(x) && length(x) && all(x == trunc(x)) && max(abs(x)) < .Machine$integer.max) x <- as.integer(x)
+  if (is.integer(x)) {
+    lo <- min(x)
+    hi <- max(x)
+    if (lo >= 1L && hi <= 4L * length(x) + 1024L) {
+      present <- which(tabulate(x, hi) > 0L)
+      map <- integer(hi)
+      map[present] <- seq_along(present)
+      return(list(kind = "number", labels = present, codes = map[x]))
+    }
+  }
+  if (!(is.character(x) || is.numeric(x))) return(list(kind = "other"))
+  labels <- unique(x)
+  list(kind = if (is.character(x)) "character" else "number", labels = labels, codes = match(x, labels))
+}
+
+# The first call with a default that departs from transferUQ, per function and session, says so
+# (a message of class "llmsurrogate_transferUQ_notice"); options(llmsurrogate.transferUQ_notice =
+# FALSE) silences it. The texts name the argument that gives transferUQ's numbers.
+.transferuq_notices <- c(
+  forecast_interval = paste(
+    "forecast_interval() takes the exact rank ceiling(tau N) of Definition 2; transferUQ's",
+    "quantile(type = 1) takes the next order statistic when tau N lands a rounding error above a whole",
+    "number (as in some corrected intervals). mode = \"transferUQ\" gives transferUQ's numbers."),
+  qte_interval = paste(
+    "qte_interval() uses the U-statistic order r + 1 of the paper's bound (the kernel involves r + 1",
+    "domains); transferUQ uses r, which makes the intervals too narrow (docs/methods/transfer.md 5.5).",
+    "order = \"transferUQ\" gives transferUQ's numbers."),
+  ete_interval = paste(
+    "ete_interval() uses the U-statistic order r + 1 of the paper's bound (the kernel involves r + 1",
+    "domains); transferUQ uses r, which makes the intervals too narrow (docs/methods/transfer.md 5.5).",
+    "order = \"transferUQ\" gives transferUQ's numbers."),
+  check_everywhere_dominance = paste(
+    "check_everywhere_dominance() scans every rank; transferUQ prunes to ranks j >= tau N (Appendix R.3),",
+    "which is invalid and can claim dominance that does not hold (docs/methods/transfer.md 4.4).",
+    "mode = \"transferUQ\" gives transferUQ's answers."),
+  check_worstcase_dominance = paste(
+    "check_worstcase_dominance() checks every Gamma in [1, Gamma] at Corollary R.1's index; transferUQ",
+    "checks Gamma alone, one index earlier, with a strict <. mode = \"transferUQ\" gives transferUQ's",
+    "answers."))
+.notices_given <- new.env(parent = emptyenv())
+
+.transferuq_notice <- function(fn) {
+  if (isFALSE(getOption("llmsurrogate.transferUQ_notice", TRUE)) || isTRUE(.notices_given[[fn]])) {
+    return(invisible(FALSE))
+  }
+  assign(fn, TRUE, envir = .notices_given)
+  text <- paste(.transferuq_notices[[fn]],
+                "(Shown once per session; options(llmsurrogate.transferUQ_notice = FALSE) silences it.)")
+  message(structure(class = c("llmsurrogate_transferUQ_notice", "message", "condition"),
+                    list(message = paste0(text, "\n"), call = NULL)))
+  invisible(TRUE)
 }
 
 .side_arg <- function(side) side[1]
@@ -192,16 +299,18 @@ NULL
 forecast_interval <- function(err, coverage = NULL, side = c("two", "left", "right"), correction = FALSE,
                               tau = NULL, mode = c("exact", "transferUQ")) {
   call <- sys.call()
+  default_mode <- missing(mode)
   e <- .err_arg(err, "err", call)
   correction <- .check_flag(correction, "correction", call)
   mode <- match.arg(mode)
   coverage <- .level_arg(coverage, "coverage", call)
   tau <- .level_arg(tau, "tau", call)
-  .per_level(coverage, tau, function(cv, t) {
+  out <- .per_level(coverage, tau, function(cv, t) {
     .call_in(call, "transfer.forecast_interval", e, cv, side = .side_arg(side), correction = correction, tau = t,
-             mode = mode,
-             pooled = TRUE)
+             mode = mode, pooled = TRUE)
   })
+  if (default_mode) .transferuq_notice("forecast_interval")
+  out
 }
 
 #' @rdname transfer_inference
@@ -247,8 +356,11 @@ qte_interval <- function(err, coverage, side = c("two", "left", "right"), betas 
                          r = NULL, order = NULL) {
   call <- sys.call()
   e <- .err_arg(err, "err", call)
-  .call_in(call, "transfer.qte_interval", e, .check_scalar(coverage, "coverage", call), side = .side_arg(side),
-           betas = as.list(.check_numeric(betas, "betas", call)), r = .r_arg(r, call), order = order, pooled = TRUE)
+  out <- .call_in(call, "transfer.qte_interval", e, .check_scalar(coverage, "coverage", call),
+                  side = .side_arg(side), betas = as.list(.check_numeric(betas, "betas", call)), r = .r_arg(r, call),
+                  order = order, pooled = TRUE)
+  if (missing(order)) .transferuq_notice("qte_interval")
+  out
 }
 
 #' @rdname transfer_inference
@@ -256,8 +368,11 @@ qte_interval <- function(err, coverage, side = c("two", "left", "right"), betas 
 ete_interval <- function(err, coverage, side = c("two", "left", "right"), bd = 1, r = NULL, order = NULL) {
   call <- sys.call()
   e <- .err_arg(err, "err", call)
-  .pair(.call_in(call, "transfer.ete_interval", e, .check_scalar(coverage, "coverage", call),
-                 side = .side_arg(side), bd = .check_scalar(bd, "bd", call), r = .r_arg(r, call), order = order, pooled = TRUE))
+  out <- .pair(.call_in(call, "transfer.ete_interval", e, .check_scalar(coverage, "coverage", call),
+                        side = .side_arg(side), bd = .check_scalar(bd, "bd", call), r = .r_arg(r, call), order = order,
+                        pooled = TRUE))
+  if (missing(order)) .transferuq_notice("ete_interval")
+  out
 }
 
 #' @rdname transfer_inference
@@ -265,9 +380,11 @@ ete_interval <- function(err, coverage, side = c("two", "left", "right"), bd = 1
 check_worstcase_dominance <- function(err1, err2, taulist = seq(0.5, 1, 0.01), Gamma = Inf,
                                       mode = c("exact", "transferUQ")) {
   call <- sys.call()
-  .call_in(call, "transfer.check_worstcase_dominance", .err_arg(err1, "err1", call), .err_arg(err2, "err2", call),
-           as.list(.check_numeric(taulist, "taulist", call)), Gamma = .check_scalar(Gamma, "Gamma", call),
-           mode = match.arg(mode), pooled = TRUE)
+  out <- .call_in(call, "transfer.check_worstcase_dominance", .err_arg(err1, "err1", call),
+                  .err_arg(err2, "err2", call), as.list(.check_numeric(taulist, "taulist", call)),
+                  Gamma = .check_scalar(Gamma, "Gamma", call), mode = match.arg(mode), pooled = TRUE)
+  if (missing(mode)) .transferuq_notice("check_worstcase_dominance")
+  out
 }
 
 #' @rdname transfer_inference
@@ -275,8 +392,11 @@ check_worstcase_dominance <- function(err1, err2, taulist = seq(0.5, 1, 0.01), G
 check_everywhere_dominance <- function(err1, err2, taulist = seq(0.5, 1, 0.01),
                                        mode = c("exact", "paper", "transferUQ")) {
   call <- sys.call()
-  .call_in(call, "transfer.check_everywhere_dominance", .err_arg(err1, "err1", call), .err_arg(err2, "err2", call),
-           as.list(.check_numeric(taulist, "taulist", call)), mode = match.arg(mode), pooled = TRUE)
+  out <- .call_in(call, "transfer.check_everywhere_dominance", .err_arg(err1, "err1", call),
+                  .err_arg(err2, "err2", call), as.list(.check_numeric(taulist, "taulist", call)),
+                  mode = match.arg(mode), pooled = TRUE)
+  if (missing(mode)) .transferuq_notice("check_everywhere_dominance")
+  out
 }
 
 #' @rdname transfer_inference

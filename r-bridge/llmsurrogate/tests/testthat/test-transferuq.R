@@ -344,3 +344,115 @@ test_that("mode = \"transferUQ\" reproduces its floating-point rank in corrected
   expect_identical(forecast_interval(err_CPT, 0.5, "left", correction = TRUE), c(e[990], Inf))
   expect_identical(forecast_interval(err_CPT, 0.5, "left", correction = TRUE, mode = "transferUQ"), c(e[991], Inf))
 })
+
+# The notices' state is per session: tests start from a fresh one.
+reset_notices <- function() {
+  given <- llmsurrogate:::.notices_given
+  rm(list = ls(given), envir = given)
+}
+
+test_that("each default that departs from transferUQ says so once per session, naming the argument", {
+  skip_if_no_llmsurrogate()
+  reset_notices()
+  withr::local_options(llmsurrogate.transferUQ_notice = NULL)
+  E <- CertaintyEquivalents$unnormalized[["abdg"]]
+  R <- CertaintyEquivalents$unnormalized[["RF"]]
+  calls <- list(
+    forecast_interval = list(function() forecast_interval(E, 0.8), "mode = \"transferUQ\""),
+    qte_interval = list(function() qte_interval(E, 0.8, betas = 0.5), "order = \"transferUQ\""),
+    ete_interval = list(function() ete_interval(1 / CertaintyEquivalents$normalized[["abdg"]], 0.8),
+                        "order = \"transferUQ\""),
+    check_everywhere_dominance = list(function() check_everywhere_dominance(E, R, 0.96), "mode = \"transferUQ\""),
+    check_worstcase_dominance = list(function() check_worstcase_dominance(E, R, 0.96), "mode = \"transferUQ\""))
+  for (fn in names(calls)) {
+    f <- calls[[fn]][[1]]
+    msgs <- list()
+    withCallingHandlers({ f(); f() }, llmsurrogate_transferUQ_notice = function(m) {
+      msgs[[length(msgs) + 1L]] <<- conditionMessage(m)
+      invokeRestart("muffleMessage")
+    })
+    expect_length(msgs, 1L)  # once, not at the second call
+    expect_match(msgs[[1]], paste0("^", fn, "\\(\\)"))
+    expect_match(msgs[[1]], calls[[fn]][[2]], fixed = TRUE)
+    expect_match(msgs[[1]], "options(llmsurrogate.transferUQ_notice = FALSE)", fixed = TRUE)
+  }
+  # naming the argument (either value) is a choice: no notice
+  reset_notices()
+  expect_silent(qte_interval(E, 0.8, betas = 0.5, order = "transferUQ"))
+  expect_silent(check_everywhere_dominance(E, R, 0.96, mode = "exact"))
+  # the departures the notices name are real: transferUQ's README median CI and CPT vs RF at tau 0.96
+  expect_false(isTRUE(all.equal(suppressMessages(qte_interval(E, 0.8, betas = 0.5)),
+                                qte_interval(E, 0.8, betas = 0.5, order = "transferUQ"))))
+  expect_false(suppressMessages(check_everywhere_dominance(E, R, 0.96))$res)
+  expect_true(check_everywhere_dominance(E, R, 0.96, mode = "transferUQ")$res)
+})
+
+test_that("options(llmsurrogate.transferUQ_notice = FALSE) silences the notices", {
+  skip_if_no_llmsurrogate()
+  reset_notices()
+  withr::local_options(llmsurrogate.transferUQ_notice = FALSE)
+  E <- CertaintyEquivalents$unnormalized[["abdg"]]
+  expect_silent(qte_interval(E, 0.8, betas = 0.5))
+  expect_silent(check_worstcase_dominance(E, E, 0.9))
+  expect_length(ls(llmsurrogate:::.notices_given), 0L)  # nothing was shown, so nothing is marked shown
+})
+
+test_that("long data frames (r = 1 and r = 2) give what the same errors give as a matrix or in Python", {
+  skip_if_no_llmsurrogate()
+  withr::local_options(llmsurrogate.transferUQ_notice = FALSE)
+  E <- CertaintyEquivalents$unnormalized[["abdg"]]
+  R <- CertaintyEquivalents$unnormalized[["RF"]]
+  long <- function(m) {
+    idx <- which(row(m) != col(m), arr.ind = TRUE)
+    data.frame(train = idx[, 1], test = idx[, 2], val = m[idx])
+  }
+  lE <- long(E)
+  lR <- long(R)
+  expect_identical(forecast_interval(lE, 0.8), forecast_interval(E, 0.8))
+  expect_identical(forecast_interval(lE, 0.8, mode = "transferUQ", correction = TRUE),
+                   forecast_interval(E, 0.8, mode = "transferUQ", correction = TRUE))
+  expect_identical(qte_interval(lE, 0.8, betas = c(0.3, 0.5)), qte_interval(E, 0.8, betas = c(0.3, 0.5)))
+  inv <- 1 / CertaintyEquivalents$normalized[["abdg"]]
+  expect_identical(ete_interval(long(inv), 0.8), ete_interval(inv, 0.8))
+  expect_identical(check_everywhere_dominance(lE, lR, c(0.9, 0.96)), check_everywhere_dominance(E, R, c(0.9, 0.96)))
+  expect_identical(check_worstcase_dominance(lE, lR), check_worstcase_dominance(E, R))
+  # rows in another order, domains as factors or strings: the same table
+  shuffled <- lE[sample(nrow(lE)), ]
+  shuffled$train <- factor(shuffled$train)
+  shuffled$test <- as.character(shuffled$test)
+  expect_error(forecast_interval(shuffled, 0.8), NA)
+  shuffled$train <- as.character(shuffled$train)
+  expect_identical(forecast_interval(shuffled, 0.8), forecast_interval(E, 0.8))
+
+  # r = 2, transferUQ's ordered pairs (its help page's example): the pooled sorted errors
+  n <- 12
+  set.seed(2)
+  idx <- expand.grid(train1 = 1:n, train2 = 1:n, test = 1:n)
+  idx <- idx[idx$train1 != idx$train2 & idx$train1 != idx$test & idx$train2 != idx$test, ]
+  err <- cbind(idx, data.frame(val = runif(nrow(idx))))
+  v <- sort(err$val)
+  N <- length(v)
+  k <- ceiling(0.95 * N)
+  expect_identical(suppressWarnings(forecast_interval(err, 0.9)), c(v[N + 1 - k], v[k]))
+  # the data frame as columns of codes (the default) and row by row (the bridge's generic data frame,
+  # which Python reads with pandas): the same numbers
+  as_rows <- llmsurrogate:::.frame_arg(setNames(err, c("train_1", "train_2", "test", "error")), "err", NULL)
+  expect_false(is.null(llmsurrogate:::.coded_long(setNames(err, c("train_1", "train_2", "test", "error")), "err",
+                                                  NULL)))
+  for (fn in c("forecast_interval", "ete_interval")) {
+    expect_identical(
+      suppressWarnings(llmsurrogate:::.call_in(NULL, paste0("transfer.", fn), as_rows, 0.9, side = "two",
+                                               pooled = TRUE)),
+      suppressWarnings(llmsurrogate:::.call_in(NULL, paste0("transfer.", fn),
+                                               llmsurrogate:::.err_arg(err, "err", NULL), 0.9, side = "two",
+                                               pooled = TRUE)))
+  }
+  expect_identical(qte_interval(err, 0.9, betas = c(0.3, 0.5)),
+                   llmsurrogate:::.call_in(NULL, "transfer.qte_interval", as_rows, 0.9, side = "two",
+                                           betas = list(0.3, 0.5), pooled = TRUE))
+  # Dates as domains cross column by column, and give the same answer
+  dated <- err
+  for (k in 1:3) dated[[k]] <- as.Date("2020-01-01") + dated[[k]]
+  expect_null(llmsurrogate:::.coded_long(setNames(dated, c("a", "b", "test", "error")), "err", NULL))
+  expect_identical(suppressWarnings(forecast_interval(dated, 0.9)), suppressWarnings(forecast_interval(err, 0.9)))
+})
