@@ -34,15 +34,17 @@ def _group_names(groups, labels: Mapping | Callable | None) -> np.ndarray:
     return np.array([str(labels[v]) if v in labels else str(by_text.get(str(v), v)) for v in g], dtype=object)
 
 
-def roc_table(y, scores) -> pd.DataFrame:
-    """The ROC curve: one row per distinct score (highest first) after a first row (0, 0) at
-    threshold +inf: ``threshold`` (r >= threshold counts as positive), ``fpr``, ``tpr``. The same
-    points as ``sklearn.metrics.roc_curve(y, scores, drop_intermediate=False)``; the trapezoid
-    area under them is :func:`roc_auc`. Needs both classes.
+def roc_table(y, scores, *, drop_intermediate: bool = True) -> pd.DataFrame:
+    """The ROC curve: a first row (0, 0) at threshold +inf, then one row per distinct score
+    (highest first): ``threshold`` (r >= threshold counts as positive), ``fpr``, ``tpr``;
+    ``drop_intermediate`` leaves out the points on a straight line between their neighbours (the
+    same curve, fewer rows). The points of ``sklearn.metrics.roc_curve(y, scores,
+    drop_intermediate=...)``; the trapezoid area under them is the ROC AUC with ties counted ½.
+    Needs both classes.
 
     Examples
     --------
-    >>> roc_table([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
+    >>> roc_table([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], drop_intermediate=False)
        threshold  fpr  tpr
     0        inf  0.0  0.0
     1       0.80  0.0  0.5
@@ -60,6 +62,9 @@ def roc_table(y, scores) -> pd.DataFrame:
     last = np.r_[np.flatnonzero(np.diff(r_sorted)), len(rr) - 1]  # the last row of each distinct score
     tps = np.cumsum(y_sorted)[last]
     fps = (last + 1) - tps
+    if drop_intermediate and len(tps) > 2:  # scikit-learn's rule: keep the corners of the curve
+        keep = np.flatnonzero(np.r_[True, np.logical_or(np.diff(fps, 2), np.diff(tps, 2)), True])
+        last, tps, fps = last[keep], tps[keep], fps[keep]
     return pd.DataFrame({"threshold": np.r_[np.inf, r_sorted[last]],
                          "fpr": np.r_[0.0, fps / (len(yy) - n_pos)], "tpr": np.r_[0.0, tps / n_pos]})
 
@@ -78,7 +83,7 @@ def curve_tables(y, scores, groups=None, *, bins: int = 10, seed: int = 42, min_
     >>> r = [.1, .2, .8, .7, .4, .35, .3, .5, .9, .2]
     >>> t = curve_tables(y, r, ["a", "b"] * 5, bins=2)
     >>> t["roc"].groupby("group", sort=False).size().to_dict()
-    {'all': 10, 'a': 6, 'b': 5}
+    {'all': 8, 'a': 4, 'b': 5}
     >>> sorted(t["group_calibration"]["group"].unique())
     ['a', 'b']
     """
@@ -218,8 +223,8 @@ def _draw_roc(ax, roc: pd.DataFrame) -> None:
 
 
 def plot_roc(y, scores, groups=None, ax=None, *, labels: Mapping | Callable | None = None):
-    """ROC curve of ``scores`` against 0/1 labels ``y`` (every distinct score a point: the points
-    of ``sklearn.metrics.roc_curve(y, scores, drop_intermediate=False)``), with its AUC (ties
+    """ROC curve of ``scores`` against 0/1 labels ``y`` (the points of
+    ``sklearn.metrics.roc_curve(y, scores)``), with its AUC (ties
     count ½, as :func:`~llmsurrogate.risk.roc_auc`) in the legend; one curve per group (with both classes) if
     ``groups``, named through ``labels``. On ``ax`` if given; returns the matplotlib Figure.
 
