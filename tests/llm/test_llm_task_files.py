@@ -47,7 +47,7 @@ def custom_task() -> Task:
                                                        AnswerOption("Often", 2.0)), prefill="Reply:"),
         numeric_question=NumericQuestion("Chance?", prefill="Reply (0-1): 0."),
         sensitive_attribute="NOTE", respondent="a person", year="2019-20", population="people in \"Nowhere\"",
-        description="Custom description.\nSecond line.",
+        description="Custom description.\nSecond line.", line_format="* {description} = {value:>6}",
     )
 
 

@@ -56,7 +56,7 @@ def _value(row: Mapping, name: str) -> Any:
 
 def information_block(task: Task, row: Mapping) -> str:
     """``Information:`` followed by one bullet line per task column."""
-    return "Information:\n" + "\n".join(c.line(_value(row, c.name)) for c in task.columns)
+    return "Information:\n" + "\n".join(c.line(_value(row, c.name), task.line_format) for c in task.columns)
 
 
 def _mc(task: Task, question: MultipleChoiceQuestion | None) -> MultipleChoiceQuestion:

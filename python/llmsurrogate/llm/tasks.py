@@ -169,11 +169,14 @@ class Column:
         except (TypeError, ValueError) as err:
             raise InvalidArgumentError(f"column {self.name!r}: cannot format {value!r} as {kind}: {err}") from None
 
-    def line(self, value: Any) -> str:
-        """The bullet line ``- The {description} is: {text}.`` (or ``- {text}`` for value-only)."""
+    def line(self, value: Any, line_format: str | None = None) -> str:
+        """The bullet line ``- The {description} is: {text}.`` (or ``- {text}`` for value-only);
+        ``line_format`` (a task's, e.g. ``"- {description}: {value}"``) replaces the first form."""
         text = self.render(value)
         if self.value_only:
             return f"- {text}"
+        if line_format is not None:
+            return line_format.format(description=self.description, value=text)
         return f"- The {self.description} is: {text}."
 
     def fingerprint(self) -> str:
@@ -336,6 +339,9 @@ class Task:
     """A prediction task: feature columns, target, questions and population description.
 
     ``respondent``/``year`` fill the ACS description template (docs/methods/risk.md §1.4).
+    ``line_format``: how a feature line reads, a template with the fields ``{description}`` and
+    ``{value}`` (None: folktexts' ``- The {description} is: {value}.``); prompt variants
+    (:func:`llmsurrogate.risk.prompt_variants`) change it.
 
     Examples
     --------
@@ -359,8 +365,11 @@ class Task:
     year: int | str = 2018
     population: str = "US residents"
     description: str | None = None
+    line_format: str | None = None
 
     def __post_init__(self):
+        if self.line_format is not None:
+            check_template(self.line_format, "line_format", fields=("description", "value"))
         cols = tuple(self.columns)
         if not cols:
             raise InvalidArgumentError(f"task {self.name!r} needs at least one feature column")
@@ -408,6 +417,8 @@ class Task:
         parts = [self.name, self.target, repr(self.question), repr(self.numeric_question), repr(self.threshold),
                  self.respondent, str(self.year), self.population, repr(self.description),
                  *[c.fingerprint() for c in self.columns]]
+        if self.line_format is not None:  # only then: the fingerprints of tasks without one stay as they were
+            parts.append("line_format=" + self.line_format)
         return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:16]
 
     def to_toml(self, path=None) -> str:
@@ -480,7 +491,8 @@ class Task:
 #: The task-file layout :meth:`Task.to_toml` writes (``layout = 1``); a file without ``layout`` is read as 1.
 TASK_LAYOUT = 1
 
-_TOP_KEYS = ("name", "target", "sensitive_attribute", "respondent", "year", "population", "description")
+_TOP_KEYS = ("name", "target", "sensitive_attribute", "respondent", "year", "population", "description",
+             "line_format")
 
 
 def task_from_dict(spec: Mapping) -> Task:
@@ -646,6 +658,8 @@ def _task_toml(task: Task) -> str:
     put("population", task.population, "population")
     if task.description is not None:
         put("description", task.description, "description")
+    if task.line_format is not None:
+        put("line_format", task.line_format, "line_format")
     if task.threshold is not None:
         out += ["", "[threshold]"]
         put("value", task.threshold.value, "[threshold] value")

@@ -11,10 +11,13 @@ implemented: ``docs/methods/risk.md``).
 * :func:`recalibrate` / :func:`fit_recalibrator` -- temperature, Platt and isotonic
   recalibration, cross-fitted.
 * :func:`calibration_curve`, :func:`plot_calibration`, :func:`plot_score_histogram`.
+* :func:`prompt_variations` (with :func:`prompt_variants`) -- does the score move with the wording?
+  AUC, ECE, Brier and accuracy across rewordings of the prompt, their spread with paired bootstrap
+  CIs; :func:`permutation_importance` -- what each feature is worth to the scores.
 * :func:`score_table`, :func:`evaluate_table` -- the same from names and plain columns (R).
 
 Modules by role: ``_metrics`` (single metrics), ``_evaluation`` (all metrics with CIs),
-``_recalibration``, ``_scores`` (LLM scoring), ``_results``, ``_plots``, ``_cli`` (``llmsurrogate risk``).
+``_recalibration``, ``_scores`` (LLM scoring), ``_robustness`` (variations, importance), ``_results``, ``_plots``, ``_cli`` (``llmsurrogate risk``).
 
 One name for the capability: the package ``risk``, the command ``llmsurrogate risk`` (``score``
 before 0.2.x, kept hidden with a deprecation notice), the methods page ``docs/methods/risk.md``.
@@ -53,6 +56,8 @@ from ._metrics import (
 from ._plots import plot_calibration, plot_calibration_table, plot_score_histogram
 from ._recalibration import Recalibrator, fit_recalibrator, recalibrate
 from ._results import RiskEvaluation, RiskScores
+from ._robustness import (FeatureImportance, PromptVariations, permutation_importance, prompt_variants,
+                          prompt_variations)
 from ._scores import few_shot_examples, risk_scores, score_table
 
 __all__ = [
@@ -60,5 +65,6 @@ __all__ = [
     "brier_decomposition", "log_loss", "roc_auc", "confidence_bias", "signed_calibration_error", "delta_sce",
     "calibration_curve", "group_metrics", "best_threshold", "fit_recalibrator", "recalibrate", "Recalibrator",
     "plot_calibration", "plot_calibration_table", "plot_score_histogram", "BOOT_METRICS", "score_table",
-    "evaluate_table",
+    "evaluate_table", "prompt_variants", "prompt_variations", "PromptVariations", "permutation_importance",
+    "FeatureImportance",
 ]
