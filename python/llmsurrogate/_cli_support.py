@@ -33,6 +33,7 @@ import os
 import re
 import select
 import sys
+import warnings
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,7 @@ from ._progress import RichProgress
 from .exceptions import InvalidArgumentError, LLMSurrogateError
 
 __all__ = ["CommandLineGroup", "FiniteFloat", "NJobs", "NameList", "PositiveIntList", "RUN_JSON", "Seed", "Subsets",
-           "check_output_and_record", "cli_names", "command_line", "data_column", "deprecated_command",
+           "check_output_and_record", "cli_names", "cli_warnings", "command_line", "data_column", "deprecated_command",
            "deprecated_option", "deprecation_notice", "exit_on_closed_output",
            "handle_errors", "one_line", "output_closed", "progress_bar", "read_table", "run_json_beside", "start_run",
            "use_agg_backend", "write_run_json"]
@@ -65,6 +66,8 @@ def one_line(text: object) -> str:
 
 
 _ARGUMENT = re.compile(r"(?:argument )?`([A-Za-z_][A-Za-z0-9_]*)[^`]*`")
+#: An API setting in a hint, in backticks or not: ``missing='drop'``, ```bias_correct=True```.
+_SETTING = re.compile(r"`?\b([A-Za-z_][A-Za-z0-9_]*)=('[^']*'|\"[^\"]*\"|True|-?[0-9][0-9.]*)`?")
 #: An argument the command already named in command-line words: ``argument `--data f.csv```.
 _CLI_ARGUMENT = re.compile(r"(?:argument )?`(--?[A-Za-z][^`]*)`")
 
@@ -74,8 +77,14 @@ def cli_names(**names: str) -> contextlib.AbstractContextManager:
     instead: ``with cli_names(values="column 'x' of --data"):`` turns "argument `values` holds
     strings" into "column 'x' of --data holds strings" (and "is not in `data`" into "is not in
     --data f.csv" with ``data="--data f.csv"``). An argument named with more words (``argument
-    `outcome 'y'```) is matched by its first word; names not given are left alone. The block
-    may be entered more than once."""
+    `outcome 'y'```) is matched by its first word; names not given are left alone. A setting whose
+    name maps to an option becomes that option with its value: ``missing='drop'`` with
+    ``missing="--missing"`` reads "--missing drop", ``bias_correct=True`` "--bias-correct".
+    The block may be entered more than once; :meth:`rename` applies the same renaming to any text.
+
+    >>> cli_names(missing="--missing").rename("drop them first (or pass missing='drop')")
+    'drop them first (or pass --missing drop)'
+    """
     return _Renamer(names)
 
 
@@ -83,12 +92,41 @@ class _Renamer(contextlib.AbstractContextManager):
     def __init__(self, names: dict[str, str]) -> None:
         self.names = names
 
+    def _setting(self, match: re.Match) -> str:
+        option = self.names.get(match.group(1))
+        if option is None or not option.startswith("-"):
+            return match.group(0)
+        value = match.group(2).strip()
+        if value == "True":
+            return option
+        return f"{option} {value.strip(chr(39) + chr(34))}"
+
+    def rename(self, text: str) -> str:
+        text = _SETTING.sub(self._setting, text)
+        return _ARGUMENT.sub(lambda m: self.names.get(m.group(1), m.group(0)), text)
+
     def __exit__(self, kind, err, tb) -> None:
         if isinstance(err, LLMSurrogateError):
             text = str(err)
-            new = _ARGUMENT.sub(lambda m: self.names.get(m.group(1), m.group(0)), text)
+            new = self.rename(text)
             if new != text:
                 err.args = (new, *err.args[1:])
+
+
+@contextlib.contextmanager
+def cli_warnings(names: contextlib.AbstractContextManager | None = None):
+    """Inside the block, a warning prints as one line on stderr, ``Warning: <message>``, in the
+    command line's words (``names``: a :func:`cli_names` block), instead of Python's
+    ``file:line: Category: message``."""
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = one_line(message)
+        if isinstance(names, _Renamer):
+            text = names.rename(text)
+        click.secho(f"Warning: {_CLI_ARGUMENT.sub(lambda m: m.group(1), text)}", fg="yellow", err=True)
+
+    with warnings.catch_warnings():
+        warnings.showwarning = show
+        yield
 
 
 def data_column(name: str, data_path: Path, arg: str = "--data") -> str:
@@ -329,9 +367,10 @@ def deprecated_option(old: str, new: str, **attrs: Any):
     return decorate
 
 
-def progress_bar() -> RichProgress:
-    """The command line's progress display (stderr): a ``progress(label, done, total)`` callback."""
-    return RichProgress()
+def progress_bar(preface: str | None = None) -> RichProgress:
+    """The command line's progress display (stderr): a ``progress(label, done, total)`` callback.
+    ``preface``: a line shown above it once the work starts (not when a check fails first)."""
+    return RichProgress(preface=preface)
 
 
 def read_table(path: Path, arg: str = "--data") -> Any:

@@ -363,3 +363,64 @@ def test_a_broken_pipe_of_the_computation_is_still_an_error():
 
     res = CliRunner().invoke(boom, [])
     assert res.exit_code == 1 and res.stderr.startswith("Error: BrokenPipeError: [Errno 32] Broken pipe"), res.stderr
+
+
+# ------------------------------------------------------------------------------------------------
+# `ess` speaks command-line words, never the Python API's (issue 25, item 3)
+# ------------------------------------------------------------------------------------------------
+def _ess_frame(tmp_path, n=80, binary=False, gap=None):
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=n)
+    y = (x + rng.normal(size=n) > 0).astype(int) if binary else x + rng.normal(size=n)
+    df = pd.DataFrame({"x": x, "y": y, "llm": 1 / (1 + np.exp(-x)) if binary else x})
+    if gap is not None:
+        df.loc[gap, "x"] = np.nan
+    path = tmp_path / "e.csv"
+    df.to_csv(path, index=False)
+    return str(path)
+
+
+ESS_WORDS = {  # (extra options, frame options, what stderr must say)
+    "a missing feature": (["--features", "x"], {"gap": 4},
+                          "feature 'x' has a non-finite value (nan) at row 4 (0-based); drop or impute missing "
+                          "values first (or pass --missing drop)"),
+    "a regression for a 0/1 loss": (["--algorithm", "lasso", "--loss", "brier", "--features", "x"], {"binary": True},
+                                    "--algorithm lasso is a regression; for --loss brier use --algorithm logit_l1 or "
+                                    "--algorithm rf"),
+    "a classifier for a numeric outcome": (["--algorithm", "logit_l1", "--features", "x"], {},
+                                           "use --algorithm lasso or --algorithm rf (regressions) for a numeric "
+                                           "outcome"),
+    "fixed_N with too few blocks": (["--regime", "fixed_N", "--grid", "40", "--features", "x"], {},
+                                    "--regime fixed_N needs at least 3 blocks; a grid point has 2. Use --regime "
+                                    "hybrid (switches to fixed-B) or --regime fixed_B"),
+}
+
+
+@pytest.mark.parametrize("case", list(ESS_WORDS))
+def test_ess_errors_use_command_line_words(tmp_path, case):
+    extra, frame_opts, want = ESS_WORDS[case]
+    args = ["ess", "--data", _ess_frame(tmp_path, **frame_opts), "--outcome", "y", "--prediction", "llm",
+            "--grid", "5", "--no-plot", "--out", str(tmp_path / "o")]
+    if "--grid" in extra:
+        args = args[: args.index("--grid")] + args[args.index("--grid") + 2:]
+    res = CliRunner().invoke(cli, args + extra)
+    assert_one_line_error(res.exit_code, res.stderr, case)
+    assert res.exit_code == 1 and want in res.stderr, res.stderr
+    assert "='" not in res.stderr and "argument `" not in res.stderr, res.stderr
+
+
+def test_ess_warning_uses_command_line_words(tmp_path):
+    res = CliRunner().invoke(cli, ["ess", "--data", _ess_frame(tmp_path, gap=4), "--outcome", "y", "--prediction",
+                                   "llm", "--features", "x", "--algorithm", "mean", "--grid", "5", "--no-plot",
+                                   "--missing", "drop", "--out", str(tmp_path / "o")])
+    assert res.exit_code == 0, res.stderr
+    assert "Warning: --missing drop: removed 1 of 80 rows with a missing or infinite outcome" in res.stderr
+    assert "missing='drop'" not in res.stderr and "LLMSurrogateWarning" not in res.stderr, res.stderr
+
+
+def test_cli_names_turns_settings_into_options():
+    from llmsurrogate._cli_support import cli_names
+
+    names = cli_names(missing="--missing", bias_correct="--bias-correct", outcome="column 'y' of --data f.csv")
+    assert names.rename("pass missing='drop' or `bias_correct=True`; keep tau=0.5 and outcome='y'") == \
+        "pass --missing drop or --bias-correct; keep tau=0.5 and outcome='y'"

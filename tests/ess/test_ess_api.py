@@ -132,9 +132,11 @@ def test_result_summary_tidy_plot_save_load(tmp_path):
     text = res.summary().as_text()
     assert "ESS lower bound" in text and "sequential tests" in text
     assert res.tidy().shape[0] == 3
-    ax = res.plot()
+    fig = res.plot()  # a matplotlib Figure, as every result's plot() (issue 25, item 4)
+    ax = fig.axes[0]
     assert ax.get_xlabel() == "training size N"
-    assert any("fixed rule" in t.get_text() for t in ax.get_legend().get_texts())
+    legends = [lg for lg in (ax.get_legend(), *fig.legends) if lg is not None]
+    assert any("fixed rule" in t.get_text() for lg in legends for t in lg.get_texts())
     path = res.save(tmp_path / "ess.json")
     back = ess.EssResult.load(path)
     assert back == res and back.seed == 9 and back.grid == [1, 5, 20]

@@ -20,9 +20,11 @@ import json
 from pathlib import Path
 
 import click
+import numpy as np
 
-from .._cli_support import (RUN_JSON, FiniteFloat, NameList, NJobs, PositiveIntList, Seed, cli_names, data_column,
-                            handle_errors, progress_bar, read_table, start_run, use_agg_backend, write_run_json)
+from .._cli_support import (RUN_JSON, FiniteFloat, NameList, NJobs, PositiveIntList, Seed, cli_names, cli_warnings,
+                            data_column, handle_errors, progress_bar, read_table, start_run, use_agg_backend,
+                            write_run_json)
 from .._atomic import check_output_dir, save_figure, write_bytes, write_frame, write_text
 from .._store import SUFFIX, EntryFormat, entry_name
 from ..exceptions import InvalidArgumentError
@@ -91,12 +93,88 @@ def _key(data_path: Path, args: dict) -> str:
     return h.hexdigest()[:20]
 
 
+def _dense_ranks(values) -> np.ndarray | None:
+    """Dense ranks of a numeric column (missing values as -1), or None for a non-numeric one."""
+    import pandas as pd
+
+    num = pd.to_numeric(values, errors="coerce")
+    if num.isna().sum() > values.isna().sum():
+        return None
+    return num.rank(method="dense").fillna(-1).to_numpy()
+
+
+def leaking_columns(frame, outcome: str, columns: list[str]) -> list[tuple[str, str]]:
+    """The ``columns`` that give the outcome away, each with how (a phrase with ``{outcome}``): a
+    column equal to the outcome or a strictly monotone function of it (``2 * y + 1``, ``log(y)``,
+    a recoding of a 0/1 outcome: the rows in the same order, ties alike), or a column that
+    determines it (each of its values goes with a single outcome value, while it has at most n / 4
+    distinct values, so each is seen four times on average). Both need n >= 20 rows, where a chance
+    match is all but impossible (2 in 2^20 for an independent 0/1 column). One sort per column. A leak such as the true probability of a 0/1
+    outcome is none of these: it is caught only by reading the columns listed.
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"x": range(40), "y": [0, 1] * 20, "code": ["no", "yes"] * 20})
+    >>> leaking_columns(df, "y", ["x", "code"])
+    [('code', 'is a monotone function of the outcome {outcome} (the rows in the same order, ties alike)')]
+    """
+    import pandas as pd
+
+    y = frame[outcome]
+    n = len(frame)
+    y_ranks = _dense_ranks(y)
+    y_codes = pd.factorize(y)[0]
+    binary = pd.Series(y).nunique() == 2
+    found = []
+    for col in columns:
+        values = frame[col]
+        ranks = _dense_ranks(values) if y_ranks is not None else None
+        if ranks is None and y_ranks is not None and binary and pd.Series(values).nunique() == 2 \
+                and not values.isna().any():
+            ranks = pd.factorize(values, sort=True)[0] + 1.0  # two labels ("no"/"yes") of a 0/1 outcome
+        if ranks is not None and n >= 20:
+            top = y_ranks.max() + 1
+            flipped = np.where(y_ranks > 0, top - y_ranks, y_ranks)
+            if np.array_equal(ranks, y_ranks) or np.array_equal(ranks, flipped):
+                same = np.array_equal(pd.to_numeric(values, errors="coerce").to_numpy(dtype=float),
+                                      pd.to_numeric(y, errors="coerce").to_numpy(dtype=float), equal_nan=True)
+                found.append((col, "is equal to the outcome {outcome}" if same else
+                              "is a monotone function of the outcome {outcome} (the rows in the same order, ties alike)"))
+                continue
+        codes = pd.factorize(values)[0]
+        distinct = int(codes.max()) + 1
+        if n >= 20 and 2 <= distinct <= n // 4:
+            groups = pd.DataFrame({"c": codes, "y": y_codes})
+            if groups.groupby("c")["y"].nunique().max() == 1:
+                found.append((col, f"determines the outcome {{outcome}} (each of its {distinct} values goes with one "
+                                   "outcome value)"))
+    return found
+
+
+def default_features(frame, outcome: str, prediction: str | None, data_path: Path) -> list[str]:
+    """The features of a run without ``--features``: every column but the outcome and the prediction
+    (the command lists them on stderr as the work starts); columns that give the outcome away
+    (:func:`leaking_columns`) are an error."""
+    feats = [str(c) for c in frame.columns if c not in (outcome, prediction)]
+    if outcome in frame.columns:
+        leaks = leaking_columns(frame, outcome, feats)
+        if leaks:
+            col, how = leaks[0]
+            more = f" (also {', '.join(repr(c) for c, _ in leaks[1:])})" if len(leaks) > 1 else ""
+            keep = [f for f in feats if f not in {c for c, _ in leaks}]
+            hint = f"pass --features {','.join(keep)}" if keep else "pass --features with the learner's columns"
+            raise InvalidArgumentError(
+                f"{data_column(col, data_path)} {how.format(outcome=repr(outcome))}{more}: as a feature it would "
+                f"leak the outcome into the learner; {hint}, or --features with the columns you mean")
+    return feats
+
+
 @click.command("ess")
 @click.option("--data", "data_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True,
               help="CSV or Parquet file, one row per observation.")
 @click.option("--outcome", required=True, help="Outcome column.")
 @click.option("--prediction", default=None, help="Column with the fixed rule's (LLM's) predictions; omit for the error curve only.")
-@click.option("--features", type=NameList(), default=None, help="Comma-separated feature columns (default: all other columns).")
+@click.option("--features", type=NameList(), default=None, help="Comma-separated feature columns (default: every column but --outcome and --prediction, "
+              "listed on stderr; a column that gives the outcome away is then an error).")
 @click.option("--algorithm", default="rf", show_default=True, type=click.Choice(["rf", "lasso", "logit_l1", "mean", "majority"]))
 @click.option("--loss", default="squared", show_default=True, type=click.Choice(["squared", "absolute", "zero_one", "brier", "log"]))
 @click.option("--grid", type=PositiveIntList(), default=None, help="Comma-separated training sizes (default 1, 2, 5, 10, ... up to n/2).")
@@ -126,7 +204,8 @@ def ess_command(data_path, outcome, prediction, features, algorithm, loss, grid,
     check_output_dir(out_dir, files=[f"{stem}_table.csv", f"{stem}_summary.json", f"{stem}_plot.png", RUN_JSON],
                      inputs=[data_path])
     frame = read_table(data_path)
-    feats = [f.strip() for f in features.split(",")] if features else None
+    feats = [f.strip() for f in features.split(",")] if features else \
+        default_features(frame, outcome, prediction, data_path)
     try:
         grid_vals = [int(v) for v in grid.split(",")] if grid else None
     except ValueError as err:
@@ -156,8 +235,11 @@ def ess_command(data_path, outcome, prediction, features, algorithm, loss, grid,
                   bias_correct=bias_correct)
     names = cli_names(data=f"--data {data_path.name}", outcome=data_column(outcome, data_path),
                       prediction=data_column(prediction or "", data_path), features="--features", grid="--grid",
-                      alpha="--alpha", seed="--seed")
-    with progress_bar() as bar, names:
+                      alpha="--alpha", seed="--seed", missing="--missing", algorithm="--algorithm", loss="--loss",
+                      regime="--regime", tuning="--tuning", variance="--variance", bias_correct="--bias-correct")
+    preface = None if features else \
+        f"features (every column but --outcome and --prediction; --features chooses): {', '.join(feats)}"
+    with progress_bar(preface) as bar, cli_warnings(names), names:
         if prediction is None:
             result = run_error_curve(plumbing, frame, outcome, feats, algorithm, grid_vals, loss, regime, tuning,
                                      seed_val, n_jobs, level=1 - alpha, progress=bar, **common)

@@ -77,12 +77,12 @@ def check_learner_outcome(learner: Any, y: np.ndarray, outcome: str) -> None:
         odd = y[~np.isin(y, (0.0, 1.0))][0]
         raise InvalidArgumentError(
             f"algorithm {learner.name!r} is a classifier and needs a 0/1 outcome; {outcome} has other values "
-            f"(e.g. {odd:g}); use algorithm='lasso' or 'rf' (regressions) for a numeric outcome")
+            f"(e.g. {odd:g}); use algorithm='lasso' or algorithm='rf' (regressions) for a numeric outcome")
     if learner.output == "label" and not np.all(y == np.round(y)):
         odd = y[y != np.round(y)][0]
         raise InvalidArgumentError(
             f"algorithm {learner.name!r} is a classifier and needs class labels; {outcome} has non-integer values "
-            f"(e.g. {odd:g}); use a regression (algorithm='lasso' or 'rf' with loss='squared')")
+            f"(e.g. {odd:g}); use a regression (algorithm='lasso', or algorithm='rf' with loss='squared')")
 
 
 def _numeric(series, name: str) -> np.ndarray:
@@ -233,7 +233,7 @@ def prepare(data: Any, outcome: str, prediction: Any, features: Any, loss: Any, 
         distinct = np.unique(y)
         if not np.all(distinct == np.round(distinct)) or distinct.size > max(20, int(0.5 * n)):
             raise InvalidArgumentError(f"loss 'zero_one' needs class labels, but {outcome!r} looks continuous "
-                                       f"({distinct.size} distinct values); use loss='squared' or 'absolute'")
+                                       f"({distinct.size} distinct values); use loss='squared' or loss='absolute'")
     # prediction
     pred_col = None
     llm_pred = None
@@ -425,17 +425,72 @@ def tune_for_n(prep: Prepared, learner: Learner, N: int, tuning: str, seed: int 
 
 
 def tune_grid(prep: Prepared, learner: Learner, grid: list[int], tuning: str, seed: int | None,
-              n_jobs: int | None) -> dict[int, dict]:
-    """:func:`tune_for_n` for every training size in ``grid``, in parallel (each size's choice
-    depends only on its own seeded subset, so the result equals the sequential one). Empty when
-    there is nothing to tune or one job (``n_jobs``: see :func:`llmsurrogate.num_threads`)."""
-    if not _tunes(learner, tuning) or len(grid) < 2 or \
-            effective_n_jobs(local_n_jobs(n_jobs, prefer=worker_kind(learner))) == 1:
+              n_jobs: int | None, progress: Callable[[int, int], None] | None = None) -> dict[int, dict]:
+    """:func:`tune_for_n` for every training size in ``grid``, in parallel where there are several
+    jobs (each size's choice depends only on its own seeded subset, so the result equals the
+    sequential one), calling ``progress(done, total)`` as each size is tuned. Empty when there is
+    nothing to tune (``n_jobs``: see :func:`llmsurrogate.num_threads`)."""
+    if not _tunes(learner, tuning) or not grid:
         return {}
+    out: dict[int, dict] = {}
+    if progress is not None:
+        progress(0, len(grid))
+    prefer = worker_kind(learner)
     with _quiet_fit_warnings():
-        found = parallel(n_jobs, prefer=worker_kind(learner))(
-            delayed(tune_for_n)(prep, learner, int(N), tuning, seed) for N in grid)
-    return {int(N): p for N, p in zip(grid, found)}
+        if len(grid) < 2 or effective_n_jobs(local_n_jobs(n_jobs, prefer=prefer)) == 1:
+            found = (tune_for_n(prep, learner, int(N), tuning, seed) for N in grid)
+        else:
+            found = _in_order((delayed(tune_for_n)(prep, learner, int(N), tuning, seed) for N in grid), n_jobs, prefer)
+        for N, params in zip(grid, found):
+            out[int(N)] = params
+            if progress is not None:
+                progress(len(out), len(grid))
+    return out
+
+
+def work_plan(learner: Learner, n: int, grid: list[int], tuning: str) -> dict:
+    """How much work block-out CV on ``n`` rows does at the sizes ``grid``: ``block_fits`` (n // N
+    blocks at each size N), ``tuning_fits`` (at most: settings x CV folds at each size for
+    ``tuning="per_n_subset"``, inside every block for ``"per_block"``; a lasso's path per fold counts
+    as one fit) and ``settings`` (hyperparameter settings compared; None for the lasso's path).
+
+    >>> from llmsurrogate.ess._learners import Learner
+    >>> work_plan(Learner("rf", "value"), 4000, [1, 2, 5, 10, 20], "per_n_subset")
+    {'sizes': 5, 'block_fits': 7400, 'tuning_fits': 96, 'settings': 12, 'per_size': [0, 0, 24, 36, 36]}
+    """
+    settings = learner.tuning_settings()
+    per_size = [0 if settings == 0 else (settings or 1) * learner.tuning_folds(int(N)) for N in grid]
+    if not _tunes(learner, tuning) and tuning != "per_block":
+        per_size = [0] * len(grid)
+    blocks = [n // int(N) for N in grid]
+    if tuning == "per_block":
+        tuning_fits = sum(b * t for b, t in zip(blocks, per_size))
+    else:
+        tuning_fits = sum(per_size)
+    return {"sizes": len(grid), "block_fits": int(sum(blocks)), "tuning_fits": int(tuning_fits), "settings": settings,
+            "per_size": per_size}
+
+
+def describe_work(learner: Learner, n: int, grid: list[int], tuning: str) -> str:
+    """One line: how many fits block-out CV will make, and what each fit is (the notice above a
+    progress bar; docs/methods/ess.md §8.3 gives the cost of the default tuning and cheaper settings).
+
+    >>> from llmsurrogate.ess._learners import Learner
+    >>> print(describe_work(Learner("rf", "value"), 4000, [1, 2, 5, 10, 20], "per_n_subset"))
+    Block-out CV: 5 training sizes, 7,400 block fits (n // N blocks at each size N) + up to 96 tuning fits (12 settings x up to 3-fold CV at each size); each fit is a random forest of 300 trees. Cost and cheaper settings: docs/methods/ess.md §8.3.
+    """
+    plan = work_plan(learner, n, grid, tuning)
+    sizes = f"{plan['sizes']} training size{'s' if plan['sizes'] != 1 else ''}"
+    text = f"Block-out CV: {sizes}, {plan['block_fits']:,} block fits (n // N blocks at each size N)"
+    if plan["tuning_fits"]:
+        what = (f"{plan['settings']} settings x up to 3-fold CV" if plan["settings"] is not None
+                else "a path of alphas x up to 5-fold CV")
+        where = "inside every block" if tuning == "per_block" else "at each size"
+        text += f" + up to {plan['tuning_fits']:,} tuning fits ({what} {where})"
+    text += f"; each fit is {learner.describe()}."
+    if plan["tuning_fits"] or learner.name == "rf":
+        text += " Cost and cheaper settings: docs/methods/ess.md §8.3."
+    return text
 
 
 def worker_kind(learner: Learner) -> str:
@@ -532,7 +587,7 @@ def uses_fixed_n(regime: str, blocks: int, min_blocks: int) -> bool:
     if regime == "fixed_N":
         if blocks < 3:
             raise InvalidArgumentError(f"regime='fixed_N' needs at least 3 blocks; a grid point has {blocks}. "
-                                       "Use regime='hybrid' (switches to fixed-B) or 'fixed_B'")
+                                       "Use regime='hybrid' (switches to fixed-B) or regime='fixed_B'")
         return True
     if regime == "fixed_B":
         return False

@@ -126,6 +126,38 @@ class Learner:
             return dict(gs.best_params_)
         return {}
 
+    def tuning_settings(self) -> int | None:
+        """How many hyperparameter settings :meth:`tune` compares: 12 for the default random forest
+        grid, 5 for the L1 logit, ``None`` for the lasso (LassoCV fits a path of 100 alphas per fold),
+        0 when nothing is tuned.
+
+        >>> Learner("rf", "value").tuning_settings(), Learner("logit_l1", "proba").tuning_settings()
+        (12, 5)
+        """
+        if self.name in ("mean", "majority"):
+            return 0
+        if self.name == "lasso":
+            return None
+        if self.name == "logit_l1":
+            return len(self.options.get("C_grid", LOGIT_C_GRID))
+        grid = self.options.get("param_grid", RF_GRID if self.name == "rf" else None)
+        if not grid:
+            return 0
+        return sum(int(np.prod([len(v) for v in g.values()])) for g in (grid if isinstance(grid, list) else [grid]))
+
+    def tuning_folds(self, n_train: int) -> int:
+        """The most CV folds :meth:`tune` uses on ``n_train`` points (classifiers: fewer when the
+        smallest class has fewer than 3 members; 0: too few points, nothing is tuned)."""
+        folds = min(5 if self.name == "lasso" else 3, n_train // 2)
+        return folds if folds >= 2 else 0
+
+    def describe(self) -> str:
+        """What one fit is, in words: ``"a random forest of 300 trees"``."""
+        if self.name == "rf":
+            return f"a random forest of {int(self.options.get('n_estimators', 300))} trees"
+        return {"lasso": "a lasso", "logit_l1": "an L1 logit", "mean": "a block mean",
+                "majority": "a majority vote"}.get(self.name, f"a {self.name}")
+
     # -- fitting --------------------------------------------------------------------------------
     def _rf(self, seed: int, **params):
         from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
@@ -259,7 +291,8 @@ def resolve_learner(algorithm: Any, loss_name: str, options: dict | None) -> Lea
         else:
             output = "value"
         if algorithm == "lasso" and output != "value":
-            raise InvalidArgumentError(f"algorithm 'lasso' is a regression; for loss {loss_name!r} use 'logit_l1' or 'rf'")
+            raise InvalidArgumentError(f"algorithm='lasso' is a regression; for loss={loss_name!r} use "
+                                       "algorithm='logit_l1' or algorithm='rf'")
         if algorithm == "logit_l1" and output == "value":
             output = "proba" if loss_name in ("squared", "absolute") else "label"
         if algorithm == "majority":
