@@ -24,6 +24,7 @@ Shared machinery (imports no capability):
 * :mod:`llmsurrogate.datasets` -- bundled real data (44 subject pools, transfer-error matrices, ACS rows).
 * :mod:`llmsurrogate.results` -- the result base class every capability returns (print, tidy, save/load).
 * :mod:`llmsurrogate.exceptions` -- the error hierarchy rooted at :class:`LLMSurrogateError`.
+* :mod:`llmsurrogate.testing` -- tiny offline tokenizers and models, synthetic census rows.
 * the private top-level modules (``_validation``, ``_workers``, ``_deprecation``, ``_core``, ...):
   input checks, worker counts, deprecations, the Rust core.
 
@@ -49,7 +50,8 @@ from .exceptions import *  # noqa: F403  (the LLMSurrogateError hierarchy, liste
 
 __version__: str = _core.__version__
 
-_SUBMODULES = {"quantiles", "datasets", "results", "rbridge", "demo", "cli", "transfer", "ess", "llm", "risk", "fe", "lookahead"}
+_SUBMODULES = {"quantiles", "datasets", "results", "rbridge", "demo", "cli", "transfer", "ess", "llm", "risk", "fe",
+               "lookahead", "testing"}
 
 __all__ = ["__version__", "num_threads", *exceptions.__all__, *sorted(_SUBMODULES)]
 

@@ -131,3 +131,22 @@ def test_wheel_holds_compiled_core_and_data(tmp_path):
     assert "llmsurrogate/data/ATTRIBUTION.md" in names
     assert not [n for n in names if n.startswith(("tests/", "r-bridge/"))]
     assert wheel.stat().st_size < 5_000_000, f"wheel is {wheel.stat().st_size / 1e6:.1f} MB"
+
+
+def test_subpackages_are_discoverable_as_attributes_and_in_dir():
+    """``llmsurrogate.testing`` works as an attribute (it raised AttributeError), and ``dir()`` of the
+    package and of ``llmsurrogate.llm`` lists the public names (issue 25, item 9). A fresh
+    interpreter: in this one another test may already have imported the submodules."""
+    code = (
+        "import json, llmsurrogate, llmsurrogate.llm as llm; before = dir(llm); "
+        "rows = llmsurrogate.testing.synthetic_census(5).shape[0]; "
+        "print(json.dumps({'top': dir(llmsurrogate), 'llm': before, 'rows': rows, "
+        "'scoring': llm.scoring.__name__, 'all': llm.__all__}))"
+    )
+    out = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+    assert out["rows"] == 5 and "testing" in out["top"] and {"ess", "risk", "llm", "transfer"} <= set(out["top"])
+    assert set(out["all"]) <= set(out["llm"])  # every public name, before any is imported
+    assert {"Task", "make_backend", "TransformersBackend", "LLMPredictor", "load_task", "scoring", "tasks"} <= \
+        set(out["llm"])
+    assert out["scoring"] == "llmsurrogate.llm.scoring"
+    assert not [n for n in out["llm"] if n in ("importlib", "Any", "annotations")]

@@ -106,6 +106,21 @@ def _one_line_warning(message, category, filename, lineno, line=None) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point of the ``llmsurrogate`` console script. Warnings are shown as one line each."""
+    """Entry point of the ``llmsurrogate`` console script (``argv``: the words after the program
+    name; ``None``: ``sys.argv``). Warnings are shown as one line each. Ends with ``SystemExit``,
+    as the console script does: status 0 on success, 1 on an error, 2 on a usage error.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0]}).to_csv("x.csv", index=False)
+    >>> try:
+    ...     main(["quantile", "--data", "x.csv", "--column", "x", "--tau", "0.5"])
+    ... except SystemExit as done:
+    ...     print("exit status", done.code)
+     tau  lower  upper
+     0.5    3.0    2.0
+    exit status 0
+    """
     warnings.formatwarning = _one_line_warning
     cli.main(args=argv, prog_name="llmsurrogate")

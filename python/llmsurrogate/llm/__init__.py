@@ -12,7 +12,12 @@
 * :mod:`.openai_backend` -- ``OpenAIBackend``: any OpenAI-compatible HTTP endpoint (hosted APIs,
   ``vllm serve``, llama.cpp's server; needs the ``openai`` extra).
 
-Nothing here imports torch until a transformers or vLLM backend is built.
+Nothing here imports torch until a transformers or vLLM backend is built. The names below are
+imported on first use; ``dir()`` lists them.
+
+>>> from llmsurrogate import llm
+>>> {"Task", "make_backend", "LLMPredictor", "scoring"} <= set(dir(llm))
+True
 """
 
 from __future__ import annotations
@@ -25,10 +30,13 @@ _LAZY = {
     "NumericQuestion": "tasks", "Threshold": "tasks", "acs_income_task": "tasks",
     "multiple_choice_prompt": "prompts", "numeric_prompt": "prompts", "few_shot_prompt": "prompts",
     "persona_prompt": "prompts", "apply_chat_template": "prompts",
-    "Cache": "cache", "Backend": "base", "CallableBackend": "base", "RaggedLogprobs": "base",
+    "Cache": "cache", "using_cache": "cache", "Backend": "base", "CallableBackend": "base", "RaggedLogprobs": "base",
     "TransformersBackend": "hf", "VLLMBackend": "vllm", "OpenAIBackend": "openai_backend", "LLMPredictor": "scoring",
-    "make_backend": "factory", "as_backend": "factory", "load_task": "factory",
+    "make_backend": "factory", "as_backend": "factory", "load_task": "factory", "BACKENDS": "factory",
 }
+
+#: The submodules, each an attribute on first use (``llmsurrogate.llm.scoring``).
+_SUBMODULES = ("tasks", "prompts", "cache", "base", "scoring", "factory", "hf", "vllm", "openai_backend")
 
 __all__ = sorted(_LAZY)
 
@@ -39,4 +47,12 @@ def __getattr__(name: str) -> Any:
         value = getattr(module, name)
         globals()[name] = value
         return value
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'llmsurrogate.llm' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The public names and the submodules (imported on first use), as ``dir(llmsurrogate.llm)`` shows them."""
+    return sorted(set(__all__) | set(_SUBMODULES) | {n for n in globals() if not n.startswith("_")} - {"annotations",
+                                                                                                   "importlib", "Any"})
