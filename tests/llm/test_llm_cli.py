@@ -274,3 +274,27 @@ def test_train_data_supplies_examples_and_seed_sets_the_bootstrap(study, tmp_pat
     assert not ev.metrics["ci_low"].equals(other.metrics["ci_low"])  # the seed reaches the bootstrap
     lone, _ = risk_cli(study, tmp_path / "b", "--task", root / "synth.toml", "--train-data", tmp_path / "train.csv")
     assert lone.exit_code == 2 and "--few-shot" in lone.output
+
+
+def test_variations_and_importance_repeat_python(study, tmp_path):
+    """--variations and --importance write what prompt_variations and permutation_importance give in Python."""
+    root, _model, rows, task, backend = study
+    res, out = risk_cli(study, tmp_path, "--task", root / "synth.toml", "--subsample", 12, "--seed", 2,
+                        "--variations", "--importance")
+    assert res.exit_code == 0, res.output
+    assert "Prompt variations" in res.output and "Permutation feature importance" in res.output
+    picked = rows.iloc[pd.read_csv(out / "scores.csv")["row"]]
+    from llmsurrogate.risk import permutation_importance, prompt_variations
+
+    var = prompt_variations(picked, task, backend, cache=tmp_path / "py", n_boot=20, seed=2)
+    pd.testing.assert_frame_equal(pd.read_csv(out / "variations_metrics.csv"), var.metrics, atol=1e-12)
+    pd.testing.assert_frame_equal(pd.read_csv(out / "variations_spread.csv"), var.spread, atol=1e-12)
+    imp = permutation_importance(picked, task, backend, cache=tmp_path / "py", n_boot=20, seed=2)
+    pd.testing.assert_frame_equal(pd.read_csv(out / "importance.csv"), imp.importance, atol=1e-12)
+    assert json.loads((out / "run.json").read_text())["variations"]["variants"] == var.meta["variants"]
+    unlabelled = tmp_path / "nolabel.csv"
+    rows.drop(columns=["PINCP>50000"]).to_csv(unlabelled, index=False)
+    bad = CliRunner().invoke(cli, ["risk", "--data", str(unlabelled), "--task", str(root / "synth.toml"), "--model",
+                                   str(_model), "--cache", str(tmp_path / "c"), "--out", str(tmp_path / "o"),
+                                   "--variations"])
+    assert bad.exit_code == 1 and "--variations" in bad.output and "label" in bad.output

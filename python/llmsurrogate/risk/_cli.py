@@ -18,6 +18,7 @@ from ..llm.cache import Cache
 from ..llm.factory import BACKENDS, load_task, make_backend
 from ._metrics import best_threshold
 from ._plots import plot_calibration
+from ._robustness import permutation_importance, prompt_variations
 from ._scores import few_shot_examples, risk_scores
 
 
@@ -62,6 +63,13 @@ from ._scores import few_shot_examples, risk_scores
               "rows set aside from --data).")
 @click.option("--seed", type=click.IntRange(0), default=42, show_default=True,
               help="Seed of every random draw: --subsample, --few-shot and --fit-threshold rows, the bootstrap.")
+@click.option("--variations", is_flag=True,
+              help="Also score every row under rewordings of the prompt (two connectors, reversed and two random "
+              "feature orders) and write how AUC, ECE, Brier and accuracy move, with bootstrap CIs "
+              "(variations_metrics.csv, variations_spread.csv).")
+@click.option("--importance", is_flag=True,
+              help="Also score every row with each feature permuted across rows and write each feature's "
+              "permutation importance with bootstrap CIs (importance.csv).")
 @click.option("--system-prompt", default=None, help="--chat: the system text (default: the package's; '' for none).")
 @click.option("--base-url", default=None, help="--backend openai: the OpenAI-compatible endpoint, e.g. "
               "http://127.0.0.1:8000/v1 (vllm serve, llama.cpp) or https://api.openai.com/v1.")
@@ -87,10 +95,11 @@ from ._scores import few_shot_examples, risk_scores
 @handle_errors
 def risk_command(data_path, task_spec, backend, model, method, cache_dir, out_dir, batch_size, device,
                  no_order_correction, chat, group_col, n_boot, no_plot, features, subsample, few_shot, no_balance,
-                 fit_threshold, threshold, train_path, seed, system_prompt, base_url, api_key_env, endpoint,
+                 fit_threshold, threshold, train_path, seed, variations, importance, system_prompt, base_url, api_key_env, endpoint,
                  concurrency, rpm, tpm, price_input, price_output, max_cost, max_tokens_budget, request_timeout):
     """LLM risk scores for every row of --data, with metrics when the label is present."""
-    outputs = ("scores.csv", "threshold_scores.csv", "metrics.csv", "metrics.json", "calibration.png", RUN_JSON)
+    outputs = ("scores.csv", "threshold_scores.csv", "metrics.csv", "metrics.json", "calibration.png",
+               "variations_metrics.csv", "variations_spread.csv", "importance.csv", RUN_JSON)
     inputs = [data_path] + ([train_path] if train_path else [])
     check_output_dir(out_dir, files=outputs, inputs=inputs, arg="--out")
     check_output_dir(cache_dir, files=(Cache.FILENAME,), inputs=inputs, arg="--cache")
@@ -100,6 +109,8 @@ def risk_command(data_path, task_spec, backend, model, method, cache_dir, out_di
         raise click.UsageError("--train-data is read for --few-shot and --fit-threshold; give one of them")
     if no_balance and not few_shot:
         raise click.UsageError("--no-balance applies to --few-shot; give --few-shot N")
+    if (variations or importance) and n_boot == 0:
+        raise click.UsageError("--variations and --importance report bootstrap CIs; give --n-boot 1 or more")
     if system_prompt is not None and not chat:
         raise click.UsageError("--system-prompt applies to --chat prompts; give --chat")
     frame = read_table(data_path)
@@ -113,6 +124,9 @@ def risk_command(data_path, task_spec, backend, model, method, cache_dir, out_di
     plan = _plan_rows(frame, task, data_path, train_path, subsample=subsample, few_shot=few_shot,
                       balanced=not no_balance, fit_threshold=fit_threshold, seed=seed)
     frame = plan["rows"]
+    if (variations or importance) and task.label_name not in frame.columns and task.target not in frame.columns:
+        raise InvalidArgumentError(f"--variations and --importance judge scores against the label: --data "
+                                   f"{data_path.name} has neither {task.label_name!r} nor {task.target!r}")
     cache = Cache(cache_dir)
     if backend == "openai":
         if base_url is None:
@@ -173,6 +187,23 @@ def risk_command(data_path, task_spec, backend, model, method, cache_dir, out_di
         write_text(out_dir / "metrics.json", ev.to_json())
         written += ["metrics.csv", "metrics.json"]
         click.echo(ev.summary().as_text())
+        robust = dict(score, n_boot=n_boot, seed=seed, threshold=threshold)
+        if variations:
+            with progress_bar() as bar, names, warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message="LLM cache .*", category=LLMSurrogateWarning)
+                var = prompt_variations(frame, task, be, **dict(robust, progress=bar))
+            write_frame(out_dir / "variations_metrics.csv", var.metrics)
+            write_frame(out_dir / "variations_spread.csv", var.spread)
+            written += ["variations_metrics.csv", "variations_spread.csv"]
+            meta["variations"] = {"variants": var.meta["variants"], "fingerprints": var.meta["fingerprints"]}
+            click.echo(var.summary().as_text())
+        if importance:
+            with progress_bar() as bar, names, warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message="LLM cache .*", category=LLMSurrogateWarning)
+                imp = permutation_importance(frame, task, be, **dict(robust, progress=bar))
+            write_frame(out_dir / "importance.csv", imp.importance)
+            written.append("importance.csv")
+            click.echo(imp.summary().as_text())
         if not no_plot:
             use_agg_backend()
             fig = plot_calibration(res.table["label"], res.table["score"], groups=groups)
