@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._plotting import axes_for, finish, legend_below, log_scale_if_wide, plain_log_ticks
+from .._plotting import axes_for, finish, legend_below, log_scale_if_wide, plain_log_ticks, plain_number
 from .._validation import check_gamma
 from ..exceptions import InvalidArgumentError
 from ..results import Result, Summary, TableResult, result_dataclass
@@ -334,7 +334,9 @@ class IntervalTable(TableResult):
         metrics = list(dict.fromkeys(self.table["metric"]))
         if len(metrics) > 1 or ax is None:
             _one_panel("IntervalTable", ax, len(metrics))
-            fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 3.6), squeeze=False)
+            same_rows = len({tuple(g["model"]) for _, g in self.table.groupby("metric", sort=False)}) == 1
+            fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 3.6), squeeze=False,
+                                     sharey=same_rows)  # the model names once, where every panel has the same rows
             panels = list(axes[0])
         else:
             fig, panels = ax.figure, [ax]
@@ -352,7 +354,7 @@ class IntervalTable(TableResult):
                 axis.set_xscale("log")
                 lo, hi = sub["lower"].min(), sub["upper"].max()
                 axis.set_xticks([t for t in (1, 2, 3, 5, 10, 20, 30, 50, 100, 200) if lo * 0.8 <= t <= hi * 1.25])
-                axis.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: f"{x:g}"))
+                axis.xaxis.set_major_formatter(FuncFormatter(plain_number))
                 axis.xaxis.set_minor_formatter(NullFormatter())
             axis.grid(axis="x", alpha=0.3)
         if ax is None:
