@@ -29,11 +29,13 @@
   invisible(cols)
 }
 
-# `vcov` as the Python side takes it: "iid", "hetero", or list(CRV1 = "a" / "a+b"); the cluster
-# columns in attribute "clusters".
-.vcov_arg <- function(vcov, call) {
-  help <- paste('argument `vcov` must be "iid", "hetero" (or "HC1"), list(CRV1 = "date"),',
-                'list(CRV1 = c("firm", "date")) or a one-sided formula such as ~date or ~firm + date')
+# `vcov` as the Python side takes it: "iid", "hetero", "HC2", "HC3", or list(CRV1 = "a" / "a+b");
+# the cluster columns in attribute "clusters". `fe` names the formula's fixed effects (fixest's
+# vcov = "cluster" clusters by the first, "twoway" by the first two).
+.vcov_arg <- function(vcov, call, fe = character()) {
+  help <- paste('argument `vcov` must be "iid", "hetero" (or "HC1"), "HC2", "HC3", "cluster" (by the first fixed',
+                'effect), "twoway" (by the first two), list(CRV1 = "date"), list(CRV1 = c("firm", "date")) or a',
+                'one-sided formula such as ~date or ~firm + date')
   clusters <- NULL
   if (is.null(vcov)) {
     return(structure("iid", clusters = character()))
@@ -42,10 +44,26 @@
     if (length(vcov) != 2L) .abort(help, call)
     clusters <- all.vars(vcov)
   } else if (is.character(vcov) && length(vcov) == 1L && !is.na(vcov) && is.null(names(vcov))) {
-    if (vcov %in% c("iid", "hetero", "HC1")) {
-      return(structure(vcov, clusters = character()))
+    key <- .vcov_spellings[tolower(vcov)]
+    if (is.na(key)) {
+      if (tolower(vcov) %in% c("nw", "newey_west", "dk", "driscoll_kraay", "conley")) {
+        .abort(sprintf(paste('argument `vcov`: "%s" (fixest\'s panel and spatial variances) is not supported; use',
+                             '"iid", "hetero" or clustered errors (vcov = ~firm)'), vcov), call)
+      }
+      .abort(sprintf("%s; got \"%s\"", help, vcov), call)
     }
-    .abort(sprintf("%s; got \"%s\"", help, vcov), call)
+    if (key %in% c("cluster", "twoway")) {
+      k <- if (key == "cluster") 1L else 2L
+      if (length(fe) < k || any(grepl("^", fe[seq_len(k)], fixed = TRUE))) {
+        .abort(sprintf(paste('argument `vcov`: "%s" clusters by the formula\'s first %s; this formula has %s:',
+                             "name the cluster columns, e.g. cluster = ~firm"), vcov,
+                       if (k == 1L) "fixed effect" else "two fixed effects",
+                       if (length(fe)) sprintf("%s", paste(fe, collapse = " + ")) else "none"), call)
+      }
+      clusters <- fe[seq_len(k)]
+    } else {
+      return(structure(key[[1]], clusters = character()))
+    }
   } else if (is.list(vcov) && length(vcov) == 1L && identical(names(vcov), "CRV1")) {
     spec <- vcov[[1]]
     if (inherits(spec, "formula")) {
@@ -66,11 +84,138 @@
   structure(list(CRV1 = paste(clusters, collapse = "+")), clusters = clusters)
 }
 
+# The variance types by their spellings in llmsurrogate, fixest (vcov = , se = ) and sandwich.
+.vcov_spellings <- c(iid = "iid", standard = "iid", const = "iid", hetero = "hetero", hc1 = "HC1", white = "hetero",
+                     hc2 = "HC2", hc3 = "HC3", cluster = "cluster", twoway = "twoway")
+
+# fixest's `se` and `cluster` arguments as a `vcov`: se = "hetero" is vcov = "hetero", cluster = ~firm
+# (or "firm", c("firm", "date")) is vcov = ~firm, and se = "cluster" with `cluster` clusters by it.
+.fixest_vcov <- function(vcov, vcov_given, se, cluster, call) {
+  if (!is.null(cluster)) {
+    if (inherits(cluster, "formula") && length(cluster) == 2L) {
+      cols <- all.vars(cluster)
+    } else if (is.character(cluster) && length(cluster) >= 1L && !anyNA(cluster)) {
+      cols <- trimws(unlist(strsplit(cluster, "+", fixed = TRUE)))
+    } else {
+      .abort(sprintf(paste("argument `cluster` must be a one-sided formula such as ~firm or ~firm + date, or the",
+                           "column names; got %s"), .r_type(cluster)), call)
+    }
+  }
+  if (!is.null(se)) {
+    if (vcov_given) .abort("give the standard errors by `vcov` or by fixest's `se`, not both", call)
+    if (!is.character(se) || length(se) != 1L || is.na(se) || !tolower(se) %in% names(.vcov_spellings)) {
+      .abort(sprintf('argument `se` (fixest\'s) must be one of "iid", "standard", "hetero", "cluster" or "twoway"; got %s',
+                     if (is.character(se) && length(se) == 1L) sprintf('"%s"', se) else .r_type(se)), call)
+    }
+    vcov <- se
+    vcov_given <- TRUE
+  }
+  if (is.null(cluster)) return(vcov)
+  key <- if (is.character(vcov) && length(vcov) == 1L && !is.na(vcov)) tolower(vcov) else ""
+  if (!vcov_given || key %in% c("cluster", "twoway")) {
+    return(list(CRV1 = cols))
+  }
+  .abort(sprintf(paste('argument `cluster` clusters the standard errors, which `%s` sets otherwise; give one of',
+                       'them (or vcov = "cluster" with `cluster`)'), if (is.null(se)) "vcov" else "se"), call)
+}
+
+# Arguments of fixest::feols() that feols() names otherwise or does not take, with what to use.
+.fixest_arguments <- c(
+  fml = "use `formula`", fixef.rm = "use `fixef_rm`", nthreads = "use `n_jobs`", cores = "use `n_jobs`",
+  ssc = "the small-sample corrections are always fixest's defaults (docs/methods/lookahead.md §5.3.1)",
+  split = "fit each subsample with feols(y ~ x, data[rows, ])", fsplit = "fit each subsample with feols(y ~ x, data[rows, ])",
+  subset = "give the rows as data[rows, ]",
+  panel.id = "panel variances are not supported; cluster the standard errors (cluster = ~firm)",
+  offset = "subtract the offset from the outcome first",
+  fixef.tol = "the demeaning tolerance is fixed from R", fixef.iter = "the demeaning iterations are fixed from R",
+  collin.tol = "the collinearity tolerance is fixed from R",
+  lean = "the fit keeps no data in R", mem.clean = "the fit keeps no data in R",
+  notes = "wrap the call in suppressWarnings()", warn = "wrap the call in suppressWarnings()",
+  demeaned = "model.matrix() gives the regressors", only.coef = "use coef(feols(...))",
+  weights.type = "`weights` are analytic weights; frequency weights are not supported from R"
+)
+
+# feols()'s own arguments, for the message on an unknown one.
+.feols_arguments <- c("formula", "data", "vcov", "weights", "fixef_rm", "n_jobs", "se", "cluster")
+
+# An error for arguments of feols() it does not take (`dots`: match.call()'s `...`): what to use
+# instead where fixest has the argument, else feols()'s arguments and the closest one.
+.check_feols_dots <- function(dots, call) {
+  if (!length(dots)) return(invisible())
+  nms <- names(dots)
+  if (is.null(nms)) nms <- rep("", length(dots))
+  if (!all(nzchar(nms))) {
+    .abort(sprintf(paste("feols() takes %d arguments by position (formula, data, vcov, weights, fixef_rm, n_jobs);",
+                         "give the others by name: %s"), 6L, paste(.feols_arguments, collapse = ", ")), call)
+  }
+  name <- nms[1]
+  use <- .fixest_arguments[name]
+  if (!is.na(use)) {
+    .abort(sprintf("argument `%s` (fixest's) is not an argument of feols(): %s", name, use), call)
+  }
+  hint <- agrep(name, .feols_arguments, value = TRUE, max.distance = 0.25)
+  .abort(sprintf("argument `%s` is not an argument of feols()%s; its arguments are %s", name,
+                 if (length(hint)) sprintf(" (did you mean `%s`?)", hint[1]) else "",
+                 paste(.feols_arguments, collapse = ", ")), call)
+}
+
+# The fixed effects of a formula's text, as written (`firm`, `year^month`).
+.formula_fixef <- function(text) {
+  parts <- strsplit(text, "|", fixed = TRUE)[[1]]
+  if (length(parts) < 2L) return(character())
+  fe <- trimws(strsplit(parts[2], "+", fixed = TRUE)[[1]])
+  fe[nzchar(fe) & fe != "0"]
+}
+
+# How a fixed-effect column crosses to Python, so that a level is found in `newdata` whatever type
+# its column has there, and fixef() names the levels as R writes them (as.character()): numbers as
+# doubles (named back from Python's "2001.0"), logicals as "TRUE"/"FALSE", factors and characters
+# as their labels, Dates as dates ("2021-03-01" on both sides); other types as they are.
+.fe_kind <- function(x) {
+  if (is.factor(x) || is.character(x) || is.logical(x)) return("text")
+  if (inherits(x, "Date")) return("date")
+  if (!is.object(x) && is.numeric(x)) return("number")
+  "other"
+}
+
+# Column `x` of the fit's data (`kind` NULL) or of `newdata` (`kind` the fit's) as it crosses.
+.fe_values <- function(x, kind = .fe_kind(x)) {
+  switch(kind,
+    number = if (is.numeric(x) && !is.object(x)) as.double(x) else suppressWarnings(as.double(as.character(x))),
+    text = if (is.character(x)) x else as.character(x),
+    date = if (inherits(x, "Date")) x else as.character(x),
+    x)
+}
+
+# The columns `cols` of `data` as feols() sends them, fixed-effect columns (`kinds`: their kinds,
+# named by column) as .fe_values() makes them.
+.feols_columns <- function(data, cols, kinds) {
+  out <- data[cols]
+  for (col in intersect(names(kinds), cols)) out[[col]] <- .fe_values(out[[col]], kinds[[col]])
+  out
+}
+
+# Python's level names of fixed effect `fe` (`firm`, `year^month`) in R's spelling: the parts from
+# numeric columns as as.character() writes the numbers ("2001", not "2001.0").
+.fe_level_names <- function(labels, fe, kinds) {
+  cols <- strsplit(fe, "^", fixed = TRUE)[[1]]
+  numeric <- kinds[cols] %in% "number"
+  if (!any(numeric)) return(labels)
+  parts <- strsplit(labels, "^", fixed = TRUE)
+  vapply(parts, function(p) {
+    if (length(p) != length(cols)) return(paste(p, collapse = "^"))
+    p[numeric] <- as.character(as.numeric(p[numeric]))
+    paste(p, collapse = "^")
+  }, character(1))
+}
+
 # A FeolsResult from Python as an R fit: the result list (see .as_result()) plus `coefficients`
 # and the variance matrix with the terms as names.
 .as_feols <- function(res) {
   terms <- as.character(unlist(res$terms))
+  terms[terms == "Intercept"] <- "(Intercept)"  # R's name (the fits of lookahead_test() come in Python's)
   res$terms <- terms
+  if (is.data.frame(res$table)) res$table$term[res$table$term == "Intercept"] <- "(Intercept)"
   res$coefficients <- stats::setNames(as.numeric(res$beta), terms)
   v <- matrix(as.numeric(res$vcov_matrix), length(terms), length(terms), dimnames = list(terms, terms))
   res$vcov_matrix <- v
@@ -80,10 +225,11 @@
 
 #' Fixed-effects OLS
 #'
-#' OLS with absorbed fixed effects, in the formula syntax of pyfixest (and fixest): numeric
-#' regressors, `:` and `*` interactions, and after `|` any number of fixed effects (`a^b` for an
-#' interacted one). Standard errors `"iid"`, `"hetero"` (HC1) or clustered (CRV1, one- or
-#' two-way), with fixest's small-sample corrections as pyfixest applies them by default
+#' OLS with absorbed fixed effects, in the formula syntax of fixest (and pyfixest): numeric
+#' regressors, `:` and `*` interactions, `factor(g)` (or pyfixest's `C(g)`) dummies, `log()`,
+#' `exp()`, `I()`, `- 1`, and after `|` any number of fixed effects (`a^b` for an interacted
+#' one). Standard errors `"iid"`, `"hetero"` (HC1) or clustered (CRV1, one- or two-way), with
+#' fixest's small-sample corrections as pyfixest applies them by default
 #' (docs/methods/lookahead.md §5.3.1). The demeaning runs in Rust.
 #'
 #' Rows with a missing value (`NA`) in any column used (outcome, regressors, fixed effects,
@@ -94,8 +240,15 @@
 #' of class `"llmsurrogate_warning"`.
 #'
 #' Fixed-effect and cluster columns may be factors, characters, numbers, logicals or Dates
-#' (their distinct values are the levels); the outcome and regressors must be numeric or logical
-#' (make dummies first: a factor regressor is an error). Tibbles work as data frames.
+#' (their distinct values are the levels, named as `as.character()` writes them); the outcome and
+#' regressors must be numeric or logical, or encoded by `factor()`. Tibbles work as data frames.
+#' The intercept (a model without fixed effects) is `(Intercept)` and the dummy of level `b` of
+#' `factor(g)` is `factor(g)b`, as `lm()` names them.
+#'
+#' fixest's spellings of the standard errors work too: `vcov = "hetero"`, `"cluster"` (by the
+#' first fixed effect), `"twoway"` (by the first two), `se = "standard"`/`"hetero"`/`"cluster"`,
+#' and `cluster = ~firm` (or `"firm"`); an argument feols() does not take is an error that says
+#' what to use.
 #'
 #' How the standard errors compare with R's: `lm()` with factor dummies and
 #' `sandwich::vcovCL(type = "HC1")` or `estimatr::lm_robust()` give the same numbers where the
@@ -104,46 +257,62 @@
 #' docs/methods/lookahead.md §5.3.1.
 #'
 #' @param formula A formula such as `y ~ x1 + x1:x2 | firm + date`, or the same as a string.
-#'   Transformations (`log(x)`, `factor(g)`) are not supported: create the column first.
 #' @param data A data frame (or tibble).
-#' @param vcov `"iid"` (default), `"hetero"` (HC1), `list(CRV1 = "date")`,
-#'   `list(CRV1 = c("firm", "date"))` (two-way; also `"firm+date"`), or a one-sided formula
-#'   `~date` / `~firm + date` for clustered errors.
-#' @param weights `NULL`, the name of a column of `data`, or a numeric vector of `nrow(data)`
-#'   non-negative analytic weights.
+#' @param vcov `"iid"` (default), `"hetero"` (HC1), `"HC2"`, `"HC3"` (both without fixed
+#'   effects), `"cluster"`, `"twoway"`, `list(CRV1 = "date")`, `list(CRV1 = c("firm", "date"))`
+#'   (two-way; also `"firm+date"`), or a one-sided formula `~date` / `~firm + date` for clustered
+#'   errors.
+#' @param weights `NULL`, the name of a column of `data` (or `~w`), or a numeric vector of
+#'   `nrow(data)` non-negative analytic weights.
 #' @param fixef_rm `"singleton"` (default, as pyfixest and fixest) or `"none"`.
 #' @param n_jobs Threads of the demeaning (`NULL`: all cores or `LLMSURROGATE_NUM_THREADS`).
+#' @param se,cluster fixest's spellings: `se` one of `"iid"` (`"standard"`), `"hetero"`,
+#'   `"cluster"`, `"twoway"` (instead of `vcov`); `cluster` the cluster columns (`~firm`,
+#'   `~firm + date`, `"firm"`).
+#' @param ... Nothing: an argument feols() does not take (fixest's `ssc`, `split`, `fixef.rm`,
+#'   ...) is an error of class `"llmsurrogate_error"` saying what to use.
 #' @return An `"llmsurrogate_feols"` fit: a list with `coefficients`, `vcov_matrix`, `terms`,
 #'   `nobs`, `r2`, `r2_within`, `rmse`, `df_t` (the t tests' degrees of freedom), `df_k`,
-#'   `fe_levels`, `n_clusters`, the drop counts, `table` (one row per term: `term`, `estimate`,
-#'   `std_error`, `statistic`, `p_value`, `conf_low`, `conf_high`) and `summary` (the report).
-#'   Methods: `print()`, `summary()`, `coef()`, `confint()`, `vcov()`, `nobs()`,
-#'   `as.data.frame()`, and with 'broom' or 'generics' `tidy()` and `glance()`; [etable()] puts
-#'   several side by side.
-#' @seealso [etable()], [lookahead_test()]
-#' @importFrom stats coef confint nobs quantile vcov
+#'   `df_resid`, `fe_levels`, `n_clusters`, the drop counts, `table` (one row per term: `term`,
+#'   `estimate`, `std_error`, `statistic`, `p_value`, `conf_low`, `conf_high`) and `summary` (the
+#'   report). Methods: `print()`, `summary()`, `coef()`, `confint()`, `vcov()`, `nobs()`,
+#'   `fitted()`, `residuals()` (`resid()`), `predict()`, `df.residual()`, [fixef()],
+#'   `model.matrix()`, `weights()`, `deviance()`, `sigma()`, `logLik()` (so `AIC()`, `BIC()`),
+#'   `formula()`, `terms()`, `getCall()`,
+#'   `variable.names()`, `case.names()`, `na.action()`, `as.data.frame()`, and with 'broom' or
+#'   'generics' `tidy()` and `glance()`; [etable()] puts several side by side. `fitted()`,
+#'   `residuals()` and `model.matrix()` are named by the row names of the rows used, as `lm()`'s.
+#' @seealso [etable()], [fixef()], [lookahead_test()]
+#' @importFrom stats coef confint nobs quantile vcov fitted residuals predict df.residual model.matrix weights
+#' @importFrom stats deviance sigma formula terms variable.names case.names na.action model.frame logLik
 #' @examples
 #' if (llmsurrogate_available()) {
 #'   set.seed(1)
 #'   d <- data.frame(firm = factor(sample(letters[1:10], 300, TRUE)),
 #'                   date = as.Date("2020-01-01") + sample(0:14, 300, TRUE), x = rnorm(300))
 #'   d$y <- 2 * d$x + as.integer(d$firm) / 10 + rnorm(300)
-#'   fit <- feols(y ~ x | firm + date, d, vcov = list(CRV1 = "date"))
+#'   fit <- feols(y ~ x | firm + date, d, cluster = ~date)
 #'   fit
 #'   coef(fit)
 #'   confint(fit)
+#'   head(resid(fit))
+#'   fixef(fit)$firm
+#'   predict(fit, newdata = data.frame(x = 1, firm = c("a", "z"), date = as.Date("2020-01-03")))
 #' }
 #' @export
-feols <- function(formula, data, vcov = "iid", weights = NULL, fixef_rm = "singleton", n_jobs = NULL) {
+feols <- function(formula, data, vcov = "iid", weights = NULL, fixef_rm = "singleton", n_jobs = NULL,
+                  se = NULL, cluster = NULL, ...) {
   call <- sys.call()
+  .check_feols_dots(match.call(expand.dots = FALSE)$..., call)
   text <- .formula_text(formula, call)
   if (!is.data.frame(data)) {
     .abort(sprintf("argument `data` must be a data frame, not %s", class(data)[1]), call)
   }
-  vc <- .vcov_arg(vcov, call)
+  fe <- .formula_fixef(text)
+  vc <- .vcov_arg(.fixest_vcov(vcov, !missing(vcov), se, cluster, call), call, fe)
   clusters <- attr(vc, "clusters")
   attr(vc, "clusters") <- NULL
-  .check_columns(clusters, data, "vcov", call)
+  .check_columns(clusters, data, if (is.null(cluster)) "vcov" else "cluster", call)
   fixef_rm <- .check_string(fixef_rm, "fixef_rm", call)
   n_jobs <- .check_n_jobs(n_jobs, call)
   used <- intersect(.formula_names(text), names(data))
@@ -152,6 +321,9 @@ feols <- function(formula, data, vcov = "iid", weights = NULL, fixef_rm = "singl
   if (!grepl("[^A-Za-z0-9_. ~+:*^|-]", text)) {
     missing <- setdiff(.formula_names(text), names(data))
     if (length(missing)) .check_columns(missing, data, "formula", call)
+  }
+  if (inherits(weights, "formula") && length(weights) == 2L && length(all.vars(weights)) == 1L) {
+    weights <- all.vars(weights)  # fixest's weights = ~w
   }
   w <- NULL
   if (!is.null(weights)) {
@@ -165,13 +337,250 @@ feols <- function(formula, data, vcov = "iid", weights = NULL, fixef_rm = "singl
       }
       w <- .vector_arg(as.numeric(weights), "weights", call)
     } else {
-      .abort(sprintf("argument `weights` must be NULL, a column name or a numeric vector; got %s",
+      .abort(sprintf("argument `weights` must be NULL, a column name, ~column or a numeric vector; got %s",
                      .r_type(weights)), call)
     }
   }
-  cols <- .frame_arg(data[unique(c(used, clusters))], call = call)
-  out <- .call_in(call, "fe.feols", text, cols, vc, w, fixef_rm = fixef_rm, n_jobs = n_jobs)
-  .as_feols(out)
+  # the columns only a fixed effect reads go as .fe_values() makes them (R's names in fixef())
+  fe_cols <- setdiff(intersect(.formula_names(paste(fe, collapse = " ")), names(data)),
+                     c(.formula_names(strsplit(text, "|", fixed = TRUE)[[1]][1]), if (is.character(w)) w))
+  kinds <- vapply(data[fe_cols], .fe_kind, character(1))
+  cols <- .frame_arg(.feols_columns(data, unique(c(used, clusters)), kinds), call = call)
+  out <- .call_in(call, "fe.feols", text, cols, vc, w, fixef_rm = fixef_rm, n_jobs = n_jobs, handle = TRUE)
+  res <- .as_feols(out$fit)
+  res$call <- match.call()  # for getCall() and update()
+  outcome <- .formula_names(strsplit(text, "~", fixed = TRUE)[[1]][1])
+  attr(res, "feols_data") <- list(py = out$handle, row_names = .row_names_info(data, 0L),
+                                  newdata_columns = setdiff(intersect(.formula_names(text), names(data)), outcome),
+                                  fe_kinds = kinds)
+  res
+}
+
+# ---- the fit's data: methods that read the estimation sample (kept in Python) ------------------
+
+# What the methods below need of a fit from feols(), or an error saying why it is not there.
+.feols_data <- function(object, what, call) {
+  info <- attr(object, "feols_data")
+  if (is.null(info)) {
+    .abort(sprintf(paste("%s needs a fit from feols(); this one keeps only its coefficients and variance (the",
+                         "regressions of lookahead_test() are such fits): refit it with feols()"), what), call)
+  }
+  if (reticulate::py_is_null_xptr(info$py)) {
+    .abort(sprintf(paste("%s needs the fit's estimation sample, which stays in Python and is gone (the fit was",
+                         "saved and loaded, or Python restarted): refit it with feols()"), what), call)
+  }
+  info
+}
+
+# A numeric vector from the bridge (a list with NULL for NaN) as a double vector with NA.
+.as_numbers <- function(x) as.numeric(.as_column(x))
+
+# The row names of the estimation rows (positions `rows` in `data`), as lm() names its fitted values.
+.feols_row_names <- function(info, rows) {
+  rn <- info$row_names
+  if (is.integer(rn) && length(rn) == 2L && is.na(rn[1])) as.character(rows) else as.character(rn[rows])
+}
+
+# A per-row result of the estimation rows (fe.<fn>: "fitted", "resid", "weights") named by row.
+.feols_rows <- function(object, fn, what, call) {
+  info <- .feols_data(object, what, call)
+  values <- .as_numbers(.call_in(call, paste0("fe.", fn), info$py))
+  rows <- .as_column(.call_in(call, "fe.obs_rows", info$py))
+  stats::setNames(values, .feols_row_names(info, rows))
+}
+
+#' @rdname feols
+#' @export
+fitted.llmsurrogate_feols <- function(object, ...) {
+  .feols_rows(object, "fitted", "fitted()", sys.call())
+}
+
+#' @rdname feols
+#' @export
+residuals.llmsurrogate_feols <- function(object, ...) {
+  .feols_rows(object, "resid", "residuals()", sys.call())
+}
+
+#' @rdname feols
+#' @param newdata For `predict()`: `NULL` (the fitted values) or a data frame with the
+#'   regressors' and the fixed effects' columns; one prediction per row, named by its row names,
+#'   `NA` where a value is missing or a fixed-effect (or `factor()`) level was not in the
+#'   estimation rows.
+#' @param type For `predict()`: `"response"` (the only type).
+#' @export
+predict.llmsurrogate_feols <- function(object, newdata = NULL, type = "response", ...) {
+  call <- sys.call()
+  dots <- names(list(...))
+  if (length(dots)) {
+    .abort(sprintf(paste("argument `%s` is not an argument of predict() for feols() fits; it gives point",
+                         "predictions (arguments: object, newdata, type)"), dots[1]), call)
+  }
+  if (!identical(type, "response")) {
+    .abort(sprintf('argument `type` must be "response" (the predicted outcome); got %s',
+                   paste(deparse(type), collapse = "")), call)
+  }
+  if (is.null(newdata)) return(fitted(object))
+  info <- .feols_data(object, "predict()", call)
+  if (!is.data.frame(newdata)) {
+    .abort(sprintf("argument `newdata` must be a data frame, not %s", class(newdata)[1]), call)
+  }
+  .check_columns(info$newdata_columns, newdata, "newdata", call)
+  if (!nrow(newdata)) return(stats::setNames(numeric(0), character(0)))
+  cols <- .frame_arg(.feols_columns(newdata, info$newdata_columns, info$fe_kinds), "newdata", call)
+  stats::setNames(.as_numbers(.call_in(call, "fe.predict", info$py, cols)), row.names(newdata))
+}
+
+#' @rdname feols
+#' @export
+df.residual.llmsurrogate_feols <- function(object, ...) {
+  if (is.null(object$df_resid)) {
+    .abort("df.residual() needs a fit from feols() of this version of llmsurrogate: refit it", sys.call())
+  }
+  as.integer(object$df_resid)
+}
+
+#' @rdname feols
+#' @export
+model.matrix.llmsurrogate_feols <- function(object, ...) {
+  call <- sys.call()
+  info <- .feols_data(object, "model.matrix()", call)
+  mm <- .call_in(call, "fe.model_matrix", info$py)
+  rows <- .as_column(.call_in(call, "fe.obs_rows", info$py))
+  names <- as.character(.as_column(mm$names))
+  X <- matrix(unlist(lapply(mm$values, .as_numbers), use.names = FALSE), nrow = length(rows), ncol = length(names))
+  dimnames(X) <- list(.feols_row_names(info, rows), names)
+  X
+}
+
+#' @rdname feols
+#' @export
+weights.llmsurrogate_feols <- function(object, ...) {
+  if (is.null(object$weights)) return(NULL)  # unweighted, as lm()'s weights()
+  unname(.feols_rows(object, "weights", "weights()", sys.call()))  # unnamed, as lm()'s
+}
+
+#' @rdname feols
+#' @export
+deviance.llmsurrogate_feols <- function(object, ...) {
+  e <- residuals(object)
+  w <- weights(object)
+  if (is.null(w)) sum(e^2) else sum(w * e^2)
+}
+
+#' @rdname feols
+#' @export
+sigma.llmsurrogate_feols <- function(object, ...) {
+  sqrt(deviance(object) / df.residual(object))
+}
+
+#' @rdname feols
+#' @export
+logLik.llmsurrogate_feols <- function(object, ...) {
+  # lm()'s Gaussian log-likelihood (weights as lm's), with the fixed-effect levels among its parameters
+  e <- residuals(object)
+  w <- weights(object)
+  if (is.null(w)) w <- rep(1, length(e))
+  n <- length(e)
+  ll <- 0.5 * (sum(log(w)) - n * (log(2 * pi) + 1 - log(n) + log(sum(w * e^2))))
+  structure(ll, nall = n, nobs = n, df = n - df.residual(object) + 1, class = "logLik")
+}
+
+#' @rdname feols
+#' @export
+formula.llmsurrogate_feols <- function(x, ...) {
+  stats::as.formula(x$formula, env = globalenv())
+}
+
+#' @rdname feols
+#' @export
+terms.llmsurrogate_feols <- function(x, ...) {
+  # the regressors' part, as fixest's terms() (the fixed effects are not terms of the design)
+  lhs_rhs <- strsplit(x$formula, "|", fixed = TRUE)[[1]][1]
+  stats::terms(stats::as.formula(lhs_rhs, env = globalenv()))
+}
+
+#' @rdname feols
+#' @export
+variable.names.llmsurrogate_feols <- function(object, ...) names(coef(object))
+
+#' @rdname feols
+#' @export
+case.names.llmsurrogate_feols <- function(object, ...) {
+  call <- sys.call()
+  info <- .feols_data(object, "case.names()", call)
+  .feols_row_names(info, .as_column(.call_in(call, "fe.obs_rows", info$py)))
+}
+
+#' @rdname feols
+#' @export
+na.action.llmsurrogate_feols <- function(object, ...) {
+  n <- as.integer(object$n_input)
+  if (sum(object$n_dropped_nan, object$n_dropped_singletons, object$n_dropped_zero_weight) == 0) return(NULL)
+  call <- sys.call()
+  info <- .feols_data(object, "na.action()", call)
+  rows <- .as_column(.call_in(call, "fe.obs_rows", info$py))
+  out <- setdiff(seq_len(n), rows)
+  if (!length(out)) return(NULL)
+  structure(out, names = .feols_row_names(info, out), class = "omit")
+}
+
+#' @rdname feols
+#' @export
+model.frame.llmsurrogate_feols <- function(formula, ...) {
+  .abort(paste("model.frame() is not kept: feols() sends its columns to Python; use model.matrix() for the",
+               "regressors, fitted(), residuals() and case.names() for the rows used"), sys.call())
+}
+
+#' Estimated fixed effects
+#'
+#' The fixed effects of a fit from [feols()], as fixest's `fixef()`: the least-squares solution
+#' of outcome minus regressors times coefficients (minus the residual) as the sum of the fixed
+#' effects, normalised as fixest and pyfixest normalise it: every level of the first fixed effect
+#' is free, and of each further one the first level (in sorted order) is 0. Differences between
+#' the levels of one fixed effect do not depend on that choice: they are what `lm()` reports as
+#' the coefficients of `factor()` dummies against their reference level.
+#'
+#' `fixef()` is a generic, as in fixest (and nlme); with fixest or nlme attached after
+#' llmsurrogate, their `fixef()` finds this method too.
+#'
+#' @param object A fit from [feols()] with fixed effects.
+#' @param ... Unused.
+#' @return A named list, one element per fixed effect (`firm`, `year^month`), each a numeric
+#'   vector named by level (as `as.character()` writes the column's values).
+#' @examples
+#' if (llmsurrogate_available()) {
+#'   set.seed(1)
+#'   d <- data.frame(firm = sample(c("a", "b", "c"), 200, TRUE), year = sample(2001:2004, 200, TRUE),
+#'                   x = rnorm(200))
+#'   d$y <- d$x + c(a = 0, b = 1, c = 3)[d$firm] + rnorm(200)
+#'   fe <- fixef(feols(y ~ x | firm + year, d))
+#'   fe$firm - fe$firm[["a"]]   # about 0, 1, 3
+#' }
+#' @export
+fixef <- function(object, ...) UseMethod("fixef")
+
+#' @rdname fixef
+#' @export
+#' @rawNamespace S3method(fixest::fixef, llmsurrogate_feols)
+#' @rawNamespace S3method(nlme::fixef, llmsurrogate_feols)
+fixef.llmsurrogate_feols <- function(object, ...) {
+  call <- sys.call()
+  if (!length(object$fe_levels)) {
+    .abort(sprintf(paste("fixef(): this fit has no fixed effects (its formula has no `|`); the intercept is",
+                         "coef(fit)[\"(Intercept)\"]")), call)
+  }
+  info <- .feols_data(object, "fixef()", call)
+  out <- .call_in(call, "fe.fixef", info$py)
+  stats::setNames(lapply(names(out), function(fe) {
+    f <- out[[fe]]
+    stats::setNames(.as_numbers(f$values), .fe_level_names(as.character(.as_column(f$levels)), fe, info$fe_kinds))
+  }), names(out))
+}
+
+#' @rdname fixef
+#' @export
+fixef.default <- function(object, ...) {
+  .abort(sprintf("fixef() takes a fit from feols(); got %s", class(object)[1]), sys.call())
 }
 
 #' @rdname feols
