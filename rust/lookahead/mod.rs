@@ -15,12 +15,18 @@
 //!
 //! `n = 0` (empty or one-token texts) gives NaN for both and `k = 0`: the Python layer warns.
 //! The sums run over the sorted bottom values with a compensated (Neumaier) sum (`common::numerics`), so a result
-//! depends on the multiset of values only: the same bits for any thread count or token order.
-//! Parallel over texts with rayon (inside the caller's pool, see `common::parallel`).
+//! depends on the multiset of values only: the same bits for any thread count, token order or
+//! selection path (`select`: AVX-512 for float32 where the CPU has it, chosen at run time, else
+//! a portable scalar selection). Parallel over blocks of texts with rayon (inside the caller's
+//! pool, see `common::parallel`); the sums of a block's texts run interleaved.
 
 use crate::common::errors::{CoreError, CoreResult};
 use crate::common::numerics::CompensatedSum;
 use rayon::prelude::*;
+
+mod select;
+pub use select::{Select, Simd, SIMD_MAX_K};
+use select::Scratch;
 
 /// Per-text results of [`min_k_reduce`], one entry per text.
 #[derive(Debug, Clone, PartialEq)]
@@ -83,80 +89,89 @@ pub fn check_offsets(offsets: &[i64], len: usize) -> CoreResult<()> {
     Ok(())
 }
 
-/// The bits of `x` as an integer that orders like `f64::total_cmp` (the transform `total_cmp`
-/// itself applies); its own inverse.
+/// Texts reduced together: their compensated sums run interleaved (independent chains).
+const BLOCK: usize = 8;
+
+/// Per-thread space of [`reduce_block`], reused across blocks.
+#[derive(Default)]
+struct BlockScratch {
+    select: Scratch,
+    /// the bottom values of the block's texts, one after the other
+    bottom: Vec<f64>,
+}
+
+/// Compensated sums of `f(x)` over `bottom[start[l]..start[l] + k[l]]` for each lane `l`, in
+/// ascending order within each lane (the chains of the lanes interleave), and whether every
+/// `f(x)` was finite.
 #[inline]
-fn order_key(x: f64) -> i64 {
-    let b = x.to_bits() as i64;
-    b ^ ((((b >> 63) as u64) >> 1) as i64)
-}
-
-#[inline]
-fn from_order_key(key: i64) -> f64 {
-    f64::from_bits((key ^ ((((key >> 63) as u64) >> 1) as i64)) as u64)
-}
-
-/// The `k` smallest order keys of `seg` in ascending order in `buf[..k]`, or `None` when a value
-/// is NaN (`0 < k <= seg.len()`).
-fn bottom_keys<T: Copy + Into<f64>>(seg: &[T], k: usize, buf: &mut Vec<i64>) -> Option<()> {
-    let n = seg.len();
-    buf.clear();
-    let mut any_nan = false;
-    buf.extend(seg.iter().map(|&v| {
-        let x: f64 = v.into();
-        any_nan |= x.is_nan();
-        order_key(x)
-    }));
-    if any_nan {
-        return None;
-    }
-    // selection on integer keys in the order of `f64::total_cmp` (the same order, but the
-    // comparisons are plain integer ones: about twice as fast as selecting on floats)
-    if k < n {
-        buf.select_nth_unstable(k - 1);
-    }
-    buf[..k].sort_unstable();
-    Some(())
-}
-
-/// One text: (min_k, min_k_arith, n, k), or `None` when a scored value is NaN; `buf` is scratch
-/// space reused across texts. `arith`: compute `min_k_arith` (else NaN; it costs one `exp` per
-/// bottom value, more than the selection itself).
-fn reduce_one<T: Copy + Into<f64>>(seg: &[T], k_frac: f64, arith: bool, buf: &mut Vec<i64>) -> Option<(f64, f64, usize, usize)> {
-    let n = seg.len();
-    let k = k_of(n, k_frac);
-    if k == 0 {
-        return Some((f64::NAN, f64::NAN, 0, 0));
-    }
-    bottom_keys(seg, k, buf)?;
-    let bottom = &buf[..k];
-    let mut s = CompensatedSum::new();
-    let mut all_finite = true;
-    for &key in bottom {
-        let v = from_order_key(key);
-        all_finite &= v.is_finite();
-        s.add(v);
-    }
-    // an infinite value (log-probability -inf: probability 0 in float32) makes the compensation
-    // NaN; the plain sum is then the answer
-    let sum = if all_finite { s.value() } else { bottom.iter().map(|&key| from_order_key(key)).sum() };
-    let mean_exp = if arith {
-        let mut e = CompensatedSum::new();
-        for &key in bottom {
-            e.add(from_order_key(key).exp());
+fn lane_sums(bottom: &[f64], start: &[usize; BLOCK], k: &[usize; BLOCK], f: impl Fn(f64) -> f64) -> ([CompensatedSum; BLOCK], [bool; BLOCK]) {
+    let mut acc = [CompensatedSum::new(); BLOCK];
+    let mut finite = [true; BLOCK];
+    let max_k = k.iter().copied().max().unwrap_or(0);
+    for i in 0..max_k {
+        for l in 0..BLOCK {
+            if i < k[l] {
+                let x = f(bottom[start[l] + i]);
+                finite[l] &= x.is_finite();
+                acc[l].add(x);
+            }
         }
-        e.value() / k as f64
-    } else {
-        f64::NAN
-    };
-    Some((sum / k as f64, mean_exp, n, k))
+    }
+    (acc, finite)
+}
+
+/// Up to [`BLOCK`] texts (`seg(l)` for `l < out.min_k.len()`) into the output slices; the
+/// index of the first text with a NaN among its scored values, if any. `arith`: compute
+/// `min_k_arith` (else NaN; it costs one `exp` per bottom value, more than the selection itself).
+#[allow(clippy::too_many_arguments)]
+fn reduce_block<'a, T: Select + 'a>(
+    seg: impl Fn(usize) -> &'a [T],
+    k_frac: f64,
+    arith: bool,
+    simd: Simd,
+    scratch: &mut BlockScratch,
+    min_k: &mut [f64],
+    min_k_arith: &mut [f64],
+    n_scored: &mut [u64],
+    k_out: &mut [u64],
+) -> Option<usize> {
+    let m = min_k.len();
+    let (mut start, mut k) = ([0usize; BLOCK], [0usize; BLOCK]);
+    scratch.bottom.clear();
+    for l in 0..m {
+        let s = seg(l);
+        start[l] = scratch.bottom.len();
+        k[l] = k_of(s.len(), k_frac);
+        n_scored[l] = s.len() as u64;
+        k_out[l] = k[l] as u64;
+        if k[l] > 0 && T::bottom(s, k[l], &mut scratch.select, simd, &mut scratch.bottom).is_none() {
+            return Some(l);
+        }
+    }
+    // the bottom values in ascending order: the sums depend on the multiset only
+    let bottom = &scratch.bottom;
+    let (sums, finite) = lane_sums(bottom, &start, &k, |x| x);
+    let exp_sums = if arith { Some(lane_sums(bottom, &start, &k, f64::exp).0) } else { None };
+    for l in 0..m {
+        if k[l] == 0 {
+            (min_k[l], min_k_arith[l]) = (f64::NAN, f64::NAN);
+            continue;
+        }
+        let kf = k[l] as f64;
+        // an infinite value (log-probability -inf: probability 0 in float32) makes the
+        // compensation NaN; the plain sum is then the answer
+        let sum = if finite[l] { sums[l].value() } else { bottom[start[l]..start[l] + k[l]].iter().sum() };
+        min_k[l] = sum / kf;
+        min_k_arith[l] = exp_sums.as_ref().map_or(f64::NAN, |e| e[l].value() / kf);
+    }
+    None
 }
 
 /// Min-K% reduction of every text of a ragged array (see the module documentation).
 ///
 /// Errors: `k_frac` outside (0, 1], bad offsets, a NaN among the scored values (naming the text
 /// and position).
-pub fn min_k_reduce<T: Copy + Into<f64> + Sync>(
+pub fn min_k_reduce<T: Select>(
     values: &[T],
     offsets: &[i64],
     k_frac: f64,
@@ -166,12 +181,25 @@ pub fn min_k_reduce<T: Copy + Into<f64> + Sync>(
 }
 
 /// [`min_k_reduce`], with `min_k_arith` computed only when `arith` (NaN otherwise).
-pub fn min_k_reduce_with<T: Copy + Into<f64> + Sync>(
+pub fn min_k_reduce_with<T: Select>(
     values: &[T],
     offsets: &[i64],
     k_frac: f64,
     skip_first: bool,
     arith: bool,
+) -> CoreResult<MinK> {
+    min_k_reduce_on(values, offsets, k_frac, skip_first, arith, Simd::detect())
+}
+
+/// [`min_k_reduce_with`] on a chosen selection path ([`Simd::SCALAR`] or [`Simd::detect`]'s):
+/// the same bits on every path.
+pub fn min_k_reduce_on<T: Select>(
+    values: &[T],
+    offsets: &[i64],
+    k_frac: f64,
+    skip_first: bool,
+    arith: bool,
+    simd: Simd,
 ) -> CoreResult<MinK> {
     check_k(k_frac)?;
     check_offsets(offsets, values.len())?;
@@ -181,13 +209,28 @@ pub fn min_k_reduce_with<T: Copy + Into<f64> + Sync>(
         let a = if skip_first && b > a { a + 1 } else { a };
         &values[a..b]
     };
-    let per: Vec<Option<(f64, f64, usize, usize)>> = (0..n_texts)
-        .into_par_iter()
-        .with_min_len(1024)
-        .map_init(Vec::new, |buf, i| reduce_one(segment(i), k_frac, arith, buf))
-        .collect();
+    let mut out = MinK {
+        min_k: vec![0.0; n_texts],
+        min_k_arith: vec![0.0; n_texts],
+        n_scored: vec![0; n_texts],
+        k: vec![0; n_texts],
+    };
+    let first_nan = out
+        .min_k
+        .par_chunks_mut(BLOCK)
+        .zip(out.min_k_arith.par_chunks_mut(BLOCK))
+        .zip(out.n_scored.par_chunks_mut(BLOCK))
+        .zip(out.k.par_chunks_mut(BLOCK))
+        .enumerate()
+        .with_min_len(1024 / BLOCK)
+        .map_init(BlockScratch::default, |scratch, (b, (((mk, ma), ns), ko))| {
+            let first = b * BLOCK;
+            reduce_block(|l| segment(first + l), k_frac, arith, simd, scratch, mk, ma, ns, ko).map(|l| first + l)
+        })
+        .flatten()
+        .min();
     // a NaN among the scored values is an error, not a silently dropped token
-    if let Some(i) = per.iter().position(Option::is_none) {
+    if let Some(i) = first_nan {
         let seg = segment(i);
         let j = seg.iter().position(|v| (*v).into().is_nan()).unwrap_or(0);
         let pos = offsets[i] as usize + usize::from(skip_first) + j;
@@ -199,18 +242,6 @@ pub fn min_k_reduce_with<T: Copy + Into<f64> + Sync>(
                 if skip_first { "" } else { " and skip_first is off" }
             ),
         ));
-    }
-    let mut out = MinK {
-        min_k: Vec::with_capacity(n_texts),
-        min_k_arith: Vec::with_capacity(n_texts),
-        n_scored: Vec::with_capacity(n_texts),
-        k: Vec::with_capacity(n_texts),
-    };
-    for (m, a, n, k) in per.into_iter().flatten() {
-        out.min_k.push(m);
-        out.min_k_arith.push(a);
-        out.n_scored.push(n as u64);
-        out.k.push(k as u64);
     }
     Ok(out)
 }
@@ -242,6 +273,7 @@ mod tests {
 
     #[test]
     fn order_keys_order_like_total_cmp_and_invert() {
+        use super::select::{from_order_key, order_key};
         let xs = [f64::NEG_INFINITY, -1e300, -7.25, -1.0, -f64::MIN_POSITIVE, -0.0, 0.0, 5e-324, 1.0, 3e300, f64::INFINITY];
         for &a in &xs {
             assert_eq!(from_order_key(order_key(a)).to_bits(), a.to_bits());
@@ -324,7 +356,7 @@ mod tests {
     }
 
     #[test]
-    fn bottom_keys_are_the_k_smallest_in_order_and_arith_is_optional() {
+    fn bottom_is_the_k_smallest_in_order_and_arith_is_optional() {
         // the selected bottom equals a full sort's first k (ties, -inf, -0.0 and 0.0 included)
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = || {
@@ -339,7 +371,8 @@ mod tests {
                 _ => -(((x >> 20) % 64) as f64) / 4.0,
             }
         };
-        let mut buf = Vec::new();
+        let mut scratch = Scratch::default();
+        let mut bottom = Vec::new();
         for len in [1usize, 2, 5, 31, 32, 33, 60, 200, 1000] {
             for _ in 0..20 {
                 let seg: Vec<f64> = (0..len).map(|_| next()).collect();
@@ -347,10 +380,12 @@ mod tests {
                     if k == 0 || k > len {
                         continue;
                     }
-                    bottom_keys(&seg, k, &mut buf).unwrap();
-                    let mut all: Vec<i64> = seg.iter().map(|&v| order_key(v)).collect();
-                    all.sort_unstable();
-                    assert_eq!(&buf[..k], &all[..k], "len {len}, k {k}");
+                    bottom.clear();
+                    f64::bottom(&seg, k, &mut scratch, Simd::detect(), &mut bottom).unwrap();
+                    let mut all = seg.clone();
+                    all.sort_by(|a, b| a.total_cmp(b));
+                    let bits = |v: &[f64]| -> Vec<u64> { v.iter().map(|x| x.to_bits()).collect() };
+                    assert_eq!(bits(&bottom), bits(&all[..k]), "len {len}, k {k}");
                 }
             }
         }
@@ -361,5 +396,87 @@ mod tests {
         assert!(off.min_k_arith[0].is_nan() && !on.min_k_arith[0].is_nan());
         // a NaN is still an error with arith off
         assert!(min_k_reduce_with(&[f64::NAN, -1.0, f64::NAN, -2.0], &[0, 4], 0.2, true, false).is_err());
+    }
+
+    #[test]
+    fn every_selection_path_gives_the_same_bits() {
+        // float32 texts of every length around the 16-lane chunks, K from 1% to 100% (k past
+        // SIMD_MAX_K takes the scalar path inside the AVX-512 run), with ties and -inf
+        let simd = Simd::detect();
+        if !simd.is_avx512() {
+            eprintln!("AVX-512F not on this CPU: the SIMD path is not compared");
+        }
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            match x % 97 {
+                0 => f32::NEG_INFINITY,
+                1..=30 => -(((x >> 30) % 8) as f32) * 0.5,
+                _ => -((x >> 40) as f32) / (1u64 << 24) as f32 * 12.0,
+            }
+        };
+        let mut offsets = vec![0i64];
+        let mut values = Vec::new();
+        for i in 0..3000 {
+            let len = match i % 3 {
+                0 => i % 70,
+                1 => 1 + (i * 7) % 400,
+                _ => 60,
+            };
+            values.push(f32::NAN);
+            for _ in 1..len.max(1) {
+                values.push(next());
+            }
+            offsets.push(values.len() as i64);
+        }
+        for k_frac in [0.01, 0.1, 0.2, 0.5, 1.0] {
+            let a = min_k_reduce_on(&values, &offsets, k_frac, true, true, Simd::SCALAR).unwrap();
+            let b = min_k_reduce_on(&values, &offsets, k_frac, true, true, simd).unwrap();
+            let bits = |r: &MinK| -> Vec<u64> { r.min_k.iter().chain(&r.min_k_arith).map(|v| v.to_bits()).collect() };
+            assert_eq!(bits(&a), bits(&b), "K = {k_frac}");
+            assert_eq!((&a.n_scored, &a.k), (&b.n_scored, &b.k));
+            // and the same as the float64 path on the widened values
+            let wide: Vec<f64> = values.iter().map(|&v| v as f64).collect();
+            let c = min_k_reduce_on(&wide, &offsets, k_frac, true, true, simd).unwrap();
+            assert_eq!(bits(&a), bits(&c), "K = {k_frac}, float64");
+            // and the documented computation, written out: a full sort, then the compensated
+            // sums of the first k in ascending order (the plain sum where one is infinite)
+            for t in 0..offsets.len() - 1 {
+                let (s, e) = (offsets[t] as usize + 1, offsets[t + 1] as usize);
+                let mut seg: Vec<f64> = values[s.min(e)..e].iter().map(|&v| v as f64).collect();
+                seg.sort_by(|p, q| p.total_cmp(q));
+                let k = k_of(seg.len(), k_frac);
+                assert_eq!(b.k[t] as usize, k);
+                if k == 0 {
+                    assert!(b.min_k[t].is_nan() && b.min_k_arith[t].is_nan());
+                    continue;
+                }
+                let bottom = &seg[..k];
+                let sum = if bottom.iter().all(|v| v.is_finite()) {
+                    crate::common::numerics::compensated_sum(bottom)
+                } else {
+                    bottom.iter().sum()
+                };
+                let exps: Vec<f64> = bottom.iter().map(|v| v.exp()).collect();
+                assert_eq!(b.min_k[t].to_bits(), (sum / k as f64).to_bits(), "text {t}, K = {k_frac}");
+                let arith = crate::common::numerics::compensated_sum(&exps) / k as f64;
+                assert_eq!(b.min_k_arith[t].to_bits(), arith.to_bits(), "text {t}, K = {k_frac}");
+            }
+        }
+        // a NaN past the first chunk of a text is an error on every path
+        let mut bad = values.clone();
+        for t in 0..offsets.len() - 1 {
+            let (s, e) = (offsets[t] as usize, offsets[t + 1] as usize);
+            if e - s > 50 {
+                bad[s + 45] = f32::NAN;
+                for p in [Simd::SCALAR, simd] {
+                    let err = min_k_reduce_on(&bad, &offsets, 0.2, true, false, p).unwrap_err().to_string();
+                    assert!(err.contains(&format!("text {t} ")) && err.contains(&format!("position {}", s + 45)), "{err}");
+                }
+                break;
+            }
+        }
     }
 }
