@@ -10,7 +10,11 @@ transferuq_setup(); source from --transferuq-src / $TRANSFERUQ_SRC, default the 
   extra lines: our defaults, and a NumPy re-implementation of transferUQ's algorithms (written from
   docs/methods/transfer.md; named as such, not the peer);
 * R: benchmarks/_transfer_r_runner.R loads transferUQ and our R package in ONE R process and
-  interleaves their calls per function, plus a breakdown of where one bridge call's time goes.
+  interleaves their calls per function, plus a breakdown of where one bridge call's time goes;
+  section r-long does the same on long data frames: the published matrices as r = 1 rows (1,892)
+  and transferUQ's r = 2 help-page construction with n = 40 (59,280 rows of ordered training
+  pairs), with an extra side "ours_new_data" that gets other errors at every call (nothing kept
+  from an earlier call on the same data frame).
 
 Without R or transferUQ's source the peer is skipped with a message.
 
@@ -414,8 +418,10 @@ def transferuq_setup(src=None, lib=None):
     return str(lib), None
 
 
-def run_r_section(run, lib, rounds, slow_rounds):
-    """The R section: our R package and transferUQ in one R process, interleaved per function."""
+def run_r_section(run, lib, rounds, slow_rounds, parts=("matrix", "long")):
+    """The R section: our R package and transferUQ in one R process, interleaved per function: on
+    the 44-domain matrices ("matrix") and on long data frames ("long": the same errors as r = 1
+    rows, and transferUQ's r = 2 help-page construction with n = 40, 59,280 rows)."""
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -423,18 +429,23 @@ def run_r_section(run, lib, rounds, slow_rounds):
         env = dict(os.environ, R_LIBS=f"{lib}:{REPO / '.rlib'}", LLMSURROGATE_PYTHON=sys.executable,
                    RETICULATE_PYTHON=sys.executable)
         proc = subprocess.run(["Rscript", str(Path(__file__).with_name("_transfer_r_runner.R")), lib, str(rounds),
-                               str(out), str(slow_rounds), str(WORST_PAIRS)], env=env, capture_output=True, text=True)
+                               str(out), str(slow_rounds), str(WORST_PAIRS), ",".join(parts)], env=env,
+                              capture_output=True, text=True)
         if proc.returncode != 0:
             print(f"R section failed:\n{proc.stderr[-2000:]}", flush=True)
             return None
         res = json.loads(out.read_text())
-    for fn, row in res["functions"].items():
-        for side in row["sides"].values():  # jsonlite writes a length-1 vector as a number
-            if not isinstance(side["rounds_s"], list):
-                side["rounds_s"] = [side["rounds_s"]]
-        run.add(f"R: {fn} (44-domain matrices, per call; {row['calls']} calls)", row["sides"], peer_name="transferUQ",
-                calls=row["calls"], rounds=row["rounds"], warmup=row["warmup"], load_before=row["load_before"],
-                section="R (one Rscript: library(transferUQ) and library(llmsurrogate))")
+    for part, rows in (("matrix", res.get("functions") or {}), ("long", res.get("long") or {})):
+        for fn, row in rows.items():
+            for side in row["sides"].values():  # jsonlite writes a length-1 vector as a number
+                if not isinstance(side["rounds_s"], list):
+                    side["rounds_s"] = [side["rounds_s"]]
+            what = "44-domain matrices" if part == "matrix" else \
+                "44 domains, 1,892 rows" if fn.startswith("r=1") else "n = 40, 59,280 rows"
+            run.add(f"R: {fn} ({what}, per call; {row['calls']} calls)", row["sides"], peer_name="transferUQ",
+                    calls=row["calls"], rounds=row["rounds"], warmup=row["warmup"], load_before=row["load_before"],
+                    section="R (one Rscript: library(transferUQ) and library(llmsurrogate))"
+                    + ("" if part == "matrix" else ", long data frames"))
     return res
 
 
@@ -448,8 +459,9 @@ def main():
     parser.add_argument("--transferuq-lib", default=None, help="scratch R library for transferUQ")
     parser.add_argument("--no-numpy-line", action="store_true", help="leave out the NumPy re-implementation")
     parser.add_argument("--skip-large", action="store_true", help="skip part 2 (large synthetic metadata)")
-    parser.add_argument("--sections", default="python,r,large",
-                        help="comma-separated subset of python (vs transferUQ via rpy2), r (one Rscript), large")
+    parser.add_argument("--sections", default="python,r,r-long,large",
+                        help="comma-separated subset of python (vs transferUQ via rpy2), r (one Rscript, matrices), "
+                             "r-long (the same Rscript, long data frames with r = 1 and r = 2), large")
     parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -489,10 +501,11 @@ def main():
                                                                  else WORK_CALLS[fn]) for fn in WORK_CALLS)
         run.extra["python_workload_total_min_s"] = totals
         print("   whole workload (sum of calls x per-call min): " + ", ".join(f"{k} {v:.3f} s" for k, v in totals.items()))
-    if lib is not None and "r" in sections:
+    parts = [part for part, key in (("matrix", "r"), ("long", "r-long")) if key in sections]
+    if lib is not None and parts:
         print("-- R: our R package vs transferUQ in the same R process", flush=True)
-        res = run_r_section(run, lib, rounds, slow_rounds)
-        if res is not None:
+        res = run_r_section(run, lib, rounds, slow_rounds, parts)
+        if res is not None and res.get("functions"):
             run.extra["r_breakdown_s"] = res["breakdown_s"]
             run.extra["r_versions"] = res["versions"]
             rt = {side: sum(row["sides"][side]["min_s"] * (len(PAIRS) if fn == "check_worstcase_dominance" else row["calls"])

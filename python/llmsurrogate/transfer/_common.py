@@ -3,7 +3,10 @@
 Every inference function (:mod:`._intervals`, :mod:`._dominance`, :mod:`._ustat`) takes the error
 table in any of the three conventions of the authors' R package transferUQ (a square matrix
 ``[train, test]`` with the diagonal ignored, a long frame ``train..., test, error``, or an
-:class:`ErrorTable`); ``pooled=True`` reads it as transferUQ does (:class:`PooledErrors`).
+:class:`ErrorTable`); ``pooled=True`` reads it as transferUQ does (:class:`PooledErrors`). A long
+table of a sample of the training sets (``error_table(subsets=K)``, ``transfer build --subsets K``)
+is read as its errors pooled, with a warning; computations per test domain (weights, worst cases,
+dominance) then need the same number of errors for every test domain.
 
 ``side`` is ``"two"``, ``"upper"`` (an upper bound: ``(-inf, a]``, transferUQ's ``"right"``) or
 ``"lower"`` (a lower bound: ``[a, inf)``, transferUQ's ``"left"``); the package's names are accepted.

@@ -416,6 +416,16 @@ test_that("long data frames (r = 1 and r = 2) give what the same errors give as 
   expect_identical(ete_interval(long(inv), 0.8), ete_interval(inv, 0.8))
   expect_identical(check_everywhere_dominance(lE, lR, c(0.9, 0.96)), check_everywhere_dominance(E, R, c(0.9, 0.96)))
   expect_identical(check_worstcase_dominance(lE, lR), check_worstcase_dominance(E, R))
+  # a data frame changed after a call gives the changed answer (what is kept is keyed by content)
+  before <- forecast_interval(lE, 0.9, "right")
+  lE2 <- lE
+  lE2$val[which.max(lE2$val)] <- 1e6
+  E2 <- E
+  E2[which(E2 == max(E2, na.rm = TRUE))] <- 1e6
+  for (i in 1:2) expect_identical(forecast_interval(lE, 0.9, "right"), before)
+  expect_identical(forecast_interval(lE2, 0.99, "right"), forecast_interval(E2, 0.99, "right"))
+  expect_identical(forecast_interval(lE2, 1, "right"), c(-Inf, 1e6))
+  expect_identical(forecast_interval(lE, 1, "right"), c(-Inf, max(E, na.rm = TRUE)))
   # rows in another order, domains as factors or strings: the same table
   shuffled <- lE[sample(nrow(lE)), ]
   shuffled$train <- factor(shuffled$train)
@@ -437,8 +447,7 @@ test_that("long data frames (r = 1 and r = 2) give what the same errors give as 
   # the data frame as columns of codes (the default) and row by row (the bridge's generic data frame,
   # which Python reads with pandas): the same numbers
   as_rows <- llmsurrogate:::.frame_arg(setNames(err, c("train_1", "train_2", "test", "error")), "err", NULL)
-  expect_false(is.null(llmsurrogate:::.coded_long(setNames(err, c("train_1", "train_2", "test", "error")), "err",
-                                                  NULL)))
+  expect_named(llmsurrogate:::.err_arg(err, "err", NULL), "__rlong__")
   for (fn in c("forecast_interval", "ete_interval")) {
     expect_identical(
       suppressWarnings(llmsurrogate:::.call_in(NULL, paste0("transfer.", fn), as_rows, 0.9, side = "two",
@@ -453,6 +462,6 @@ test_that("long data frames (r = 1 and r = 2) give what the same errors give as 
   # Dates as domains cross column by column, and give the same answer
   dated <- err
   for (k in 1:3) dated[[k]] <- as.Date("2020-01-01") + dated[[k]]
-  expect_null(llmsurrogate:::.coded_long(setNames(dated, c("a", "b", "test", "error")), "err", NULL))
+  expect_named(llmsurrogate:::.err_arg(dated, "err", NULL), "__rframe__")
   expect_identical(suppressWarnings(forecast_interval(dated, 0.9)), suppressWarnings(forecast_interval(err, 0.9)))
 })
