@@ -298,3 +298,22 @@ def test_variations_and_importance_repeat_python(study, tmp_path):
                                    str(_model), "--cache", str(tmp_path / "c"), "--out", str(tmp_path / "o"),
                                    "--variations"])
     assert bad.exit_code == 1 and "--variations" in bad.output and "label" in bad.output
+
+
+def test_chain_of_thought_with_chat_and_few_shot_repeats_python(study, tmp_path):
+    root, _model, rows, task, _backend = study
+    res, out = risk_cli(study, tmp_path, "--task", root / "synth.toml", "--method", "chain_of_thought",
+                        "--max-new-tokens", 6, "--chat", "--few-shot", 2, "--subsample", 4, "--seed", 1)
+    assert res.exit_code == 0, res.output
+    info = json.loads((out / "run.json").read_text())
+    assert info["method"] == "chain_of_thought" and info["max_new_tokens"] == 6 and info["chat"]
+    scores = pd.read_csv(out / "scores.csv", keep_default_na=False)
+    assert {"reasoning", "stated_score"} <= set(scores.columns)
+    shown, scored = info["few_shot_rows"], scores["row"].tolist()
+    from llmsurrogate.risk import risk_scores
+
+    py = risk_scores(rows.iloc[scored], task, study[4], "chain_of_thought", cache=tmp_path / "py", chat=True,
+                     few_shot=rows.loc[shown], max_new_tokens=6).table
+    np.testing.assert_allclose(scores["score"], py["score"], atol=1e-12)
+    assert scores["reasoning"].tolist() == py["reasoning"].fillna("").tolist()
+    assert info["cache_misses"] == 2 * 4 * 2  # 4 rows x 2 orders, each generated once and answered once

@@ -13,17 +13,18 @@ fixture row 1 is byte-identical to folktexts' golden prompt::
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._validation import as_frame, check_template, fill_template, require_columns
 from ..exceptions import ColumnNotFoundError, EmptyInputError, InvalidArgumentError
-from .tasks import MultipleChoiceQuestion, NumericQuestion, Task
+from .tasks import AnswerOption, MultipleChoiceQuestion, NumericQuestion, Task  # noqa: F401 (AnswerOption: examples)
 
 __all__ = [
     "task_description", "information_block", "multiple_choice_prompt", "numeric_prompt", "few_shot_prompt",
     "persona_prompt", "apply_chat_template", "rows_of", "MC_SYSTEM_PROMPT", "MC_CHAT_PREFILL",
-    "NUMERIC_SYSTEM_PROMPT",
+    "NUMERIC_SYSTEM_PROMPT", "COT_PREFILL", "COT_CHAT_PREFILL", "reasoning_of",
 ]
 
 MC_SYSTEM_PROMPT = ("You are a helpful assistant. You answer multiple-choice questions based on the information "
@@ -31,6 +32,9 @@ MC_SYSTEM_PROMPT = ("You are a helpful assistant. You answer multiple-choice que
 NUMERIC_SYSTEM_PROMPT = ("You are a helpful assistant. You provide numeric probability estimates based on the "
                          "information provided.\n")
 MC_CHAT_PREFILL = "If had to select one of the options, my answer would be"  # (sic), folktexts HEAD
+#: chain of thought (docs/methods/risk.md §1.10): the line the reasoning follows, raw and in a chat's assistant turn
+COT_PREFILL = "Reasoning: Let's think step by step."
+COT_CHAT_PREFILL = "Let's think step by step."
 
 
 def task_description(task: Task, *, few_shot: bool = False) -> str:
@@ -224,6 +228,39 @@ def apply_chat_template(tokenizer, user: str, *, prefill: str, system: str | Non
     if cut < 0:
         raise InvalidArgumentError("the chat template dropped the assistant prefill; it cannot be used for scoring")
     return text[: cut + len(prefill)]
+
+
+def reasoning_of(text: str, question: MultipleChoiceQuestion) -> tuple[str, str | None]:
+    """A generated chain of thought, cut where the model starts to answer or to write the next
+    record (at the question's prefill, ``Answer:``, or a new ``Information:``/``Question:`` line),
+    and the answer key it states there or as "the answer is X" (None when it states none).
+
+    Examples
+    --------
+    >>> q = MultipleChoiceQuestion("Is it?", (AnswerOption("No", 0), AnswerOption("Yes", 1)))
+    >>> reasoning_of(" She works full time with a degree.\\nAnswer: B\\n\\nInformation: ...", q)
+    (' She works full time with a degree.', 'B')
+    >>> reasoning_of(" Young, so the answer is (A).", q)
+    (' Young, so the answer is (A).', 'A')
+    >>> reasoning_of(" Hard to say.", q)
+    (' Hard to say.', None)
+    """
+    cut = len(text)
+    for stop in (question.prefill, "\nInformation:", "\nQuestion:"):
+        at = text.find(stop)
+        if 0 <= at < cut:
+            cut = at
+    reasoning = text[:cut].rstrip("\n")
+    keys = "".join(question.keys)
+    stated = None
+    m = re.match(r"\s*\(?([" + keys + r"])\b", text[cut + len(question.prefill):]) if text.startswith(
+        question.prefill, cut) else None
+    if m is None:
+        found = re.findall(r"(?i:answer is):?\s*\(?([" + keys + r"])\b", reasoning)  # keys in upper case only
+        stated = found[-1] if found else None
+    else:
+        stated = m.group(1)
+    return reasoning, stated
 
 
 def rows_of(frame, task: Task) -> list[dict]:

@@ -22,12 +22,14 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_choice
+from .._validation import check_choice, check_int
 from ..exceptions import InvalidArgumentError
 from .base import RaggedLogprobs, check_prompts
 from .cache import as_cache, cached_batches, using_cache
 from .factory import as_backend
 from .prompts import (
+    COT_CHAT_PREFILL,
+    COT_PREFILL,
     MC_CHAT_PREFILL,
     MC_SYSTEM_PROMPT,
     NUMERIC_SYSTEM_PROMPT,
@@ -35,11 +37,12 @@ from .prompts import (
     multiple_choice_prompt,
     numeric_prompt,
     persona_prompt,
+    reasoning_of,
     rows_of,
 )
 from .tasks import TEMPLATE_VERSION, MultipleChoiceQuestion, Task
 
-__all__ = ["option_probabilities", "numeric_expectations", "mc_risk", "numeric_risk", "LLMPredictor",
+__all__ = ["option_probabilities", "numeric_expectations", "mc_risk", "cot_risk", "numeric_risk", "LLMPredictor",
            "SPELLING_MODES", "backend_identity", "prompt_logprobs_cached", "prompt_logprob_moments_cached",
            "generate_cached", "next_token_logprobs_cached", "next_token_max_cached", "after_token_logprobs_cached"]
 
@@ -435,11 +438,92 @@ def mc_risk(backend, task: Task, rows: Sequence[dict], *, cache=None, batch_size
     n, k = len(rows), len(questions)
     probs, mass = option_probabilities(backend, prompts, task.question.keys, cache=cache, batch_size=batch_size,
                                        spelling=spelling, progress=progress, commit_every=commit_every)
+    return _order_scores(probs, mass, questions, n)
+
+
+def _order_scores(probs, mass, questions, n):
+    """(scores, answer_mass, per_order) from row-major option probabilities of ``n`` rows x orders."""
+    k = len(questions)
     per = np.empty((n, k))
     for a, q in enumerate(questions):
         per[:, a] = np.clip(probs[a::k] @ _positive_weights(q), 0.0, None)
     masses = mass.reshape(n, k).mean(axis=1)
     return per.mean(axis=1), masses, per
+
+
+def cot_risk(backend, task: Task, rows: Sequence[dict], *, cache=None, batch_size: int | None = None,
+             correct_order_bias: bool = True, spelling: str = "sum", max_new_tokens: int = 256,
+             user_fn: Callable | None = None, chat: bool = False, system: str | None = None, progress=None):
+    """Chain-of-thought risk scores (docs/methods/risk.md §1.10): the model first writes its reasoning,
+    then the answer is read as next-token probabilities of the keys after it.
+
+    For every row and answer order: the multiple-choice prompt without its prefill (or
+    ``user_fn(row, q)``, e.g. a few-shot prompt), then ``Reasoning: Let's think step by step.``
+    (with ``chat``: the user turn, and the assistant turn prefilled with ``Let's think step by
+    step.``); ``max_new_tokens`` greedy tokens (:func:`generate_cached`); the reasoning cut where the
+    model starts to answer (:func:`~llmsurrogate.llm.prompts.reasoning_of`); then the prompt, the
+    reasoning and the question's prefill (``Answer:``), after which the answer keys' probabilities
+    give the score as in :func:`mc_risk`. Both steps go through the cache.
+
+    Returns ``(scores, answer_mass, per_order_scores, reasoning, stated)``: ``reasoning`` the
+    first order's reasoning per row, ``stated`` (n, orders) 1.0 / 0.0 where the generated text
+    states the option with the larger value or another one, NaN where it states none.
+
+    Examples
+    --------
+    A stand-in model that reasons "educated" or "not educated" and then answers from its reasoning:
+
+    >>> import math
+    >>> from llmsurrogate.llm.base import CallableBackend
+    >>> from llmsurrogate.testing import synthetic_income_task
+    >>> def model(prompt):
+    ...     if prompt.endswith("step by step."):
+    ...         return {" educated": 0.0} if "Bachelor" in prompt.split("Information:")[-1] else {" not": 0.0}
+    ...     if prompt.endswith(" not"):
+    ...         return {" educated": 0.0}
+    ...     if prompt.endswith("Answer:"):
+    ...         p = 0.1 if "not educated" in prompt else 0.9
+    ...         above = "A" if "A. Above" in prompt else "B"
+    ...         return {" " + above: math.log(p), " " + ("B" if above == "A" else "A"): math.log(1 - p)}
+    ...     return {}
+    >>> backend = CallableBackend(model, vocab=[" A", " B", "A", "B", " educated", " not"])
+    >>> rows = [{"AGEP": 40, "SCHL": 21, "WKHP": 40, "SEX": 1}, {"AGEP": 40, "SCHL": 16, "WKHP": 40, "SEX": 1}]
+    >>> scores, mass, per, reasoning, stated = cot_risk(backend, synthetic_income_task(), rows)
+    >>> scores.round(3).tolist(), reasoning
+    ([0.9, 0.1], [' educated', ' not educated'])
+    """
+    if task.question is None:
+        raise InvalidArgumentError(f"task {task.name!r} has no multiple-choice question")
+    max_new_tokens = check_int(max_new_tokens, "max_new_tokens", minimum=1)
+    questions = task.question.permutations() if correct_order_bias else [task.question]
+    user = user_fn or (lambda row, q: multiple_choice_prompt(task, row, q, prefill=False))
+    if chat:
+        if not hasattr(backend, "chat_prompt"):
+            raise InvalidArgumentError(f"{type(backend).__name__} has no chat template support")
+        sys_text = MC_SYSTEM_PROMPT if system is None else system
+
+        def start(row, q):
+            return backend.chat_prompt(user(row, q), prefill=COT_CHAT_PREFILL, system=sys_text or None)
+    else:
+        def start(row, q):
+            return user(row, q) + "\n" + COT_PREFILL
+    pairs = [(row, q) for row in rows for q in questions]
+    prompts = [start(row, q) for row, q in pairs]
+    n, k = len(rows), len(questions)
+    with using_cache(cache) as store:
+        texts = generate_cached(backend, prompts, max_new_tokens=max_new_tokens, cache=store, batch_size=batch_size)
+        cut = [reasoning_of(t, q) for t, (_, q) in zip(texts, pairs)]
+        final = [p + r + "\n" + q.prefill for p, (r, _), (_, q) in zip(prompts, cut, pairs)]
+        probs, mass = option_probabilities(backend, final, task.question.keys, cache=store, batch_size=batch_size,
+                                           spelling=spelling, progress=progress)
+    scores, masses, per = _order_scores(probs, mass, questions, n)
+    stated = np.full((n, k), np.nan)
+    for i, ((_, key), (_, q)) in enumerate(zip(cut, pairs)):
+        if key is not None:
+            stated[i // k, i % k] = _positive_weights(q)[q.keys.index(key)] if len(q.options) == 2 else \
+                q.options[q.keys.index(key)].numeric_value
+    reasoning = [cut[i * k][0] for i in range(n)]
+    return scores, masses, per, reasoning, stated
 
 
 def chat_prompt_fn(backend, task: Task, method: str = "multiple_choice", system: str | None = None, *,

@@ -19,7 +19,7 @@ from ..llm.factory import BACKENDS, load_task, make_backend
 from ._metrics import best_threshold
 from ._plots import plot_calibration
 from ._robustness import permutation_importance, prompt_variations
-from ._scores import few_shot_examples, risk_scores
+from ._scores import METHODS, few_shot_examples, risk_scores
 
 
 @click.command("risk")
@@ -29,8 +29,12 @@ from ._scores import few_shot_examples, risk_scores
 @click.option("--backend", type=click.Choice(list(BACKENDS)), default="transformers", show_default=True)
 @click.option("--model", required=True, help="Local model folder (save_pretrained layout); with --backend openai "
               "the served model's name.")
-@click.option("--method", type=click.Choice(["multiple_choice", "numeric", "numeric_argmax"]),
-              default="multiple_choice", show_default=True)
+@click.option("--method", type=click.Choice(list(METHODS)), default="multiple_choice", show_default=True,
+              help="multiple_choice: the answer letters' probabilities; numeric: a stated probability (expected "
+              "value over the digits); numeric_argmax: folktexts' two greedy digits; chain_of_thought: the model "
+              "reasons first (--max-new-tokens), then the letters' probabilities after its reasoning.")
+@click.option("--max-new-tokens", type=click.IntRange(1), default=256, show_default=True,
+              help="--method chain_of_thought: the most tokens of reasoning per prompt (greedy).")
 @click.option("--cache", "cache_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Cache folder: every prompt's output is stored; a rerun resumes where it stopped.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
@@ -93,10 +97,11 @@ from ._scores import few_shot_examples, risk_scores
 @click.option("--timeout", "request_timeout", type=click.FloatRange(min=0, min_open=True), default=None,
               help="--backend openai: seconds per request (60).")
 @handle_errors
-def risk_command(data_path, task_spec, backend, model, method, cache_dir, out_dir, batch_size, device,
+def risk_command(data_path, task_spec, backend, model, method, cache_dir, out_dir, batch_size, device, max_new_tokens,
                  no_order_correction, chat, group_col, n_boot, no_plot, features, subsample, few_shot, no_balance,
-                 fit_threshold, threshold, train_path, seed, variations, importance, system_prompt, base_url, api_key_env, endpoint,
-                 concurrency, rpm, tpm, price_input, price_output, max_cost, max_tokens_budget, request_timeout):
+                 fit_threshold, threshold, train_path, seed, variations, importance, system_prompt, base_url,
+                 api_key_env, endpoint, concurrency, rpm, tpm, price_input, price_output, max_cost, max_tokens_budget,
+                 request_timeout):
     """LLM risk scores for every row of --data, with metrics when the label is present."""
     outputs = ("scores.csv", "threshold_scores.csv", "metrics.csv", "metrics.json", "calibration.png",
                "variations_metrics.csv", "variations_spread.csv", "importance.csv", RUN_JSON)
@@ -150,7 +155,8 @@ def risk_command(data_path, task_spec, backend, model, method, cache_dir, out_di
         if hasattr(be, "ledger"):
             be.progress = bar  # the request ledger as bars: responses, tokens, share of --max-cost
         score = dict(method=method, cache=cache, batch_size=batch_size or 16, correct_order_bias=not no_order_correction,
-                     chat=chat, system_prompt=system_prompt, few_shot=plan["few_shot"], progress=bar)
+                     chat=chat, system_prompt=system_prompt, few_shot=plan["few_shot"], progress=bar,
+                     max_new_tokens=max_new_tokens)
         res = risk_scores(frame, task, be, **score)
         fitted = None
         if fit_threshold:

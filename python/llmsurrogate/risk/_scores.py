@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
@@ -11,13 +13,14 @@ from ..exceptions import InvalidArgumentError
 from ..llm.cache import using_cache
 from ..llm.factory import as_backend, load_task
 from ..llm.prompts import few_shot_prompt, rows_of
-from ..llm.scoring import chat_prompt_fn, mc_risk, numeric_risk
+from ..llm.scoring import chat_prompt_fn, cot_risk, mc_risk, numeric_risk
 from ._results import RiskScores
 
 
 def risk_scores(data, task, backend, method: str = "multiple_choice", *, model: str | None = None, cache=None,
                 batch_size: int | None = None, correct_order_bias: bool = True, spelling: str = "sum",
-                chat: bool = False, system_prompt: str | None = None, few_shot=None, progress=None) -> RiskScores:
+                chat: bool = False, system_prompt: str | None = None, few_shot=None, max_new_tokens: int = 256,
+                progress=None) -> RiskScores:
     """Score every row of ``data`` for ``task`` with an LLM ``backend``.
 
     ``backend``: a backend object, or a backend name (``"transformers"``/``"hf"``, ``"vllm"``,
@@ -26,7 +29,12 @@ def risk_scores(data, task, backend, method: str = "multiple_choice", *, model: 
 
     ``method``: ``"multiple_choice"`` (next-token answer probabilities, all K! option orders
     averaged when ``correct_order_bias``), ``"numeric"`` (verbalized probability, expected value
-    over the digit distribution) or ``"numeric_argmax"`` (folktexts' two greedy digits).
+    over the digit distribution), ``"numeric_argmax"`` (folktexts' two greedy digits) or
+    ``"chain_of_thought"`` (the model writes up to ``max_new_tokens`` tokens of reasoning, greedy,
+    then the answer keys' probabilities after it give the score, every order averaged as for
+    multiple choice; the table gains ``reasoning``, the first order's, and ``stated_score``, the
+    share of orders whose text states the positive option, NaN where none states one;
+    docs/methods/risk.md §1.10).
     ``cache``: a directory or :class:`~llmsurrogate.llm.cache.Cache`; every prompt's output is
     stored, so a rerun (or a run killed and restarted) recomputes nothing it finished.
     ``chat``: wrap prompts in the backend's chat template (instruct models; the assistant turn is
@@ -59,20 +67,25 @@ def risk_scores(data, task, backend, method: str = "multiple_choice", *, model: 
     1    1    0.5          1.0            0.7            0.3      0
     2    2    0.5          1.0            0.7            0.3      0
     """
-    check_choice(method, "method", ["multiple_choice", "numeric", "numeric_argmax"])
+    check_choice(method, "method", METHODS)
     backend = as_backend(backend, model)
     with progress_reporter(progress) as report, using_cache(cache) as store:  # a folder: opened once, closed
         label = f"scoring prompts ({method})"
         return _score_rows(data, task, backend, method, store, batch_size, correct_order_bias, spelling, chat,
-                           system_prompt, few_shot, lambda _label, done, total: report(label, done, total))
+                           system_prompt, few_shot, max_new_tokens,
+                           lambda _label, done, total: report(label, done, total))
+
+
+#: the scoring methods of :func:`risk_scores` (and ``llmsurrogate risk --method``)
+METHODS = ("multiple_choice", "numeric", "numeric_argmax", "chain_of_thought")
 
 
 def _score_rows(data, task, backend, method, cache, batch_size, correct_order_bias, spelling, chat, system_prompt,
-                few_shot, progress) -> RiskScores:
+                few_shot, max_new_tokens, progress) -> RiskScores:
     rows = rows_of(data, task)
     h0, m0, r0 = cache.hits, cache.misses, cache.rejected
     table = pd.DataFrame({"row": np.arange(len(rows))})
-    kind = "multiple_choice" if method == "multiple_choice" else "numeric"
+    kind = "numeric" if method.startswith("numeric") else "multiple_choice"
     if kind == "numeric" and task.numeric_question is None:
         raise InvalidArgumentError(f"task {task.name!r} has no numeric question; use method='multiple_choice'")
     examples = None
@@ -80,26 +93,31 @@ def _score_rows(data, task, backend, method, cache, batch_size, correct_order_bi
         ex_frame = as_frame(few_shot, "few_shot")
         ex_rows = rows_of(ex_frame, task)
         examples = (ex_rows, task.labels(ex_frame).tolist())
-    if chat:
-        fn = chat_prompt_fn(backend, task, kind, system_prompt, few_shot=examples)
-    elif examples is None:
-        fn = None
-    elif kind == "multiple_choice":
-        fn = lambda row, q: few_shot_prompt(task, row, *examples, q)  # noqa: E731
+    if method == "chain_of_thought":
+        user = None if examples is None else (lambda row, q: few_shot_prompt(task, row, *examples, q, prefill=False))
+        s, mass, per, reasoning, stated = cot_risk(
+            backend, task, rows, cache=cache, batch_size=batch_size, correct_order_bias=correct_order_bias,
+            spelling=spelling, max_new_tokens=max_new_tokens, user_fn=user, chat=chat, system=system_prompt,
+            progress=progress)
     else:
-        fn = lambda row, q=None: few_shot_prompt(task, row, *examples, task.numeric_question)  # noqa: E731
-    if method == "multiple_choice":
-        s, mass, per = mc_risk(backend, task, rows, cache=cache, batch_size=batch_size,
-                               correct_order_bias=correct_order_bias, spelling=spelling, progress=progress,
-                               prompt_fn=fn)
-        table["score"], table["answer_mass"] = s, mass
-        for k in range(per.shape[1]):
-            table[f"score_order_{k}"] = per[:, k]
-    else:
-        s, mass = numeric_risk(backend, task, rows, cache=cache, batch_size=batch_size,
-                               decoding="argmax" if method == "numeric_argmax" else "expected", progress=progress,
-                               prompt_fn=fn)
-        table["score"], table["answer_mass"] = s, mass
+        fn = _prompt_fn(backend, task, kind, chat, system_prompt, examples)
+        if kind == "multiple_choice":
+            s, mass, per = mc_risk(backend, task, rows, cache=cache, batch_size=batch_size,
+                                   correct_order_bias=correct_order_bias, spelling=spelling, progress=progress,
+                                   prompt_fn=fn)
+        else:
+            s, mass = numeric_risk(backend, task, rows, cache=cache, batch_size=batch_size,
+                                   decoding="argmax" if method == "numeric_argmax" else "expected", progress=progress,
+                                   prompt_fn=fn)
+            per = None
+    table["score"], table["answer_mass"] = s, mass
+    for k in range(0 if per is None else per.shape[1]):
+        table[f"score_order_{k}"] = per[:, k]
+    if method == "chain_of_thought":
+        table["reasoning"] = reasoning
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a row whose orders state no answer: NaN
+            table["stated_score"] = np.nanmean(stated, axis=1)
 
     frame = as_frame(data, "data")
     if task.label_name in frame.columns or task.target in frame.columns:
@@ -107,9 +125,21 @@ def _score_rows(data, task, backend, method, cache, batch_size, correct_order_bi
     meta = {"task": task.name, "task_fingerprint": task.fingerprint(), "method": method,
             "backend": dict(getattr(backend, "identity", {})), "correct_order_bias": bool(correct_order_bias),
             "chat": bool(chat), "few_shot": 0 if examples is None else len(examples[0]),
+            **({"max_new_tokens": int(max_new_tokens)} if method == "chain_of_thought" else {}),
             "cache_hits": cache.hits - h0, "cache_misses": cache.misses - m0,
             "cache_rejected": cache.rejected - r0}
     return RiskScores(table=table, meta=meta)
+
+
+def _prompt_fn(backend, task, kind, chat, system_prompt, examples):
+    """The prompt renderer ``(row, question) -> str`` for chat and few-shot prompts (None: the zero-shot one)."""
+    if chat:
+        return chat_prompt_fn(backend, task, kind, system_prompt, few_shot=examples)
+    if examples is None:
+        return None
+    if kind == "multiple_choice":
+        return lambda row, q: few_shot_prompt(task, row, *examples, q)
+    return lambda row, q=None: few_shot_prompt(task, row, *examples, task.numeric_question)
 
 
 def few_shot_examples(data, task, n: int, *, seed: int = 42, balanced: bool = True) -> pd.DataFrame:
