@@ -51,7 +51,9 @@ from .exceptions import *  # noqa: F403  (the LLMSurrogateError hierarchy, liste
 __version__: str = _core.__version__
 
 _SUBMODULES = {"quantiles", "datasets", "results", "rbridge", "demo", "cli", "transfer", "ess", "llm", "risk", "fe",
-               "lookahead", "testing"}
+               "lookahead"}
+#: Submodules reachable as attributes (``llmsurrogate.testing``) and listed by ``dir()``, outside ``__all__``.
+_TOOLS = {"testing"}
 
 __all__ = ["__version__", "num_threads", *exceptions.__all__, *sorted(_SUBMODULES)]
 
@@ -80,7 +82,7 @@ def num_threads(n_jobs: int | None = None) -> int:
 
 
 def __getattr__(name: str) -> Any:
-    if name in _SUBMODULES:
+    if name in _SUBMODULES or name in _TOOLS:
         module = importlib.import_module(f".{name}", __name__)
         globals()[name] = module
         return module
@@ -88,4 +90,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | _SUBMODULES)
+    return sorted(set(globals()) | _SUBMODULES | _TOOLS)

@@ -30,9 +30,9 @@ _LAZY = {
     "NumericQuestion": "tasks", "Threshold": "tasks", "acs_income_task": "tasks",
     "multiple_choice_prompt": "prompts", "numeric_prompt": "prompts", "few_shot_prompt": "prompts",
     "persona_prompt": "prompts", "apply_chat_template": "prompts",
-    "Cache": "cache", "using_cache": "cache", "Backend": "base", "CallableBackend": "base", "RaggedLogprobs": "base",
+    "Cache": "cache", "Backend": "base", "CallableBackend": "base", "RaggedLogprobs": "base",
     "TransformersBackend": "hf", "VLLMBackend": "vllm", "OpenAIBackend": "openai_backend", "LLMPredictor": "scoring",
-    "make_backend": "factory", "as_backend": "factory", "load_task": "factory", "BACKENDS": "factory",
+    "make_backend": "factory", "as_backend": "factory", "load_task": "factory",
 }
 
 #: The submodules, each an attribute on first use (``llmsurrogate.llm.scoring``).
