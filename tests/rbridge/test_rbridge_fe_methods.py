@@ -104,3 +104,27 @@ def test_a_bad_handle_is_refused():
 
     with pytest.raises(InvalidArgumentError, match="handle"):
         rbridge.call("fe.fitted", "not a fit")
+
+
+def test_r_spelling_of_transforms_crosses_both_ways(panel):
+    df = panel.assign(u=np.linspace(1.0, 3.0, len(panel)), h=np.arange(len(panel)) % 2)
+    out = rbridge.call("fe.feols", "y ~ I(u^2) + factor(g) | firm^h", _r_frame_payload(df), None, None, handle=True,
+                       r_variables=["y", "I(u^2)", "factor(g)"])
+    # R's power is Python's **; the fixed effects' ^ stays an interaction
+    assert out["handle"].fit.formula == "y ~ I(u**2) + factor(g) | firm^h"
+    fit = rfe.FeolsResult.from_json(out["fit"]["json"])
+    assert fit.formula == "y ~ I(u^2) + factor(g) | firm^h" and fit.terms == ["I(u^2)", "factor(g)lo", "factor(g)mid"]
+    rows = np.asarray(rbridge.call("fe.obs_rows", out["handle"])) - 1
+    np.testing.assert_allclose(rbridge.call("fe.model_matrix", out["handle"])["values"][0], df["u"].to_numpy()[rows] ** 2)
+
+
+def test_collinear_terms_are_reported_in_r_names(panel):
+    out = rbridge.r_call("fe.feols", "y ~ x + factor(g) | g", _r_frame_payload(panel), None, None, handle=True,
+                         r_variables=["y", "x", "factor(g)"])
+    assert any(w["message"].startswith("collinear regressor(s) dropped: factor(g)lo, factor(g)mid")
+               for w in out["warnings"]), out["warnings"]
+    assert out["value"]["fit"]["tidy"]["__frame__"]["term"] == ["x"]
+    with pytest.warns(UserWarning, match=r"dropped: factor\(g\)lo, factor\(g\)mid"):
+        res = rbridge.call("fe.feols", "y ~ x + factor(g) | g", _r_frame_payload(panel), None, None,
+                           r_variables=["y", "x", "factor(g)"])
+    assert "factor(g)lo" in res["summary"] and "[T." not in res["summary"]

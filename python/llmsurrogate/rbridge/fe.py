@@ -22,53 +22,120 @@ from ..exceptions import InvalidArgumentError, LLMSurrogateWarning
 from ..fe import FeolsResult, etable, feols
 from ._convert import _listed, _r_frame
 
-__all__ = ["R_FUNCTIONS", "FeolsHandle", "r_etable", "r_feols", "r_term_names"]
+__all__ = ["R_FUNCTIONS", "FeolsHandle", "r_etable", "r_feols", "r_formula", "r_term_names"]
 
-# formulaic's name of a dummy (``C(g)[T.b]``; ``factor(g)[T.b]``): the function, the column, the level
-_DUMMY = re.compile(r"\b(C|factor)\(\s*([A-Za-z_.][A-Za-z0-9_.]*)\s*\)\[T\.(.*?)\](?=:|$)")
+# A coefficient name's part from an encoded variable: ``C(g)[T.b]``, ``factor(g)[b]``, ``poly(x, 2)[1]``.
+_ENCODED = re.compile(r"^(.*\))\[(?:T\.)?(.*)\]$", re.S)
 
 
-def r_term_names(names: Any, formula: str) -> list[str]:
-    """Coefficient names as R's ``lm()`` writes them: ``Intercept`` is ``(Intercept)``, and the
-    dummy of level ``b`` of a column ``g`` that the formula encodes with R's ``factor(g)`` is
-    ``factor(g)b`` (``C(g)`` written as ``C(g)`` keeps pyfixest's ``C(g)[T.b]``).
+def _split_top(name: str) -> list[str]:
+    """``name`` split at the ``:`` that join an interaction's parts (not those inside ``()`` or ``[]``)."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(name):
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch == ":" and depth == 0:
+            parts.append(name[start:i])
+            start = i + 1
+    return parts + [name[start:]]
+
+
+def _normalized(expr: str) -> str:
+    """An expression without spaces and with R's ``^`` for Python's ``**`` (how R and formulaic
+    spell one expression differently)."""
+    return re.sub(r"\s+", "", expr).replace("**", "^")
+
+
+def r_formula(formula: str) -> str:
+    """R's formula text as the Python parser takes it: ``^`` before the ``|`` (R's power, in
+    ``I(x^2)``) is ``**``; after it, ``a^b`` interacts fixed effects and stays.
+
+    >>> r_formula("y ~ I(x^2) + log(z) | firm^year")
+    'y ~ I(x**2) + log(z) | firm^year'
+    """
+    head, bar, tail = formula.partition("|")
+    return head.replace("^", "**") + bar + tail
+
+
+def r_term_names(names: Any, formula: str, r_variables: Any = None) -> list[str]:
+    """Coefficient names as R's ``lm()`` writes them, from formulaic's (pyfixest's):
+    ``Intercept`` is ``(Intercept)``; a variable is spelled as R deparses it (``r_variables``, the
+    formula's variables as R's ``terms()`` lists them: ``I(x^2)`` for formulaic's ``I(x ** 2)``);
+    the dummy of level ``b`` of R's ``factor(g)`` is ``factor(g)b`` and the degree-1 column of
+    ``poly(x, 2)`` is ``poly(x, 2)1``, as lm() names them. Written as pyfixest writes them
+    (``C(g)``, ``i(g)``), the names stay pyfixest's. Without ``r_variables``, the ``factor()``
+    calls of ``formula`` are taken as R's variables.
 
     >>> r_term_names(["Intercept", "x", "C(g)[T.b]", "x:C(g)[T.b]", "C(h)[T.2]"], "y ~ x*factor(g) + C(h)")
     ['(Intercept)', 'x', 'factor(g)b', 'x:factor(g)b', 'C(h)[T.2]']
+    >>> r_term_names(["I(x ** 2)", "poly(z, 2)[1]", "factor(g)[lo]"], "", ["y", "I(x^2)", "poly(z, 2)", "factor(g)"])
+    ['I(x^2)', 'poly(z, 2)1', 'factor(g)lo']
     """
-    factored = set(re.findall(r"\bfactor\(\s*([A-Za-z_.][A-Za-z0-9_.]*)\s*\)", formula))
+    if r_variables is None:
+        r_variables = re.findall(r"\bfactor\(\s*[A-Za-z_.][A-Za-z0-9_.]*\s*\)", formula)
+    spelled: dict[str, str] = {}
+    for v in _listed(r_variables):
+        v = str(v)
+        spelled[_normalized(v)] = v
+        if v.startswith("factor("):  # formulaic's name may be C(g) for R's factor(g)
+            spelled.setdefault(_normalized("C(" + v[len("factor("):]), v)
 
-    def one(name: str) -> str:
-        if name == "Intercept":
-            return "(Intercept)"
-        return _DUMMY.sub(lambda m: f"factor({m.group(2)}){m.group(3)}" if m.group(2) in factored else m.group(0),
-                          name)
+    def part(p: str) -> str:
+        m = _ENCODED.match(p)
+        base, level = (m.group(1), m.group(2)) if m else (p, None)
+        r = spelled.get(_normalized(base))
+        if r is None:
+            return p
+        if level is None:
+            return r
+        return r + level if r.startswith(("factor(", "poly(")) else p
 
-    return [one(str(n)) for n in names]
+    return ["(Intercept)" if str(n) == "Intercept" else ":".join(part(p) for p in _split_top(str(n))) for n in names]
 
 
-def _in_r_terms(fit: FeolsResult, formula: str) -> FeolsResult:
-    """``fit`` with its terms in R's names (:func:`r_term_names`): what R prints, tidies and puts in
+def _renamed(fit: FeolsResult, formula: str, r_variables: Any) -> dict[str, str]:
+    """Python's name -> R's (:func:`r_term_names`) of the terms of ``fit`` kept and dropped, where they differ."""
+    names = list(fit.terms) + list(fit.dropped_collinear)
+    return {p: r for p, r in zip(names, r_term_names(names, formula, r_variables)) if p != r}
+
+
+def _r_text(text: str, renamed: Mapping[str, str]) -> str:
+    """A note or warning with the terms in R's names (the longest names first)."""
+    for p in sorted(renamed, key=len, reverse=True):
+        text = text.replace(p, renamed[p])
+    return text
+
+
+def _in_r_terms(fit: FeolsResult, formula: str, r_variables: Any = None) -> FeolsResult:
+    """``fit`` with its terms (kept and dropped as collinear, also in its notes) in R's names
+    (:func:`r_term_names`) and its formula as R wrote it: what R prints, tidies and puts in
     ``etable()``. A shallow copy: the estimation sample stays with ``fit``."""
-    names = r_term_names(fit.terms, formula)
-    if names == list(fit.terms):
+    renamed = _renamed(fit, formula, r_variables)
+    if not renamed and fit.formula == formula:
         return fit
     out = copy.copy(fit)
-    object.__setattr__(out, "terms", names)
+    object.__setattr__(out, "terms", [renamed.get(t, t) for t in fit.terms])
+    object.__setattr__(out, "dropped_collinear", [renamed.get(t, t) for t in fit.dropped_collinear])
+    object.__setattr__(out, "notes", tuple(_r_text(n, renamed) for n in fit.notes))
+    object.__setattr__(out, "formula", formula)
     return out
 
 
 class FeolsHandle:
     """The Python side of an R ``feols()`` fit: the :class:`FeolsResult` (with its estimation
-    sample), the formula as R wrote it (for R's names) and the weights of every row of the data
-    (None without weights), for ``weights()``."""
+    sample), the formula as R wrote it and its variables as R spells them (for R's names,
+    :func:`r_term_names`) and the weights of every row of the data (None without weights), for
+    ``weights()``."""
 
-    __slots__ = ("fit", "formula", "weights")
+    __slots__ = ("fit", "formula", "weights", "r_variables")
 
-    def __init__(self, fit: FeolsResult, formula: str, weights: Any):
+    def __init__(self, fit: FeolsResult, formula: str, weights: Any, r_variables: Any = None):
         self.fit = fit
         self.formula = formula
         self.weights = weights
+        self.r_variables = r_variables
 
     def __repr__(self) -> str:
         return f"<feols fit: {self.formula}, {self.fit.nobs} observations>"
@@ -82,12 +149,13 @@ def _formula_arg(err: InvalidArgumentError) -> InvalidArgumentError:
 
 
 def r_feols(formula: str, data: Mapping, vcov: Any = None, weights: Any = None, fixef_rm: str = "singleton",
-            n_jobs: Any = None, handle: bool = False) -> Any:
-    """:func:`llmsurrogate.fe.feols` for the R package's ``feols()``: ``weights`` a column name or
-    the values (``None`` for R's ``NA``, such rows dropped); returns the :class:`FeolsResult` in R's
-    names (:func:`r_term_names`), or with ``handle=True`` (the R package's call)
-    ``{"fit": that result, "handle": its FeolsHandle}`` (an R package of an earlier release,
-    which keeps no handle, gets the result alone)."""
+            n_jobs: Any = None, handle: bool = False, r_variables: Any = None) -> Any:
+    """:func:`llmsurrogate.fe.feols` for the R package's ``feols()``: ``formula`` as R writes it
+    (:func:`r_formula`), ``weights`` a column name or the values (``None`` for R's ``NA``, such rows
+    dropped), ``r_variables`` the formula's variables as R's ``terms()`` spells them; returns the
+    :class:`FeolsResult` in R's names (:func:`r_term_names`), or with ``handle=True`` (the R
+    package's call) ``{"fit": that result, "handle": its FeolsHandle}`` (an R package of an earlier
+    release, which keeps no handle, gets the result alone)."""
     if weights is not None and not isinstance(weights, str):
         weights = np.array([np.nan if v is None else float(v) for v in _listed(weights)], dtype=np.float64)
     if n_jobs is not None:
@@ -96,17 +164,19 @@ def r_feols(formula: str, data: Mapping, vcov: Any = None, weights: Any = None, 
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", LLMSurrogateWarning)
-            fit = feols(formula, frame, vcov=vcov, weights=weights, fixef_rm=fixef_rm, n_jobs=n_jobs)
+            fit = feols(r_formula(formula), frame, vcov=vcov, weights=weights, fixef_rm=fixef_rm, n_jobs=n_jobs)
     except InvalidArgumentError as err:
         raise _formula_arg(err) from None
-    for w in caught:  # R's word for a missing value
-        warnings.warn(str(w.message).replace("missing values (NaN/None)", "missing values (NA)"), w.category,
-                      stacklevel=2)
+    renamed = _renamed(fit, formula, r_variables)
+    for w in caught:  # R's word for a missing value, R's names of the terms
+        warnings.warn(_r_text(str(w.message).replace("missing values (NaN/None)", "missing values (NA)"), renamed),
+                      w.category, stacklevel=2)
     if isinstance(weights, str):
         weights = frame[weights].to_numpy(dtype=np.float64, na_value=np.nan)
+    r_fit = _in_r_terms(fit, formula, r_variables)
     if not handle:
-        return _in_r_terms(fit, formula)
-    return {"fit": _in_r_terms(fit, formula), "handle": FeolsHandle(fit, formula, weights)}
+        return r_fit
+    return {"fit": r_fit, "handle": FeolsHandle(fit, formula, weights, r_variables)}
 
 
 def _handle(handle: Any) -> FeolsHandle:
@@ -147,7 +217,7 @@ def r_model_matrix(handle: Any) -> dict:
     """The regressors of the estimation rows: ``{"names": R's names, "values": columns}``."""
     h = _handle(handle)
     mm = h.fit.model_matrix()
-    return {"names": r_term_names(mm.columns, h.formula),
+    return {"names": r_term_names(mm.columns, h.formula, h.r_variables),
             "values": [mm.iloc[:, j].to_numpy(dtype=np.float64) for j in range(mm.shape[1])]}
 
 
@@ -164,7 +234,7 @@ def r_etable(fits: Any, type: str = "text", digits: Any = 3, stars: bool = True)
     for ``"text"`` and ``"tex"``, for ``"df"`` the table with its row labels in a column ``row``;
     the intercept is ``(Intercept)``, as R names it."""
     models = [FeolsResult.from_json(j) for j in _listed(fits)]
-    models = [_in_r_terms(m, m.formula) for m in models]
+    models = [_in_r_terms(m, m.formula, ()) for m in models]  # R's fits come in R's names: the intercept only
     out = etable(models, type=type, digits=int(digits), stars=bool(stars))
     if type == "df":
         out = out.rename_axis("row").reset_index()

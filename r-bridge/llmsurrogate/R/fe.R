@@ -167,6 +167,16 @@
   fe[nzchar(fe) & fe != "0"]
 }
 
+# The variables of a formula's text (before `|`) as R's terms() spells them ("I(x^2)",
+# "factor(g)", "poly(x, 2)"), for the coefficient names (llmsurrogate.rbridge.fe.r_term_names).
+.formula_variables <- function(text) {
+  lhs_rhs <- strsplit(text, "|", fixed = TRUE)[[1]][1]
+  tt <- tryCatch(stats::terms(stats::as.formula(lhs_rhs, env = baseenv())), error = function(e) NULL)
+  if (is.null(tt)) return(character())
+  vapply(as.list(attr(tt, "variables"))[-1], function(v) paste(deparse(v, width.cutoff = 500L), collapse = " "),
+         character(1))
+}
+
 # How a fixed-effect column crosses to Python, so that a level is found in `newdata` whatever type
 # its column has there, and fixef() names the levels as R writes them (as.character()): numbers as
 # doubles (named back from Python's "2001.0"), logicals as "TRUE"/"FALSE", factors and characters
@@ -226,8 +236,8 @@
 #' Fixed-effects OLS
 #'
 #' OLS with absorbed fixed effects, in the formula syntax of fixest (and pyfixest): numeric
-#' regressors, `:` and `*` interactions, `factor(g)` (or pyfixest's `C(g)`) dummies, `log()`,
-#' `exp()`, `I()`, `- 1`, and after `|` any number of fixed effects (`a^b` for an interacted
+#' regressors, `:` and `*` interactions, `factor(g)` (or pyfixest's `C(g)`, `i(g, ref = )`) dummies, `log()`,
+#' `exp()`, `sqrt()`, `I(x^2)`, `poly(x, 2)`, `- 1`, and after `|` any number of fixed effects (`a^b` for an interacted
 #' one). Standard errors `"iid"`, `"hetero"` (HC1) or clustered (CRV1, one- or two-way), with
 #' fixest's small-sample corrections as pyfixest applies them by default
 #' (docs/methods/lookahead.md §5.3.1). The demeaning runs in Rust.
@@ -346,7 +356,8 @@ feols <- function(formula, data, vcov = "iid", weights = NULL, fixef_rm = "singl
                      c(.formula_names(strsplit(text, "|", fixed = TRUE)[[1]][1]), if (is.character(w)) w))
   kinds <- vapply(data[fe_cols], .fe_kind, character(1))
   cols <- .frame_arg(.feols_columns(data, unique(c(used, clusters)), kinds), call = call)
-  out <- .call_in(call, "fe.feols", text, cols, vc, w, fixef_rm = fixef_rm, n_jobs = n_jobs, handle = TRUE)
+  out <- .call_in(call, "fe.feols", text, cols, vc, w, fixef_rm = fixef_rm, n_jobs = n_jobs, handle = TRUE,
+                  r_variables = as.list(.formula_variables(text)))
   res <- .as_feols(out$fit)
   res$call <- match.call()  # for getCall() and update()
   outcome <- .formula_names(strsplit(text, "~", fixed = TRUE)[[1]][1])

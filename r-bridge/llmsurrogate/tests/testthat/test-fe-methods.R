@@ -104,6 +104,29 @@ test_that("no fixed effects: (Intercept) and factor() dummies named, valued and 
   expect_identical(generics::tidy(f)$term, names(coef(f)))
 })
 
+test_that("transforms in R's spelling: I(x^2), log(), poly(), 0 + factor(): lm()'s names, values and predictions", {
+  skip_if_no_llmsurrogate()
+  d <- methods_panel(seed = 19)
+  d$u <- runif(nrow(d), 1, 3)
+  for (fml in list(y ~ I(u^2) + log(u) + poly(z, 2) + x:z, y ~ 0 + x + factor(g), y ~ x + I(x * z) + exp(z / 2))) {
+    f <- feols(fml, d)
+    ref <- lm(fml, d)
+    expect_identical(names(coef(f)), names(coef(ref)))
+    expect_close(coef(f), coef(ref))
+    expect_close(vcov(f), vcov(ref))
+    expect_identical(colnames(model.matrix(f)), colnames(model.matrix(ref)))
+    expect_close(model.matrix(f), model.matrix(ref), 1e-12)
+    expect_close(fitted(f), fitted(ref))
+    nd <- d[1:5, ]
+    nd$u <- nd$u + 1
+    nd$z <- nd$z * 2  # poly() of new values with the fit's coefficients, as predict.lm()
+    expect_close(predict(f, newdata = nd), predict(ref, newdata = nd))
+  }
+  # pyfixest's spellings keep pyfixest's (fixest's) names
+  expect_identical(names(coef(feols(y ~ i(g, ref = "lo") | firm, d))), c("g::hi", "g::mid"))
+  expect_identical(names(coef(feols(y ~ x + C(g), d)))[3:4], c("C(g)[T.lo]", "C(g)[T.mid]"))
+})
+
 test_that("predict(newdata) with fixed effects equals lm()'s; an unseen level or a missing value gives NA", {
   skip_if_no_llmsurrogate()
   d <- methods_panel(seed = 14)
