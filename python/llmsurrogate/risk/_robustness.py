@@ -163,6 +163,26 @@ class PromptVariations(Result):
     The range and the sd across variants are never below 0 and are biased upward in small samples
     (the largest of noisy metrics); read their CI as the size of the spread, and the paired
     ``diff`` CIs as the test of whether a given rewording matters.
+
+    Examples
+    --------
+    A stand-in model that reads the facts only, whatever the wording: no spread at all.
+
+    >>> import math
+    >>> from llmsurrogate import testing
+    >>> from llmsurrogate.llm import CallableBackend
+    >>> def model(prompt):
+    ...     p = 0.7 if "Female" in prompt.split("Information:")[-1] else 0.4
+    ...     above = "A" if "A. Above" in prompt else "B"
+    ...     return {" " + above: math.log(p), " " + ("B" if above == "A" else "A"): math.log(1 - p)}
+    >>> res = prompt_variations(testing.synthetic_census(100, seed=2), testing.synthetic_income_task(),
+    ...                         CallableBackend(model), n_boot=20)
+    >>> res.spread.columns.tolist()
+    ['metric', 'statistic', 'value', 'se', 'ci_low', 'ci_high']
+    >>> round(float(res.spread["value"].abs().max()), 12)
+    0.0
+    >>> PromptVariations.from_json(res.to_json()) == res
+    True
     """
 
     metrics: pd.DataFrame
@@ -277,6 +297,22 @@ class FeatureImportance(Result):
     the information the feature carried; for ``ece`` and ``brier``, lower is better, so a negative
     drop is) with a paired bootstrap CI, and per feature ``score_shift``, the mean absolute change
     of a row's score. ``meta``: n, features, n_repeats, n_boot, seed, level.
+
+    Examples
+    --------
+    A stand-in model that reads the sex line only: permuting age moves nothing.
+
+    >>> import math
+    >>> from llmsurrogate import testing
+    >>> from llmsurrogate.llm import CallableBackend
+    >>> def model(prompt):
+    ...     p = 0.7 if "Female" in prompt.split("Information:")[-1] else 0.4
+    ...     above = "A" if "A. Above" in prompt else "B"
+    ...     return {" " + above: math.log(p), " " + ("B" if above == "A" else "A"): math.log(1 - p)}
+    >>> res = permutation_importance(testing.synthetic_census(100, seed=2), testing.synthetic_income_task(),
+    ...                              CallableBackend(model), features=["AGEP"], n_boot=20)
+    >>> res.importance.query("metric == 'score_shift'")[["feature", "drop"]].to_dict("records")
+    [{'feature': 'AGEP', 'drop': 0.0}]
     """
 
     importance: pd.DataFrame
