@@ -30,9 +30,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-
-from llmsurrogate._atomic import save_figure  # noqa: E402
+import matplotlib.pyplot as plt
+from llmsurrogate._atomic import save_figure
 
 ROOT = Path(__file__).resolve().parents[1]
 DPI = 130

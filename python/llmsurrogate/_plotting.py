@@ -25,12 +25,21 @@ True
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
-__all__ = ["axes_for", "finish", "log_scale_if_wide", "plain_log_ticks", "plain_number", "legend_below",
-           "spans_decades", "WIDE_RATIO"]
+__all__ = [
+    "WIDE_RATIO",
+    "axes_for",
+    "finish",
+    "legend_below",
+    "log_scale_if_wide",
+    "plain_log_ticks",
+    "plain_number",
+    "spans_decades",
+]
 
 #: values whose largest is at least this many times their smallest (1.5 decades) are drawn on a log scale
 WIDE_RATIO = 30.0

@@ -17,21 +17,20 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import pytest  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-from sklearn.metrics import roc_auc_score, roc_curve  # noqa: E402
-
-from llmsurrogate import datasets, ess, risk, transfer  # noqa: E402
-from llmsurrogate import results as results_module  # noqa: E402
-from llmsurrogate._plotting import plain_log_ticks, spans_decades  # noqa: E402
-from llmsurrogate.exceptions import InvalidArgumentError  # noqa: E402
-from llmsurrogate.lookahead import bootstrap  # noqa: E402
-from llmsurrogate.lookahead.demo import small_panel  # noqa: E402
-from llmsurrogate.risk._plots import plot_roc, roc_table  # noqa: E402
-from llmsurrogate.risk._results import RiskScores  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+from llmsurrogate import datasets, ess, risk, transfer
+from llmsurrogate import results as results_module
+from llmsurrogate._plotting import plain_log_ticks, spans_decades
+from llmsurrogate.exceptions import InvalidArgumentError
+from llmsurrogate.lookahead import bootstrap
+from llmsurrogate.lookahead.demo import small_panel
+from llmsurrogate.risk._plots import plot_roc, roc_table
+from llmsurrogate.risk._results import RiskScores
+from matplotlib.figure import Figure
+from sklearn.metrics import roc_auc_score, roc_curve
 
 
 @pytest.fixture(autouse=True)
@@ -113,7 +112,7 @@ def test_plot_draws_into_the_given_axes(kind):
     fig, (left, right) = plt.subplots(1, 2)
     out = res.plot(ax=right)
     assert out is fig and len(fig.axes) == 2  # no new figure, no new axes
-    drawn = lambda a: len(a.lines) + len(a.patches) + len(a.collections) + len(a.containers)  # noqa: E731
+    drawn = lambda a: len(a.lines) + len(a.patches) + len(a.collections) + len(a.containers)
     assert drawn(right) > 0 and drawn(left) == 0
 
 
@@ -227,7 +226,7 @@ def test_evaluate_keeps_the_curves_it_draws():
 # --- ROC -------------------------------------------------------------------------------------------
 
 def test_roc_points_are_sklearns():
-    y, r, sex = _scored()
+    y, r, _ = _scored()
     assert len(np.unique(r)) < len(r) / 10  # many ties
     for drop in (True, False):
         t = roc_table(y, r, drop_intermediate=drop)
