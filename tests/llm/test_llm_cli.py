@@ -317,3 +317,17 @@ def test_chain_of_thought_with_chat_and_few_shot_repeats_python(study, tmp_path)
     np.testing.assert_allclose(scores["score"], py["score"], atol=1e-12)
     assert scores["reasoning"].tolist() == py["reasoning"].fillna("").tolist()
     assert info["cache_misses"] == 2 * 4 * 2  # 4 rows x 2 orders, each generated once and answered once
+
+
+def test_the_documented_combination_runs(study, tmp_path):
+    """docs/cli.md's command with every option at once (small numbers): they combine."""
+    root, *_ = study
+    res, out = risk_cli(study, tmp_path, "--task", root / "synth.toml", "--features", "AGEP,SCHL,WKHP",
+                        "--subsample", 3, "--seed", 7, "--few-shot", 2, "--fit-threshold", 4, "--chat",
+                        "--method", "chain_of_thought", "--max-new-tokens", 3, "--variations", "--importance")
+    assert res.exit_code == 0, res.output
+    info = json.loads((out / "run.json").read_text())
+    assert info["rows"] == {"data": 40, "scored": 3, "few_shot": 2, "fit_threshold": 4}
+    for name in ("scores.csv", "threshold_scores.csv", "metrics.csv", "variations_metrics.csv", "importance.csv"):
+        assert (out / name).stat().st_size > 0, name
+    assert set(pd.read_csv(out / "importance.csv")["feature"]) == {"AGEP", "SCHL", "WKHP"}
