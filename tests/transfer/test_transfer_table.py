@@ -85,3 +85,23 @@ def test_same_design():
     a.same_design(ErrorTable.from_matrix(E + 1))
     with pytest.raises(ShapeError, match="other domains"):
         a.same_design(ErrorTable.from_matrix(np.ones((4, 4))))
+
+
+def test_long_r1_rows_in_any_order_give_the_matrix_table_and_bad_rows_are_named():
+    """The r = 1 long frame is placed by (test, train) slot without a sort: any row order gives the
+    matrix's table; a repeated pair or a row tested on its training domain is still an error."""
+    rng = np.random.default_rng(0)
+    m = rng.random((7, 7))
+    ref = ErrorTable.from_matrix(m)
+    long = ref.tidy().sample(frac=1.0, random_state=3).reset_index(drop=True)
+    t = ErrorTable.from_long(long)
+    assert np.array_equal(t.values, ref.values) and np.array_equal(t.test, ref.test)
+    assert np.array_equal(t.train, ref.train)
+    dup = long.copy()
+    dup.loc[0, ["train", "test"]] = dup.loc[1, ["train", "test"]].to_numpy()
+    with pytest.raises(InvalidArgumentError, match="duplicate entry"):
+        ErrorTable.from_long(dup)
+    clash = long.copy()
+    clash.loc[5, "train"] = clash.loc[5, "test"]
+    with pytest.raises(InvalidArgumentError, match="among its training domains"):
+        ErrorTable.from_long(clash)

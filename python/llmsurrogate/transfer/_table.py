@@ -222,6 +222,14 @@ class ErrorTable(Result):
         if bad.size:
             raise NonFiniteError(f"argument `{arg}`: error at row {bad[0]} (0-based) is {values[bad[0]]}; "
                                  "every (train, test) combination needs a finite error")
+        if r == 1 and values.size == n * (n - 1):  # the matrix layout: placed by (test, train) slot, no sort
+            slot = np.full(n * n, -1, dtype=np.int64)
+            slot[test * n + train[:, 0]] = np.arange(values.size)
+            slot[:: n + 1] = -1  # a row with its test domain as training domain leaves a slot empty below
+            order = slot[slot >= 0]
+            if order.size == values.size:  # every off-diagonal (train, test) once
+                return cls(values=np.ascontiguousarray(values[order]), test=np.ascontiguousarray(test[order]),
+                           train=np.ascontiguousarray(train[order]), domains=list(domains), name=name, metric=metric)
         train = np.sort(train, axis=1)
         if r > 1 and np.any(np.diff(train, axis=1) == 0):
             row = int(np.flatnonzero(np.any(np.diff(train, axis=1) == 0, axis=1))[0])
