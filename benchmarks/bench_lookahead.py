@@ -23,17 +23,27 @@ benchmarks/_harness.py (warm-up, interleaved rounds, min and median, load, versi
    token of each unscored, K = 20%: the mean of the 11 lowest of 59): ``lap_from_logprobs`` on one
    thread against NumPy on one thread (``np.partition`` on the (texts x 59) array, which NumPy gets
    for free here because every text has the same length), and ours on all threads as its own
-   named row; results asserted equal (rtol 1e-6).
+   named row; results asserted equal (rtol 1e-6). ``--baseline-core PATH`` times an earlier build's
+   ``_core`` extension (a ``.so`` built from an older commit) as a third side of the same rounds: a
+   before/after in one run. The row names the selection path (AVX-512F where the CPU has it).
+
+``--only`` runs some sections; their rows replace the same sections' rows of an existing result
+file and the other rows are kept (each marked with the run it came from), so that one section can
+be re-measured without re-running the rest.
 
 Rows 1-3 run both sides on ``--threads`` threads (default: all cores; pyfixest's Rust demeaner
 reads RAYON_NUM_THREADS, set by the harness like ours).
 
     python benchmarks/bench_lookahead.py [--quick] [--rounds 3] [--peer-reps 200] [--threads 2]
+        [--only lap] [--baseline-core /path/to/_core.abi3.so]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib.util
+import json
 import os
 import sys
 import time
@@ -141,6 +151,7 @@ def bench_bootstrap(run, args, pf, n_threads):
         f"pairs bootstrap, {reps:,} reps, n = {n:,} (pyfixest: {peer_reps} reps per round, extrapolated x{scale:.0f})",
         {"ours": res["ours"], "pyfixest (extrapolated)": peer_ext}, peer_name="pyfixest (extrapolated)",
         load_before=load, rounds=len(res["ours"]["rounds_s"]), warmup=1, threads=f"{n_threads} both", n=n, reps=reps,
+        section="bootstrap",
         peer_reps_per_round=peer_reps, peer_measured=res["pyfixest"], ours_1_thread=res["ours_1_thread"],
         per_replication_s={"ours_min": res["ours"]["min_s"] / reps, "ours_median": res["ours"]["median_s"] / reps,
                            "ours_1_thread_min": res["ours_1_thread"]["min_s"] / reps,
@@ -174,7 +185,7 @@ def bench_regression(run, args, pf, n_threads):
 
     run.compare(f"two-way FE regression, two-way clustered SEs, n = {len(df):,} ({df.firm.nunique():,} firms, "
                 f"{df.date.nunique():,} dates)", ours, peer, peer_name="pyfixest",
-                rounds=args.rounds or (5 if args.quick else 9), threads_note=f"{n_threads} both", n=len(df),
+                rounds=args.rounds or (5 if args.quick else 9), threads_note=f"{n_threads} both", n=len(df), section="regression",
                 ours_demean_iterations=int(o.demean_iterations), ours_demean_residual=float(o.demean_residual),
                 settings="both defaults: ours CG to relative residual 1e-12; pyfixest MAP (Rust) to 1e-6")
 
@@ -204,10 +215,43 @@ def bench_hard(run, args, pf, n_threads):
                 lambda: pf.feols(FML, df, vcov=vcov, demeaner=Lsmr()), peer_name="pyfixest LSMR",
                 extra={"pyfixest LSMR atol=btol=1e-12": lambda: pf.feols(
                     FML, df, vcov=vcov, demeaner=Lsmr(fixef_atol=1e-12, fixef_btol=1e-12))},
-                rounds=args.rounds or (3 if args.quick else 7), threads_note=f"{n_threads} both", n=len(df),
+                rounds=args.rounds or (3 if args.quick else 7), threads_note=f"{n_threads} both", n=len(df), section="hard",
                 ours_demean_iterations=int(o.demean_iterations), ours_demean_residual=float(o.demean_residual),
                 pyfixest_default_demeaner=default,
                 settings="ours: defaults; pyfixest: LsmrDemeaner() (atol = btol = 1e-8) and at 1e-12")
+
+
+def selection_path() -> str:
+    """The Min-K% selection the kernel takes on this CPU (rust/lookahead/select.rs dispatches on
+    AVX-512F at run time)."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return "unknown (no /proc/cpuinfo)"
+    return "AVX-512F (float32, k <= 64)" if " avx512f" in flags else "scalar"
+
+
+def load_core(path: str):
+    """An earlier build's ``_core`` extension, loaded beside the current one under another name."""
+    spec = importlib.util.spec_from_file_location("_baseline_build._core", path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"--baseline-core: cannot load {path}")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@contextlib.contextmanager
+def core_swapped(core):
+    """``lap_from_logprobs`` calling ``core``'s kernels (the Python layer unchanged)."""
+    from llmsurrogate.lookahead import _lap
+
+    saved = _lap._core
+    _lap._core = core
+    try:
+        yield
+    finally:
+        _lap._core = saved
 
 
 def bench_lap(run, args):
@@ -221,16 +265,66 @@ def bench_lap(run, args):
     ref = numpy_min_k(values, n_texts, length)
     np.testing.assert_allclose(ours1, ref, rtol=1e-6)
     rounds = args.rounds or (3 if args.quick else 7)
+    n_all = os.cpu_count() or 1
+    extra1, extra_all, info = {}, {}, {}
+    if args.baseline_core:
+        old = load_core(args.baseline_core)
+        with core_swapped(old):
+            before = la.lap_from_logprobs((values, offsets), k=0.2, n_jobs=1)
+        assert np.array_equal(before.view(np.uint64), ours1.view(np.uint64)), "the baseline build gives other bits"
+
+        def side(n_jobs):
+            def f():
+                with core_swapped(old):
+                    la.lap_from_logprobs((values, offsets), k=0.2, n_jobs=n_jobs)
+            return f
+
+        extra1 = {"ours before (baseline build)": side(1)}
+        extra_all = {"ours before (baseline build)": side(n_all)}
+        info = {"baseline_core": os.path.basename(args.baseline_core), "baseline_same_bits": True}
     run.compare(f"LAP (Min-K%, K = 20%) of {n_texts:,} texts x {length} tokens, 1 thread each",
                 lambda: la.lap_from_logprobs((values, offsets), k=0.2, n_jobs=1),
-                lambda: numpy_min_k(values, n_texts, length), peer_name="numpy (np.partition)",
-                rounds=rounds, threads_note="1 both", n_texts=n_texts, tokens=length,
-                check="equal to rtol 1e-6", max_rel_diff=float(np.max(np.abs(ours1 / ref - 1))))
-    n_all = os.cpu_count() or 1
+                lambda: numpy_min_k(values, n_texts, length), peer_name="numpy (np.partition)", extra=extra1,
+                rounds=rounds, threads_note="1 both", n_texts=n_texts, tokens=length, section="lap",
+                selection=selection_path(), check="equal to rtol 1e-6",
+                max_rel_diff=float(np.max(np.abs(ours1 / ref - 1))), **info)
     run.compare(f"LAP of {n_texts:,} texts, ours on {n_all} threads vs numpy on 1",
                 lambda: la.lap_from_logprobs((values, offsets), k=0.2, n_jobs=n_all),
-                lambda: numpy_min_k(values, n_texts, length), peer_name="numpy (np.partition)",
-                rounds=rounds, threads_note=f"ours {n_all}, numpy 1", n_texts=n_texts, tokens=length)
+                lambda: numpy_min_k(values, n_texts, length), peer_name="numpy (np.partition)", extra=extra_all,
+                rounds=rounds, threads_note=f"ours {n_all}, numpy 1", n_texts=n_texts, tokens=length, section="lap",
+                selection=selection_path(), **info)
+
+
+SECTIONS = ("bootstrap", "regression", "hard", "lap")
+_CASE_PREFIX = {"pairs bootstrap": "bootstrap", "two-way FE regression": "regression", "hard panel": "hard", "LAP": "lap"}
+
+
+def section_of(row: dict) -> str | None:
+    """The section a result row belongs to (rows written before rows named it: by the case)."""
+    if "section" in row:
+        return row["section"]
+    return next((name for prefix, name in _CASE_PREFIX.items() if row["case"].startswith(prefix)), None)
+
+
+def merge_rows(run, path: Path, only: set[str]) -> None:
+    """Rows of the sections not run now are taken from the existing ``path`` (marked with the run
+    they came from); a re-run row records the row it replaces under ``previous``."""
+    if only >= set(SECTIONS) or not path.exists():
+        return
+    old = json.loads(path.read_text())
+    stamp = {"date_utc": old.get("environment", {}).get("date_utc"), "load_before": old.get("load_before")}
+    replaced = {row["case"]: row for row in old.get("comparisons", []) if section_of(row) in only}
+    for row in run.comparisons:
+        prev = replaced.get(row["case"])
+        if prev is not None:
+            row["previous"] = {"date_utc": prev.get("from_run", stamp)["date_utc"],
+                               "load_before": prev.get("load_before"), "sides": prev.get("sides"),
+                               "speedup": prev.get("speedup")}
+    kept = [dict(row, from_run=row.get("from_run", stamp)) for row in old.get("comparisons", [])
+            if section_of(row) not in only]
+    order = {name: i for i, name in enumerate(SECTIONS)}
+    run.comparisons = sorted(kept + run.comparisons, key=lambda row: order.get(section_of(row) or "", len(order)))
+    run.extra["sections_run"] = sorted(only)
 
 
 def main():
@@ -240,8 +334,11 @@ def main():
     add_common_args(parser)
     parser.add_argument("--peer-reps", type=int, default=None,
                         help="pyfixest bootstrap replications per round (default 200; quick 20)")
-    parser.add_argument("--only", default="bootstrap,regression,hard,lap",
-                        help="comma-separated subset of bootstrap,regression,hard,lap")
+    parser.add_argument("--only", default=",".join(SECTIONS),
+                        help="comma-separated subset of bootstrap,regression,hard,lap (their rows replace those of an "
+                             "existing result file; the others are kept)")
+    parser.add_argument("--baseline-core", default=None,
+                        help="LAP: an earlier build's _core extension (.so) timed as a third side")
     args = parser.parse_args()
     warnings.filterwarnings("ignore", category=LLMSurrogateWarning)   # the hard panel's 3 singletons, per call
     warnings.filterwarnings("ignore", message=".*singleton.*")         # pyfixest's note of the same
@@ -257,6 +354,8 @@ def main():
                     "(labelled); LAP rows name their threads.")
     run.extra["table_style"] = "per_row_peer"   # benchmarks/readme_tables.py: the peer named on each line
     only = set(args.only.split(","))
+    if only - set(SECTIONS):
+        parser.error(f"--only: unknown section(s) {sorted(only - set(SECTIONS))}; choose from {SECTIONS}")
     if "bootstrap" in only:
         bench_bootstrap(run, args, pf, n_threads)
     if "regression" in only:
@@ -265,7 +364,9 @@ def main():
         bench_hard(run, args, pf, n_threads)
     if "lap" in only:
         bench_lap(run, args)
-    run.write(result_path("lookahead", args.quick, args.out))
+    path = result_path("lookahead", args.quick, args.out)
+    merge_rows(run, path, only)
+    run.write(path)
 
 
 if __name__ == "__main__":

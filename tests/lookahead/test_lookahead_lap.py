@@ -207,6 +207,48 @@ def test_kernel_is_deterministic_across_thread_counts():
             assert a.tobytes() == b.tobytes()
 
 
+def test_float32_selection_gives_the_bits_of_the_float64_path():
+    """The float32 kernel selects with AVX-512 where the CPU has it (rust/lookahead/select.rs), the
+    float64 one on the portable scalar path: on the same (widened) values they give the same bits,
+    for text lengths around the 16-value chunks, K up to 1 (k past 64 on the scalar path), ties,
+    -inf, -0.0 and 0.0, and a NaN past the first chunk is still reported."""
+    rng = np.random.default_rng(23)
+    lens = np.concatenate([np.arange(0, 70), [79, 80, 81, 95, 96, 97, 127, 128, 129, 320, 321, 1000, 4097]])
+    texts = []
+    for n in np.repeat(lens, 4):
+        x = -rng.exponential(3.0, n)
+        x[rng.random(n) < 0.3] = -0.5                   # ties
+        x[rng.random(n) < 0.02] = -np.inf
+        x[rng.random(n) < 0.02] = -0.0
+        x[rng.random(n) < 0.02] = 0.0
+        texts.append(x.astype(np.float32).tolist())
+    v, o = ragged(texts)
+    for k in (0.01, 0.05, 0.2, 0.5, 1.0):
+        f32 = _core.lookahead_min_k_f32(v, o, k, True, 1, True)
+        f64 = _core.lookahead_min_k_f64(v.astype(np.float64), o, k, True, 1, True)
+        for a, b in zip(f32, f64):
+            assert a.tobytes() == b.tobytes(), k
+    bad = v.copy()
+    t = int(np.flatnonzero(np.diff(o) > 40)[0])
+    bad[o[t] + 37] = np.nan
+    with pytest.raises(InvalidArgumentError, match=rf"text {t} has a NaN log-probability at position {o[t] + 37}"):
+        lap_from_logprobs((bad, o))
+
+
+def test_positive_logprobs_are_found_anywhere_among_nans():
+    v, o = ragged([[-1.0] * 40, [-2.0] * 33])
+    for pos, bad in [(len(v) - 1, 1e-30), (3, np.inf), (41, 5.0)]:
+        w = v.copy()
+        w[pos] = bad
+        with pytest.raises(InvalidArgumentError, match=rf"positive log-probability \({bad:g} at position {pos}, 1 in all\)"):
+            lap_from_logprobs((w, o))
+    w = v.copy()
+    w[[2, 50]] = [0.0, -0.0]                            # zero is a log-probability (p = 1)
+    assert lap_from_logprobs((w, o), k=1.0).shape == (2,)
+    with pytest.warns(LLMSurrogateWarning, match="no scored token"):    # only first tokens: NaN, no error
+        assert np.isnan(lap_from_logprobs((np.full(3, np.nan, np.float32), [0, 1, 2, 3]))).all()
+
+
 @pytest.mark.slow
 def test_lap_reduction_timing_one_million_texts():
     """Rough timing for the README (printed, not asserted): 1,000,000 texts of 60 tokens."""

@@ -79,8 +79,9 @@ def _ragged(logprobs) -> tuple[np.ndarray, np.ndarray]:
         reject_lossy(values, "logprobs")   # a masked array
     else:
         values = as_float_array(values, "logprobs", allow_empty=True)
-    positive = np.flatnonzero(values > 0)
-    if positive.size:
+    # one reading pass (fmax skips NaN); the positions only on the error path
+    if values.size and np.fmax.reduce(values, axis=None) > 0:
+        positive = np.flatnonzero(values > 0)
         i = int(positive[0])
         raise InvalidArgumentError(f"argument `logprobs` holds a positive log-probability ({values[i]:g} at position {i}, "
                                    f"{positive.size} in all); log-probabilities are <= 0 (pass log(p), not p or -log(p))")
