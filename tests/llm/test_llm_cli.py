@@ -331,3 +331,20 @@ def test_the_documented_combination_runs(study, tmp_path):
     for name in ("scores.csv", "threshold_scores.csv", "metrics.csv", "variations_metrics.csv", "importance.csv"):
         assert (out / name).stat().st_size > 0, name
     assert set(pd.read_csv(out / "importance.csv")["feature"]) == {"AGEP", "SCHL", "WKHP"}
+
+
+def test_option_errors_use_command_line_words(study, tmp_path):
+    root, *_ = study
+    cases = [(("--groups", "RACE"), 1, "--groups 'RACE' is not a column of --data rows.csv"),
+             (("--no-balance",), 2, "--no-balance applies to --few-shot"),
+             (("--system-prompt", "x"), 2, "--system-prompt applies to --chat"),
+             (("--variations", "--n-boot", 0), 2, "--n-boot 1 or more"),
+             (("--features", " , "), 1, "--features is empty"),
+             (("--fit-threshold", 41), 1, "--fit-threshold 41: --data rows.csv has 40 rows left"),
+             (("--fit-threshold", 38, "--few-shot", 2), 1, "no rows of --data rows.csv are left to score after the 40"),
+             (("--subsample", 2.5), 1, "--subsample 2.5: give a count")]
+    for i, (args, code, words) in enumerate(cases):
+        res = CliRunner().invoke(cli, ["risk", "--data", str(root / "rows.csv"), "--model", str(root / "model"),
+                                       "--task", str(root / "synth.toml"), "--cache", str(tmp_path / f"c{i}"),
+                                       "--out", str(tmp_path / f"o{i}"), *map(str, args)])
+        assert res.exit_code == code and words in res.output, (args, res.output)

@@ -132,6 +132,8 @@ def risk_command(data_path, task_spec, backend, model, method, cache_dir, out_di
     if (variations or importance) and task.label_name not in frame.columns and task.target not in frame.columns:
         raise InvalidArgumentError(f"--variations and --importance judge scores against the label: --data "
                                    f"{data_path.name} has neither {task.label_name!r} nor {task.target!r}")
+    if group_col and group_col not in frame.columns:  # before the model is loaded
+        raise InvalidArgumentError(f"--groups {group_col!r} is not a column of --data {data_path.name}")
     cache = Cache(cache_dir)
     if backend == "openai":
         if base_url is None:
@@ -145,8 +147,6 @@ def risk_command(data_path, task_spec, backend, model, method, cache_dir, out_di
     else:
         be = make_backend(backend, model, device=device, batch_size=batch_size)
     gcol = group_col or task.sensitive_attribute
-    if group_col and group_col not in frame.columns:
-        raise InvalidArgumentError(f"--groups {group_col!r} is not a column of --data {data_path.name}")
     names = cli_names(data=f"--data {data_path.name}", task="--task", method="--method", batch_size="--batch-size",
                       groups=data_column(gcol or "", data_path), n_boot="--n-boot")
     with progress_bar() as bar, warnings.catch_warnings(), names:
@@ -248,8 +248,8 @@ def _plan_rows(frame, task, data_path, train_path, *, subsample, few_shot, balan
     rows, source = frame, f"--data {data_path.name}"
     pool = frame
     if train_path is not None:
-        pool, source = read_table(train_path, arg="--train-data").reset_index(drop=True), \
-            f"--train-data {train_path.name}"
+        pool = read_table(train_path, arg="--train-data").reset_index(drop=True)
+        source = f"--train-data {train_path.name}"
     need = few_shot + fit_threshold
     examples = None
     threshold_rows = None
@@ -285,7 +285,8 @@ def _plan_rows(frame, task, data_path, train_path, *, subsample, few_shot, balan
         rng = np.random.default_rng([seed, 3])
         rows = rows.iloc[np.sort(rng.choice(n, k, replace=False))]
     if len(rows) == 0:
-        raise InvalidArgumentError(f"no rows of --data {data_path.name} are left to score")
+        raise InvalidArgumentError(f"no rows of --data {data_path.name} are left to score after the {need} rows set "
+                                   "aside for --few-shot and --fit-threshold; give --train-data, or ask for fewer")
     counts = {"data": int(len(frame)), "scored": int(len(rows)), "few_shot": int(few_shot),
               "fit_threshold": int(fit_threshold)}
     return {"rows": rows, "few_shot": examples, "threshold_rows": threshold_rows, "source": source, "counts": counts,
