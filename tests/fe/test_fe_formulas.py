@@ -137,7 +137,8 @@ def test_rows_missing_a_level_are_dropped_not_zero_dummies():
     ("y ~ x - z", "- z"),
     ("y ~ eval('1')", "eval"),
     ("y ~ getattr(x, 'T')", "getattr"),
-    ("y ~ x | log(g)", "not a column"),
+    ("y ~ x | log(g)", "must be columns"),
+    ("y ~ sw(x, z)", "multiple estimation"),
     ("y ~ x | g ~ z", "instrumental"),
     ("y + z ~ x", "one outcome"),
 ])

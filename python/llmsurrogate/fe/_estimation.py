@@ -245,16 +245,14 @@ def _factorize_labels(frame, fe: tuple[str, ...]) -> tuple[np.ndarray, np.ndarra
         codes, uniques = pd.factorize(frame[fe[0]].to_numpy(), use_na_sentinel=True)
         return codes.astype(np.int64), _level_labels(np.asarray(uniques))
     parts = [pd.factorize(frame[c].to_numpy(), use_na_sentinel=True) for c in fe]
-    key = pd.MultiIndex.from_arrays([p[0] for p in parts])
-    codes, uniq = factorize(key)
-    codes = np.where(np.any(np.column_stack([p[0] for p in parts]) < 0, axis=1), -1, codes)
-    first = {}
-    for row, c in enumerate(codes):
-        if c >= 0 and c not in first:
-            first[c] = row
-    labels = np.empty(len(first), dtype=object)
-    for c, row in first.items():
-        labels[c] = "^".join(str(np.asarray(u)[p[0][row]]) for p, u in zip(parts, [p[1] for p in parts]))
+    part_codes = np.column_stack([p[0] for p in parts])
+    valid = np.all(part_codes >= 0, axis=1)
+    codes = np.full(len(part_codes), -1, dtype=np.int64)
+    if valid.any():
+        combo, _ = factorize(pd.MultiIndex.from_arrays([part_codes[valid, j] for j in range(len(parts))]))
+        codes[valid] = combo
+    first_row = np.flatnonzero(valid)[np.unique(codes[valid], return_index=True)[1]] if valid.any() else []
+    labels = np.array(["^".join(str(np.asarray(p[1])[p[0][row]]) for p in parts) for row in first_row], dtype=object)
     return codes, labels
 
 

@@ -48,6 +48,7 @@ NUMERIC_FUNCTIONS = ("log", "exp", "sqrt", "abs", "I")
 #: Functions that encode a column as dummies.
 CATEGORICAL_FUNCTIONS = ("C", "factor", "i")
 _NP_FUNCTIONS = ("log", "exp", "sqrt", "abs")
+_MULTIPLE = ("sw", "csw", "sw0", "csw0", "mvsw")
 _ALLOWED_OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
 _SUPPORTED = ("C(x), factor(x), i(x), i(x, ref=...), i(x, z), log(), exp(), sqrt(), abs(), I(...) with + - * / **, "
               "poly(x, degree), and `:` / `*` between terms")
@@ -208,6 +209,9 @@ class _Checker:
         if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "np" \
                 and f.attr in _NP_FUNCTIONS:
             return f.attr
+        if isinstance(f, ast.Name) and f.id in _MULTIPLE:
+            raise _fail(f"{f.id}() in {self.fml!r}: multiple estimation (sw, csw, sw0, csw0, mvsw) is not supported; "
+                        "fit each formula with its own call")
         self.refuse(f"the function `{ast.unparse(f)}`", expr)
 
     def term(self, expr: str) -> str:
@@ -335,6 +339,11 @@ def parse_formula(fml: str) -> Formula:
         seen.setdefault(frozenset(t), t)
     ordered = sorted(seen.values(), key=len)  # stable: by degree, then appearance
     fixef: list[tuple[str, ...]] = []
+    if len(parts) == 2 and "(" in parts[1]:
+        multiple = any(re.search(rf"\b{m}\s*\(", parts[1]) for m in _MULTIPLE)
+        raise _fail(f"the fixed effects in {fml!r} must be columns joined by `+` and `^`" + (
+            " (multiple estimation: sw, csw, ... is not supported; fit each formula with its own call)" if multiple
+            else ""))
     if len(parts) == 2:
         for raw in parts[1].split("+"):
             piece = raw.strip()
