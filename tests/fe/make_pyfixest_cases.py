@@ -271,8 +271,9 @@ def main(git_dir: str) -> None:
                     seen.add(key)
                     cases.append(case)
     OUT.parent.mkdir(exist_ok=True)
-    OUT.write_text(json.dumps({"pyfixest": TAG, "generator": "tests/fe/make_pyfixest_cases.py", "cases": cases,
-                               "left_out": left_out}, indent=1, default=str) + "\n")
+    rows = lambda items: ",\n".join("  " + json.dumps(c, default=str) for c in items)  # one case a line
+    OUT.write_text(f'{{"pyfixest": "{TAG}", "generator": "tests/fe/make_pyfixest_cases.py",\n"cases": [\n'
+                   f'{rows(cases)}\n],\n"left_out": [\n{rows(left_out)}\n]}}\n')
     print(f"{len(cases)} cases, {len(left_out)} calls left out -> {OUT}")
 
 
