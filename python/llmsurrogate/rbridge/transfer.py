@@ -52,14 +52,17 @@ def _r_long(spec: Any) -> CodedLong:
     hit = _LONG_CACHE.get(key)
     if hit is not None:
         return hit
-    codes = np.frombuffer(codes_raw, dtype="<i4").astype(np.int64)
+    codes = np.frombuffer(codes_raw, dtype="<i4")
     values = np.frombuffer(errors_raw, dtype="<f8").astype(np.float64)
     if codes.size != nrow * ncol or values.size != nrow or codes.size and not 0 <= codes.min() <= codes.max() < len(labels):
         raise InvalidArgumentError(f"a long data frame from R has {codes.size} domain codes and {values.size} errors "
                                    f"for {nrow} rows and {ncol} domain columns")
     perm, domains = _coded([np.asarray(labels, dtype=object)])  # the labels' numbers in sorted order
-    codes = perm[:, 0][codes].reshape(ncol, nrow).T
-    out = CodedLong(values, codes[:, -1], codes[:, :-1], domains)
+    perm = perm[:, 0]
+    # R sends whole numbers in ascending order: then the codes are the numbers already
+    codes = codes.astype(np.int64) if np.array_equal(perm, np.arange(perm.size)) else perm[codes]
+    codes = codes.reshape(ncol, nrow)
+    out = CodedLong(values, codes[-1], codes[:-1].T, domains)
     while len(_LONG_CACHE) >= _LONG_CACHE_SIZE:
         _LONG_CACHE.pop(next(iter(_LONG_CACHE)))
     _LONG_CACHE[key] = out
