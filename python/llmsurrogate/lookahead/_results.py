@@ -257,9 +257,9 @@ class LookaheadBootstrap(Result):
         return Summary(f"{self.method[0].upper()}{self.method[1:]} of the lookahead interaction", facts=facts, tables=[("", self.tidy())],
                        notes=list(self.notes), float_format="{:.5g}")
 
-    def plot(self, ax=None, bins: int = 50, **kwargs):
+    def plot(self, ax=None, bins: int = 50, reference_label: str = "reference", **kwargs):
         """Histogram of the draws as the paper's Figure III: the 95th percentile (blue dotted) and the
-        reference (red solid) when there is one; titled with the resampling scheme used (pairs or
+        reference (red solid, labelled ``reference_label`` and its value) when there is one; titled with the resampling scheme used (pairs or
         blocks of a column) and the replications. On ``ax`` if given; ``kwargs`` go to matplotlib's
         ``hist``. Returns the matplotlib Figure.
 
@@ -280,10 +280,11 @@ class LookaheadBootstrap(Result):
         ax.hist(d, bins=bins, color=kwargs.pop("color", "0.7"), edgecolor="white", **kwargs)
         ax.axvline(float(np.quantile(d, 0.95)), color="tab:blue", linestyle=":", label="95th percentile")
         if self.reference is not None:
-            ax.axvline(float(self.reference), color="tab:red", linestyle="-", label=f"reference {self.reference:.4g}")
+            ax.axvline(float(self.reference), color="tab:red", linestyle="-", label=f"{reference_label} {self.reference:.4g}")
         ax.set_xlabel(f"bootstrap {self.term}")
         ax.set_ylabel("count")
         ax.set_title(f"{self.method[0].upper()}{self.method[1:]} of {self.term}, {self.reps:,} replications",
                      fontsize=9)
-        ax.legend(frameon=False)
+        ax.set_ylim(0, ax.get_ylim()[1] * 1.18)  # headroom: the legend sits above the bars
+        ax.legend(frameon=False, loc="upper left")
         return finish(fig, owned)

@@ -295,7 +295,7 @@ def write_demo(out_dir, plot: bool = True, progress: ProgressCallback | None = N
     if plot:
         import matplotlib.pyplot as plt
 
-        fig = boot.plot()
+        fig = boot.plot(reference_label="in-sample estimate")
         ax = fig.axes[0]
         ax.set_title(f"Figure III (simulated): {boot.method} of the out-of-sample interaction, "
                      f"{boot.reps:,} replications", fontsize=9)
