@@ -146,15 +146,21 @@ pub fn cara_ce(a: f64, z1: f64, z2: f64, p: f64) -> f64 {
 
 /// CPT certainty equivalent (paper eqs. 9–10): `v⁻¹(w(p)v(z1) + (1−w(p))v(z2))`.
 ///
-/// Computed as `U = 1 + (U − 1)` with `v(z) − 1 = expm1(α ln z)` for gains (and `(−z)^β − 1 =
-/// expm1(β ln(−z))` on the loss side), and `U^{1/α} = exp(log1p(U − 1)/α)`: the direct powers
-/// lose about `ε/α` relative (1e-8 at α = 1e-8, the floor of the bounds), this form keeps full
-/// precision as α or β approach 0.
+/// The direct powers lose about `ε/α` relative (1e-8 at α = 1e-8, the floor of the bounds), so
+/// for α or β below 1e-3 it is computed as `U = 1 + (U − 1)` with `v(z) − 1 = expm1(α ln z)` for
+/// gains (and `(−z)^β − 1 = expm1(β ln(−z))` on the loss side) and `U^{1/α} = exp(log1p(U − 1)/α)`,
+/// which keeps full precision as α or β approach 0 (the direct form, ~40% cheaper, is exact to
+/// ~1e-13 above 1e-3).
 #[inline]
 pub fn cpt_ce(alpha: f64, beta: f64, delta: f64, gamma: f64, z1: f64, z2: f64, p: f64) -> f64 {
     let pg = p.powf(gamma);
     let qg = (1.0 - p).powf(gamma);
     let w = delta * pg / (delta * pg + qg);
+    if alpha >= 1e-3 && beta >= 1e-3 {
+        let v = |z: f64| if z >= 0.0 { z.powf(alpha) } else { -(-z).powf(beta) };
+        let u = w * v(z1) + (1.0 - w) * v(z2);
+        return if u >= 0.0 { u.powf(1.0 / alpha) } else { -(-u).powf(1.0 / beta) };
+    }
     // v(z) − 1 (gain branch of the result) and −v(z) − 1 (loss branch)
     let gain_m1 = |z: f64| if z > 0.0 { (alpha * z.ln()).exp_m1() } else if z == 0.0 { -1.0 } else { -(-z).powf(beta) - 1.0 };
     let loss_m1 = |z: f64| if z < 0.0 { (beta * (-z).ln()).exp_m1() } else if z == 0.0 { -1.0 } else { -z.powf(alpha) - 1.0 };
@@ -914,6 +920,11 @@ mod tests {
         // same for losses with beta
         let got = cpt_ce(1.0, 1e-12, 1.0, 0.5, -z1, -z2, p);
         assert!((got + limit).abs() <= 1e-10 * limit, "{got} vs {}", -limit);
+        // the two forms agree where they meet (alpha, beta = 1e-3)
+        for &(z1, z2, p) in &[(40.0, 10.0, 0.3), (-40.0, -10.0, 0.3), (40.0, -10.0, 0.5), (10.0, 0.0, 0.1)] {
+            let (lo, hi) = (cpt_ce(1e-3 * (1.0 - 1e-12), 1e-3, 1.0, 0.5, z1, z2, p), cpt_ce(1e-3, 1e-3, 1.0, 0.5, z1, z2, p));
+            assert!((lo - hi).abs() <= 1e-11 * hi.abs().max(1.0), "{lo} vs {hi}");
+        }
         // moderate parameters: the direct formula
         let (a, b, d, g) = (0.7, 0.6, 0.9, 0.65);
         for &(z1, z2, p) in &[(20.0, 5.0, 0.3), (-20.0, -5.0, 0.6), (20.0, -5.0, 0.5), (5.0, -20.0, 0.5), (10.0, 0.0, 0.1), (-10.0, 0.0, 0.9)] {

@@ -447,7 +447,7 @@ def test_r1_tables_match_published_matrices(certainty_equivalents, free):
     """The stored values are RMSEs; the EU matrix uses the authors' zero-prize convention.
 
     Rows whose training domain has gains and losses match to ~1e-6 (CPT abdg on Fehr-Duda et al.
-    (2010): 3e-4, where our fit is the better one); on gains-only training domains with few
+    (2010): 1.5e-5, where our fit is the better one); on gains-only training domains with few
     lotteries a CPT parameter is not identified and the authors' optimiser left it at an arbitrary
     value, so those rows can differ: test_transfer_build_published.py certifies each of them."""
     model = tr.EU(zero_prize="authors") if free == "EU_iso" else tr.CPT(free)
@@ -458,7 +458,7 @@ def test_r1_tables_match_published_matrices(certainty_equivalents, free):
     rel_mse = np.abs(mine - theirs) / theirs
     assert np.median(rel_rmse) < 1e-7 < np.median(rel_mse)
     gains_only = ds.certainty_equivalent_domains()["gains_only"].to_numpy()[order] == 1
-    tol = 3e-4 if free == "abdg" else 1e-5
+    tol = 2e-5 if free == "abdg" else 1e-5
     assert rel_rmse[~gains_only].max() < tol
     assert np.diag(rel_rmse).max() < 1e-5  # in-sample errors
     if free in ("EU_iso", "a", "d"):  # every parameter identified on every domain
