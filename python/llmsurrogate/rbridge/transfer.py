@@ -57,10 +57,11 @@ def _r_long(spec: Any) -> CodedLong:
     if codes.size != nrow * ncol or values.size != nrow or codes.size and not 0 <= codes.min() <= codes.max() < len(labels):
         raise InvalidArgumentError(f"a long data frame from R has {codes.size} domain codes and {values.size} errors "
                                    f"for {nrow} rows and {ncol} domain columns")
-    perm, domains = _coded([np.asarray(labels, dtype=object)])  # the labels' numbers in sorted order
-    perm = perm[:, 0]
-    # R sends whole numbers in ascending order: then the codes are the numbers already
-    codes = codes.astype(np.int64) if np.array_equal(perm, np.arange(perm.size)) else perm[codes]
+    if all(type(v) is int for v in labels) and all(a < b for a, b in zip(labels, labels[1:])):
+        domains, codes = labels, codes.astype(np.int64)  # R's whole numbers, ascending: sorted already
+    else:
+        perm, domains = _coded([np.asarray(labels, dtype=object)])  # each label's number in sorted order
+        codes = perm[:, 0][codes]
     codes = codes.reshape(ncol, nrow)
     out = CodedLong(values, codes[-1], codes[:-1].T, domains)
     while len(_LONG_CACHE) >= _LONG_CACHE_SIZE:
