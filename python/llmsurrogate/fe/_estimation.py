@@ -224,7 +224,7 @@ class Design:
     notes: list
     names: list = None  # the regressor columns' names (coefficient names)
     rows: np.ndarray = None  # positions in `data` of the rows kept
-    fe_labels: list = None  # per fixed effect: the level (as a string) of each code
+    fe_labels: list = None  # per fixed effect: the LevelLabels of its codes
     spec: object = None  # formulaic's ModelSpec of the regressors (formulas with transforms)
     categorical_levels: dict = None  # column -> the levels C()/i() saw in the rows kept
     weights_type: str = "aweights"
@@ -234,16 +234,32 @@ class Design:
         return len(self.y)
 
 
-def _level_labels(values: np.ndarray) -> np.ndarray:
-    """Levels as strings, as pyfixest names them (``str`` of the value: ``"3"``, ``"1.0"``, ``"a"``)."""
-    return np.array([str(v) for v in values], dtype=object)
+class LevelLabels:
+    """The level of each code of a fixed effect, as pyfixest writes it (``str`` of the value:
+    ``"3"``, ``"1.0"``, ``"a"``; ``"a^1.0"`` for an interacted one), made into strings only when
+    asked (:meth:`strings`): ``parts`` holds, per column of the fixed effect, the value of each
+    level."""
+
+    def __init__(self, parts: list):
+        self.parts = parts
+
+    def __len__(self) -> int:
+        return len(self.parts[0])
+
+    def take(self, keep) -> "LevelLabels":
+        return LevelLabels([np.asarray(p)[keep] for p in self.parts])
+
+    def strings(self) -> np.ndarray:
+        if len(self.parts) == 1:
+            return np.array([str(v) for v in self.parts[0]], dtype=object)
+        return np.array(["^".join(str(v) for v in vals) for vals in zip(*self.parts)], dtype=object)
 
 
-def _factorize_labels(frame, fe: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """Codes (-1: missing) and the level label of each code of the fixed effect ``fe``."""
+def _factorize_labels(frame, fe: tuple[str, ...]) -> tuple[np.ndarray, LevelLabels]:
+    """Codes (-1: missing) in order of first appearance and the levels of the fixed effect ``fe``."""
     if len(fe) == 1:
         codes, uniques = pd.factorize(frame[fe[0]].to_numpy(), use_na_sentinel=True)
-        return codes.astype(np.int64), _level_labels(np.asarray(uniques))
+        return codes.astype(np.int64), LevelLabels([np.asarray(uniques)])
     parts = [pd.factorize(frame[c].to_numpy(), use_na_sentinel=True) for c in fe]
     part_codes = np.column_stack([p[0] for p in parts])
     valid = np.all(part_codes >= 0, axis=1)
@@ -251,9 +267,9 @@ def _factorize_labels(frame, fe: tuple[str, ...]) -> tuple[np.ndarray, np.ndarra
     if valid.any():
         combo, _ = factorize(pd.MultiIndex.from_arrays([part_codes[valid, j] for j in range(len(parts))]))
         codes[valid] = combo
-    first_row = np.flatnonzero(valid)[np.unique(codes[valid], return_index=True)[1]] if valid.any() else []
-    labels = np.array(["^".join(str(np.asarray(p[1])[p[0][row]]) for p in parts) for row in first_row], dtype=object)
-    return codes, labels
+    first_row = np.flatnonzero(valid)[np.unique(codes[valid], return_index=True)[1]] if valid.any() else \
+        np.zeros(0, dtype=np.int64)
+    return codes, LevelLabels([np.asarray(u)[c[first_row]] for c, u in parts])
 
 
 def build_design(form: Formula, frame: pd.DataFrame, data, spec: VcovSpec, weights, fixef_rm: str, *,
@@ -378,7 +394,7 @@ def build_design(form: Formula, frame: pd.DataFrame, data, spec: VcovSpec, weigh
     for c, labels in zip(fe_raw, fe_lab):
         present = np.bincount(c[ok], minlength=len(labels)) > 0
         fe_codes.append(recode(c[ok])[0])
-        fe_labels.append(labels[present])
+        fe_labels.append(labels.take(np.flatnonzero(present)))
     if form.categorical:
         cat_levels = {c: set(pd.unique(frame[c].to_numpy()[ok])) for c in form.categorical}
     return Design(form=form, y=y[ok], X=X[ok], w=None if w is None else w[ok], weights_name=weights_name,

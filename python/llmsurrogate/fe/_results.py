@@ -255,7 +255,7 @@ class FeolsResult(Result):
             effects = self._fixef_effects()
             for fe, name in zip(form.fixef, self.fixef_names):
                 codes, labels = _factorize_labels(frame, fe)
-                vals = effects[name].reindex([str(v) for v in labels]).to_numpy(dtype=np.float64)
+                vals = effects[name].reindex(labels.strings()).to_numpy(dtype=np.float64)
                 add = np.full(n, np.nan)
                 add[codes >= 0] = vals[codes[codes >= 0]]
                 xb = xb + add
@@ -358,13 +358,18 @@ class FeolsResult(Result):
                        notes=notes, float_format="{:.6g}")
 
 
-def _sort_key(labels: np.ndarray, values) -> np.ndarray:
-    """Positions of ``labels`` in sorted order of their values (numbers as numbers)."""
+def _sort_key(levels) -> np.ndarray:
+    """Positions of the levels (a LevelLabels) in sorted order of their values, as formulaic sorts a
+    column's levels (numbers as numbers, strings as strings; an interacted fixed effect by its
+    columns in turn); values that do not compare are sorted as strings."""
+    parts = [np.asarray(p) for p in levels.parts]
     try:
-        num = np.array([float(v) for v in labels])
-        return np.argsort(num, kind="stable")
-    except (TypeError, ValueError):
-        return np.argsort(np.array([str(v) for v in labels], dtype=object), kind="stable")
+        keys = []
+        for p in reversed(parts):
+            keys.append(np.unique(p, return_inverse=True)[1])
+        return np.lexsort(keys) if len(keys) > 1 else np.argsort(keys[0], kind="stable")
+    except TypeError:
+        return np.argsort(levels.strings(), kind="stable")
 
 
 def _solve_effects(s: FittedSample, names: list) -> dict:
@@ -378,9 +383,10 @@ def _solve_effects(s: FittedSample, names: list) -> dict:
     n = len(d)
     w = np.ones(n) if s.w is None else np.asarray(s.w, dtype=np.float64)
     blocks, refs = [], []
-    for j, (codes, labels) in enumerate(zip(s.fe_codes, s.fe_labels)):
+    strings = [labels.strings() for labels in s.fe_labels]
+    orders = [_sort_key(labels) for labels in s.fe_labels]
+    for j, (codes, labels, order) in enumerate(zip(s.fe_codes, strings, orders)):
         g = len(labels)
-        order = _sort_key(labels, None)
         D = sparse.csr_matrix((np.ones(n), (np.arange(n), codes.astype(np.int64))), shape=(n, g))
         if j > 0:
             ref = int(order[0])
@@ -406,11 +412,10 @@ def _solve_effects(s: FittedSample, names: list) -> dict:
             sw = np.sqrt(w)
             alpha = lsqr(sparse.diags(sw) @ D, sw * d, atol=1e-14, btol=1e-14, iter_lim=100_000)[0]
     out, start = {}, 0
-    for name, labels, (ref, keep) in zip(names, s.fe_labels, refs):
+    for name, labels, order, (ref, keep) in zip(names, strings, orders, refs):
         vals = np.zeros(len(labels))
         vals[keep] = alpha[start:start + len(keep)]
         start += len(keep)
-        order = _sort_key(labels, None)
         out[name] = pd.Series(vals[order], index=pd.Index([str(v) for v in labels[order]], name=name), name=name)
     return out
 
