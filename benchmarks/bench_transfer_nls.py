@@ -51,11 +51,16 @@ def crra(eta, z1, z2, p):
 
 
 def cpt(alpha, beta, delta, gamma, z1, z2, p):
-    """The CE in the form the Rust core uses (U = 1 + (U - 1) with expm1/log1p), which keeps full
-    precision at the floor alpha, beta = 1e-8 where the direct powers lose ~1e-8 relative: both
-    sides then minimise the same objective to rounding."""
+    """The CE as the Rust core computes it: the direct powers for alpha, beta >= 1e-3, below that
+    U = 1 + (U - 1) with expm1/log1p, which keeps full precision at the floor 1e-8 where the direct
+    powers lose ~1e-8 relative; both sides then minimise the same objective to rounding."""
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         w = delta * p ** gamma / (delta * p ** gamma + (1 - p) ** gamma)
+        if alpha >= 1e-3 and beta >= 1e-3:
+            v1 = np.where(z1 >= 0, np.abs(z1) ** alpha, -(np.abs(z1) ** beta))
+            v2 = np.where(z2 >= 0, np.abs(z2) ** alpha, -(np.abs(z2) ** beta))
+            u = w * v1 + (1 - w) * v2
+            return np.where(u >= 0, np.abs(u) ** (1 / alpha), -(np.abs(u) ** (1 / beta)))
 
         def gain_m1(z):
             return np.where(z > 0, np.expm1(alpha * np.log(np.abs(z))), np.where(z == 0, -1.0, -(np.abs(z) ** beta) - 1))
