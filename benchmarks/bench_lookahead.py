@@ -325,6 +325,10 @@ def merge_rows(run, path: Path, only: set[str]) -> None:
     order = {name: i for i, name in enumerate(SECTIONS)}
     run.comparisons = sorted(kept + run.comparisons, key=lambda row: order.get(section_of(row) or "", len(order)))
     run.extra["sections_run"] = sorted(only)
+    others = sorted({section_of(row) or "?" for row in kept}, key=lambda name: order.get(name, len(order)))
+    if others:
+        run.notes += (f" This run re-measured {', '.join(sorted(only))}; the rows of {', '.join(others)} are from the run "
+                      f"of {stamp['date_utc']} (each marked from_run).")
 
 
 def main():
