@@ -36,6 +36,9 @@ from ..exceptions import ConvergenceError, InvalidArgumentError, ShapeError
 __all__ = ["EU", "CPT", "lottery_arrays"]
 
 _CPT_NAMES = ("alpha", "beta", "delta", "gamma")
+#: Revision of the Rust fitting procedure, part of the cache key so that a cache written by an earlier
+#: procedure is not reused: 2 = most restricted fit for unidentified parameters, expm1/log1p CPT CE.
+_NLS_REVISION = 2
 _CPT_LETTERS = {"a": 0, "b": 1, "d": 2, "g": 3}
 
 
@@ -97,7 +100,7 @@ class _NLSModel:
         """A string that identifies the fitting procedure (used by resumable builds)."""
         theta, free, lower, upper, starts = self._spec()
         return (f"{self._family}|theta={theta.tolist()}|free={free.tolist()}|lower={lower.tolist()}|"
-                f"upper={upper.tolist()}|starts={starts.tolist()}|max_iter={self.max_iter}")
+                f"upper={upper.tolist()}|starts={starts.tolist()}|max_iter={self.max_iter}|nls={_NLS_REVISION}")
 
     def _fit_domains(self, z1, z2, p, y, offsets, subsets, n_jobs=None) -> dict:
         theta, free, lower, upper, starts = self._spec()
