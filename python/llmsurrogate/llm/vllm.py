@@ -16,9 +16,9 @@ system RAM, a fixed KV cache of ``kv_cache_memory_bytes`` (1 GiB unless ``VLLM_C
 says otherwise) is reserved instead. Any other engine argument goes through ``engine_options``.
 
 Answer-token log-probabilities, one engine sequence per prompt (with ``max_tokens=1``). Where the
-installed vLLM has ``SamplingParams(logprob_token_ids=[...])`` (0.32 and later), the engine returns
-the log-probabilities of exactly the requested tokens (up to 128) in that pass, whatever their rank:
-exact, no fallback. Older versions get ``logprobs=k`` (the engine's ``max_logprobs``, default 20),
+installed vLLM has ``SamplingParams(logprob_token_ids=[...])`` (vLLM 0.26 and 0.32 have it), the
+engine returns the log-probabilities of exactly the requested tokens (up to 128) in that pass,
+whatever their rank: exact, no fallback. Older versions get ``logprobs=k`` (the engine's ``max_logprobs``, default 20),
 and the requested tokens are read from the top-k log-probabilities of the next-token distribution.
 :attr:`VLLMBackend.last_paths` records, per sequence of the last call, which path gave its values
 (``"token_ids"``, ``"top_k"`` or ``"exact"``) and :attr:`VLLMBackend.path_counts` counts them since
@@ -62,6 +62,9 @@ __all__ = ["VLLMBackend"]
 #: The KV cache reserved on a CPU by default (bytes): vLLM's ``gpu_memory_utilization`` would
 #: reserve that fraction of the system's RAM there.
 CPU_KV_CACHE_BYTES = 1 << 30
+#: Prompts per engine call by default: on a CPU a killed run redoes at most this many; on a GPU
+#: larger calls keep the engine's batches full (about 5 s of work on an H100 for a 1B model).
+PROMPTS_PER_CALL = {"cpu": 2048, "cuda": 8192}
 #: The most tokens ``SamplingParams(logprob_token_ids=...)`` takes (vLLM's MAX_LOGPROB_TOKEN_IDS).
 MAX_LOGPROB_TOKEN_IDS = 128
 #: ``VLLMBackend`` arguments that are not to be given again through ``engine_options``.
@@ -83,7 +86,12 @@ class VLLMBackend(TokenizerMixin):
     gpu_memory_utilization : the fraction of GPU memory the engine takes (``None``: 0.85 on a GPU;
         on a CPU not passed, a fixed KV cache is reserved instead, see ``engine_options``).
     max_model_len, seed : passed to ``vllm.LLM``.
-    batch_size : sequences per engine step (vLLM's ``max_num_seqs``; ``None``: vLLM's default).
+    batch_size : sequences per engine step (vLLM's ``max_num_seqs``; ``None``: vLLM's default). On a
+        GPU, scoring is prefill with one generated token, and larger engine steps help: on an H100
+        with a 1B Llama, ``batch_size=1024, engine_options={"max_num_batched_tokens": 65536}`` scored
+        4,000 risk-score prompts in 2.24 s against 2.52 s with vLLM's defaults
+        (benchmarks/results/llm_gpu_risk.json). They are not the default: with vLLM 0.26 the same
+        settings crashed FlashAttention 3 on a toy model with a head dimension of 32.
     engine_options : further keyword arguments of ``vllm.LLM`` (e.g. ``{"kv_cache_memory_bytes":
         2 << 30}``, ``{"swap_space": 0}``); on a CPU ``kv_cache_memory_bytes`` defaults to 1 GiB
         unless ``VLLM_CPU_KVCACHE_SPACE`` is set.
@@ -94,7 +102,8 @@ class VLLMBackend(TokenizerMixin):
     max_logprobs : the top-k log-probabilities returned per prompt (the engine's ``max_logprobs``);
         a requested token outside them sends that prompt through the exact path.
     prompts_per_call : prompts handed to the engine per call by the cached scoring functions (the
-        engine schedules its own batches; a run killed mid-call redoes that call).
+        engine schedules its own batches; a run killed mid-call redoes that call). ``None``: 8192 on a
+        GPU, 2048 on a CPU.
 
     Examples
     --------
@@ -117,12 +126,13 @@ class VLLMBackend(TokenizerMixin):
     def __init__(self, model_path, *, dtype: str = "auto", device: str | None = None, tensor_parallel_size: int = 1,
                  gpu_memory_utilization: float | None = None, max_model_len: int | None = None, seed: int = 0,
                  truncation: str = "error", enforce_eager: bool = False, max_logprobs: int = 20,
-                 prompts_per_call: int = 2048, enable_prefix_caching: bool = True, batch_size: int | None = None,
+                 prompts_per_call: int | None = None, enable_prefix_caching: bool = True, batch_size: int | None = None,
                  engine_options: Mapping[str, Any] | None = None, logprob_token_ids: bool | None = None):
         self.path = check_model_dir(model_path)
         self.truncation = check_choice(truncation, "truncation", ["error", "left"])
         self.max_logprobs = check_int(max_logprobs, "max_logprobs", minimum=1)
-        self.prompts_per_call = check_int(prompts_per_call, "prompts_per_call", minimum=1)
+        if prompts_per_call is not None:
+            prompts_per_call = check_int(prompts_per_call, "prompts_per_call", minimum=1)
         if device is not None:
             device = check_choice(str(device), "device", ["cuda", "cpu"])
         if engine_options is not None and not isinstance(engine_options, Mapping):
@@ -157,13 +167,15 @@ class VLLMBackend(TokenizerMixin):
         has_ids = _has_logprob_token_ids(vllm)
         if logprob_token_ids and not has_ids:
             raise InvalidArgumentError(f"argument `logprob_token_ids`: the installed vLLM ({_vllm_version(vllm)}) has "
-                                       "no SamplingParams(logprob_token_ids=...) (vLLM 0.32 and later); pass None or False")
+                                       "no SamplingParams(logprob_token_ids=...) (vLLM 0.26 and 0.32 have it); "
+                                       "pass None or False")
         self.one_pass = has_ids if logprob_token_ids is None else logprob_token_ids
         platform = _platform(vllm)
         if device is not None and platform is not None and device != platform:
             raise InvalidArgumentError(f"argument `device` is {device!r}, but the installed vLLM "
                                        f"({_vllm_version(vllm)}) runs on {platform!r}")
         self.device = device or platform or "cuda"
+        self.prompts_per_call = prompts_per_call or PROMPTS_PER_CALL[self.device]
         if gpu_memory_utilization is not None:
             options["gpu_memory_utilization"] = float(gpu_memory_utilization)
         elif self.device != "cpu":
@@ -314,7 +326,8 @@ def _vllm_version(vllm) -> str:
 
 
 def _has_logprob_token_ids(vllm) -> bool:
-    """Whether the installed vLLM's SamplingParams takes ``logprob_token_ids`` (0.32 and later)."""
+    """Whether the installed vLLM's SamplingParams takes ``logprob_token_ids`` (vLLM 0.26 and 0.32 do;
+    read from its fields or signature, not its version number)."""
     sp = vllm.SamplingParams
     fields = getattr(sp, "__struct_fields__", None) or getattr(sp, "__annotations__", {})
     if "logprob_token_ids" in fields:
