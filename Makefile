@@ -29,12 +29,13 @@ LOCK        ?= requirements/test.lock
 LOCK_EXTRAS := test hf openai serve docs polars parquet dask ray
 PIP_LOCKED   = $(if $(LOCK),PIP_CONSTRAINT=$(abspath $(LOCK)))
 
-.PHONY: help demo test docs venv build build-test dist wheelhouse r-deps test-rust test-python test-r r-docs bench bench-quick bench-venv lock lock-vllm test-vllm test-latest clean
+.PHONY: help demo test docs figures venv build build-test dist wheelhouse r-deps test-rust test-python test-r r-docs bench bench-quick bench-venv lock lock-vllm test-vllm test-latest clean
 
 help:
 	@echo "make demo   set everything up and run the demo on the bundled real data"
 	@echo "make test   set everything up (R and vLLM included) and run cargo, pytest, R and vLLM tests"
 	@echo "make docs   the documentation site in site/ (mkdocs, strict)"
+	@echo "make figures  regenerate docs/figures/ from the package's own plot methods and demos (~3 min)"
 	@echo "make lock   regenerate requirements/test.lock (the locked test environment)"
 	@echo "make test-latest  the whole suite against the newest releases (not part of CI)"
 	@echo "make test-vllm    the vLLM tests against vLLM's real CPU engine and OpenAI server (.venv-vllm)"
@@ -146,6 +147,11 @@ test-latest:
 
 demo: build
 	$(VENV)/bin/llmsurrogate demo --out $(DEMO_OUT)
+
+# docs/figures/: every figure drawn by the package's own plot methods and demos (scripts/make_figures.py;
+# about 2 minutes, plus 1-2 to train the tiny model the first time)
+figures: build
+	$(PY) scripts/make_figures.py
 
 # The documentation site (mkdocs.yml) in site/. --strict: a warning (a broken link, a docstring
 # griffe cannot parse) fails the build. The package goes in with the docs extra (mkdocs and its

@@ -85,7 +85,7 @@ def test_adapters_stay_importable_from_the_bridge_and_by_their_earlier_names():
 
     assert rbridge.r_feols is fe.r_feols and rbridge.r_etable is fe.r_etable
     assert rbridge.r_lookahead_bootstrap is lookahead.r_lookahead_bootstrap and rbridge.r_lap is lookahead.r_lap
-    assert rbridge.R_CALLABLE["fe"] == {"feols", "etable"}
+    assert {"feols", "etable"} <= rbridge.R_CALLABLE["fe"]
     with pytest.raises(InvalidArgumentError) as new:
         rbridge.call("fe.etable", [], type="text")
     with pytest.raises(InvalidArgumentError) as old:  # the name the R package of the previous release calls

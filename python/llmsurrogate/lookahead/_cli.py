@@ -168,7 +168,8 @@ def lap_command(model, data_path, text_column, out_path, k, method, answers, lap
               help="Extra terms, comma-separated; ':' for products (Table III: small,llm:small,lap:small,llm:lap:small).")
 @click.option("--standardize", is_flag=True, help="z-score outcome, signal and LAP first (Table V, Figure III).")
 @click.option("--n-boot", type=click.IntRange(0), default=0, show_default=True,
-              help="Pairs-bootstrap replications of the interaction (the paper: 10000); 0 for none.")
+              help="Bootstrap replications of the interaction (the paper: 10000, pairs); 0 for none. "
+                   "--resample picks rows (pairs) or blocks.")
 @deprecated_option("--bootstrap", "--n-boot", type=click.IntRange(0))
 @click.option("--resample", default="obs", show_default=True,
               help="Bootstrap: 'obs' (rows, the paper's) or a column whose levels are resampled as blocks (date, firm).")
