@@ -125,7 +125,7 @@ def risk_command(data_path, task_spec, backend, model, method, cache_dir, out_di
     task_file = Path(str(task_spec))
     manifest = start_run([("--data", data_path)] + ([("--task", task_file)] if task_file.is_file() else [])
                          + ([("--train-data", train_path)] if train_path else []),
-                         seeds={"draws": seed, "bootstrap": seed})
+                         seeds={"bootstrap": seed, **({"draws": seed} if subsample or few_shot or fit_threshold else {})})
     plan = _plan_rows(frame, task, data_path, train_path, subsample=subsample, few_shot=few_shot,
                       balanced=not no_balance, fit_threshold=fit_threshold, seed=seed)
     frame = plan["rows"]
