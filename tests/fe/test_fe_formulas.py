@@ -179,3 +179,25 @@ def test_parsed_formula_records_its_columns():
     plain = fe.parse_formula("y ~ a:b + a*c + b - 1")
     assert not plain.transformed and plain.term_names == ["Intercept", "a", "c", "b", "a:b", "a:c"][1:] \
         and not plain.intercept
+
+
+@pytest.mark.parametrize("fml, param", [("y ~ x + C(g) | firm", "C(g)[T.b]"), ("y ~ C(g) + x + log(z)", "x"),
+                                        ("y ~ i(g, x, ref='a') + x", "g::c:x")])
+def test_the_bootstrap_takes_the_column_of_a_transform(fml, param):
+    # each replication equals feols with that replication's counts as weights (the column named,
+    # not the term at the same place in the formula: C(g) makes two columns)
+    rng = np.random.default_rng(5)
+    n = 300
+    d = pd.DataFrame({"firm": rng.integers(0, 15, n), "g": rng.choice(["a", "b", "c"], n), "x": rng.normal(size=n),
+                      "z": rng.uniform(1, 3, n)})
+    d["y"] = d["x"] + (d["g"] == "b") * 0.7 + np.log(d["z"]) + rng.normal(size=n)
+    boot = fe.bootstrap(fml, d, param=param, n_boot=4, seed=11, n_jobs=1)
+    assert boot.estimate == pytest.approx(fe.feols(fml, d, fixef_rm="none").coef()[param], rel=1e-12)
+    for b in range(4):
+        w = fe.bootstrap_counts(n, 11, b)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", LLMSurrogateWarning)
+            want = fe.feols(fml, d, weights=w, fixef_rm="none").coef()[param]
+        assert boot.draws[b] == pytest.approx(want, rel=1e-8)
+    with pytest.raises(InvalidArgumentError, match="`param`.*C\\(g\\)\\[T.b\\]"):
+        fe.bootstrap("y ~ x + C(g)", d, param="C(g)", n_boot=2, seed=1)

@@ -12,11 +12,14 @@ Shared machinery (the lookahead-bias test builds on it; it imports no capability
     >>> round(float(fit.coef()["x"]), 1)
     2.0
 
-* :func:`feols` -- ``"y ~ x1 + x2 + x1:x2 | firm + date"``; ``vcov`` ``"iid"``, ``"hetero"`` (HC1),
-  ``{"CRV1": "date"}`` or ``{"CRV1": "firm+date"}``; analytic weights; singletons, collinear
-  regressors and rows with missing values dropped with a count and a warning.
+* :func:`feols` -- ``"y ~ x1 + x2 + x1:x2 | firm + date"``, with pyfixest's transforms
+  (``C(x)``, ``factor(x)``, ``i(x, ref=...)``, ``log()``, ``exp()``, ``I(...)``, ``poly()``, ``- 1``);
+  ``vcov`` ``"iid"``, ``"hetero"`` (HC1), ``"HC2"``, ``"HC3"``, ``{"CRV1": "date"}`` or
+  ``{"CRV1": "firm+date"}``; analytic or frequency weights; singletons, collinear regressors and
+  rows with missing values dropped with a count and a warning.
 * :class:`FeolsResult` -- ``coef()``, ``se()``, ``tstat()``, ``pvalue()``, ``confint()``,
-  ``tidy()``, ``summary()``, ``nobs``, ``r2``, ``r2_within``, ``fe_levels``.
+  ``tidy()``, ``summary()``, ``predict()``, ``resid()``, ``fixef()``, ``model_matrix()``,
+  ``obs_index``, ``nobs``, ``df_resid``, ``r2``, ``r2_within``, ``fe_levels``, ``fixef_names``.
 * :func:`bootstrap` -- the pairs (rows) or cluster (blocks of a column) bootstrap of one
   coefficient, in Rust, reproducible by seed for any thread count (:class:`FeolsBootstrap`);
   :func:`bootstrap_counts`, the weights of one replication.

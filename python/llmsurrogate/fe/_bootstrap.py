@@ -114,17 +114,23 @@ def bootstrap(fml: str | Formula, data, *, param: str | None = None, n_boot: int
     if not form.fixef and not form.intercept:
         raise InvalidArgumentError("argument `fml`: the bootstrap needs fixed effects or an intercept; "
                                    "remove the `0` / `-1` term")
-    terms = [t for t in form.term_names if t != "Intercept" or not form.intercept]
-    if param is None:
-        if len(terms) != 1:
-            raise InvalidArgumentError(f"argument `param`: name the term to bootstrap, one of {terms}")
-        param = terms[0]
-    if param not in terms:
-        raise InvalidArgumentError(f"argument `param`: {param!r} is not a regressor of the formula; one of {terms}")
+    def regressor(terms: list, param):
+        terms = [t for t in terms if t != "Intercept"]
+        if param is None:
+            if len(terms) != 1:
+                raise InvalidArgumentError(f"argument `param`: name the term to bootstrap, one of {terms}")
+            param = terms[0]
+        if param not in terms:
+            raise InvalidArgumentError(f"argument `param`: {param!r} is not a regressor of the formula; one of {terms}")
+        return terms, param
+
+    if not form.transformed:  # the names are known before the data are read
+        terms, param = regressor(form.term_names, param)
     n_jobs = resolve_n_jobs(n_jobs)
     frame = as_frame(data, "data")
     spec = VcovSpec("CRV1", (cluster,)) if cluster is not None else VcovSpec("iid")
     design = build_design(form, frame, data, spec, None, "none", stacklevel=3)
+    terms, param = regressor(design.names, param)  # a transform's columns: C(g)[T.b], ...
     fit = fit_design(design, VcovSpec("iid"), fixef_tol=fixef_tol, fixef_maxiter=fixef_maxiter,
                      collin_tol=collin_tol, n_jobs=n_jobs, started=started)
     if param not in fit.terms or fit.dropped_collinear:
@@ -145,7 +151,7 @@ def bootstrap(fml: str | Formula, data, *, param: str | None = None, n_boot: int
     # the outcome and the regressors (not the intercept: a one-level fixed effect absorbs it) as rows
     # of a (p, n) array, centred: the kernel's collinearity rule then compares a column's pivot with
     # its sum of squares about its mean, as feols does, not with its level
-    first = int(form.intercept)
+    first = int(design.names[0] == "Intercept")
     x = np.vstack([design.y] + [design.X[:, j] for j in range(first, design.X.shape[1])])
     x = np.ascontiguousarray(x - x.mean(axis=1, keepdims=True))
     codes = [renumber(c) for c in design.fe_codes] or [np.zeros(design.nobs, dtype=np.uint32)]
