@@ -287,7 +287,7 @@ COLUMN_CASES = {
                           "--grid", "5", "--no-plot", "--out", "{out}"], _panel, "llm",
                          "column 'llm' of --data {name}"),
     "transfer build --target": (["transfer", "build", "--data", "{data}", "--model", "eu", "--out", "{out}/t.csv"],
-                                _lotteries, "ce", "--data {name}: "),
+                                _lotteries, "ce", "--data {name}"),  # "--data f.csv: domain ..." or "--target 'ce': column 'ce' of --data f.csv"
     "lookahead test --signal": (["lookahead", "test", "--data", "{data}", "--outcome", "y", "--signal", "sig",
                                  "--lap", "lap", "--out", "{out}"], _panel, "sig", "--data {name}: column 'sig'"),
 }
