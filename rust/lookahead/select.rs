@@ -86,6 +86,25 @@ impl Select for f32 {
     }
 }
 
+/// Compensated (Neumaier) sums of `bottom[start[l]..start[l] + k[l]]` for 8 texts at once, one
+/// per lane of an AVX-512 register, each in ascending order: the same operations as
+/// `common::numerics::CompensatedSum::add` per lane, so the same bits (`sum + compensation`),
+/// and whether every value of a lane was finite. `None` where the CPU lacks AVX-512F.
+pub fn lane_sums8(simd: Simd, bottom: &[f64], start: &[usize; 8], k: &[usize; 8]) -> Option<([f64; 8], [bool; 8])> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if simd.avx512 {
+            for l in 0..8 {
+                assert!(k[l] == 0 || start[l] + k[l] <= bottom.len(), "lane {l} past the end");
+            }
+            // SAFETY: AVX-512F checked by `Simd::detect`; every lane's range lies within `bottom`
+            return Some(unsafe { avx512::lane_sums8(bottom, start, k) });
+        }
+    }
+    let _ = (simd, bottom, start, k);
+    None
+}
+
 /// The bits of `x` as an integer that orders like `f64::total_cmp` (the transform `total_cmp`
 /// itself applies); its own inverse.
 #[inline]
@@ -285,6 +304,42 @@ mod avx512 {
         true
     }
 
+    /// See `super::lane_sums8`.
+    ///
+    /// # Safety
+    /// AVX-512F; `start[l] + k[l] <= bottom.len()` for every lane with `k[l] > 0`.
+    #[target_feature(enable = "avx512f")]
+    pub unsafe fn lane_sums8(bottom: &[f64], start: &[usize; 8], k: &[usize; 8]) -> ([f64; 8], [bool; 8]) {
+        let mut s = _mm512_setzero_pd();
+        let mut c = _mm512_setzero_pd();
+        let mut finite: __mmask8 = 0xFF;
+        let st: [i64; 8] = std::array::from_fn(|l| start[l] as i64);
+        let kk: [i64; 8] = std::array::from_fn(|l| k[l] as i64);
+        // SAFETY: 64 readable bytes each
+        let (st, kk) = unsafe { (_mm512_loadu_si512(st.as_ptr() as *const _), _mm512_loadu_si512(kk.as_ptr() as *const _)) };
+        let inf = _mm512_set1_pd(f64::INFINITY);
+        let max_k = k.iter().copied().max().unwrap_or(0);
+        for i in 0..max_k {
+            let iv = _mm512_set1_epi64(i as i64);
+            let m = _mm512_cmplt_epi64_mask(iv, kk);
+            // SAFETY (caller): lanes in m read within bottom; the others are not read
+            let x = unsafe { _mm512_mask_i64gather_pd::<8>(_mm512_setzero_pd(), m, _mm512_add_epi64(st, iv), bottom.as_ptr()) };
+            finite &= !(m & !_mm512_cmp_pd_mask::<_CMP_LT_OQ>(_mm512_abs_pd(x), inf));
+            let t = _mm512_add_pd(s, x);
+            // |s| >= |x| (false for NaN, as the scalar comparison)
+            let big = _mm512_cmp_pd_mask::<_CMP_GE_OQ>(_mm512_abs_pd(s), _mm512_abs_pd(x));
+            let a = _mm512_add_pd(_mm512_sub_pd(s, t), x);
+            let b = _mm512_add_pd(_mm512_sub_pd(x, t), s);
+            let corr = _mm512_mask_blend_pd(big, b, a);
+            c = _mm512_mask_add_pd(c, m, c, corr);
+            s = _mm512_mask_mov_pd(s, m, t);
+        }
+        let mut out = [0.0f64; 8];
+        // SAFETY: 64 writable bytes
+        unsafe { _mm512_storeu_pd(out.as_mut_ptr(), _mm512_add_pd(s, c)) };
+        (out, std::array::from_fn(|l| finite & (1 << l) != 0))
+    }
+
     /// The `k` smallest order keys (f32 keys, see `order_key32`) of `seg`, ascending, in
     /// `out[..k]`; false when a value is NaN. `0 < k <= min(seg.len(), SIMD_MAX_K)`.
     ///
@@ -391,6 +446,55 @@ mod tests {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn lane_sums8_gives_the_scalar_compensated_sums() {
+        let simd = Simd::detect();
+        if !simd.is_avx512() {
+            assert!(lane_sums8(simd, &[], &[0; 8], &[0; 8]).is_none());
+            eprintln!("AVX-512F not on this CPU: lane_sums8 not compared");
+            return;
+        }
+        // magnitudes from 1e-300 to 1e300 (both branches of the compensation), signed zeros,
+        // infinities of both signs (NaN compensation), lanes of length 0 to 70
+        let mut x = 0x0123_4567_89ab_cdefu64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for round in 0..400 {
+            let k: [usize; 8] = std::array::from_fn(|_| (next() % 71) as usize * usize::from(next() % 9 != 0));
+            let mut bottom = Vec::new();
+            let mut start = [0usize; 8];
+            for l in 0..8 {
+                start[l] = bottom.len();
+                for _ in 0..k[l] {
+                    let r = next();
+                    bottom.push(match r % 40 {
+                        0 => -0.0,
+                        1 => 0.0,
+                        2 if round % 5 == 0 => f64::NEG_INFINITY,
+                        3 if round % 7 == 0 => f64::INFINITY,
+                        _ => {
+                            let e = ((r >> 8) % 600) as i32 - 300;
+                            let m = ((r >> 20) as f64) / (1u64 << 44) as f64;
+                            if r & 1 == 0 { -m * 10f64.powi(e) } else { m * 10f64.powi(e) }
+                        }
+                    });
+                }
+            }
+            let (got, fin) = lane_sums8(simd, &bottom, &start, &k).unwrap();
+            for l in 0..8 {
+                let lane = &bottom[start[l]..start[l] + k[l]];
+                let mut acc = crate::common::numerics::CompensatedSum::new();
+                lane.iter().for_each(|&v| acc.add(v));
+                assert_eq!(got[l].to_bits(), acc.value().to_bits(), "round {round}, lane {l}");
+                assert_eq!(fin[l], lane.iter().all(|v| v.is_finite()), "round {round}, lane {l}");
             }
         }
     }
