@@ -12,11 +12,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.linear_model import Ridge
-
 from llmsurrogate import ess
 from llmsurrogate.ess._engine import describe_work, work_plan
 from llmsurrogate.ess._learners import Learner, resolve_learner
+from sklearn.linear_model import Ridge
 
 ROOT = Path(__file__).resolve().parents[2]
 FITS: list[int] = []

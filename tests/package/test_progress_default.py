@@ -16,7 +16,6 @@ import sys
 import textwrap
 
 import pytest
-
 from llmsurrogate._progress import RichProgress, interactive, progress_reporter
 
 # A random forest ESS small enough for a test: 300 rows, grid 5 and 20 (60 + 15 block fits, 2 tuned sizes)

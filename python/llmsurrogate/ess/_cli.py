@@ -22,10 +22,10 @@ from pathlib import Path
 import click
 import numpy as np
 
+from .._atomic import check_output_dir, save_figure, write_bytes, write_frame, write_text
 from .._cli_support import (RUN_JSON, FiniteFloat, NameList, NJobs, PositiveIntList, Seed, cli_names, cli_warnings,
                             data_column, handle_errors, progress_bar, read_table, start_run, use_agg_backend,
                             write_run_json)
-from .._atomic import check_output_dir, save_figure, write_bytes, write_frame, write_text
 from .._store import SUFFIX, EntryFormat, entry_name
 from ..exceptions import InvalidArgumentError
 from ._engine import HYBRID_MIN_BLOCKS
