@@ -25,7 +25,7 @@ out <- args[3]
 slow_rounds <- if (length(args) >= 4) as.integer(args[4]) else 1L
 worst_pairs <- if (length(args) >= 5) as.integer(args[5]) else 4L  # pairs timed for worst-case dominance
 sections <- if (length(args) >= 6) strsplit(args[6], ",")[[1]] else c("matrix", "long")
-slow <- c("check_worstcase_dominance", "r=1 long: check_worstcase_dominance")
+slow <- c("check_worstcase_dominance", "r=1 long: check_worstcase_dominance", "r=2 long: check_worstcase_dominance")
 
 suppressPackageStartupMessages({
   library(transferUQ, lib.loc = tuq_lib)
