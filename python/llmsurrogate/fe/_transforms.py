@@ -8,6 +8,7 @@ zeros). formulaic is imported here only, when such a formula is fitted."""
 
 from __future__ import annotations
 
+import re
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -91,16 +92,20 @@ class Built:
     spec: Any
 
 
+_CATEGORICAL_ATOM = re.compile(r"^(?:C|factor|i)\(\s*([A-Za-z_.][A-Za-z0-9_.]*)")
+
+
 def _estimated_columns(form: Formula, frame: pd.DataFrame) -> int:
+    """The columns the regressors will make, counted before they are built: per term the product of
+    the level counts of its C()/factor()/i() columns (1 for a numeric factor)."""
     levels = {c: int(frame[c].nunique(dropna=True)) for c in form.categorical}
     total = 0
     for term in form.terms:
         size = 1
         for atom in term:
-            for c, g in levels.items():
-                if atom.split("(", 1)[-1].lstrip().startswith(c) and atom.startswith(("C(", "factor(", "i(")):
-                    size *= max(g, 1)
-                    break
+            m = _CATEGORICAL_ATOM.match(atom)
+            if m and m.group(1) in levels:
+                size *= max(levels[m.group(1)], 1)
         total += size
     return total
 
