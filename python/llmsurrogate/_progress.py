@@ -35,7 +35,7 @@ from typing import Any, Optional, Union
 
 from .exceptions import InvalidArgumentError
 
-__all__ = ["ProgressCallback", "RichProgress", "interactive", "progress_reporter"]
+__all__ = ["ProgressCallback", "RichProgress", "interactive", "progress_reporter", "quiet_transformers"]
 
 #: ``progress(label, done, total)``; see the module docstring.
 ProgressCallback = Callable[[str, int, Optional[int]], None]
@@ -153,3 +153,22 @@ def progress_reporter(progress: Any, arg: str = "progress", notice: Notice = Non
     else:
         raise InvalidArgumentError(f"argument `{arg}` must be None, True, False or a callable progress(label, done, "
                                    f"total); got {type(progress).__name__}")
+
+
+@contextlib.contextmanager
+def quiet_transformers() -> Iterator[None]:
+    """transformers' own progress bars ("Loading weights", "Writing model shards") and info
+    messages off inside the block, as they were after it: the package's jobs report through
+    :func:`progress_reporter`, which knows whether anyone is watching. Needs transformers."""
+    from transformers.utils import logging as hf_logging
+
+    bars = hf_logging.is_progress_bar_enabled()
+    level = hf_logging.get_verbosity()
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(level)
+        if bars:
+            hf_logging.enable_progress_bar()

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ._optional import require
-from ._progress import progress_reporter
+from ._progress import progress_reporter, quiet_transformers
 from .exceptions import InvalidArgumentError
 from .llm.prompts import few_shot_prompt, multiple_choice_prompt, numeric_prompt
 from .llm.tasks import acs_income_task
@@ -206,7 +206,8 @@ def build_model(path, arch: str = "gpt2", *, tokenizer_kind: str = "bpe", vocab_
     else:
         raise InvalidArgumentError(f"argument `arch` must be 'gpt2' or 'llama'; got {arch!r}")
     model.eval()
-    model.save_pretrained(path)
+    with quiet_transformers():
+        model.save_pretrained(path)
     return path
 
 
@@ -240,8 +241,9 @@ def train_tiny_model(path, *, arch: str = "gpt2", n_rows: int = 3000, steps: int
     transformers = require("transformers", purpose="training a tiny model")
     t0 = time.perf_counter()
     build_model(path, arch, hidden=hidden, seed=seed, context=512)
-    tok = transformers.AutoTokenizer.from_pretrained(path, local_files_only=True)
-    model = transformers.AutoModelForCausalLM.from_pretrained(path, local_files_only=True)
+    with quiet_transformers():
+        tok = transformers.AutoTokenizer.from_pretrained(path, local_files_only=True)
+        model = transformers.AutoModelForCausalLM.from_pretrained(path, local_files_only=True)
     task = synthetic_income_task()
     df = synthetic_census(n_rows, seed=seed + 1000)
     rows = df.to_dict("records")
@@ -296,7 +298,8 @@ def train_tiny_model(path, *, arch: str = "gpt2", n_rows: int = 3000, steps: int
     finally:
         torch.set_num_threads(threads)
     model.eval()
-    model.save_pretrained(path)
+    with quiet_transformers():
+        model.save_pretrained(path)
     info = {"path": str(path), "seconds": time.perf_counter() - t0, "final_loss": float(np.mean(losses[-20:])),
             "steps": steps, "arch": arch}
     (Path(path) / "llmsurrogate_training.json").write_text(json.dumps(info, indent=1))
