@@ -113,6 +113,10 @@ def test_controls_standardisation_and_missing_rows():
                       vcov={"CRV1": "date"}, fixef_rm="none")
     assert r.estimate == pytest.approx(ref.coef()["llm:lap"], rel=1e-12)
     assert set(r.baseline.terms) == {"llm", "small", "llm:small"}
+    # transforms (feols takes them) are refused by name here: the baseline is built by dropping LAP's terms
+    for bad in (["log(small + 1)"], ["C(small)"]):
+        with pytest.raises(InvalidArgumentError, match="argument `controls`"):
+            la.lookahead_test(d, "y", "llm", "lap", controls=bad)
     # Table V: outcome, signal and LAP z-scored within the sample (ddof=1) before the product
     rs = la.lookahead_test(d, "y", "llm", "lap", standardize=True)
     z = d.copy()

@@ -62,6 +62,9 @@ def prepare(data, outcome: str, signal: str, lap: str, fe, controls, standardize
     rhs = [signal, lap, f"{signal}:{lap}"] + controls
     fml = f"{outcome} ~ {' + '.join(rhs)} | {' + '.join(fe)}"
     form = parse_formula(fml)
+    if form.transformed:
+        raise InvalidArgumentError("argument `controls`: column names and `:` products of them only (no C(), "
+                                   "log(), I(), ...); add a transformed column to `data` instead")
     base_terms = [signal] + [c for c in controls if lap not in c.replace("*", ":").split(":")]
     base_fml = f"{outcome} ~ {' + '.join(base_terms)} | {' + '.join(fe)}"
     used = list(dict.fromkeys(form.columns() + [c for c in extra if c is not None]))
