@@ -184,10 +184,14 @@ def default_features(frame, outcome: str, prediction: str | None, data_path: Pat
 @click.option("--variance", default="difference", show_default=True, type=click.Choice(["difference", "sum"]))
 @click.option("--regime", default="hybrid", show_default=True, type=click.Choice(["hybrid", "fixed_N", "fixed_B"]))
 @click.option("--bias-correct", is_flag=True, help="Add 2 V_test/(B-1) to the fixed-N variance (docs/methods/ess.md §4.6; not in the paper).")
-@click.option("--tuning", default="per_n_subset", show_default=True, type=click.Choice(["per_n_subset", "per_block", "none"]))
+@click.option("--tuning", default="per_n_subset", show_default=True, type=click.Choice(["per_n_subset", "per_block", "none"]),
+              help="Hyperparameters: a grid search on a subset of size N at each grid size (for rf: 12 settings x "
+              "3-fold CV = 36 forests), inside every block, or scikit-learn's defaults (for rf not faster: "
+              "full-depth trees). Cost of each: docs/methods/ess.md §8.3.")
 @click.option("--seed", type=Seed(allow_none=True), default="0", show_default=True, help="Permutation seed (an integer), or 'none' to keep the file's order.")
 @click.option("--n-estimators", default=300, show_default=True, type=click.IntRange(1, 100_000),
-              help="Trees for --algorithm rf (1 to 100,000).")
+              help="Trees for --algorithm rf (1 to 100,000); time grows about in proportion "
+              "(docs/methods/ess.md §8.3).")
 @click.option("--missing", default="error", show_default=True, type=click.Choice(["error", "drop"]),
               help="Rows with a missing outcome, prediction or feature: stop with an error, or drop them (with a warning).")
 @click.option("--n-jobs", type=NJobs(), default=None, help="Workers for the block fits and threads for the Rust kernels "
