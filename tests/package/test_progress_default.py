@@ -10,13 +10,14 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import pty
 import subprocess
 import sys
 import textwrap
 
 import pytest
 from llmsurrogate._progress import RichProgress, interactive, progress_reporter
+
+pty = pytest.importorskip("pty", reason="a pseudo-terminal needs a POSIX system")
 
 # A random forest ESS small enough for a test: 300 rows, grid 5 and 20 (60 + 15 block fits, 2 tuned sizes)
 SCRIPT = textwrap.dedent("""
