@@ -103,3 +103,18 @@ def test_transferuq_interval_adapters_take_and_name_coverage():
             list(transfer.forecast_interval(errors, 0.5, side="two", pooled=True))
     with pytest.raises(InvalidArgumentError, match="argument `coverage` must lie in"):
         rbridge.call("transfer.forecast_interval", errors, 1.5, side="two", pooled=True)
+
+
+def test_r_first_call_imports_only_what_it_needs():
+    """R's first call imports llmsurrogate.rbridge: that loads neither numpy nor pandas nor a
+    capability, and upper_quantile() from R loads no pandas (issue 26, item 3: a slow first call)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, llmsurrogate.rbridge as rb\n"
+            "heavy = ('numpy', 'pandas', 'scipy', 'llmsurrogate.results', 'llmsurrogate.transfer', 'llmsurrogate.ess')\n"
+            "print(sorted(m for m in heavy if m in sys.modules))\n"
+            "print(rb.r_call('quantiles.upper_quantile', [1.0, 2.0, 3.0], [0.5])['value'])\n"
+            "print(sorted(m for m in ('pandas', 'scipy') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines() == ["[]", "[2.0]", "[]"]

@@ -17,11 +17,13 @@ Two routes, for two directions of use:
 * **Python calling R (rpy2, for tests and users).** :func:`pandas_to_r` and :func:`r_to_pandas`
   convert data frames with rpy2's conversion-context API (rpy2 >= 3.5.17, < 3.6 while R is 4.2);
   :func:`r_converter` gives the converter for ``with r_converter().context(): ...`` blocks
-  (:mod:`~llmsurrogate.rbridge._rpy2`; rpy2 is imported when first used).
+  (:mod:`~llmsurrogate.rbridge._rpy2`, loaded with pandas when one of them is first used; rpy2
+  when it is first called).
 
 The adapters (``r_feols``, ``r_etable``, ``r_lookahead_test``, ``r_lookahead_bootstrap``,
 ``r_lap``) stay importable from here; their modules, which import their capability, load on first
-use, so that ``import llmsurrogate.rbridge`` (R's first call) loads no capability it does not call.
+use, so that ``import llmsurrogate.rbridge`` (R's first call) loads no capability it does not call,
+nor numpy or pandas (``upper_quantile()`` from R needs neither pandas nor a capability).
 """
 
 from __future__ import annotations
@@ -31,14 +33,14 @@ from typing import Any
 
 from ._call import ADAPTERS, call, r_call, r_functions, shutdown_workers
 from ._convert import _r_matrix, from_r, r_message, to_plain, to_r_columns
-from ._rpy2 import pandas_to_r, r_converter, r_to_pandas, rpy2_robjects
 
 __all__ = ["to_r_columns", "to_plain", "from_r", "call", "r_call", "r_message", "pandas_to_r", "r_to_pandas",
            "r_converter"]
 
-# adapter -> its module (loaded on first use)
+# adapter or rpy2 helper -> its module (loaded on first use)
 _ADAPTER_NAMES = {"r_feols": "fe", "r_etable": "fe", "r_lookahead_test": "lookahead",
-                  "r_lookahead_bootstrap": "lookahead", "r_lap": "lookahead"}
+                  "r_lookahead_bootstrap": "lookahead", "r_lap": "lookahead", "pandas_to_r": "_rpy2",
+                  "r_to_pandas": "_rpy2", "r_converter": "_rpy2", "rpy2_robjects": "_rpy2"}
 
 
 def __getattr__(name: str) -> Any:

@@ -9,6 +9,10 @@ data frames and vectors as typed columns with the positions of their missing val
 :func:`from_r` turns into lists with ``None`` there. :func:`r_message` puts a Python message in R's
 terms. :func:`_r_frame` and :func:`_r_names` are the adapters' helpers for R's columns and
 character vectors.
+
+numpy and pandas are not imported here: R's first call imports only what the function it calls
+needs (``upper_quantile()`` loads no pandas). A value can be a numpy or pandas object only once
+that library was imported, so the checks look for them in ``sys.modules``.
 """
 
 from __future__ import annotations
@@ -16,35 +20,45 @@ from __future__ import annotations
 import datetime
 import math
 import re
+import sys
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
-from .._validation import as_frame
 from ..exceptions import InvalidArgumentError
-from ..results import Result
 
 __all__ = ["to_r_columns", "to_plain", "from_r", "r_message"]
 
 
 def _plain_scalar(v: Any) -> Any:
-    if v is None:
-        return None
-    if isinstance(v, (np.floating, float)):
-        return None if math.isnan(float(v)) else float(v)
-    if isinstance(v, (np.bool_, bool)):
-        return bool(v)
-    if isinstance(v, (np.integer, int)):
-        # reticulate 1.28 turns ints outside R's 32-bit integer range into 0 or NA without an
-        # error: send those as doubles (exact up to 2**53).
-        return int(v) if -(2**31) < int(v) < 2**31 else float(v)
-    if v is pd.NA or v is pd.NaT:
-        return None
-    if isinstance(v, pd.Timestamp):
-        return v.isoformat()
+    if v is None or isinstance(v, str):
+        return v
+    if isinstance(v, float):
+        return None if math.isnan(v) else float(v)
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, int):
+        return _plain_int(v)
+    np = sys.modules.get("numpy")
+    if np is not None:
+        if isinstance(v, np.floating):
+            return None if math.isnan(float(v)) else float(v)
+        if isinstance(v, np.bool_):
+            return bool(v)
+        if isinstance(v, np.integer):
+            return _plain_int(int(v))
+    pd = sys.modules.get("pandas")
+    if pd is not None:
+        if v is pd.NA or v is pd.NaT:
+            return None
+        if isinstance(v, pd.Timestamp):
+            return v.isoformat()
     return v
+
+
+def _plain_int(v: int) -> int | float:
+    # reticulate 1.28 turns ints outside R's 32-bit integer range into 0 or NA without an error:
+    # send those as doubles (exact up to 2**53).
+    return v if -(2**31) < v < 2**31 else float(v)
 
 
 def to_r_columns(data: Any) -> dict[str, list]:
@@ -56,6 +70,8 @@ def to_r_columns(data: Any) -> dict[str, list]:
     >>> to_r_columns(pd.DataFrame({"a": [1.5, float("nan")], "b": ["x", None]}))
     {'a': [1.5, None], 'b': ['x', None]}
     """
+    from .._validation import as_frame  # numpy and pandas: only when a frame is converted
+
     frame = as_frame(data)
     out = {}
     for col in frame.columns:
@@ -72,14 +88,19 @@ def to_plain(obj: Any) -> Any:
     Frames become ``{"__frame__": {column: list}}``; results become ``{"__result__": kind, "tidy":
     frame, "summary": text, "json": text}``; arrays become lists.
     """
-    if isinstance(obj, Result):
+    if obj is None or isinstance(obj, (str, float, int)):
+        return _plain_scalar(obj)
+    results = sys.modules.get("llmsurrogate.results")
+    if results is not None and isinstance(obj, results.Result):
         return {"__result__": obj.kind, "tidy": to_plain(obj.tidy()), "summary": obj.summary().as_text(),
                 "json": obj.to_json(indent=None)}
-    if isinstance(obj, pd.DataFrame):
+    pd = sys.modules.get("pandas")
+    if pd is not None and isinstance(obj, pd.DataFrame):
         return {"__frame__": to_r_columns(obj.reset_index() if obj.index.name else obj)}
-    if isinstance(obj, pd.Series):
+    if pd is not None and isinstance(obj, pd.Series):
         return {"__frame__": to_r_columns(obj.reset_index())}
-    if isinstance(obj, np.ndarray):
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(obj, np.ndarray):
         return [to_plain(v) for v in obj.tolist()]
     if isinstance(obj, Mapping):
         return {str(k): to_plain(v) for k, v in obj.items()}
@@ -173,6 +194,8 @@ def _r_matrix(spec: Mapping) -> Any:
     long frame; one with missing off-diagonal cells becomes the long ``{"train", "test", "error"}``
     columns (1-based domains, ``None`` for a missing error) that the pooled reading of transferUQ's
     forms takes, with its warning."""
+    import numpy as np
+
     nrow = int(spec.get("nrow"))
     raw = spec.get("bytes")
     key = None
@@ -241,6 +264,9 @@ def _r_frame(columns: Mapping[str, Any]):
     or logical column with ``NA``, or one that is all ``NA``) becomes float64 with NaN, so that it
     stays numeric; any other column (factor labels, strings, dates) stays as its objects, ``None``
     missing."""
+    import numpy as np
+    import pandas as pd
+
     out = {}
     for name, values in columns.items():
         values = _listed(values)

@@ -1,7 +1,8 @@
 #' llmsurrogate: value and trustworthiness of LLMs as stand-ins for human data
 #'
 #' R interface to the 'llmsurrogate' Python package (numerical core in Rust), called through
-#' 'reticulate'. Python starts on the first call. Choose the interpreter with the environment
+#' 'reticulate'. Attaching the package loads neither 'reticulate' nor Python: both start on the
+#' first call that needs them (a few seconds, once per session). Choose the interpreter with the environment
 #' variable `LLMSURROGATE_PYTHON` (read when the package is loaded), or create the default
 #' virtualenv with [install_llmsurrogate()].
 #'
@@ -20,7 +21,7 @@
 #'   docs/methods/transfer.md.
 #' * Risk scores from a local language model: [risk_scores()], [evaluate_risk_scores()].
 #' * Lookahead bias in LLM forecasts: [lap()], [lookahead_test()], [lookahead_bootstrap()];
-#'   fixed-effects OLS: [feols()], [etable()]; methods in docs/methods/lookahead.md.
+#'   fixed-effects OLS: [feols()], [etable()], [fixef()]; methods in docs/methods/lookahead.md.
 #' * Quantiles: [upper_quantile()], [lower_quantile()], [quantile_interval()],
 #'   [weighted_upper_quantile()], [weighted_lower_quantile()], [weighted_quantile_interval()].
 #' * Data: [load_certainty_equivalents()], [certainty_equivalent_domains()],
@@ -47,6 +48,7 @@ llmsurrogate_available <- function() {
   # the submodule, not "llmsurrogate" alone: where Python lacks the package, a folder named
   # llmsurrogate in R's working directory (R CMD check's installed copy, the r-bridge folder)
   # imports as an empty namespace package
+  .modules()  # the interpreter chosen as every call chooses it
   isTRUE(tryCatch(reticulate::py_module_available("llmsurrogate.rbridge"), error = function(e) FALSE))
 }
 

@@ -1,7 +1,7 @@
-# Python handles, filled in by .onLoad() with delay-loaded modules: Python starts on first use,
-# not when the package is attached.
-.py <- NULL
-.rbridge <- NULL
+# Python handles `.py` (llmsurrogate) and `.rbridge` (llmsurrogate.rbridge): active bindings made
+# by .onLoad() that call .modules(). Nothing touches reticulate when the package is attached (loading
+# reticulate loads Matrix, about 1 s of CPU): reticulate is loaded, and Python started, by the first
+# call that needs Python.
 
 # Its finalizer runs when R exits and stops the worker processes that parallel fits (n_jobs > 1)
 # started: reticulate does not run Python's exit handlers.
@@ -10,7 +10,7 @@
 # Only when llmsurrogate.rbridge was imported: touching the module proxy after a failed import
 # (Python without 'llmsurrogate') would print reticulate's configuration dump as R exits.
 .stop_python_workers <- function(env) {
-  if (reticulate::py_available(initialize = FALSE)) {
+  if (isNamespaceLoaded("reticulate") && reticulate::py_available(initialize = FALSE)) {
     try(silent = TRUE, {
       rbridge <- reticulate::py_eval("__import__('sys').modules.get('llmsurrogate.rbridge')")
       if (!is.null(rbridge)) {
@@ -61,6 +61,28 @@
        "interpreter that has 'llmsurrogate' installed.", call. = FALSE)
 }
 
+# The delay-loaded modules, made on first use (before anything else starts Python, so that
+# reticulate looks for the virtualenv install_llmsurrogate() creates when no Python was chosen).
+.modules <- function() {
+  mods <- .state$modules
+  if (!is.null(mods)) {
+    return(mods)
+  }
+  if (!nzchar(Sys.getenv("LLMSURROGATE_PYTHON", unset = "")) &&
+      utils::packageVersion("reticulate") >= "1.41" &&
+      !nzchar(Sys.getenv("RETICULATE_PYTHON", unset = "")) &&
+      !reticulate::virtualenv_exists(.default_envname)) {
+    # Newer reticulate can provision an ephemeral environment on demand.
+    py_require <- getExportedValue("reticulate", "py_require")
+    try(py_require("llmsurrogate"), silent = TRUE)
+  }
+  delay <- list(environment = .default_envname, on_error = .load_error)
+  mods <- list(py = reticulate::import("llmsurrogate", delay_load = delay),
+               rbridge = reticulate::import("llmsurrogate.rbridge", delay_load = list(on_error = .load_error)))
+  .state$modules <- mods
+  mods
+}
+
 .onLoad <- function(libname, pkgname) {
   # loky's resource tracker (a helper process of parallel fits) removes joblib's temporary folders
   # when R exits, but warns about each one, as R does not run Python's exit handlers: quiet that
@@ -74,15 +96,9 @@
   .state$python <- python
   if (nzchar(python)) {
     Sys.setenv(RETICULATE_PYTHON = python)
-  } else if (utils::packageVersion("reticulate") >= "1.41" &&
-             !nzchar(Sys.getenv("RETICULATE_PYTHON", unset = "")) &&
-             !reticulate::virtualenv_exists(.default_envname)) {
-    # Newer reticulate can provision an ephemeral environment on demand.
-    py_require <- getExportedValue("reticulate", "py_require")
-    try(py_require("llmsurrogate"), silent = TRUE)
   }
-  delay <- list(environment = .default_envname, on_error = .load_error)
-  .py <<- reticulate::import("llmsurrogate", delay_load = delay)
-  .rbridge <<- reticulate::import("llmsurrogate.rbridge", delay_load = list(on_error = .load_error))
+  ns <- environment(sys.function())
+  makeActiveBinding(".py", function() .modules()$py, ns)
+  makeActiveBinding(".rbridge", function() .modules()$rbridge, ns)
   reg.finalizer(.exit_hook, .stop_python_workers, onexit = TRUE)
 }
