@@ -12,6 +12,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from _published import fixture_order, matrix_with_in_sample
 from _samples import synthetic
 from llmsurrogate import datasets as ds
 from llmsurrogate import transfer as tr
@@ -403,26 +404,6 @@ def test_non_converged_fits_are_reported():
 @pytest.fixture(scope="module")
 def certainty_equivalents():
     return ds.load_certainty_equivalents()
-
-
-def fixture_order():
-    """The published matrices index domains by the sorted file names of the authors' data folder
-    (their code enumerates os.walk's sorted file list); verified below by an assignment that
-    uses the numbers only."""
-    files = ds.certainty_equivalent_domains()["original_file"].to_numpy()
-    return np.argsort(files, kind="stable")
-
-
-def matrix_with_in_sample(data, model, metric):
-    """The r = 1 matrix [train, test] with the in-sample errors on the diagonal (from one build:
-    in-sample = raw / deterioration)."""
-    tabs = tr.error_tables(data, {"m": model}, metric=metric, kinds=("raw", "deterioration"))["m"]
-    raw, det = tabs["raw"], tabs["deterioration"]
-    mat = raw.to_matrix().to_numpy().copy()
-    ins = np.empty(raw.n)
-    ins[raw.test] = raw.values / det.values
-    np.fill_diagonal(mat, ins)
-    return mat
 
 
 def test_domain_order_of_published_matrices_recovered_by_matching(certainty_equivalents):

@@ -18,9 +18,9 @@ import math
 
 import numpy as np
 import pytest
+from _published import fixture_order, matrix_with_in_sample
 from llmsurrogate import datasets as ds
 from llmsurrogate import transfer as tr
-from test_transfer_build import fixture_order, matrix_with_in_sample
 
 # parameters (free ones, in the order alpha, beta, delta, gamma) of the authors' fits on the
 # training pools (published matrix index) whose published row differs from ours

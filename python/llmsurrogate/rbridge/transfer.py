@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import transfer
 from ..exceptions import InvalidArgumentError
-from ..transfer._table import CodedLong, _coded
+from ..transfer import CodedLong, code_domains
 from ._convert import _r_column
 
 __all__ = ["R_FUNCTIONS", "r_ete_interval", "r_forecast_interval", "r_qte_interval", "r_weighted_forecast_interval",
@@ -60,7 +60,7 @@ def _r_long(spec: Any) -> CodedLong:
     if all(type(v) is int for v in labels) and all(a < b for a, b in zip(labels, labels[1:])):
         domains, codes = labels, codes.astype(np.int64)  # R's whole numbers, ascending: sorted already
     else:
-        perm, domains = _coded([np.asarray(labels, dtype=object)])  # each label's number in sorted order
+        perm, domains = code_domains([np.asarray(labels, dtype=object)])  # each label's number in sorted order
         codes = perm[:, 0][codes]
     codes = codes.reshape(ncol, nrow)
     out = CodedLong(values, codes[-1], codes[:-1].T, domains)

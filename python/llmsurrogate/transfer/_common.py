@@ -38,7 +38,7 @@ from .._validation import (
     check_probability,
 )
 from ..exceptions import InvalidArgumentError, LLMSurrogateWarning, ShapeError
-from ._table import CodedLong, ErrorTable, PooledErrors, _coded, _pooled
+from ._table import CodedLong, ErrorTable, PooledErrors, _pooled, code_domains
 
 _SIDES = {"two": "two", "upper": "upper", "lower": "lower", "right": "upper", "left": "lower"}
 DEFAULT_TAULIST = np.round(np.arange(0.5, 1.0 + 1e-9, 0.01), 10)
@@ -97,7 +97,7 @@ def _training_sample(err: Any, arg: str) -> bool:
         train_cols = [c for c in err.columns if str(c).startswith("train")]
         if not train_cols or err[[*train_cols, "test"]].isna().to_numpy().any():
             return False
-        codes, domains = _coded([err[c].to_numpy() for c in [*train_cols, "test"]])
+        codes, domains = code_domains([err[c].to_numpy() for c in [*train_cols, "test"]])
         train, test, n = codes[:, :-1], codes[:, -1], len(domains)
         values = pd.to_numeric(err["error" if "error" in err.columns else err.columns[-1]], errors="coerce").to_numpy()
     r = train.shape[1]

@@ -45,7 +45,7 @@ def _labels(values: Sequence[Any]) -> list:
         return sorted(uniq, key=str)
 
 
-def _coded(columns: Sequence[Any]) -> tuple[np.ndarray, list]:
+def code_domains(columns: Sequence[Any]) -> tuple[np.ndarray, list]:
     """The domain labels of several equally long columns as codes: an ``(rows, len(columns))``
     int64 array of indices into the labels in :func:`_labels` order (sorted), and those labels.
     Vectorized (one hash pass over all the labels, then a permutation of the few distinct ones)."""
@@ -203,7 +203,7 @@ class ErrorTable(Result):
             raise InvalidArgumentError(f"argument `{arg}` has no rows")
         if frame[[*train, test]].isna().to_numpy().any():
             raise InvalidArgumentError(f"argument `{arg}`: the domain columns {[*train, test]} have missing values")
-        codes, domains = _coded([frame[c].to_numpy() for c in [*train, test]])
+        codes, domains = code_domains([frame[c].to_numpy() for c in [*train, test]])
         tr, te = codes[:, :-1], codes[:, -1]
         reject_lossy(frame[error], f"{arg}[{error!r}]")
         try:
@@ -428,7 +428,7 @@ def _pooled(err: Any, *, arg: str, r: Any = None, name: str = "") -> "ErrorTable
         values = frame[err_col].to_numpy(dtype=np.float64, na_value=np.nan)
     except (TypeError, ValueError) as exc:
         raise InvalidArgumentError(f"argument `{arg}`: column {str(err_col)!r} must hold numbers; {exc}") from exc
-    codes, domains = _coded([frame[c].to_numpy() for c in [*train_cols, test_col]])
+    codes, domains = code_domains([frame[c].to_numpy() for c in [*train_cols, test_col]])
     return _pooled_codes(values, codes[:, -1], codes[:, :-1], domains, r, arg=arg, name=name)
 
 
