@@ -51,7 +51,8 @@ def wording_sensitive(prompt):
 def ece_reference(y, r, bins=10):
     """Equal-width ECE with right-closed last bin, in NumPy (docs/methods/risk.md §2.3)."""
     idx = np.minimum((r * bins).astype(int), bins - 1)
-    return sum(abs(y[idx == b].mean() - r[idx == b].mean()) * (idx == b).sum() for b in range(bins) if (idx == b).any()) / len(y)
+    total = sum(abs(y[idx == b].mean() - r[idx == b].mean()) * (idx == b).sum() for b in range(bins) if (idx == b).any())
+    return total / len(y)
 
 
 def test_variants_say_the_same_facts_differently():
@@ -71,7 +72,8 @@ def test_variants_say_the_same_facts_differently():
     # everything but the information block is unchanged
     for t in variants.values():
         a, b = P.multiple_choice_prompt(TASK, row), P.multiple_choice_prompt(t, row)
-        assert a.split("Information:")[0] == b.split("Information:")[0] and a.split("Question:")[1] == b.split("Question:")[1]
+        assert a.split("Information:")[0] == b.split("Information:")[0]
+        assert a.split("Question:")[1] == b.split("Question:")[1]
 
 
 def test_spread_and_its_interval_against_sklearn_on_the_same_resamples():

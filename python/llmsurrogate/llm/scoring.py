@@ -551,8 +551,9 @@ def chat_prompt_fn(backend, task: Task, method: str = "multiple_choice", system:
     nq = task.numeric_question
     if few_shot is not None:
         ex_rows, ex_labels = few_shot
-        return lambda row, q=None: backend.chat_prompt(few_shot_prompt(task, row, ex_rows, ex_labels, nq, prefill=False),
-                                                       prefill=nq.prefill, system=sys_text or None)
+        return lambda row, q=None: backend.chat_prompt(
+            few_shot_prompt(task, row, ex_rows, ex_labels, nq, prefill=False), prefill=nq.prefill,
+            system=sys_text or None)
     return lambda row, q=None: backend.chat_prompt(numeric_prompt(task, row, prefill=False), prefill=nq.prefill,
                                                    system=sys_text or None)
 

@@ -125,7 +125,8 @@ def risk_command(data_path, task_spec, backend, model, method, cache_dir, out_di
     task_file = Path(str(task_spec))
     manifest = start_run([("--data", data_path)] + ([("--task", task_file)] if task_file.is_file() else [])
                          + ([("--train-data", train_path)] if train_path else []),
-                         seeds={"bootstrap": seed, **({"draws": seed} if subsample or few_shot or fit_threshold else {})})
+                         seeds={"bootstrap": seed,
+                                **({"draws": seed} if subsample or few_shot or fit_threshold else {})})
     plan = _plan_rows(frame, task, data_path, train_path, subsample=subsample, few_shot=few_shot,
                       balanced=not no_balance, fit_threshold=fit_threshold, seed=seed)
     frame = plan["rows"]
@@ -154,8 +155,8 @@ def risk_command(data_path, task_spec, backend, model, method, cache_dir, out_di
         warnings.filterwarnings("ignore", message="LLM cache .*", category=LLMSurrogateWarning)
         if hasattr(be, "ledger"):
             be.progress = bar  # the request ledger as bars: responses, tokens, share of --max-cost
-        score = dict(method=method, cache=cache, batch_size=batch_size or 16, correct_order_bias=not no_order_correction,
-                     chat=chat, system_prompt=system_prompt, few_shot=plan["few_shot"], progress=bar,
+        score = dict(method=method, cache=cache, batch_size=batch_size or 16,
+                     correct_order_bias=not no_order_correction, chat=chat, system_prompt=system_prompt, few_shot=plan["few_shot"], progress=bar,
                      max_new_tokens=max_new_tokens)
         res = risk_scores(frame, task, be, **score)
         fitted = None

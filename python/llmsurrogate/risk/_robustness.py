@@ -87,8 +87,8 @@ def prompt_variants(task: Task, *, connectors: bool = True, reverse: bool = True
 def _boot(y: np.ndarray, scores: np.ndarray, n_boot: int, seed: int, threshold: float, bins: int,
           n_jobs) -> np.ndarray:
     """(n_boot, n_columns, len(BOOT_METRICS)): every column of ``scores`` on the same resamples."""
-    return np.stack([np.asarray(_core.risk_bootstrap(y, scores[:, j].copy(), n_boot, seed, threshold, bins, EPS, n_jobs))
-                     for j in range(scores.shape[1])], axis=1)
+    return np.stack([np.asarray(_core.risk_bootstrap(y, scores[:, j].copy(), n_boot, seed, threshold, bins, EPS,
+                                                     n_jobs)) for j in range(scores.shape[1])], axis=1)
 
 
 def _point(y: np.ndarray, scores: np.ndarray, threshold: float, bins: int) -> np.ndarray:
@@ -198,8 +198,9 @@ class PromptVariations(Result):
         main = self.metrics[self.metrics["metric"].isin(["roc_auc", "ece"])].pivot(
             index="variant", columns="metric", values="value").reindex(self.meta["variants"]).reset_index()
         lvl = f"{self.meta['level']:.0%}"
-        return Summary("Prompt variations", facts={"rows": self.meta["n"], "variants": len(self.meta["variants"]),
-                                                   "bootstrap resamples": self.meta["n_boot"], "level": self.meta["level"]},
+        facts = {"rows": self.meta["n"], "variants": len(self.meta["variants"]),
+                 "bootstrap resamples": self.meta["n_boot"], "level": self.meta["level"]}
+        return Summary("Prompt variations", facts=facts,
                        tables=[("Spread across variants", show), ("By variant", main)],
                        notes=[f"CIs: {lvl} percentile intervals of a row bootstrap paired across variants.",
                               "sd and range are >= 0 and biased upward; a variant's diff (vs the first) CI "
@@ -255,7 +256,8 @@ def prompt_variations(data, task, backend, method: str = "multiple_choice", *, v
     y, S = _labelled_scores(frame, variants, backend, method, dict(model=model, cache=cache, **score_kwargs))
     names = list(variants)
     point = _point(y, S, threshold, bins)                        # (V, M)
-    boot = _boot(y, S, n_boot, seed, threshold, bins, n_jobs) if n_boot else np.zeros((0, len(names), len(BOOT_METRICS)))
+    boot = (_boot(y, S, n_boot, seed, threshold, bins, n_jobs) if n_boot
+            else np.zeros((0, len(names), len(BOOT_METRICS))))
     rows = []
     for m in ROBUSTNESS_METRICS:
         j = BOOT_METRICS.index(m)
@@ -323,8 +325,8 @@ class FeatureImportance(Result):
 
     def summary(self) -> Summary:
         auc = self.importance[self.importance["metric"].isin(["roc_auc", "score_shift"])]
-        return Summary("Permutation feature importance", facts={"rows": self.meta["n"], "repeats": self.meta["n_repeats"],
-                                                                "bootstrap resamples": self.meta["n_boot"]},
+        facts = {"rows": self.meta["n"], "repeats": self.meta["n_repeats"], "bootstrap resamples": self.meta["n_boot"]}
+        return Summary("Permutation feature importance", facts=facts,
                        tables=[("", auc)],
                        notes=["drop = metric with the data as is - metric with the feature's column permuted across "
                               "rows; CIs from a row bootstrap paired with the unpermuted scores."])
