@@ -47,8 +47,8 @@ pub fn k_of(n: usize, k_frac: f64) -> usize {
     if n == 0 {
         return 0;
     }
-    let k = (n as f64 * k_frac).floor();
-    (k as usize).clamp(1, n)
+    // n * k_frac >= 0: the cast truncates, which is the floor (and needs no libm call)
+    ((n as f64 * k_frac) as usize).clamp(1, n)
 }
 
 /// Check `k_frac` (a fraction in (0, 1]).

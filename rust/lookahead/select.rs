@@ -72,12 +72,12 @@ impl Select for f32 {
         #[cfg(target_arch = "x86_64")]
         {
             if simd.avx512 && k <= SIMD_MAX_K {
-                let mut keys = [0i32; SIMD_MAX_K];
+                let mut bottom = [0f64; SIMD_MAX_K];
                 // SAFETY: `avx512` is true only from `Simd::detect`, after the run-time check
-                if !unsafe { avx512::bottom_keys_f32(seg, k, &mut keys) } {
+                if !unsafe { avx512::bottom_f32(seg, k, &mut bottom) } {
                     return None;
                 }
-                out.extend(keys[..k].iter().map(|&key| f32::from_bits(order_key32(key) as u32) as f64));
+                out.extend_from_slice(&bottom[..k]);
                 return Some(());
             }
         }
@@ -118,8 +118,9 @@ pub(crate) fn from_order_key(key: i64) -> f64 {
     f64::from_bits(order_key(f64::from_bits(key as u64)) as u64)
 }
 
-/// The float32 order key (bits `b` of an f32 as i32 -> key, and back: its own inverse).
-#[inline]
+/// The float32 order key (bits `b` of an f32 as i32 -> key, and back: its own inverse): the
+/// scalar form of what `avx512::load_keys` and `avx512::run` apply to 16 lanes (tested here).
+#[cfg(test)]
 fn order_key32(b: i32) -> i32 {
     b ^ ((((b >> 31) as u32) >> 1) as i32)
 }
@@ -273,7 +274,7 @@ mod avx512 {
 
     #[inline]
     #[target_feature(enable = "avx512f")]
-    unsafe fn run<const R: usize>(seg: &[f32], k: usize, out: &mut [i32; SIMD_MAX_K]) -> bool {
+    unsafe fn run<const R: usize>(seg: &[f32], k: usize, out: &mut [f64; SIMD_MAX_K]) -> bool {
         let n = seg.len();
         let mut best = [_mm512_set1_epi32(i32::MAX); R];
         // the current k-th smallest, broadcast: a chunk with nothing below it cannot enter
@@ -297,9 +298,16 @@ mod avx512 {
         if nan != 0 {
             return false;
         }
-        for (r, b) in best.iter().enumerate() {
+        for (r, &key) in best.iter().enumerate() {
+            // keys back to float32 bits (the transform is its own inverse), widened to float64
+            let x = _mm512_castsi512_ps(_mm512_xor_si512(key, _mm512_srli_epi32::<1>(_mm512_srai_epi32::<31>(key))));
+            let lo = _mm512_cvtps_pd(_mm512_castps512_ps256(x));
+            let hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(x))));
             // SAFETY: 16 * R <= SIMD_MAX_K lanes
-            unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(16 * r) as *mut _, *b) };
+            unsafe {
+                _mm512_storeu_pd(out.as_mut_ptr().add(16 * r), lo);
+                _mm512_storeu_pd(out.as_mut_ptr().add(16 * r + 8), hi);
+            }
         }
         true
     }
@@ -340,13 +348,13 @@ mod avx512 {
         (out, std::array::from_fn(|l| finite & (1 << l) != 0))
     }
 
-    /// The `k` smallest order keys (f32 keys, see `order_key32`) of `seg`, ascending, in
-    /// `out[..k]`; false when a value is NaN. `0 < k <= min(seg.len(), SIMD_MAX_K)`.
+    /// The `k` smallest values of `seg`, ascending and widened to float64, in `out[..k]`; false
+    /// when a value is NaN. `0 < k <= min(seg.len(), SIMD_MAX_K)`.
     ///
     /// # Safety
     /// The CPU must support AVX-512F.
     #[target_feature(enable = "avx512f")]
-    pub unsafe fn bottom_keys_f32(seg: &[f32], k: usize, out: &mut [i32; SIMD_MAX_K]) -> bool {
+    pub unsafe fn bottom_f32(seg: &[f32], k: usize, out: &mut [f64; SIMD_MAX_K]) -> bool {
         debug_assert!(k >= 1 && k <= seg.len() && k <= SIMD_MAX_K);
         unsafe {
             match k {
