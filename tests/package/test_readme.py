@@ -156,3 +156,29 @@ def test_the_ess_demo_table():
             assert res.plugin == int(plugin)
         assert f"{res.llm_error:.2f}" == rule_mse
         assert f"{res.table['algo_error'].iloc[-1]:.2f}" == algo_mse
+
+
+def test_the_transfer_numbers(ran):
+    space = _space(ran, "tr.forecast_interval(rf, 0.9)")
+
+    def value(expr: str):
+        return eval(expr, space)  # an expression of the README's own block, in its namespace
+
+    m = _find(r"tr\.forecast_interval\(rf, 0\.9\)\s+# \((\d+\.\d+), (\d+\.\d+)\): tau = (0\.\d+), (\d+)% guaranteed")
+    lower, upper = value("tr.forecast_interval(rf, 0.9)")
+    assert (f"{lower:.2f}", f"{upper:.2f}") == m.group(1, 2)
+    assert f"{value(f'tr.coverage_bound(44, 1, {m.group(3)})'):.2f}" == f"0.{m.group(4)}"
+    m = _find(r"tr\.forecast_interval\(rf, 0\.9, side=\"right\"\)\s+# one-sided \(-inf, (\d+\.\d+)\]")
+    lower, upper = value('tr.forecast_interval(rf, 0.9, side="right")')
+    assert lower == -np.inf and f"{upper:.2f}" == m.group(1)
+    m = _find(r"tr\.coverage_bound\(44, 1, 0\.95\)\s+# (\d\.\d+) \(Proposition 1\)")
+    assert f"{value('tr.coverage_bound(44, 1, 0.95)'):.2f}" == m.group(1)
+    m = _find(r"tr\.check_everywhere_dominance\(cpt, rf, \[0\.9, 0\.96\]\)\s+# exact: (\w+), (\w+)")
+    assert [str(v) for v in value("tr.check_everywhere_dominance(cpt, rf, [0.9, 0.96])")["res"]] == list(m.groups())
+    m = _find(r"mode=\"paper\"\)\s+# the paper's pruning: (\w+), (\w+)")
+    got = value('tr.check_everywhere_dominance(cpt, rf, [0.9, 0.96], mode="paper")')["res"]
+    assert [str(v) for v in got] == list(m.groups())
+    m = _find(r"tr\.qte_interval\(cpt, 0\.8, betas=\[0\.5\]\)\s+# CI for the median transfer error: "
+              r"\[(\d+\.\d+), (\d+\.\d+)\]")
+    row = value("tr.qte_interval(cpt, 0.8, betas=[0.5])").iloc[0]
+    assert (f"{row['lb']:.2f}", f"{row['ub']:.2f}") == m.group(1, 2)
