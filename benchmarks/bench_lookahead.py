@@ -228,7 +228,7 @@ def selection_path() -> str:
         flags = Path("/proc/cpuinfo").read_text()
     except OSError:
         return "unknown (no /proc/cpuinfo)"
-    return "AVX-512F (float32, k <= 64)" if " avx512f" in flags else "scalar"
+    return "AVX-512F (float32, k <= 128)" if " avx512f" in flags else "scalar"
 
 
 def load_core(path: str):
