@@ -45,6 +45,9 @@ def test_risk_writes_outputs_and_resumes_from_cache(setup):
 
     ev = RiskEvaluation.from_json(root / "out" / "metrics.json")
     assert ev.meta["n"] == 10 and ev.meta["n_boot"] == 20
+    # groups (the task's sensitive attribute, RAC1P) are named in the task's words, not codes 1/2
+    assert set(ev.groups["group"]) == {"White", "Black or African American"}
+    assert ev.roc is not None and set(ev.roc["group"]) >= {"all"}
     assert (root / "out" / "calibration.png").stat().st_size > 5000
     run_info = json.loads((root / "out" / "run.json").read_text())
     assert run_info["cache_misses"] == 18 and run_info["backend"]["backend"] == "transformers"  # 2 duplicate rows

@@ -215,8 +215,6 @@ def test_risk_evaluation_plot_draws_the_groups():
         np.testing.assert_allclose(xy[:, 0], want["mean_score"], atol=0.01)
 
 
-@pytest.mark.xfail(strict=True, reason="needs the one-line hook in risk/_evaluation.py (evaluate keeps the curve "
-                   "tables: RiskEvaluation(..., **curve_tables(yy, rr, groups, ...))); remove this mark with it")
 def test_evaluate_keeps_the_curves_it_draws():
     y, r, sex = _scored()
     ev = risk.evaluate(y, r, sex, n_boot=20)

@@ -10,7 +10,8 @@ implemented: ``docs/methods/risk.md``).
   curves, group metrics) with row-bootstrap CIs (Rust kernels).
 * :func:`recalibrate` / :func:`fit_recalibrator` -- temperature, Platt and isotonic
   recalibration, cross-fitted.
-* :func:`calibration_curve`, :func:`plot_calibration`, :func:`plot_score_histogram`.
+* :func:`calibration_curve`, :func:`plot_calibration`, :func:`plot_score_histogram`, :func:`plot_roc`,
+  :func:`roc_table`.
 * :func:`prompt_variations` (with :func:`prompt_variants`) -- does the score move with the wording?
   AUC, ECE, Brier and accuracy across rewordings of the prompt, their spread with paired bootstrap
   CIs; :func:`permutation_importance` -- what each feature is worth to the scores.
@@ -53,7 +54,7 @@ from ._metrics import (
     signed_calibration_error,
     threshold_metrics,
 )
-from ._plots import plot_calibration, plot_calibration_table, plot_score_histogram
+from ._plots import plot_calibration, plot_calibration_table, plot_roc, plot_score_histogram, roc_table
 from ._recalibration import Recalibrator, fit_recalibrator, recalibrate
 from ._results import RiskEvaluation, RiskScores
 from ._robustness import (FeatureImportance, PromptVariations, permutation_importance, prompt_variants,
@@ -64,7 +65,8 @@ __all__ = [
     "risk_scores", "few_shot_examples", "RiskScores", "evaluate", "RiskEvaluation", "threshold_metrics", "ece", "ece_quantile",
     "brier_decomposition", "log_loss", "roc_auc", "confidence_bias", "signed_calibration_error", "delta_sce",
     "calibration_curve", "group_metrics", "best_threshold", "fit_recalibrator", "recalibrate", "Recalibrator",
-    "plot_calibration", "plot_calibration_table", "plot_score_histogram", "BOOT_METRICS", "score_table",
+    "plot_calibration", "plot_calibration_table", "plot_score_histogram", "plot_roc", "roc_table", "BOOT_METRICS",
+    "score_table",
     "evaluate_table", "prompt_variants", "prompt_variations", "PromptVariations", "permutation_importance",
     "FeatureImportance",
 ]

@@ -17,7 +17,6 @@ from ..exceptions import ColumnNotFoundError, InvalidArgumentError, LLMSurrogate
 from ..llm.cache import Cache
 from ..llm.factory import BACKENDS, load_task, make_backend
 from ._metrics import best_threshold
-from ._plots import plot_calibration
 from ._robustness import permutation_importance, prompt_variations
 from ._scores import METHODS, few_shot_examples, risk_scores
 
@@ -187,7 +186,7 @@ def risk_command(data_path, task_spec, backend, model, method, cache_dir, out_di
     if ledger is not None:
         meta["ledger"] = ledger.as_dict()
     if "label" in res.table:
-        groups = frame[gcol].to_numpy() if gcol and gcol in frame.columns else None
+        groups = _group_labels(task, frame, gcol)
         with names:
             ev = res.evaluate(groups=groups, n_boot=n_boot, threshold=threshold, seed=seed)
         write_frame(out_dir / "metrics.csv", ev.metrics)
@@ -213,7 +212,7 @@ def risk_command(data_path, task_spec, backend, model, method, cache_dir, out_di
             click.echo(imp.summary().as_text())
         if not no_plot:
             use_agg_backend()
-            fig = plot_calibration(res.table["label"], res.table["score"], groups=groups)
+            fig = ev.plot(kind="both")  # calibration by group beside the ROC curve
             save_figure(fig, out_dir / "calibration.png", dpi=130)
             written.append("calibration.png")
     write_run_json(out_dir / RUN_JSON, manifest, meta)
@@ -296,3 +295,23 @@ def _plan_rows(frame, task, data_path, train_path, *, subsample, few_shot, balan
 
 #: the command's function under its name before issue 20 (``llmsurrogate.cli`` imported ``score``)
 score = risk_command
+
+
+def _group_labels(task, frame, gcol):
+    """The group of each row for metrics and figures, as the task's text for a task column (the
+    prompt's words, "Female", not the code 2); codes the task does not know stay as they are."""
+    if not gcol or gcol not in frame.columns:
+        return None
+    codes = frame[gcol]
+    try:
+        column = task.column(gcol)
+    except ColumnNotFoundError:
+        return codes.to_numpy()
+    names = {}
+    for code in codes.unique():
+        try:
+            names[code] = column.render(code)
+        except InvalidArgumentError:
+            names[code] = str(code)
+    return codes.map(names).to_numpy()
+

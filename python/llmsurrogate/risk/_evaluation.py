@@ -23,6 +23,7 @@ from ._metrics import (
     calibration_curve,
     group_metrics,
 )
+from ._plots import curve_tables
 from ._results import RiskEvaluation
 
 
@@ -83,7 +84,9 @@ def evaluate(y, scores, groups=None, *, threshold: float = 0.5, bins: int = 10, 
     calib = calibration_curve(yy, rr, bins=bins, strategy="quantile", seed=seed)
     meta = {"n": int(len(yy)), "threshold": float(threshold), "n_boot": n_boot, "seed": int(seed), "bins": int(bins),
             "level": float(level)}
-    return RiskEvaluation(metrics=metrics, groups=groups_frame, group_summary=gsum, calibration=calib, meta=meta)
+    curves = curve_tables(yy, rr, groups, bins=bins, seed=seed, min_share=min_group_share)
+    return RiskEvaluation(metrics=metrics, groups=groups_frame, group_summary=gsum, calibration=calib, meta=meta,
+                          **curves)
 
 
 @deprecated_arguments(positional=3)
