@@ -214,3 +214,16 @@ def test_bad_inputs_name_the_argument(bad, match):
 def test_absent_option_auc_is_nan_with_a_warning():
     with pytest.warns(UserWarning, match="undefined"):
         assert np.isnan(mc.ovr_roc_auc([0, 1, 0], [[.5, .3, .2], [.2, .5, .3], [.6, .2, .2]]))
+
+
+def test_boolean_answers_are_the_codes_0_1_and_zero_weight_replicates_are_dropped():
+    p = [[.5, .5], [.2, .8], [.9, .1]]
+    assert mc.multiclass_log_loss([False, True, False], p) == mc.multiclass_log_loss([0, 1, 0], p)
+    rng = np.random.default_rng(3)
+    probs = rng.dirichlet(np.ones(3), size=12)
+    w = np.zeros(12)
+    w[0] = 1.0  # one weighted row: about a third of the replicates miss it; those are NaN and dropped, no warning
+    with np.errstate(all="raise"):
+        ev = mc.evaluate_multiclass(np.arange(12) % 3, probs, weights=w, n_boot=60)
+    row = ev.metrics.set_index("metric").loc["brier"]
+    assert np.isfinite(row[["se", "ci_low", "ci_high"]].astype(float)).all()

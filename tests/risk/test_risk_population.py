@@ -138,3 +138,15 @@ def test_result_object():
 def test_bad_inputs(kwargs, exc, match):
     with pytest.raises(exc, match=match):
         pop.compare_answers([0, 1, 2], np.full((3, 3), 1 / 3), **{"n_boot": 0, **kwargs})
+
+
+def test_zero_weight_group_is_nan_with_a_warning():
+    y, p, g, w = _data(n=60, seed=8)
+    w = np.where(g == "west", 0.0, w)
+    with pytest.warns(UserWarning, match="zero total weight"):
+        res = pop.compare_answers(y, p, g, weights=w, n_boot=20)
+    t = res.table.set_index(["scope", "group"])
+    assert np.isnan(t.loc[("group", "west"), "value"]) and np.isfinite(t.loc[("pooled", "all rows"), "value"])
+    keep = g != "west"
+    ref = pop.compare_answers(y[keep], p[keep], n_boot=0, weights=w[keep]).distance("tv")
+    assert res.distance("tv") == pytest.approx(ref, rel=1e-12)

@@ -93,6 +93,8 @@ def _codes(y, k: int, options) -> np.ndarray:
         raise InvalidArgumentError(f"argument `y` has {missing.size} missing answer(s), the first at position "
                                    f"{missing[0]}")
     labels = list(range(k)) if options is None else options
+    if options is None and arr.size and all(isinstance(v, (bool, np.bool_)) for v in arr):
+        arr = arr.astype(np.int64)  # False/True are the codes 0/1, as the binary metrics read them
     if len(labels) != k:
         raise ShapeError(f"argument `options` has {len(labels)} labels but `probs` has {k} columns")
     index = pd.Index(labels)
@@ -237,7 +239,7 @@ def _metric_values(c, p, w, ordered: bool, bins: int) -> dict[str, float]:
 
 def _warn_auc(value: float) -> float:
     if math.isnan(value):
-        warnings.warn("one-vs-rest ROC AUC is undefined: an option has no answers (or every answer) in `y`",
+        warnings.warn("one-vs-rest ROC AUC is undefined: an option has no answers (or every answer) of positive weight in `y`",
                       LLMSurrogateWarning, stacklevel=3)
     return value
 
@@ -531,7 +533,8 @@ def evaluate_multiclass(y, probs, *, weights=None, options=None, ordered: bool =
     point = _metric_values(c, p, w, ordered, bins)
     boot = np.full((n_boot, len(point)), np.nan)
     for b, rows in enumerate(_replicates(len(c), n_boot, seed)):
-        boot[b] = list(_metric_values(c[rows], p[rows], w[rows], ordered, bins).values())
+        with np.errstate(invalid="ignore", divide="ignore"):  # a replicate of zero weight: NaN, dropped
+            boot[b] = list(_metric_values(c[rows], p[rows], w[rows], ordered, bins).values())
     rows = []
     for j, (name, value) in enumerate(point.items()):
         se, lo, hi = _ci(boot[:, j], level) if n_boot else (float("nan"),) * 3

@@ -16,6 +16,7 @@ and the distance to the population grows with the population's own spread, whoev
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -23,7 +24,7 @@ import pandas as pd
 
 from .._plotting import axes_for, finish, legend_below
 from .._validation import align_by_label, as_float_array, check_allocation, check_choice, check_int
-from ..exceptions import InvalidArgumentError, ShapeError
+from ..exceptions import InvalidArgumentError, LLMSurrogateWarning, ShapeError
 from ..results import Result, Summary, result_dataclass
 from ._metrics import _level, _seed
 from ._multiclass import _argmax_last, _ci, _replicates, multiclass_inputs
@@ -301,10 +302,15 @@ def compare_answers(y, probs, groups=None, *, weights=None, options=None, ordere
     check_allocation(16.0 * n_boot * (n_groups + 2), "n_boot", n_boot, "the bootstrap replicates")
     if llm_answer == "argmax":
         p = np.eye(p.shape[1])[_argmax_last(p)]
-    point, W, H, Q = _stats(c, p, w, g, n_groups, steps)
-    boot = np.full((n_boot, *point.shape), np.nan)
-    for b, rows in enumerate(_replicates(len(c), n_boot, seed)):
-        boot[b] = _stats(c[rows], p[rows], w[rows], g[rows], n_groups, steps)[0]
+    with np.errstate(invalid="ignore", divide="ignore"):  # a group (or replicate) of zero weight: NaN
+        point, W, H, Q = _stats(c, p, w, g, n_groups, steps)
+        boot = np.full((n_boot, *point.shape), np.nan)
+        for b, rows in enumerate(_replicates(len(c), n_boot, seed)):
+            boot[b] = _stats(c[rows], p[rows], w[rows], g[rows], n_groups, steps)[0]
+    empty = [labels[j] for j in np.flatnonzero(W[:n_groups] == 0)]
+    if empty:
+        warnings.warn(f"groups with zero total weight have no answer distribution (NaN distances): {empty[:10]}",
+                      LLMSurrogateWarning, stacklevel=2)
     cnt = np.r_[np.bincount(g, minlength=n_groups), len(c)]
     names = [("group", lab) for lab in labels] + [("pooled", "all rows")]
     if groups is not None:
