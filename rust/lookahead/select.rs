@@ -19,6 +19,9 @@
 //!   k = 11: ~65 ns a text against ~250 ns scalar; 300 values (k = 59): 1.6x the scalar speed;
 //!   600 (k = 119): 1.2x; every entering chunk costs a merge over all `R` registers, so a large
 //!   `k` gains little (a vectorised partition would be the next step there).
+//!
+//! On the same CPUs [`lane_sums8`] runs the compensated sums of 8 texts in the lanes of one
+//! register, with the scalar sum's operations per lane (the same bits).
 
 /// Which selection runs: decided once per call of the reduction. The AVX-512 path can only be
 /// had from [`Simd::detect`], after the run-time check of the CPU.
