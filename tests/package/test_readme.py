@@ -156,6 +156,15 @@ def test_the_ess_demo_table():
             assert res.plugin == int(plugin)
         assert f"{res.llm_error:.2f}" == rule_mse
         assert f"{res.table['algo_error'].iloc[-1]:.2f}" == algo_mse
+    # the prose under the table
+    m = _find(r"mean squared error of\s+(\d\.\d) \(the outcome's variance is (\d+\.\d)\)")
+    from llmsurrogate import datasets
+
+    ce = datasets.load_certainty_equivalents(domains=[10])["ce"]
+    assert f"{out['rf'].llm_error:.1f}" == m.group(1) and f"{ce.var():.1f}" == m.group(2)
+    m = _find(r"its estimated error curve crosses\s+CPT's between (\d+) and (\d+) observations")
+    curve = out["rf"].table.set_index("n_train")
+    assert curve.loc[int(m.group(1)), "diff"] > 0 > curve.loc[int(m.group(2)), "diff"]
 
 
 def test_the_transfer_numbers(ran):
