@@ -13,7 +13,10 @@ imported when R first calls into it.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import logging
+import re
 import sys
 import warnings
 from collections.abc import Callable
@@ -22,7 +25,7 @@ from typing import Any
 from ..exceptions import InvalidArgumentError, LLMSurrogateWarning
 from ._convert import from_r, r_message, to_plain
 
-__all__ = ["ADAPTERS", "call", "r_call", "r_functions", "shutdown_workers"]
+__all__ = ["ADAPTERS", "call", "r_call", "r_functions", "r_warnings", "shutdown_workers"]
 
 #: The adapter modules (``llmsurrogate.rbridge.<name>``), one per module the R package calls into.
 ADAPTERS = ("datasets", "demo", "ess", "fe", "lookahead", "quantiles", "risk", "testing", "transfer")
@@ -66,9 +69,14 @@ def r_call(function: str, *args: Any, **kwargs: Any) -> dict:
     Warnings are collected instead of printed, so that R raises them as R warnings (class
     ``llmsurrogate_warning``) that ``suppressWarnings()`` and ``tryCatch(warning = )`` see; the
     messages of warnings and errors are put in R's terms by :func:`r_message` (the exception keeps
-    its class).
+    its class). What R users should not see in Python's words is translated or left out
+    (:func:`r_warnings`): numpy's floating-point warnings become a sentence on what gave NaN or
+    Inf; the package's log warnings (``logging``) become R warnings too, instead of lines on
+    stderr; deprecation notices of the libraries underneath (transformers, torch, ...) are left
+    out, as the R user can do nothing about them; the package's own deprecations stay.
     """
-    with warnings.catch_warnings(record=True) as caught:
+    records: list[logging.LogRecord] = []
+    with warnings.catch_warnings(record=True) as caught, _collect_logs(records):
         warnings.simplefilter("always", LLMSurrogateWarning)
         try:
             value = call(function, *args, **kwargs)
@@ -76,10 +84,104 @@ def r_call(function: str, *args: Any, **kwargs: Any) -> dict:
             if err.args and isinstance(err.args[0], str):
                 err.args = (r_message(err.args[0]), *err.args[1:])
             raise
-    out = []
+    return {"value": value, "warnings": r_warnings(caught, records)}
+
+
+# numpy's floating-point warnings ("invalid value encountered in divide") in R's words.
+_NUMPY_FP = re.compile(r"^(invalid value|divide by zero|overflow|underflow) encountered in (\w+)")
+_NUMPY_FP_WORDS = {
+    "invalid value": ("an operation gave NaN (not a number; {op}), so some results are NaN. A common cause is a "
+                      "constant column: a constant outcome or regressor has no variance to divide by"),
+    "divide by zero": "a division by zero gave Inf ({op}), so some results are Inf or NaN",
+    "overflow": "a number too large for a double gave Inf ({op})",
+    "underflow": "a number too small for a double became 0 ({op})",
+}
+_NUMPY_OPS = {"divide": "0/0 in a division", "true_divide": "0/0 in a division", "sqrt": "square root of a "
+              "negative number", "log": "log of a negative number", "scalar divide": "0/0 in a division"}
+
+# Loggers whose warnings are collected during a call: the package's own (they become R warnings)
+# and those of the libraries underneath (their deprecation notices are left out, the rest kept).
+_LOGGERS = ("llmsurrogate", "transformers", "torch", "huggingface_hub", "tokenizers", "accelerate")
+_DEPRECATION = re.compile(r"deprecat", re.IGNORECASE)
+
+
+class _ListHandler(logging.Handler):
+    def __init__(self, records: list) -> None:
+        super().__init__(level=logging.WARNING)
+        self.records = records
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@contextlib.contextmanager
+def _collect_logs(records: list):
+    """Send the warnings the loggers in :data:`_LOGGERS` log during the block to ``records``
+    instead of their handlers (stderr)."""
+    handler = _ListHandler(records)
+    saved = []
+    for name in _LOGGERS:
+        logger = logging.getLogger(name)
+        saved.append((logger, logger.handlers[:], logger.propagate))
+        logger.handlers = [handler]
+        logger.propagate = False
+    try:
+        yield
+    finally:
+        for logger, handlers, propagate in saved:
+            logger.handlers = handlers
+            logger.propagate = propagate
+
+
+def _numpy_words(message: str) -> str | None:
+    m = _NUMPY_FP.match(message)
+    if m is None:
+        return None
+    kind, op = m.group(1), m.group(2)
+    return _NUMPY_FP_WORDS[kind].format(op=_NUMPY_OPS.get(op, f"in {op}"))
+
+
+def r_warnings(caught: list, records: list | None = None) -> list[dict]:
+    """Python's warnings (``warnings.catch_warnings(record=True)``) and log records of a call as R
+    will raise them: ``[{"message", "class"}]`` in R's words, each message once.
+
+    >>> import warnings, numpy as np
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = np.array([0.0]) / np.array([0.0])
+    ...     warnings.warn("`x` is deprecated", DeprecationWarning)
+    >>> [w["message"][:33] for w in r_warnings(caught)]
+    ['an operation gave NaN (not a numb']
+    """
+    out: list[dict] = []
+    seen: set[str] = set()
     for w in caught:
-        out.append({"message": r_message(str(w.message)), "class": w.category.__name__})
-    return {"value": value, "warnings": out}
+        category = w.category
+        message = str(w.message)
+        if issubclass(category, (DeprecationWarning, PendingDeprecationWarning)) or (
+                issubclass(category, FutureWarning) and not _ours(w)):
+            continue  # the libraries' deprecations: nothing the R user can act on
+        if issubclass(category, RuntimeWarning):
+            message = _numpy_words(message) or message
+        _add(out, seen, r_message(message), category.__name__)
+    for record in records or ():
+        message = record.getMessage()
+        if not record.name.startswith("llmsurrogate") and _DEPRECATION.search(message):
+            continue
+        _add(out, seen, r_message(message), "LLMSurrogateWarning" if record.name.startswith("llmsurrogate")
+             else record.name.partition(".")[0])
+    return out
+
+
+def _ours(w: warnings.WarningMessage) -> bool:
+    """Is this FutureWarning the package's own (a renamed argument, :mod:`llmsurrogate._deprecation`)?"""
+    return "llmsurrogate" in str(w.message)
+
+
+def _add(out: list, seen: set, message: str, cls: str) -> None:
+    if message not in seen:
+        seen.add(message)
+        out.append({"message": message, "class": cls})
 
 
 def shutdown_workers() -> None:

@@ -92,7 +92,7 @@ def to_plain(obj: Any) -> Any:
         return _plain_scalar(obj)
     results = sys.modules.get("llmsurrogate.results")
     if results is not None and isinstance(obj, results.Result):
-        return {"__result__": obj.kind, "tidy": to_plain(obj.tidy()), "summary": obj.summary().as_text(),
+        return {"__result__": obj.kind, "tidy": to_plain(obj.tidy()), "summary": _r_summary_text(obj.summary()),
                 "json": obj.to_json(indent=None)}
     pd = sys.modules.get("pandas")
     if pd is not None and isinstance(obj, pd.DataFrame):
@@ -110,6 +110,37 @@ def to_plain(obj: Any) -> Any:
     if isinstance(v, float) and math.isinf(v):
         return v
     return v
+
+
+class _NAFrame:
+    """A table of a summary printed with R's ``NA`` for its missing values (pandas prints ``NaN``),
+    as the same table reads in R (``as.data.frame()`` of the result)."""
+
+    def __init__(self, frame: Any) -> None:
+        self.frame = frame
+
+    def to_string(self, **kwargs: Any) -> str:
+        return self.frame.to_string(na_rep="NA", **kwargs)
+
+
+def _r_summary_text(summary: Any) -> str:
+    """A result's printed summary for R: its tables' missing values read ``NA``.
+
+    >>> import pandas as pd
+    >>> from llmsurrogate.results import Summary
+    >>> print(_r_summary_text(Summary("T", tables=[("", pd.DataFrame({"reference": [float("nan")], "b": [1.5]}))])))
+    T
+    =
+    <BLANKLINE>
+     reference   b
+            NA 1.5
+    """
+    tables = summary.tables
+    try:
+        summary.tables = [(caption, _NAFrame(frame)) for caption, frame in tables]
+        return summary.as_text()
+    finally:
+        summary.tables = tables
 
 
 _EPOCH_DATE = datetime.date(1970, 1, 1)
@@ -237,23 +268,69 @@ _R_TYPES = {"str": "character", "bool": "logical", "float": "numeric", "int": "i
             "list": "a list", "tuple": "a list", "dict": "a named list", "ndarray": "numeric",
             "float64": "numeric", "int64": "integer", "DataFrame": "a data.frame", "Series": "a vector"}
 _R_TYPE_RE = re.compile(r"\b(got|not|of type) (" + "|".join(sorted(_R_TYPES, key=len, reverse=True)) + r")\b")
+# pandas' dtypes ("column 'x' is not numeric (dtype str)") as R's column types
+_R_DTYPES = {"str": "character", "string": "character", "object": "character", "category": "factor",
+             "bool": "logical", "boolean": "logical", "float64": "numeric", "float32": "numeric",
+             "Float64": "numeric", "int64": "integer", "int32": "integer", "Int64": "integer", "Int32": "integer"}
+_DTYPE_RE = re.compile(r"\bdtype:? ([\w\[\], ]+?)(?=[);,]|$)")
 _R_LITERALS = [(re.compile(r"\bTrue\b"), "TRUE"), (re.compile(r"\bFalse\b"), "FALSE"),
                (re.compile(r"\bNone\b"), "NULL"), (re.compile(r"(?<![\w.])-inf\b"), "-Inf"),
                (re.compile(r"(?<![\w.-])inf\b"), "Inf"), (re.compile(r"(?<![\w.])nan\b"), "NaN")]
 _ZERO_BASED = re.compile(r"\b(row|rows|position|index) (\d+) \(0-based\)")
+# a Python list of strings, ['lasso', 'rf'] -> c("lasso", "rf"), and a string value after "got"
+_STR_LIST = re.compile(r"\[('[^'\n]*'(?:, '[^'\n]*')*)\]")
+_GOT_STR = re.compile(r"\b(got|not) '([^'\n]*)'")
+# an interval of numbers, [0.0, 1.0] or (0, 1], after "in"/"lie in"/"within"
+_NUM = r"-?(?:\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|inf)"
+_INTERVAL = re.compile(r"\b(lie |lies |be )?(?:in|within) ([\[(])\s*(" + _NUM + r"),\s*(" + _NUM + r")\s*([\])])")
+# a whole number written as a Python float after "got": got 2.0 -> got 2
+_GOT_FLOAT = re.compile(r"\bgot (-?\d+)\.0(?![\d.])")
+
+
+def _r_number(text: str) -> str:
+    v = float(text)
+    if math.isinf(v):
+        return "Inf" if v > 0 else "-Inf"
+    return str(int(v)) if v.is_integer() and abs(v) < 1e15 else f"{v:.15g}"
+
+
+def _r_interval(m: re.Match) -> str:
+    verb, left, lo, hi, right = m.group(1) or "", m.group(2), _r_number(m.group(3)), _r_number(m.group(4)), m.group(5)
+    if left == "[" and right == "]":
+        return f"{verb}between {lo} and {hi}"
+    verb = "be " if verb else ""
+    if left == "(" and right == ")":
+        return f"{verb}strictly between {lo} and {hi}"
+    if left == "(":
+        return f"{verb}greater than {lo} and at most {hi}"
+    return f"{verb}at least {lo} and less than {hi}"
 
 
 def r_message(message: str) -> str:
     """A Python message in R's terms: 0-based positions marked ``(0-based)`` become 1-based (the
-    package's messages mark every 0-based row and position so), Python type names become R's
-    (str -> character, bool -> logical, float -> numeric, ...) and True/False/None/inf/nan become
-    TRUE/FALSE/NULL/Inf/NaN.
+    package's messages mark every 0-based row and position so), Python type names and pandas
+    dtypes become R's (str -> character, bool -> logical, float -> numeric, ...),
+    True/False/None/inf/nan become TRUE/FALSE/NULL/Inf/NaN, a list of strings becomes
+    ``c("a", "b")``, an interval such as ``[0.0, 1.0]`` or ``(0, 1]`` becomes words ("between 0
+    and 1", "greater than 0 and at most 1") and a whole number written ``2.0`` after "got" is
+    written ``2``.
 
     >>> r_message("feature 'x' has a missing value at row 3 (0-based); got str, not True")
     "feature 'x' has a missing value at row 4; got character, not TRUE"
+    >>> r_message("argument `algorithm` must be one of ['lasso', 'rf']; got 'foo'")
+    'argument `algorithm` must be one of c("lasso", "rf"); got "foo"'
+    >>> r_message("argument `level` must lie in [0.5, 1.0]; got 2.0")
+    'argument `level` must lie between 0.5 and 1; got 2'
+    >>> r_message("argument `p` must be a number in (0.0, 1.0]; column 'g' is not numeric (dtype str)")
+    "argument `p` must be a number greater than 0 and at most 1; column 'g' is not numeric (type character)"
     """
     out = _ZERO_BASED.sub(lambda m: f"{m.group(1)} {int(m.group(2)) + 1}", str(message))
     out = _R_TYPE_RE.sub(lambda m: f"{m.group(1)} {_R_TYPES[m.group(2)]}", out)
+    out = _DTYPE_RE.sub(lambda m: f"type {_R_DTYPES.get(m.group(1), m.group(1))}", out)
+    out = _INTERVAL.sub(_r_interval, out)
+    out = _GOT_FLOAT.sub(r"got \1", out)
+    out = _STR_LIST.sub(lambda m: "c(" + re.sub(r"'([^'\n]*)'", r'"\1"', m.group(1)) + ")", out)
+    out = _GOT_STR.sub(r'\1 "\2"', out)
     for pattern, word in _R_LITERALS:
         out = pattern.sub(word, out)
     return out

@@ -40,13 +40,14 @@ def r_lookahead_bootstrap(data: Mapping, outcome: str, signal: str, lap: str, fe
                           n_boot: Any = 10_000, seed: Any = None, resample: str = "obs", controls: Any = (),
                           standardize: bool = False, reference: Any = None, n_jobs: Any = None, reps: Any = None):
     """:func:`llmsurrogate.lookahead.bootstrap` for the R package. Without a seed one is drawn below
-    2**53, so that R's doubles hold it exactly and the run can be repeated from R. ``reps``: the
-    name of ``n_boot`` that the R package of the previous release sends."""
+    2**31 - 1, so that it reaches R as an integer (printed whole, ``seed = 1840237751``, not
+    ``1.840238e+09``) and the run can be repeated from R by copying it. ``reps``: the name of
+    ``n_boot`` that the R package of the previous release sends."""
     frame, fe, controls = _lookahead_sample(data, fe, controls)
     if reps is not None:
         n_boot = reps
     if seed is None:
-        seed = int(np.random.SeedSequence().entropy % (1 << 53))
+        seed = int(np.random.SeedSequence().entropy % (2**31 - 1))
     return bootstrap(frame, outcome, signal, lap, fe=fe, n_boot=n_boot, seed=seed, resample=resample,
                      controls=controls, standardize=bool(standardize), reference=reference, n_jobs=_n_jobs(n_jobs))
 

@@ -88,7 +88,7 @@ error_curve <- function(data, outcome, features = NULL, algorithm = "rf", grid =
   call <- sys.call()
   if (!is.null(alpha)) {
     alpha <- .check_scalar(alpha, "alpha", call)
-    if (!(alpha > 0 && alpha <= 0.5)) .abort(sprintf("argument `alpha` must lie in (0, 0.5]; got %s", alpha), call)
+    if (!(alpha > 0 && alpha <= 0.5)) .abort(sprintf("argument `alpha` must be greater than 0 and at most 0.5; got %s", alpha), call)
     level <- 1 - .renamed_arg(alpha, level, "alpha", "level", call, value_given = !missing(level),
                               how = "level = 1 - alpha")
   }

@@ -204,7 +204,7 @@ lookahead_bootstrap <- function(data, outcome, signal, lap, fe = c("firm", "date
   if (!is.null(seed)) {
     seed <- .check_scalar(seed, "seed", call)
     if (seed < 0 || seed != round(seed) || seed >= 2^53) {
-      .abort("argument `seed` must be a whole number in [0, 2^53) or NULL", call)
+      .abort("argument `seed` must be a whole number from 0 to 2^53 - 1, or NULL", call)
     }
   }
   resample <- .check_string(resample, "resample", call)

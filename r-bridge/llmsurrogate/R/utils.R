@@ -391,7 +391,7 @@
   tau <- .check_numeric(tau, "tau", call)
   outside <- which(tau < 0 | tau > 1)
   if (length(outside)) {
-    .abort(sprintf("argument `tau` must lie in [0, 1]; got %s at position %d",
+    .abort(sprintf("argument `tau` must lie between 0 and 1; got %s at position %d",
                    format(tau[outside[1]]), outside[1]), call)
   }
   if (length(tau) == 1L) tau else as.list(tau)

@@ -113,3 +113,68 @@ test_that("LLMSURROGATE_PYTHON set after library() but before Python starts is h
                          "LLMSURROGATE_PYTHON=", "RETICULATE_PYTHON="))
   expect_identical(utils::tail(out, 1), "2 TRUE")
 })
+
+# Issue 26, item 4: R users see R words, end to end.
+test_that("choices, intervals and types in messages are R's: c(\"lasso\", ...), between 0 and 1, character", {
+  skip_if_no_llmsurrogate()
+  set.seed(1)
+  d <- data.frame(y = rnorm(60))
+  d$llm <- 0.2
+  e <- tryCatch(ess(d, "y", "llm", algorithm = "foo"), error = function(e) e)
+  expect_s3_class(e, "llmsurrogate_error")
+  expect_match(conditionMessage(e), 'one of c("lasso", "logit_l1", "rf", "mean", "majority")', fixed = TRUE)
+  expect_match(conditionMessage(e), 'got "foo"', fixed = TRUE)
+  expect_false(grepl("[", conditionMessage(e), fixed = TRUE))
+  e <- tryCatch(error_curve(d, "y", "llm", algorithm = "mean", level = 1.5), error = function(e) e)
+  expect_match(conditionMessage(e), "must lie between 0.5 and 1; got 1.5", fixed = TRUE)
+  e <- tryCatch(evaluate_risk_scores(c(0, 1, 1), c(0.1, 0.2, 0.3), threshold = 2), error = function(e) e)
+  expect_match(conditionMessage(e), "between 0 and 1; got 2$")
+  expect_error(upper_quantile(c(1, 2), 2), "must lie between 0 and 1; got 2 at position 1", fixed = TRUE)
+  # pandas' dtype of a character column, from Python's check of a regressor
+  set.seed(2)
+  n <- 200
+  dd <- data.frame(firm = sample(1:10, n, TRUE), date = sample(1:10, n, TRUE),
+                   llm = sample(c("a", "b"), n, TRUE), lap = runif(n), ret = rnorm(n))
+  e <- tryCatch(lookahead_test(dd, "ret", "llm", "lap"), error = function(e) e)
+  expect_s3_class(e, "llmsurrogate_error")
+  expect_false(grepl("dtype|\\bstr\\b|object", conditionMessage(e)))
+  expect_match(conditionMessage(e), "character")
+  r_message <- llmsurrogate:::.rbridge$r_message
+  expect_identical(r_message("argument `p` must be in (0.0, 1.0]; got 0.0"),
+                   "argument `p` must be greater than 0 and at most 1; got 0")
+  expect_identical(r_message("argument `k` must lie in (0, inf); got -1.5"),
+                   "argument `k` must be strictly between 0 and Inf; got -1.5")
+})
+
+test_that("numpy's floating-point warnings reach R once, in R words", {
+  skip_if_no_llmsurrogate()
+  set.seed(3)
+  n <- 120
+  d <- data.frame(firm = sample(1:10, n, TRUE), llm = rnorm(n), ret = 1)
+  ws <- character(0)
+  fit <- withCallingHandlers(feols(ret ~ llm | firm, d), warning = function(w) {
+    expect_s3_class(w, "llmsurrogate_warning")
+    ws <<- c(ws, conditionMessage(w))
+    invokeRestart("muffleWarning")
+  })
+  expect_length(ws, 1L)  # before: twice, as numpy wrote it
+  expect_false(grepl("encountered in", ws))
+  expect_match(ws, "gave NaN")
+  expect_match(ws, "constant")
+})
+
+test_that("a bootstrap's summary prints a missing reference as NA, and a drawn seed as a whole number", {
+  skip_if_no_llmsurrogate()
+  set.seed(4)
+  n <- 300
+  d <- data.frame(firm = sample(1:20, n, TRUE), date = sample(1:10, n, TRUE), llm = sample(c(-1, 0, 1), n, TRUE),
+                  lap = runif(n), ret = rnorm(n))
+  b <- lookahead_bootstrap(d, "ret", "llm", "lap", n_boot = 20)
+  text <- capture.output(print(summary(b)))
+  expect_false(any(grepl("NaN", text)))
+  expect_true(is.na(as.data.frame(b)$reference))
+  expect_type(b$seed, "integer")  # before: a double such as 6.004461e+14
+  expect_false(grepl("e+", format(b$seed), fixed = TRUE))
+  again <- lookahead_bootstrap(d, "ret", "llm", "lap", n_boot = 20, seed = as.numeric(format(b$seed)))
+  expect_identical(again$draws, b$draws)
+})
