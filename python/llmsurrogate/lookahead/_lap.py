@@ -6,8 +6,9 @@
   ``agg`` needs no model pass.
 * :func:`lap_from_logprobs` -- the same score from per-token log-probabilities already computed
   (a :class:`~llmsurrogate.llm.base.RaggedLogprobs`, or ``(values, offsets)``): the reduction is the
-  Rust kernel ``_core.lookahead_min_k_*`` (parallel over texts, GIL released, the same bits for
-  any thread count).
+  Rust kernel ``_core.lookahead_min_k_*`` (parallel over texts, GIL released; float32 selects with
+  AVX-512 where the CPU has it, chosen at run time: the same bits for any thread count and either
+  path; rust/lookahead/select.rs).
 
 Conventions (spec §1.3): the first token of a text has no context and is not scored, so a text of
 ``T`` tokens has ``n = T - 1`` scored tokens; ``k = max(1, floor(K * n))`` (the reference code's
