@@ -29,7 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from llmsurrogate.risk._population import _interval, compare_answers  # not yet exported from llmsurrogate.risk
+from llmsurrogate.risk import compare_answers
+from llmsurrogate.risk._population import _interval  # the interval rules compared here
 
 OUT = Path(__file__).resolve().parent / "results" / "survey_coverage.json"
 K = 4

@@ -68,6 +68,14 @@ def _risk_scores():
                       meta={"task": "test"})
 
 
+def _k_answers():
+    """Three ordered answer options: human answers y, the LLM's probabilities, an age band, weights."""
+    rng = np.random.default_rng(3)
+    probs = rng.dirichlet([2.0, 3.0, 1.5], size=400)
+    y = np.array([rng.choice(3, p=p) for p in probs])
+    return y, probs, rng.choice(["18-34", "35-64", "65+"], size=400), rng.uniform(0.5, 2.0, size=400)
+
+
 FACTORIES = {
     "ErrorCurve": lambda: ess.error_curve(_ess_frame(), "y", ["x1", "x2"], algorithm="mean", grid=[1, 10, 100],
                                           n_jobs=1),
@@ -79,6 +87,9 @@ FACTORIES = {
         level=(0.9,), taus=[0.9]),
     "IntervalTable": lambda: importlib.import_module("llmsurrogate.transfer.demo").run_demo(),
     "RiskEvaluation": lambda: _risk_scores().evaluate(groups=_scored()[2], n_boot=20),
+    "MulticlassEvaluation": lambda: risk.evaluate_multiclass(*_k_answers()[:2], ordered=True, n_boot=20),
+    "AnswerComparison": lambda: risk.compare_answers(*_k_answers()[:3], weights=_k_answers()[3], ordered=True,
+                                                     n_boot=20),
     "RiskScores": _risk_scores,
     "LookaheadBootstrap": lambda: bootstrap(small_panel(), "ret", "llm", "lap", n_boot=40, seed=1, n_jobs=1),
 }

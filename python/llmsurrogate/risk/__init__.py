@@ -16,9 +16,15 @@ implemented: ``docs/methods/risk.md``).
   AUC, ECE, Brier and accuracy across rewordings of the prompt, their spread with paired bootstrap
   CIs; :func:`permutation_importance` -- what each feature is worth to the scores.
 * :func:`score_table`, :func:`evaluate_table` -- the same from names and plain columns (R).
+* Questions with K answer options and survey weights (``docs/methods/survey.md``):
+  :func:`evaluate_multiclass` (log loss, Brier, ranked probability score, accuracy, one-vs-rest
+  AUC, top-label and class-wise ECE, with CIs; ``weights=`` everywhere), :class:`TemperatureScaling`
+  and :class:`VectorScaling`; :func:`compare_answers` -- does the LLM answer like the (weighted)
+  population? Total variation and Wasserstein-1 per group, with CIs.
 
 Modules by role: ``_metrics`` (single metrics), ``_evaluation`` (all metrics with CIs),
-``_recalibration``, ``_scores`` (LLM scoring), ``_robustness`` (variations, importance), ``_results``, ``_plots``, ``_cli`` (``llmsurrogate risk``).
+``_recalibration``, ``_scores`` (LLM scoring), ``_robustness`` (variations, importance), ``_multiclass``
+(K options), ``_population`` (answer distributions), ``_results``, ``_plots``, ``_cli`` (``llmsurrogate risk``).
 
 One name for the capability: the package ``risk``, the command ``llmsurrogate risk`` (``score``
 before 0.2.x, kept hidden with a deprecation notice), the methods page ``docs/methods/risk.md``.
@@ -54,11 +60,27 @@ from ._metrics import (
     signed_calibration_error,
     threshold_metrics,
 )
+from ._multiclass import (
+    MulticlassEvaluation,
+    TemperatureScaling,
+    VectorScaling,
+    classwise_ece,
+    evaluate_multiclass,
+    multiclass_accuracy,
+    multiclass_brier,
+    multiclass_log_loss,
+    ovr_roc_auc,
+    ranked_probability_score,
+    recalibrate_multiclass,
+    reliability_table,
+    top_label_ece,
+)
 from ._plots import plot_calibration, plot_calibration_table, plot_roc, plot_score_histogram, roc_table
 from ._recalibration import Recalibrator, fit_recalibrator, recalibrate
 from ._results import RiskEvaluation, RiskScores
 from ._robustness import (FeatureImportance, PromptVariations, permutation_importance, prompt_variants,
                           prompt_variations)
+from ._population import AnswerComparison, compare_answers, total_variation, wasserstein1
 from ._scores import few_shot_examples, risk_scores, score_table
 
 __all__ = [
@@ -69,4 +91,8 @@ __all__ = [
     "score_table",
     "evaluate_table", "prompt_variants", "prompt_variations", "PromptVariations", "permutation_importance",
     "FeatureImportance",
+    # K answer options and survey weights (docs/methods/survey.md)
+    "evaluate_multiclass", "MulticlassEvaluation", "multiclass_log_loss", "multiclass_brier", "ranked_probability_score",
+    "multiclass_accuracy", "ovr_roc_auc", "top_label_ece", "classwise_ece", "reliability_table", "TemperatureScaling",
+    "VectorScaling", "recalibrate_multiclass", "compare_answers", "AnswerComparison", "total_variation", "wasserstein1",
 ]
