@@ -265,9 +265,9 @@ def ess_command(data_path, outcome, prediction, features, algorithm, loss, grid,
     written = [f"{stem}_table.csv", f"{stem}_summary.json"]
     if not no_plot:
         use_agg_backend()
-        ax = result.plot()
-        ax.figure.tight_layout()
-        save_figure(ax.figure, out_dir / f"{stem}_plot.png", dpi=130)
+        fig = result.plot()
+        fig.tight_layout()
+        save_figure(fig, out_dir / f"{stem}_plot.png", dpi=130)
         written.append(f"{stem}_plot.png")
     write_run_json(out_dir / RUN_JSON, manifest)
     written.append(RUN_JSON)
