@@ -567,3 +567,25 @@ def test_the_arithmetic_mean_is_computed_only_where_returned_and_changes_no_bit(
     np.testing.assert_array_equal(lap_from_logprobs((v, o), k=0.2, agg="arith"), d["min_k_arith"].to_numpy())
     _, arith_off, _, _ = _core.lookahead_min_k_f32(v, o, 0.2, True, 1, False)
     assert np.isnan(arith_off).all()
+
+
+def test_lap_takes_every_progress_setting(capsys):
+    """progress=True drew no bar but crashed (the cache was handed True as a callback); False and a
+    callable work too, with the same scores."""
+    from llmsurrogate.llm.base import RaggedLogprobs
+
+    class WordLengths:  # one token per word, log p = -len(word)
+        def prompt_logprobs(self, prompts):
+            lp = [np.array([np.nan] + [-len(w) for w in p.split()[1:]], np.float32) for p in prompts]
+            off = np.cumsum([0] + [len(v) for v in lp])
+            return RaggedLogprobs(np.concatenate(lp), off, np.zeros(off[-1], np.int32))
+
+    texts = ["the cat sat on the mat", "a big hippopotamus", "one two three"]
+    calls = []
+    runs = [lookahead.lap(texts, WordLengths(), k=0.2, progress=p)
+            for p in (True, False, None, lambda label, done, total: calls.append((label, done, total)))]
+    for r in runs[1:]:
+        np.testing.assert_array_equal(r, runs[0])
+    assert calls and calls[-1] == ("prompts", 3, 3)
+    with pytest.raises(InvalidArgumentError, match="argument `progress`"):
+        lookahead.lap(texts, WordLengths(), progress="yes")

@@ -48,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from .._progress import progress_reporter
 from .._store import EntryFormat, canonical
 from ..exceptions import ComputationError, InvalidArgumentError, LLMSurrogateWarning
 
@@ -450,8 +451,8 @@ def using_cache(cache) -> Iterator[Cache | NullCache]:
 def cached_batches(cache, keys: Sequence[str], compute, *, batch_size: int | None, kind: str = "",
                    progress=None, commit_every: int | None = None) -> list[np.ndarray]:
     """Look ``keys`` up, compute the misses and store them as they finish. Returns the arrays in key
-    order. ``progress``: a ``progress(label, done, total)`` callback (:mod:`llmsurrogate._progress`),
-    label ``"prompts"``.
+    order. ``progress``: ``None`` (a bar in an interactive session), ``True``, ``False`` or a
+    ``progress(label, done, total)`` callback (:mod:`llmsurrogate._progress`), label ``"prompts"``.
 
     ``compute(indices)`` gets at most ``batch_size`` missing prompts per call (``None``: all of them
     in one call) and returns either their arrays in order, or an iterator of ``(positions, arrays)``
@@ -461,6 +462,12 @@ def cached_batches(cache, keys: Sequence[str], compute, *, batch_size: int | Non
     every call. A run killed at any point keeps every written result; it redoes fewer than
     ``commit_every`` finished-but-unwritten prompts plus the backend batch in flight (for a
     ``compute`` that returns a list: the call in flight)."""
+    with progress_reporter(progress) as report:
+        return _cached_batches(cache, keys, compute, batch_size=batch_size, kind=kind, progress=report,
+                               commit_every=commit_every)
+
+
+def _cached_batches(cache, keys, compute, *, batch_size, kind, progress, commit_every):
     cache = as_cache(cache)
     rejected0 = cache.rejected
     found = cache.get_many(keys)

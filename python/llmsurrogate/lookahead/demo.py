@@ -21,7 +21,6 @@ finds planted lookahead bias in a simulated panel of the paper's size.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import tempfile
 import time
@@ -34,7 +33,7 @@ import pandas as pd
 from .. import testing
 from .._atomic import check_output_dir, save_figure, write_frame, write_text
 from .._deprecation import deprecated_arguments
-from .._progress import ProgressCallback
+from .._progress import ProgressCallback, quiet_transformers
 from ..fe import etable
 from ..llm.hf import TransformersBackend
 from ._bootstrap import bootstrap
@@ -76,21 +75,6 @@ def headlines(n: int, seed: int) -> list[str]:
     return out
 
 
-@contextlib.contextmanager
-def _quiet_transformers():
-    """transformers' progress bars and info messages off while the demo saves and loads its model."""
-    from transformers.utils import logging as hf_logging
-
-    bars = hf_logging.is_progress_bar_enabled()
-    level = hf_logging.get_verbosity()
-    hf_logging.disable_progress_bar()
-    hf_logging.set_verbosity_error()
-    try:
-        yield
-    finally:
-        hf_logging.set_verbosity(level)
-        if bars:
-            hf_logging.enable_progress_bar()
 
 
 def _train_lm(path: Path, texts: list[str], steps: int, seed: int, lr: float = 3e-3, batch_size: int = 16) -> float:
@@ -139,7 +123,7 @@ def lap_seen_unseen(n_texts: int = 48, steps: int = 100, seed: int = 0, k: float
     started = time.perf_counter()
     texts = headlines(2 * n_texts, seed)
     seen, unseen = texts[:n_texts], texts[n_texts:]
-    with tempfile.TemporaryDirectory() as tmp, _quiet_transformers():
+    with tempfile.TemporaryDirectory() as tmp, quiet_transformers():
         path = Path(tmp) / "tiny"
         testing.build_model(path, "gpt2", hidden=64, layers=2, context=128, seed=seed)
         loss = _train_lm(path, seen, steps, seed)

@@ -353,7 +353,7 @@ def _common_args(samples, r, metric, n_jobs, domain, features, target):
 def error_tables(samples: Any, models: Any, *, r: int = 1, metric: str = "mse", subsets: Any = "all",
                  n_jobs: int | None = None, kinds: Sequence[str] = ("raw", "deterioration", "shortfall"),
                  domain: str = "domain", features: Sequence[str] = _FEATURES, target: str = "ce",
-                 cache: Any = None, progress: Any = False, seed: Any = 0) -> dict:
+                 cache: Any = None, progress: Any = None, seed: Any = 0) -> dict:
     """Transfer-error tables of several models at once: ``{model: {kind: ErrorTable}}``.
 
     ``kinds`` picks among ``"raw"``, ``"deterioration"`` and ``"shortfall"``; the shortfall divides
@@ -399,7 +399,7 @@ def error_tables(samples: Any, models: Any, *, r: int = 1, metric: str = "mse", 
 def error_table(samples: Any, model: Any, *, r: int = 1, metric: str = "mse", normalize: str | None = None,
                 subsets: Any = "all", n_jobs: int | None = None, shortfall_models: Any = None,
                 domain: str = "domain", features: Sequence[str] = _FEATURES, target: str = "ce",
-                cache: Any = None, progress: Any = False, seed: Any = 0, name: str | None = None):
+                cache: Any = None, progress: Any = None, seed: Any = 0, name: str | None = None):
     """Fit ``model`` on every ``r``-subset of domains and tabulate its transfer errors.
 
     Parameters
@@ -432,9 +432,10 @@ def error_table(samples: Any, model: Any, *, r: int = 1, metric: str = "mse", no
         Column names (defaults for :func:`llmsurrogate.datasets.load_certainty_equivalents`).
     cache : folder path or :class:`~llmsurrogate.llm.cache.Cache`, optional
         Directory for per-training-set results (a Cache: its folder); an interrupted build resumes from it.
-    progress : bool or callable
-        A progress bar on stderr (``True``), or ``progress(label, done, total)`` after each batch
-        of fits (:mod:`llmsurrogate._progress`).
+    progress : None, bool or callable
+        ``None`` (default): a progress bar on stderr in an interactive session; ``True`` always,
+        ``False`` never; or ``progress(label, done, total)`` after each batch of fits
+        (:mod:`llmsurrogate._progress`).
     seed : int
         Seed of the sampled training sets (``subsets=<int>``) and of models given by name (``"rf"``).
     name : str, optional
@@ -523,7 +524,7 @@ def in_sample_errors(samples: Any, model: Any, *, metric: str = "mse", n_jobs: i
 @deprecated_arguments(renamed={"random_state": "seed"}, positional=2)
 def within_domain_cv(samples: Any, models: Any, *, k: int = 10, metric: str = "mse", n_jobs: int | None = None,
                      seed: int = 0, domain: str = "domain", features: Sequence[str] = _FEATURES,
-                     target: str = "ce", progress: Any = False):
+                     target: str = "ce", progress: Any = None):
     """k-fold cross-validated error of each model within each domain (paper Section 5.3, Table 1).
 
     Each domain's observations are split at random into ``k`` folds
@@ -532,7 +533,8 @@ def within_domain_cv(samples: Any, models: Any, *, k: int = 10, metric: str = "m
     mean of the ``k`` fold MSEs (``metric="rmse"``: its square root).
 
     Returns a DataFrame, one row per domain and one column per model. See :func:`cv_ratio` for
-    Table 1's summary. ``progress``: ``True`` (a bar) or ``progress(label, done, total)`` per model.
+    Table 1's summary. ``progress``: ``None`` (a bar in an interactive session), ``True`` (a bar), ``False``
+    or ``progress(label, done, total)`` per model.
 
     Examples
     --------
