@@ -89,7 +89,14 @@ class CacheCorruptError(ComputationError):
 
 
 def entry_producer() -> str:
-    """The producer string stored with (and required of) every entry written by this process."""
+    """The producer string stored with (and required of) every entry written by this process.
+
+    Examples
+    --------
+    >>> import json
+    >>> sorted(json.loads(entry_producer()))  # each one's installed version (null: not installed)
+    ['llmsurrogate', 'torch', 'transformers', 'vllm']
+    """
     return ENTRY_FORMAT.producer_text
 
 
@@ -222,7 +229,16 @@ class Cache:
 
     @staticmethod
     def key(*, backend: str, model: str, prompt: str, template: str, params: Any) -> str:
-        """SHA-256 hex of the canonical JSON of the key fields."""
+        """SHA-256 hex of the canonical JSON of the key fields.
+
+        Examples
+        --------
+        >>> k = Cache.key(backend="demo", model="m", prompt="Hello", template="t", params={"ids": [1, 2]})
+        >>> len(k), k == Cache.key(backend="demo", model="m", prompt="Hello", template="t", params={"ids": [1, 2]})
+        (64, True)
+        >>> k == Cache.key(backend="demo", model="m", prompt="Hello!", template="t", params={"ids": [1, 2]})
+        False
+        """
         h = hashlib.sha256()
         h.update(_canonical([backend, model, template, params]).encode("utf-8"))
         h.update(b"\x00")
@@ -231,7 +247,14 @@ class Cache:
 
     @staticmethod
     def keys(*, backend: str, model: str, prompts: Sequence[str], template: str, params: Any) -> list[str]:
-        """Keys for many prompts sharing the other fields (one JSON encoding)."""
+        """Keys for many prompts sharing the other fields (one JSON encoding).
+
+        Examples
+        --------
+        >>> ks = Cache.keys(backend="demo", model="m", prompts=["a", "b"], template="t", params={})
+        >>> ks[1] == Cache.key(backend="demo", model="m", prompt="b", template="t", params={})
+        True
+        """
         head = _canonical([backend, model, template, params]).encode("utf-8") + b"\x00"
         base = hashlib.sha256(head)
         out = []
@@ -255,7 +278,18 @@ class Cache:
 
     def get_many(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
         """The stored arrays of the keys found and trusted (others are absent from the result;
-        entries that fail a check are counted in :attr:`rejected`)."""
+        entries that fail a check are counted in :attr:`rejected`).
+
+        Examples
+        --------
+        >>> import tempfile, numpy as np
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     cache = Cache(folder)
+        ...     cache.put_many([("k1", np.array([1.0, 2.0]))])
+        ...     print(cache.get_many(["k1", "k2"]), cache.hits, cache.misses)
+        ...     cache.close()
+        {'k1': array([1., 2.])} 1 1
+        """
         out: dict[str, np.ndarray] = {}
         uniq = list(dict.fromkeys(keys))
         chunk = 900  # under SQLite's default limit of bound variables
@@ -278,7 +312,19 @@ class Cache:
         return out
 
     def put_many(self, items: Iterable[tuple[str, np.ndarray]], kind: str = "") -> None:
-        """Store ``(key, array)`` pairs in one transaction (all or nothing)."""
+        """Store ``(key, array)`` pairs in one transaction (all or nothing). An array holding a NaN
+        is never stored.
+
+        Examples
+        --------
+        >>> import tempfile, numpy as np
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     cache = Cache(folder)
+        ...     cache.put_many([("a", np.zeros(3)), ("b", np.array([np.nan]))], kind="demo")
+        ...     print(len(cache), sorted(cache.get_many(["a", "b"])))
+        ...     cache.close()
+        1 ['a']
+        """
         now = time.time()
         rows = []
         for k, arr in items:
@@ -306,7 +352,20 @@ class Cache:
         """Look the missing ``keys`` up again and claim those still missing, in one transaction.
         Returns the arrays found (another process stored them meanwhile: they count as hits, no
         longer as misses), the keys now claimed by this object (to compute), and the keys a live
-        other process claimed (to wait for)."""
+        other process claimed (to wait for).
+
+        Examples
+        --------
+        >>> import tempfile, numpy as np
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     cache, other = Cache(folder), Cache(folder)
+        ...     cache.put_many([("done", np.ones(1))])
+        ...     print(cache.claim(["done", "todo"]))  # found, claimed by `cache`, held by another
+        ...     print(other.claim(["todo"]))          # `cache` runs (this process): `other` waits
+        ...     cache.release(); cache.close(); other.close()
+        ({'done': array([1.])}, ['todo'], [])
+        ({}, [], ['todo'])
+        """
         keys = list(dict.fromkeys(keys))
         hits, misses, rejected = self.hits, self.misses, self.rejected
         found: dict[str, np.ndarray] = {}
@@ -336,7 +395,19 @@ class Cache:
         return found, mine, held
 
     def release(self) -> None:
-        """Drop this object's claims (the prompts it claimed and did not store)."""
+        """Drop this object's claims (the prompts it claimed and did not store).
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     cache, other = Cache(folder), Cache(folder)
+        ...     _ = cache.claim(["todo"])
+        ...     cache.release()
+        ...     print(other.claim(["todo"])[1])  # free again: `other` claims it
+        ...     other.release(); cache.close(); other.close()
+        ['todo']
+        """
         with self._guard():
             conn = self._conn()
             _retry_locked(lambda: conn.execute("DELETE FROM claims WHERE owner = ?", (self.owner,)))
@@ -346,6 +417,17 @@ class Cache:
             return self._conn().execute("SELECT COUNT(*) FROM outputs").fetchone()[0]
 
     def integrity_ok(self) -> bool:
+        """Whether SQLite's ``PRAGMA integrity_check`` finds the database file sound.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     cache = Cache(folder)
+        ...     print(cache.integrity_ok())
+        ...     cache.close()
+        True
+        """
         with self._guard():
             return self._conn().execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
@@ -353,7 +435,19 @@ class Cache:
         """A view of this cache whose entries carry (and require) the producer text ``producer``
         (e.g. HTTP responses, which no local library version changes). It shares this object's file
         and connections -- one owner per SQLite file -- and counts its own hits and misses; closing
-        the view leaves this object open."""
+        the view leaves this object open.
+
+        Examples
+        --------
+        >>> import tempfile, numpy as np
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     cache = Cache(folder)
+        ...     http = cache.with_producer("openai-http")
+        ...     http.put_many([("k", np.ones(1))])
+        ...     print(sorted(http.get_many(["k"])), sorted(cache.get_many(["k"])), cache.rejected)
+        ...     cache.close()
+        ['k'] [] 1
+        """
         view = copy.copy(self)
         view.producer = str(producer)
         view.hits = view.misses = view.rejected = 0
@@ -362,7 +456,19 @@ class Cache:
         return view
 
     def close(self) -> None:
-        """Close this object's connection (a view made by :meth:`with_producer` closes nothing)."""
+        """Close this object's connection (a view made by :meth:`with_producer` closes nothing).
+        A later call on the object opens a new connection.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     cache = Cache(folder)
+        ...     cache.close()
+        ...     print(len(cache))  # opens a new connection
+        ...     cache.close()
+        0
+        """
         if getattr(self, "_parent", None) is not None:
             return
         conn = getattr(self._local, "conn", None)
@@ -392,7 +498,17 @@ def _claim_live(owner: str, renewed: float, me: str, now: float) -> bool:
 
 
 class NullCache:
-    """A cache that stores nothing (``cache=None``)."""
+    """A cache that stores nothing (``cache=None``): every look-up misses, every prompt is
+    claimed by the caller.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> c = NullCache()
+    >>> c.put_many([("k", np.ones(1))])
+    >>> c.get_many(["k"]), c.claim(["k", "k"])
+    ({}, ({}, ['k'], []))
+    """
 
     directory = None
     hits = 0
@@ -401,25 +517,63 @@ class NullCache:
 
     @staticmethod
     def keys(**kw):
+        """:meth:`Cache.keys` (the same keys).
+
+        >>> NullCache.keys(backend="b", model="m", prompts=["p"], template="t", params={})[0][:8]
+        '...'
+        """
         return Cache.keys(**kw)
 
     def get_many(self, keys):
+        """Nothing found: ``{}``.
+
+        >>> NullCache().get_many(["k"])
+        {}
+        """
         return {}
 
     def put_many(self, items, kind=""):
+        """Store nothing.
+
+        >>> import numpy as np
+        >>> NullCache().put_many([("k", np.ones(1))]) is None
+        True
+        """
         return None
 
     def claim(self, keys):
+        """Nothing found, every distinct key claimed, none held by another process.
+
+        >>> NullCache().claim(["a", "b", "a"])
+        ({}, ['a', 'b'], [])
+        """
         return {}, list(dict.fromkeys(keys)), []
 
     def release(self):
+        """Nothing to release.
+
+        >>> NullCache().release() is None
+        True
+        """
         return None
 
 
 def as_cache(cache) -> Cache | NullCache:
     """The one meaning of a ``cache=`` argument anywhere in the package: ``None`` -> :class:`NullCache`
     (nothing stored); a folder path (str or PathLike) -> a :class:`Cache` opened there; a cache
-    passes through."""
+    passes through.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> type(as_cache(None)).__name__
+    'NullCache'
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     c = as_cache(folder)
+    ...     print(c, as_cache(c) is c)
+    ...     c.close()
+    Cache('...') True
+    """
     if cache is None:
         return NullCache()
     if isinstance(cache, (Cache, NullCache)):
@@ -461,7 +615,23 @@ def cached_batches(cache, keys: Sequence[str], compute, *, batch_size: int | Non
     transaction as soon as ``commit_every`` of them wait (default: ``batch_size``), and at the end of
     every call. A run killed at any point keeps every written result; it redoes fewer than
     ``commit_every`` finished-but-unwritten prompts plus the backend batch in flight (for a
-    ``compute`` that returns a list: the call in flight)."""
+    ``compute`` that returns a list: the call in flight).
+
+    Examples
+    --------
+    >>> import tempfile, numpy as np
+    >>> prompts = ["a", "bb", "a"]
+    >>> keys = Cache.keys(backend="demo", model="len", prompts=prompts, template="t", params={})
+    >>> def compute(indices):  # one array per missing prompt
+    ...     print("computing", [prompts[i] for i in indices])
+    ...     return [np.array([len(prompts[i])]) for i in indices]
+    >>> with tempfile.TemporaryDirectory() as folder, using_cache(folder) as cache:
+    ...     print(cached_batches(cache, keys, compute, batch_size=8, progress=False))
+    ...     print(cached_batches(cache, keys, compute, batch_size=8, progress=False))  # all hits
+    computing ['a', 'bb']
+    [array([1]), array([2]), array([1])]
+    [array([1]), array([2]), array([1])]
+    """
     with progress_reporter(progress) as report:
         return _cached_batches(cache, keys, compute, batch_size=batch_size, kind=kind, progress=report,
                                commit_every=commit_every)
