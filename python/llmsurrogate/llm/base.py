@@ -60,7 +60,15 @@ class RaggedLogprobs:
         return self.values[self.offsets[i]: self.offsets[i + 1]]
 
     def sums(self) -> np.ndarray:
-        """Total log-probability of each prompt (NaN first tokens excluded)."""
+        """Total log-probability of each prompt (NaN first tokens excluded).
+
+        Examples
+        --------
+        >>> rl = RaggedLogprobs(values=np.array([np.nan, -1.0, -2.0], dtype=np.float32),
+        ...                     offsets=np.array([0, 1, 3]), token_ids=np.array([5, 5, 6]))
+        >>> rl.sums().tolist()  # a one-token prompt has no scored token: 0
+        [0.0, -3.0]
+        """
         v = np.where(np.isnan(self.values), 0.0, self.values.astype(np.float64))
         c = np.concatenate([[0.0], np.cumsum(v)])
         return c[self.offsets[1:]] - c[self.offsets[:-1]]
@@ -80,19 +88,66 @@ class Backend(Protocol):
 
     identity: Mapping[str, Any]
 
-    def answer_tokens(self, keys: Sequence[str]) -> dict[str, list[tuple[str, int]]]: ...
+    def answer_tokens(self, keys: Sequence[str]) -> dict[str, list[tuple[str, int]]]:
+        """For each answer key, its single-token spellings in the vocabulary as ``[(spelling, token_id)]``.
 
-    def digit_tokens(self) -> list[tuple[str, int]]: ...
+        >>> CallableBackend(lambda p: {}).answer_tokens(["A"])
+        {'A': [('A', 26), (' A', 0)]}
+        """
+        ...
 
-    def next_token_logprobs(self, prompts: Sequence[str], token_ids: Sequence[int]) -> np.ndarray: ...
+    def digit_tokens(self) -> list[tuple[str, int]]:
+        """``[(text, token_id)]`` of every token made of decimal digits only.
 
-    def prompt_logprobs(self, prompts: Sequence[str]) -> RaggedLogprobs: ...
+        >>> CallableBackend(lambda p: {}, vocab=["1", " 2", "x", "34"]).digit_tokens()
+        [('1', 0), ('34', 3)]
+        """
+        ...
 
-    def generate(self, prompts: Sequence[str], max_new_tokens: int = 16) -> list[str]: ...
+    def next_token_logprobs(self, prompts: Sequence[str], token_ids: Sequence[int]) -> np.ndarray:
+        """float32 ``(len(prompts), len(token_ids))``: log p of each token id coming next.
+
+        >>> b = CallableBackend(lambda p: {"yes": -0.1, "no": -2.4}, vocab=["yes", "no"], normalise=False)
+        >>> b.next_token_logprobs(["Is it?", "Really?"], [1, 0])
+        array([[-2.4, -0.1],
+               [-2.4, -0.1]], dtype=float32)
+        """
+        ...
+
+    def prompt_logprobs(self, prompts: Sequence[str]) -> RaggedLogprobs:
+        """log p of every prompt token given the ones before, as :class:`RaggedLogprobs` (needs a
+        tokenizer: a model backend such as :class:`~llmsurrogate.llm.TransformersBackend`).
+
+        >>> from llmsurrogate import testing
+        >>> from llmsurrogate.llm import TransformersBackend
+        >>> backend = TransformersBackend(testing.build_model("tiny-lm", "gpt2", hidden=16, layers=1))
+        >>> rl = backend.prompt_logprobs(["one two three"])
+        >>> len(rl), bool(np.isnan(rl[0][0])), bool((rl[0][1:] < 0).all())
+        (1, True, True)
+        """
+        ...
+
+    def generate(self, prompts: Sequence[str], max_new_tokens: int = 16) -> list[str]:
+        """Greedy continuations of the prompts (text, at most ``max_new_tokens`` tokens each).
+
+        >>> CallableBackend(lambda p: {"!": 0.0} if len(p) < 4 else {}, vocab=["!"]).generate(["Hi"])
+        ['!!']
+        """
+        ...
 
 
 def check_prompts(prompts: Sequence[str]) -> list[str]:
-    """A list of non-empty strings, or an error naming the first bad one."""
+    """A list of non-empty strings, or an error naming the first bad one.
+
+    Examples
+    --------
+    >>> check_prompts(("a", "b"))
+    ['a', 'b']
+    >>> check_prompts(["a", ""])
+    Traceback (most recent call last):
+    ...
+    llmsurrogate.exceptions.InvalidArgumentError: prompt 1 is empty; a prompt needs at least one character
+    """
     if isinstance(prompts, str):
         raise InvalidArgumentError("argument `prompts` must be a list of strings, not one string")
     out = list(prompts)
@@ -136,12 +191,22 @@ class CallableBackend:
         self.identity = {"backend": "callable", "model": name}
 
     def answer_tokens(self, keys):
+        """Each key's spellings ``k`` and ``" " + k`` found in the vocabulary, with their ids.
+
+        >>> CallableBackend(lambda p: {}).answer_tokens(["B", "10"])
+        {'B': [('B', 27), (' B', 1)], '10': [('10', 62)]}
+        """
         out = {}
         for k in keys:
             out[k] = [(s, self.index[s]) for s in (k, " " + k) if s in self.index]
         return out
 
     def digit_tokens(self):
+        """The vocabulary's all-digit tokens (``" 7"`` is not one: it has a space).
+
+        >>> [t for t, _ in CallableBackend(lambda p: {}).digit_tokens()][:12]
+        ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9', '10', '11']
+        """
         return [(t, i) for t, i in self.index.items() if t.isdecimal()]
 
     def _dist(self, prompt: str) -> np.ndarray:
@@ -157,15 +222,36 @@ class CallableBackend:
         return lp
 
     def next_token_logprobs(self, prompts, token_ids):
+        """``fn``'s (normalised) log-probabilities at ``token_ids``, float32 ``(n, m)``.
+
+        >>> b = CallableBackend(lambda p: {" A": 0.0, " B": 0.0} if "?" in p else {" A": 0.0})
+        >>> np.exp(b.next_token_logprobs(["Which?", "Sure."], [0, 1]))  # token ids of " A", " B"
+        array([[0.5, 0.5],
+               [1. , 0. ]], dtype=float32)
+        """
         prompts = check_prompts(prompts)
         ids = np.asarray(token_ids, dtype=np.int64)
         return np.stack([self._dist(p)[ids] for p in prompts]).astype(np.float32) if prompts else \
             np.zeros((0, len(ids)), np.float32)
 
     def prompt_logprobs(self, prompts):
+        """Not available: a function of the prompt text has no tokenizer.
+
+        >>> CallableBackend(lambda p: {}).prompt_logprobs(["a b"])
+        Traceback (most recent call last):
+        ...
+        llmsurrogate.exceptions.InvalidArgumentError: CallableBackend has no tokenizer: prompt log-probabilities need a model backend
+        """
         raise InvalidArgumentError("CallableBackend has no tokenizer: prompt log-probabilities need a model backend")
 
     def generate(self, prompts, max_new_tokens: int = 16):
+        """Greedy decoding: append ``fn``'s most likely token until ``fn`` returns nothing or
+        ``max_new_tokens`` tokens are written.
+
+        >>> b = CallableBackend(lambda p: {" 4": 0.0} if p.endswith("=") else {})
+        >>> b.generate(["2+2=", "Hello"], max_new_tokens=5)
+        [' 4', '']
+        """
         out = []
         for p in check_prompts(prompts):
             text = ""
