@@ -38,7 +38,17 @@ COT_CHAT_PREFILL = "Let's think step by step."
 
 
 def task_description(task: Task, *, few_shot: bool = False) -> str:
-    """The population sentence block, ending with a newline."""
+    """The population sentence block, ending with a newline (the task's own ``description`` when
+    it has one).
+
+    Examples
+    --------
+    >>> from llmsurrogate.llm.tasks import acs_income_task
+    >>> print(task_description(acs_income_task()), end="")
+    The following data corresponds to a survey respondent. The survey was conducted among US residents in 2018. Please answer the question based on the information provided. The data provided is enough to reach an approximate answer.
+    >>> task_description(acs_income_task(), few_shot=True).startswith("The following data corresponds to different")
+    True
+    """
     if task.description is not None:
         return task.description if task.description.endswith("\n") else task.description + "\n"
     if few_shot:
@@ -59,7 +69,18 @@ def _value(row: Mapping, name: str) -> Any:
 
 
 def information_block(task: Task, row: Mapping) -> str:
-    """``Information:`` followed by one bullet line per task column."""
+    """``Information:`` followed by one bullet line per task column.
+
+    Examples
+    --------
+    >>> from llmsurrogate.testing import synthetic_income_task
+    >>> print(information_block(synthetic_income_task(), {"AGEP": 37, "SCHL": 21, "WKHP": 40, "SEX": 2}))
+    Information:
+    - The age is: 37 years old.
+    - The highest educational attainment is: Bachelor's degree.
+    - The usual number of hours worked per week is: 40 hours.
+    - The sex is: Female.
+    """
     return "Information:\n" + "\n".join(c.line(_value(row, c.name), task.line_format) for c in task.columns)
 
 
@@ -264,7 +285,16 @@ def reasoning_of(text: str, question: MultipleChoiceQuestion) -> tuple[str, str 
 
 
 def rows_of(frame, task: Task) -> list[dict]:
-    """The task columns of ``frame`` as a list of dicts, after checking they exist."""
+    """The task columns of ``frame`` as a list of dicts, after checking they exist.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from llmsurrogate.testing import synthetic_income_task
+    >>> frame = pd.DataFrame({"AGEP": [37, 50], "SCHL": [21, 16], "WKHP": [40, 20], "SEX": [2, 1], "PINCP": [1, 0]})
+    >>> rows_of(frame, synthetic_income_task())[0]  # the label column is left out
+    {'AGEP': 37, 'SCHL': 21, 'WKHP': 40, 'SEX': 2}
+    """
     df = as_frame(frame, "data")
     if len(df) == 0:
         raise EmptyInputError("argument `data` has no rows")
