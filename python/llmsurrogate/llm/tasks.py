@@ -149,6 +149,17 @@ class Column:
 
         Raises :class:`InvalidArgumentError` for a code the map does not know (folktexts
         silently writes "N/A"; an unknown code is almost always a data error).
+
+        Examples
+        --------
+        >>> Column("SEX", "sex", {1: "Male", 2: "Female"}).render(2.0)
+        'Female'
+        >>> Column("PINCP", "yearly income", ("money", "{}")).render(52000)
+        '$52,000'
+        >>> Column("SEX", "sex", {1: "Male", 2: "Female"}).render(3)
+        Traceback (most recent call last):
+        ...
+        llmsurrogate.exceptions.InvalidArgumentError: column 'SEX': code 3 is not in its value map (2 codes); fix the data or extend the map
         """
         if _is_missing(value):
             return self.missing
@@ -171,7 +182,14 @@ class Column:
 
     def line(self, value: Any, line_format: str | None = None) -> str:
         """The bullet line ``- The {description} is: {text}.`` (or ``- {text}`` for value-only);
-        ``line_format`` (a task's, e.g. ``"- {description}: {value}"``) replaces the first form."""
+        ``line_format`` (a task's, e.g. ``"- {description}: {value}"``) replaces the first form.
+
+        Examples
+        --------
+        >>> age = Column("AGEP", "age", ("int", "{} years old"))
+        >>> age.line(37), age.line(37, "- {description}: {value}")
+        ('- The age is: 37 years old.', '- age: 37 years old')
+        """
         text = self.render(value)
         if self.value_only:
             return f"- {text}"
@@ -180,6 +198,14 @@ class Column:
         return f"- The {self.description} is: {text}."
 
     def fingerprint(self) -> str:
+        """The column's name, description, map and missing text as one string (part of
+        :meth:`Task.fingerprint`); a callable map enters by its qualified name.
+
+        Examples
+        --------
+        >>> Column("SEX", "sex", {1: "Male", 2: "Female"}).fingerprint()
+        "('SEX', 'sex', ((1, 'Male'), (2, 'Female')), 'N/A', False)"
+        """
         vm = self.value_map
         if callable(vm) and not isinstance(vm, tuple):
             vm = getattr(vm, "__qualname__", repr(vm))
@@ -263,12 +289,29 @@ class MultipleChoiceQuestion:
         return tuple(o.numeric_value for o in self.options)
 
     def render(self, prefill: bool = True) -> str:
+        """The question, one line per option and (``prefill``) the ``Answer:`` line.
+
+        Examples
+        --------
+        >>> q = MultipleChoiceQuestion("Own or rent?", (AnswerOption("Own", 1), AnswerOption("Rent", 0)))
+        >>> print(q.render(prefill=False))
+        Question: Own or rent?
+        A. Own.
+        B. Rent.
+        """
         lines = [f"Question: {self.text}"] + [f"{k}. {o.text}." for k, o in zip(self.keys, self.options)]
         body = "\n".join(lines)
         return body + ("\n" + self.prefill if prefill else "")
 
     def key_of(self, value: Any) -> str:
-        """The answer key of a data value (for few-shot examples)."""
+        """The answer key of a data value (for few-shot examples).
+
+        Examples
+        --------
+        >>> q = MultipleChoiceQuestion("Own or rent?", (AnswerOption("Own", 1), AnswerOption("Rent", 0)))
+        >>> q.key_of(0), q.key_of("1")
+        ('B', 'A')
+        """
         key = _code_key(value)
         for k, o in zip(self.keys, self.options):
             if _code_key(o.value) == key:
@@ -276,7 +319,15 @@ class MultipleChoiceQuestion:
         raise InvalidArgumentError(f"value {value!r} matches no answer option of {self.text!r}")
 
     def permutations(self) -> list["MultipleChoiceQuestion"]:
-        """All K! orderings (keys stay A, B, ... by position), the identity first."""
+        """All K! orderings (keys stay A, B, ... by position), the identity first.
+
+        Examples
+        --------
+        >>> q = MultipleChoiceQuestion("Size?", tuple(AnswerOption(t, i) for i, t in enumerate("SML")))
+        >>> perms = q.permutations()
+        >>> len(perms), [o.text for o in perms[1].options], perms[1].key_of(2)
+        (6, ['S', 'L', 'M'], 'B')
+        """
         return [dataclasses.replace(self, options=tuple(p)) for p in itertools.permutations(self.options)]
 
 
@@ -295,6 +346,13 @@ class NumericQuestion:
     prefill: str = "Answer (between 0 and 1): 0."
 
     def render(self, prefill: bool = True) -> str:
+        """The question line and (``prefill``) the numeric answer prefill.
+
+        Examples
+        --------
+        >>> NumericQuestion("How likely?").render(prefill=False)
+        'Question: How likely?'
+        """
         return f"Question: {self.text}" + ("\n" + self.prefill if prefill else "")
 
 
@@ -323,11 +381,25 @@ class Threshold:
             raise InvalidArgumentError(f"Threshold `op` must be one of {sorted(_OPS)}; got {self.op!r}")
 
     def name(self, target: str) -> str:
+        """The label's name: target, operator, value (a whole float without ``.0``).
+
+        Examples
+        --------
+        >>> Threshold(50000.0, ">").name("PINCP"), Threshold(2.5, "<=").name("SCORE")
+        ('PINCP>50000', 'SCORE<=2.5')
+        """
         v = self.value
         v = int(v) if isinstance(v, float) and v.is_integer() else v
         return f"{target}{self.op}{v}"
 
     def apply(self, values):
+        """0/1 int64 labels: ``values op value`` (NaN gives 0).
+
+        Examples
+        --------
+        >>> Threshold(18, ">=").apply([17, 18, float("nan")])
+        array([0, 1, 0])
+        """
         arr = np.asarray(values, dtype=np.float64)
         with np.errstate(invalid="ignore"):
             out = _OPS[self.op](arr, float(self.value))
@@ -389,13 +461,28 @@ class Task:
         return self.threshold.name(self.target) if self.threshold else self.target
 
     def column(self, name: str) -> Column:
+        """The feature column called ``name`` (an error naming the task's columns otherwise).
+
+        Examples
+        --------
+        >>> acs_income_task().column("SEX").render(1)
+        'Male'
+        """
         for c in self.columns:
             if c.name == name:
                 return c
         raise ColumnNotFoundError(f"task {self.name!r} has no column {name!r}; columns: {list(self.features)}")
 
     def labels(self, frame):
-        """0/1 labels from ``frame``: the binarised target, or the label column if present."""
+        """0/1 labels from ``frame``: the binarised target, or the label column if present.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> task = acs_income_task()
+        >>> task.labels(pd.DataFrame({"PINCP": [20000, 90000]})), task.labels(pd.DataFrame({"PINCP>50000": [1, 0]}))
+        (array([0, 1]), array([1, 0]))
+        """
         if self.label_name in frame.columns:
             return np.asarray(frame[self.label_name], dtype=np.int64)
         if self.target not in frame.columns:
@@ -405,7 +492,14 @@ class Task:
         return self.threshold.apply(frame[self.target])
 
     def with_features(self, subset: Sequence[str]) -> "Task":
-        """The same task restricted to ``subset`` (in the task's column order)."""
+        """The same task restricted to ``subset`` (in the task's column order).
+
+        Examples
+        --------
+        >>> small = acs_income_task().with_features(["SEX", "AGEP"])
+        >>> small.name, small.features
+        ('ACSIncome_AGEP_SEX', ('AGEP', 'SEX'))
+        """
         unknown = [s for s in subset if s not in self.features]
         if unknown:
             raise ColumnNotFoundError(f"task {self.name!r} has no columns {unknown}")
@@ -413,7 +507,14 @@ class Task:
         return dataclasses.replace(self, name=f"{self.name}_" + "_".join(sorted(subset)), columns=cols)
 
     def fingerprint(self) -> str:
-        """A process-stable hash of everything that shapes the prompts (SHA-256, 16 hex chars)."""
+        """A process-stable hash of everything that shapes the prompts (SHA-256, 16 hex chars).
+
+        Examples
+        --------
+        >>> task = acs_income_task()
+        >>> len(task.fingerprint()), task.fingerprint() == task.with_features(task.features[:-1]).fingerprint()
+        (16, False)
+        """
         parts = [self.name, self.target, repr(self.question), repr(self.numeric_question), repr(self.threshold),
                  self.respondent, str(self.year), self.population, repr(self.description),
                  *[c.fingerprint() for c in self.columns]]
@@ -474,7 +575,18 @@ class Task:
     @classmethod
     def from_toml(cls, path) -> "Task":
         """Read a task from a TOML file (the layout of docs/cli.md, "Task files"; :meth:`to_toml`
-        writes one)."""
+        writes one).
+
+        Examples
+        --------
+        >>> import tempfile, pathlib
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     path = pathlib.Path(folder) / "income.toml"
+        ...     _ = acs_income_task().to_toml(path)
+        ...     task = Task.from_toml(path)
+        >>> task.name, task.label_name, task == acs_income_task()
+        ('ACSIncome', 'PINCP>50000', True)
+        """
         p = Path(path)
         try:
             spec = tomllib.loads(p.read_text(encoding="utf-8"))
@@ -763,7 +875,14 @@ def _povpip(x) -> str:
 
 @functools.lru_cache(maxsize=1)
 def acs_columns() -> tuple[Column, ...]:
-    """The ACS feature columns with their folktexts descriptions and code-to-text maps."""
+    """The ACS feature columns with their folktexts descriptions and code-to-text maps.
+
+    Examples
+    --------
+    >>> columns = {c.name: c for c in acs_columns()}
+    >>> columns["MAR"].line(5), columns["POVPIP"].render(250)
+    ('- The marital status is: Never married.', '250% of the poverty line income, which is above the poverty line')
+    """
     return (
         Column("AGEP", "age", ("int", "{} years old")),
         Column("COW", "class of worker", _enum(
