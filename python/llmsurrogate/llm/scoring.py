@@ -97,7 +97,18 @@ def next_token_logprobs_cached(backend, prompts: Sequence[str], token_ids: Seque
     A backend with ``next_token_logprobs_batches`` (TransformersBackend) gets up to ``WINDOW``
     prompts per call, batches them itself (sorted by length; results put back in input order
     here) and its results are written ``commit_every`` at a time as its batches finish; another
-    backend gets ``max(batch_size, commit_every)`` prompts per call, written per call."""
+    backend gets ``max(batch_size, commit_every)`` prompts per call, written per call.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from llmsurrogate.llm.base import CallableBackend
+    >>> backend = CallableBackend(lambda p: {"yes": -0.5, "no": -1.0}, vocab=["yes", "no"], normalise=False)
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     print(next_token_logprobs_cached(backend, ["Q1", "Q2"], [0, 1], cache=folder, progress=False))
+    [[-0.5 -1. ]
+     [-0.5 -1. ]]
+    """
     prompts = check_prompts(prompts)
     ids = [int(i) for i in token_ids]
     name, model = backend_identity(backend)
@@ -122,7 +133,20 @@ def prompt_logprobs_cached(backend, prompts: Sequence[str], *, cache=None, batch
                            commit_every: int = COMMIT_EVERY, progress=None):
     """``backend.prompt_logprobs`` (per-token log-probabilities of each prompt, for lookahead
     tests) with every prompt's tokens and values stored in ``cache``. Returns
-    :class:`~llmsurrogate.llm.base.RaggedLogprobs`."""
+    :class:`~llmsurrogate.llm.base.RaggedLogprobs`.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from llmsurrogate import testing
+    >>> from llmsurrogate.llm import TransformersBackend
+    >>> backend = TransformersBackend(testing.build_model("tiny-lm", "gpt2", hidden=16, layers=1))
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     first = prompt_logprobs_cached(backend, ["a b c", "d e"], cache=folder, progress=False)
+    ...     again = prompt_logprobs_cached(backend, ["a b c", "d e"], cache=folder, progress=False)  # from the cache
+    >>> len(first), np.allclose(first.sums(), again.sums()), bool(np.isnan(again[0][0]))
+    (2, True, True)
+    """
     prompts = check_prompts(prompts)
     name, model = backend_identity(backend)
 
@@ -152,7 +176,17 @@ def prompt_logprobs_cached(backend, prompts: Sequence[str], *, cache=None, batch
 
 def generate_cached(backend, prompts: Sequence[str], *, max_new_tokens: int = 16, cache=None,
                     batch_size: int | None = None) -> list[str]:
-    """Greedy ``backend.generate`` with each continuation stored in ``cache`` (UTF-8 bytes)."""
+    """Greedy ``backend.generate`` with each continuation stored in ``cache`` (UTF-8 bytes).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from llmsurrogate.llm.base import CallableBackend
+    >>> backend = CallableBackend(lambda p: {" 4": 0.0} if p.endswith("=") else {})
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     print(generate_cached(backend, ["2+2=", "Hi"], max_new_tokens=4, cache=folder))
+    [' 4', '']
+    """
     prompts = check_prompts(prompts)
     name, model = backend_identity(backend)
 
@@ -268,7 +302,16 @@ def after_token_logprobs_cached(backend, prompts: Sequence[str], after_ids: Sequ
     """Next-token log-probs after each prompt extended by one token, for every token in
     ``after_ids``: array (n, len(after_ids), len(token_ids)). Uses the backend's
     ``next_token_logprobs_after`` (one prompt pass + KV-cache reuse) when it has one, else
-    appends the tokens' ``texts`` to the prompt strings."""
+    appends the tokens' ``texts`` to the prompt strings.
+
+    Examples
+    --------
+    >>> from llmsurrogate.llm.base import CallableBackend
+    >>> backend = CallableBackend(lambda p: {"1": 0.0} if p.endswith("0") else {"0": 0.0}, vocab=["0", "1"])
+    >>> np.exp(after_token_logprobs_cached(backend, ["x"], after_ids=[0, 1], token_ids=[0, 1], texts=["0", "1"]))
+    array([[[0., 1.],
+            [1., 0.]]], dtype=float32)
+    """
     prompts = check_prompts(prompts)
     after = [int(a) for a in after_ids]
     ids = [int(i) for i in token_ids]
@@ -322,6 +365,16 @@ def option_probabilities(backend, prompts: Sequence[str], keys: Sequence[str], *
     Returns ``(probs (n, K) float64, answer_mass (n,) float64)``; ``answer_mass`` is the total
     next-token probability on the keys' spellings before renormalisation. ``backend``: a backend
     object, or a backend name with ``model=`` (:func:`~llmsurrogate.llm.factory.as_backend`).
+
+    Examples
+    --------
+    >>> import math
+    >>> from llmsurrogate.llm.base import CallableBackend
+    >>> backend = CallableBackend(lambda p: {" A": math.log(0.3), "A": math.log(0.1), " B": math.log(0.2),
+    ...                                      " the": math.log(0.4)}, vocab=[" A", "A", " B", "B", " the"])
+    >>> probs, mass = option_probabilities(backend, ["Answer:"], ["A", "B"], progress=False)
+    >>> probs.round(3).tolist(), mass.round(3).tolist()  # 0.4 of the mass is on no key
+    ([[0.667, 0.333]], [0.6])
     """
     backend = as_backend(backend, model)
     if spelling not in SPELLING_MODES:
@@ -367,6 +420,21 @@ def numeric_expectations(backend, prompts: Sequence[str], *, model: str | None =
     r = float("0." + d1 + d2). Returns ``(scores, digit_mass)`` where ``digit_mass`` is the
     first-pass probability on digit tokens. ``backend``: a backend object, or a backend name with
     ``model=`` (:func:`~llmsurrogate.llm.factory.as_backend`).
+
+    Examples
+    --------
+    A model that writes ``7`` after ``0.`` and then ``5`` (``0.75``), or ``2`` then ``0`` or ``4``
+    with equal probability:
+
+    >>> from llmsurrogate.llm.base import CallableBackend
+    >>> def model(prompt):
+    ...     if prompt.endswith("0."):
+    ...         return {"7": 0.0} if "high" in prompt else {"2": 0.0}
+    ...     return {"5": 0.0} if prompt.endswith("7") else {"0": 0.0, "4": 0.0}
+    >>> backend = CallableBackend(model)
+    >>> scores, mass = numeric_expectations(backend, ["high? 0.", "low? 0."], progress=False)
+    >>> scores.round(6).tolist(), mass.tolist()
+    ([0.75, 0.22], [1.0, 1.0])
     """
     backend = as_backend(backend, model)
     if decoding not in ("expected", "argmax"):
@@ -428,6 +496,19 @@ def mc_risk(backend, task: Task, rows: Sequence[dict], *, cache=None, batch_size
 
     Binary: r = probability of the option with the larger numeric value; K > 2: r = Σ_k q_k v_k.
     Returns ``(scores, answer_mass, per_order_scores (n, n_orders))``.
+
+    Examples
+    --------
+    A model biased to answer ``A`` whatever the options say: averaged over both option orders it
+    says 0.5.
+
+    >>> import math
+    >>> from llmsurrogate.llm.base import CallableBackend
+    >>> from llmsurrogate.testing import synthetic_income_task
+    >>> backend = CallableBackend(lambda p: {" A": math.log(0.8), " B": math.log(0.2)})
+    >>> scores, mass, per = mc_risk(backend, synthetic_income_task(), [{"AGEP": 40, "SCHL": 21, "WKHP": 40, "SEX": 1}])
+    >>> scores.round(3).tolist(), per.round(3).tolist()
+    ([0.5], [[0.2, 0.8]])
     """
     if task.question is None:
         raise InvalidArgumentError(f"task {task.name!r} has no multiple-choice question")
@@ -560,6 +641,19 @@ def chat_prompt_fn(backend, task: Task, method: str = "multiple_choice", system:
 
 def numeric_risk(backend, task: Task, rows: Sequence[dict], *, cache=None, batch_size: int | None = None,
                  decoding: str = "expected", progress=None, prompt_fn: Callable | None = None):
+    """Verbalized-probability risk scores: :func:`numeric_expectations` after each row's numeric
+    prompt (:func:`~llmsurrogate.llm.prompts.numeric_prompt`, or ``prompt_fn(row)``). Returns
+    ``(scores, digit_mass)``.
+
+    Examples
+    --------
+    >>> from llmsurrogate.llm.base import CallableBackend
+    >>> from llmsurrogate.testing import synthetic_income_task
+    >>> backend = CallableBackend(lambda p: {"8": 0.0} if "Bachelor" in p else {"3": 0.0})
+    >>> rows = [{"AGEP": 40, "SCHL": 21, "WKHP": 40, "SEX": 1}, {"AGEP": 40, "SCHL": 16, "WKHP": 40, "SEX": 1}]
+    >>> numeric_risk(backend, synthetic_income_task(), rows, decoding="argmax")[0].tolist()  # "0.88", "0.33"
+    [0.88, 0.33]
+    """
     render = prompt_fn or (lambda row, q=None: numeric_prompt(task, row))
     prompts = [render(row) for row in rows]
     return numeric_expectations(backend, prompts, cache=cache, batch_size=batch_size, decoding=decoding,
@@ -624,6 +718,18 @@ class LLMPredictor:
         self.correct_order_bias = correct_order_bias
 
     def predict(self, frame: Any) -> np.ndarray:
+        """The risk scores of the rows of ``frame`` (float64, one per row), through the cache.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from llmsurrogate.llm.base import CallableBackend
+        >>> from llmsurrogate.testing import synthetic_income_task
+        >>> backend = CallableBackend(lambda p: {"9": 0.0} if p.endswith("0.") else {"0": 0.0})
+        >>> frame = pd.DataFrame({"AGEP": [30, 60], "SCHL": [21, 16], "WKHP": [40, 10], "SEX": [1, 2]})
+        >>> LLMPredictor(backend, synthetic_income_task(), method="numeric").predict(frame).round(6)
+        array([0.9, 0.9])
+        """
         rows = rows_of(frame, self.task)
         if self.method == "persona":
             pred, _ = persona_risk(self.backend, self.persona_template, rows, self.answers, task=self.task,
