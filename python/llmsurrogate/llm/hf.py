@@ -38,7 +38,17 @@ __all__ = ["TransformersBackend", "TokenizerMixin", "weights_fingerprint", "chec
 
 def weights_fingerprint(path: Path, full_hash_limit: int = 2 * 1024**3) -> str:
     """SHA-256 over the model folder's weight and config files (content when they total under
-    ``full_hash_limit`` bytes, else names, sizes and modification times)."""
+    ``full_hash_limit`` bytes, else names, sizes and modification times).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from llmsurrogate import testing
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = testing.build_model(folder, hidden=16, layers=1)
+    ...     print(weights_fingerprint(path)[:7], len(weights_fingerprint(path)), weights_fingerprint(path, 0)[:5])
+    sha256: 31 stat:
+    """
     files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in {".safetensors", ".bin", ".json", ".pt",
                                                                              ".model", ".txt", ".jinja"}
                    and p.name != "llmsurrogate_training.json")
@@ -57,7 +67,17 @@ def weights_fingerprint(path: Path, full_hash_limit: int = 2 * 1024**3) -> str:
 
 
 def check_model_dir(model_path) -> Path:
-    """The resolved path of a local model folder, or an error that says what is missing."""
+    """The resolved path of a local model folder, or an error that says what is missing.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     check_model_dir(folder)
+    Traceback (most recent call last):
+    ...
+    llmsurrogate.exceptions.InvalidArgumentError: model path '...' is not a local model folder (no config.json there); llmsurrogate loads local folders only -- save the model with save_pretrained first
+    """
     path = Path(model_path).expanduser()
     if not path.is_dir() or not (path / "config.json").exists():
         raise InvalidArgumentError(
@@ -68,7 +88,15 @@ def check_model_dir(model_path) -> Path:
 
 class TokenizerMixin:
     """Answer-key spellings, digit tokens and prompt encoding from a transformers tokenizer
-    (needs ``self.tokenizer``, ``self.vocab_size``, ``self.context``, ``self.truncation``)."""
+    (needs ``self.tokenizer``, ``self.vocab_size``, ``self.context``, ``self.truncation``).
+
+    Examples
+    --------
+    The vLLM and transformers backends share it:
+
+    >>> issubclass(TransformersBackend, TokenizerMixin)
+    True
+    """
 
     tokenizer: object
     vocab_size: int
@@ -84,7 +112,18 @@ class TokenizerMixin:
     def answer_tokens(self, keys: Sequence[str]) -> dict[str, list[tuple[str, int]]]:
         """Single-token spellings of each key, found by encoding the continuation after a probe
         prefill (``"Answer:" + " A"`` minus ``"Answer:"``) and the bare spellings ``"A"``, ``" A"``,
-        ``"\\nA"``; token ids beyond the logits dimension are ignored."""
+        ``"\\nA"``; token ids beyond the logits dimension are ignored.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from llmsurrogate import testing
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     backend = TransformersBackend(testing.build_model(folder, hidden=16, layers=1), device="cpu")
+        >>> spellings = backend.answer_tokens(["A", "B"])
+        >>> [text for text, _ in spellings["A"]], all(text.strip() == "B" for text, _ in spellings["B"])
+        (['A', ' A'], True)
+        """
         tok = self.tokenizer
         probe = tok("Answer:", add_special_tokens=False)["input_ids"]
         out: dict[str, list[tuple[str, int]]] = {}
@@ -105,7 +144,18 @@ class TokenizerMixin:
         return out
 
     def digit_tokens(self) -> list[tuple[str, int]]:
-        """Every token (id below the logits dimension) whose text is decimal digits only."""
+        """Every token (id below the logits dimension) whose text is decimal digits only.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from llmsurrogate import testing
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     backend = TransformersBackend(testing.build_model(folder, hidden=16, layers=1), device="cpu")
+        >>> digits = backend.digit_tokens()
+        >>> all(text.isdecimal() for text, _ in digits), {"0", "5", "9"} <= {text for text, _ in digits}
+        (True, True)
+        """
         if self._digits is None:
             tok = self.tokenizer
             pieces = tok.convert_ids_to_tokens(list(range(min(len(tok), self.vocab_size))))
@@ -352,7 +402,18 @@ class TransformersBackend(TokenizerMixin):
     # --- scoring ---------------------------------------------------------------------------------
 
     def next_token_logprobs(self, prompts: Sequence[str], token_ids: Sequence[int]) -> np.ndarray:
-        """Float32 log-softmax of the next-token logits at ``token_ids``, shape (n, len(token_ids))."""
+        """Float32 log-softmax of the next-token logits at ``token_ids``, shape (n, len(token_ids)).
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from llmsurrogate import testing
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     backend = TransformersBackend(testing.build_model(folder, hidden=16, layers=1), device="cpu")
+        >>> lp = backend.next_token_logprobs(["The sky is", "Grass is"], range(backend.vocab_size))
+        >>> lp.shape == (2, backend.vocab_size), np.exp(lp).sum(axis=1).round(4).tolist()
+        (True, [1.0, 1.0])
+        """
         prompts = check_prompts(prompts)
         out = np.empty((len(prompts), len(token_ids)), dtype=np.float32)
         for idx, rows in self.next_token_logprobs_batches(prompts, token_ids):
@@ -363,7 +424,19 @@ class TransformersBackend(TokenizerMixin):
         """:meth:`next_token_logprobs` one forward batch at a time: an iterator of ``(indices,
         rows)``, indices into ``prompts`` (each prompt exactly once, in the backend's length-sorted
         order), yielded as each batch finishes, so that a caller (the cache) can store results while
-        the rest computes. Arguments are checked at once."""
+        the rest computes. Arguments are checked at once.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from llmsurrogate import testing
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     backend = TransformersBackend(testing.build_model(folder, hidden=16, layers=1), device="cpu")
+        >>> prompts = ["a", "a much longer prompt", "mid length"]
+        >>> parts = list(backend.next_token_logprobs_batches(prompts, [1, 2, 3]))
+        >>> sorted(int(i) for idx, _ in parts for i in idx), parts[0][1].shape[1]
+        ([0, 1, 2], 3)
+        """
         torch = self._torch
         prompts = check_prompts(prompts)
         tid = np.asarray(token_ids, dtype=np.int64)
@@ -472,7 +545,18 @@ class TransformersBackend(TokenizerMixin):
                                   token_ids: Sequence[int]) -> np.ndarray:
         """For each prompt and each token ``a`` in ``after_ids``: log-softmax of the logits after
         ``prompt tokens + [a]`` at ``token_ids``; shape (n, len(after_ids), len(token_ids)). One
-        forward pass over the prompts, then the KV cache is repeated for the appended tokens."""
+        forward pass over the prompts, then the KV cache is repeated for the appended tokens.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from llmsurrogate import testing
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     backend = TransformersBackend(testing.build_model(folder, hidden=16, layers=1), device="cpu")
+        >>> lp = backend.next_token_logprobs_after(["Answer: 0.", "Answer: 1."], after_ids=[5, 6], token_ids=[7, 8, 9])
+        >>> lp.shape, lp.dtype, bool((lp < 0).all())
+        ((2, 2, 3), dtype('float32'), True)
+        """
         torch = self._torch
         prompts = check_prompts(prompts)
         after = torch.as_tensor(np.asarray(after_ids, dtype=np.int64), device=self.device)
@@ -506,7 +590,20 @@ class TransformersBackend(TokenizerMixin):
 
     def prompt_logprobs(self, prompts: Sequence[str]) -> RaggedLogprobs:
         """log p(token_t | tokens_<t) for every prompt token (BOS included as context; the first
-        token gets NaN), flat float32 with offsets."""
+        token gets NaN), flat float32 with offsets.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from llmsurrogate import testing
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     backend = TransformersBackend(testing.build_model(folder, hidden=16, layers=1), device="cpu")
+        >>> rl = backend.prompt_logprobs(["one two three", "four"])
+        >>> np.diff(rl.offsets).tolist() == [len(backend.tokenizer(t)["input_ids"]) for t in ["one two three", "four"]]
+        True
+        >>> bool(np.isnan(rl[0][0])), bool((rl[0][1:] < 0).all())
+        (True, True)
+        """
         torch = self._torch
         prompts = check_prompts(prompts)
         seqs = self._encode(prompts)
@@ -538,7 +635,20 @@ class TransformersBackend(TokenizerMixin):
         mu_j = sum_v p_j(v) log p_j(v), sigma_j^2 = sum_v p_j(v) (log p_j(v) - mu_j)^2 (Min-K%++,
         docs/methods/lookahead.md §1.4). Returns ``(RaggedLogprobs, mu, sigma)``, the last two flat
         float64 arrays aligned with the values (NaN at each prompt's first token). Log-softmax in
-        float32, moments in float64."""
+        float32, moments in float64.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from llmsurrogate import testing
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     backend = TransformersBackend(testing.build_model(folder, hidden=16, layers=1), device="cpu")
+        >>> rl, mu, sigma = backend.prompt_logprob_moments(["one two three"])
+        >>> np.allclose(rl.values, backend.prompt_logprobs(["one two three"]).values, atol=1e-5, equal_nan=True)
+        True
+        >>> mu.shape == rl.values.shape, bool((mu[1:] < 0).all() and (sigma[1:] >= 0).all())
+        (True, True)
+        """
         torch = self._torch
         prompts = check_prompts(prompts)
         seqs = self._encode(prompts)
@@ -572,7 +682,18 @@ class TransformersBackend(TokenizerMixin):
         return RaggedLogprobs(values=values, offsets=offsets, token_ids=token_ids), mu, sigma
 
     def generate(self, prompts: Sequence[str], max_new_tokens: int = 16) -> list[str]:
-        """Greedy continuations (left padding, as generation needs)."""
+        """Greedy continuations (left padding, as generation needs).
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from llmsurrogate import testing
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     backend = TransformersBackend(testing.build_model(folder, hidden=16, layers=1), device="cpu")
+        >>> texts = backend.generate(["Once upon a time", "Hello"], max_new_tokens=3)
+        >>> len(texts), all(isinstance(t, str) for t in texts), texts == backend.generate(["Once upon a time", "Hello"], 3)
+        (2, True, True)
+        """
         torch = self._torch
         prompts = check_prompts(prompts)
         seqs = self._encode(prompts)
@@ -594,12 +715,38 @@ class TransformersBackend(TokenizerMixin):
         return out
 
     def chat_prompt(self, user: str, prefill: str, system: str | None = None) -> str:
-        """The chat-formatted prompt ending right after the assistant prefill."""
+        """The chat-formatted prompt ending right after the assistant prefill
+        (:func:`~llmsurrogate.llm.prompts.apply_chat_template`).
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from llmsurrogate import testing
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     backend = TransformersBackend(testing.build_model(folder, hidden=16, layers=1), device="cpu")
+        >>> print(backend.chat_prompt("Is the sky blue?", prefill="Answer:"))
+        <|im_start|>user
+        Is the sky blue?<|im_end|>
+        <|im_start|>assistant
+        Answer:
+        """
         if not getattr(self.tokenizer, "chat_template", None):
             raise InvalidArgumentError(f"the tokenizer at {self.path} has no chat template")
         return apply_chat_template(self.tokenizer, user, prefill=prefill, system=system)
 
     def close(self) -> None:
+        """Drop the model (and, on a GPU, free its cached memory); the backend cannot score after this.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from llmsurrogate import testing
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     backend = TransformersBackend(testing.build_model(folder, hidden=16, layers=1), device="cpu")
+        >>> backend.close()
+        >>> hasattr(backend, "model")
+        False
+        """
         del self.model
         if self.device.type == "cuda":
             self._torch.cuda.empty_cache()
