@@ -93,7 +93,13 @@ log = logging.getLogger("llmsurrogate.llm.openai")
 
 
 def token_id(text: str) -> int:
-    """The stable virtual id of a token text (28 bits of its SHA-256): the same in every process."""
+    """The stable virtual id of a token text (28 bits of its SHA-256): the same in every process.
+
+    Examples
+    --------
+    >>> token_id(" A") == token_id(" A"), token_id(" A") == token_id("A"), token_id(" A") < 2**28
+    (True, False, True)
+    """
     return int(hashlib.sha256(("tok:" + text).encode("utf-8")).hexdigest()[:7], 16)
 
 
@@ -250,11 +256,27 @@ class OpenAIBackend(HTTPTransport):
 
     def answer_tokens(self, keys: Sequence[str]) -> dict[str, list[tuple[str, int]]]:
         """Spellings ``K``, ``" K"``, ``"\\nK"`` of each key (other cases too with ``match_case=False``),
-        each with its virtual id."""
+        each with its virtual id.
+
+        Examples
+        --------
+        >>> backend = OpenAIBackend("my-model", base_url="http://127.0.0.1:8000/v1", match_case=False)
+        >>> [text for text, _ in backend.answer_tokens(["A"])["A"]]
+        ['A', ' A', '\\nA', 'a', ' a', '\\na']
+        >>> backend.answer_tokens(["B"])["B"][1] == (" B", token_id(" B"))
+        True
+        """
         return {str(k): [(s, self._register(s)) for s in self._spellings(str(k))] for k in keys}
 
     def digit_tokens(self) -> list[tuple[str, int]]:
-        """Digit strings of one and two characters (most tokenizers' digit tokens), virtual ids."""
+        """Digit strings of one and two characters (most tokenizers' digit tokens), virtual ids.
+
+        Examples
+        --------
+        >>> digits = OpenAIBackend("my-model", base_url="http://127.0.0.1:8000/v1").digit_tokens()
+        >>> len(digits), digits[0][0], digits[10][0], digits[-1][0]
+        (110, '0', '00', '99')
+        """
         texts = [str(d) for d in range(10)] + [f"{d:02d}" for d in range(100)]
         return [(t, self._register(t)) for t in texts]
 
@@ -281,7 +303,17 @@ class OpenAIBackend(HTTPTransport):
 
     def next_token_logprobs(self, prompts: Sequence[str], token_ids: Sequence[int]) -> np.ndarray:
         """log p(t | prompt) for the requested (virtual) ids from the top-k of the first generated
-        token: ``-inf`` where a spelling is outside the top k (recorded in :meth:`topk_report`)."""
+        token: ``-inf`` where a spelling is outside the top k (recorded in :meth:`topk_report`).
+
+        Examples
+        --------
+        Needs the server (not run here):
+
+        >>> backend = OpenAIBackend("my-model", base_url="http://127.0.0.1:8000/v1")  # vllm serve, llama.cpp
+        >>> ids = [i for k in "AB" for _, i in backend.answer_tokens([k])[k]]
+        >>> backend.next_token_logprobs(["Question: Is it? A. No. B. Yes. Answer:"], ids).shape  # doctest: +SKIP
+        (1, 6)
+        """
         prompts = check_prompts(prompts)
         ids = [int(t) for t in token_ids]
         unknown = [t for t in ids if t not in _VOCAB]
@@ -346,7 +378,17 @@ class OpenAIBackend(HTTPTransport):
         without their leading space/newline) and ``keys_unseen`` (no spelling in the top k),
         ``seen_mass`` on the spellings seen,
         ``topk_mass`` of all top-k tokens and ``unseen_bound = 1 - topk_mass`` (the most any
-        spelling outside the top k can hold). A DataFrame, one row per prompt."""
+        spelling outside the top k can hold). A DataFrame, one row per prompt.
+
+        Examples
+        --------
+        A prompt not scored by this object has a row of NaN (scoring one needs the server):
+
+        >>> backend = OpenAIBackend("my-model", base_url="http://127.0.0.1:8000/v1")
+        >>> report = backend.topk_report(["Question: Is it? A. No. B. Yes. Answer:"])
+        >>> list(report.columns), int(report.isna().all(axis=1).sum())
+        (['requested', 'seen', 'keys', 'keys_unseen', 'seen_mass', 'topk_mass', 'unseen_bound', 'k'], 1)
+        """
         cols = ("requested", "seen", "keys", "keys_unseen", "seen_mass", "topk_mass", "unseen_bound", "k")
         rows = []
         for p in check_prompts(prompts):
@@ -360,7 +402,17 @@ class OpenAIBackend(HTTPTransport):
 
         Servers differ on the first token: vLLM echoes a BOS token (no value) and then the first
         prompt token with its value; llama-cpp-python drops BOS from the echo and gives the first
-        prompt token no value either, so there one token fewer is scored (for LAP: n - 1 of n)."""
+        prompt token no value either, so there one token fewer is scored (for LAP: n - 1 of n).
+
+        Examples
+        --------
+        Needs the server (not run here):
+
+        >>> backend = OpenAIBackend("my-model", base_url="http://127.0.0.1:8000/v1")  # vllm serve, llama.cpp
+        >>> rl = backend.prompt_logprobs(["The quick brown fox"])  # doctest: +SKIP
+        >>> len(rl), bool(np.isnan(rl[0][0])), bool((rl[0][1:] <= 0).all())  # doctest: +SKIP
+        (1, True, True)
+        """
         prompts = check_prompts(prompts)
         if self.endpoint != "completions":
             raise CapabilityError("prompt log-probabilities need the completions endpoint with echo=True "
@@ -394,7 +446,16 @@ class OpenAIBackend(HTTPTransport):
         return RaggedLogprobs(values=values.astype(np.float32), offsets=offsets, token_ids=token_ids)
 
     def generate(self, prompts: Sequence[str], max_new_tokens: int = 16) -> list[str]:
-        """Continuations (chat: the assistant's message) at the backend's temperature (0) and seed."""
+        """Continuations (chat: the assistant's message) at the backend's temperature (0) and seed.
+
+        Examples
+        --------
+        Needs the server (not run here):
+
+        >>> backend = OpenAIBackend("gpt-4o-mini", endpoint="chat")  # reads OPENAI_API_KEY
+        >>> backend.generate(["Answer with one word: the capital of France?"], max_new_tokens=4)  # doctest: +SKIP
+        ['Paris']
+        """
         prompts = check_prompts(prompts)
         params = {"max_tokens": int(max_new_tokens), "temperature": self.temperature, "seed": self.seed}
         resp = self._run("generate", prompts, params)
@@ -409,12 +470,29 @@ class OpenAIBackend(HTTPTransport):
 
     def verbalized(self, prompts: Sequence[str], *, prefill: str = "0.", max_new_tokens: int = 4) -> np.ndarray:
         """Probabilities parsed from generated text (:func:`parse_probability`; NaN where none)
-        for models without log-probabilities: the numeric prompt ends with ``prefill``."""
+        for models without log-probabilities: the numeric prompt ends with ``prefill``.
+
+        Examples
+        --------
+        Needs the server (not run here):
+
+        >>> backend = OpenAIBackend("my-model", base_url="http://127.0.0.1:8000/v1")
+        >>> backend.verbalized(["... Answer (between 0 and 1): 0."])  # the model wrote "75"  # doctest: +SKIP
+        array([0.75])
+        """
         texts = self.generate(prompts, max_new_tokens=max_new_tokens)
         return np.array([np.nan if (v := parse_probability(t, prefill)) is None else v for t in texts])
 
     def is_cached(self, prompts: Sequence[str], kind: str = "next_token") -> list[bool]:
-        """Whether each prompt's response of ``kind`` (``next_token``, ``prompt_logprobs``) is stored."""
+        """Whether each prompt's response of ``kind`` (``next_token``, ``prompt_logprobs``) is stored.
+        Sends no request.
+
+        Examples
+        --------
+        >>> backend = OpenAIBackend("my-model", base_url="http://127.0.0.1:8000/v1")
+        >>> backend.is_cached(["Question: Is it? A. No. B. Yes. Answer:"]), backend.ledger.requests
+        ([False], 0)
+        """
         params = {"next_token": self._next_token_params(),
                   "prompt_logprobs": {"max_tokens": 1, "temperature": 0.0, "seed": self.seed, "logprobs": 0,
                                       "echo": True}}[kind]

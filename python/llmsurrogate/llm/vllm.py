@@ -205,7 +205,17 @@ class VLLMBackend(TokenizerMixin):
         return f"VLLMBackend({str(self.path)!r}, dtype={self.dtype!r}, device={self.device!r})"
 
     def close(self) -> None:
-        """Free the engine (its weights and KV cache); the backend cannot score afterwards."""
+        """Free the engine (its weights and KV cache); the backend cannot score afterwards.
+
+        Examples
+        --------
+        On a GPU with the ``vllm`` extra (not run here):
+
+        >>> backend = VLLMBackend("models/my-model")  # doctest: +SKIP
+        >>> backend.close()  # doctest: +SKIP
+        >>> backend.llm is None  # doctest: +SKIP
+        True
+        """
         self.llm = None
         gc.collect()
 
@@ -281,7 +291,17 @@ class VLLMBackend(TokenizerMixin):
 
     def next_token_logprobs(self, prompts: Sequence[str], token_ids: Sequence[int]) -> np.ndarray:
         """Exact log p(t | prompt) for every t in ``token_ids``: one engine sequence per prompt
-        (top-k log-probabilities), the exact path for a prompt whose tokens fall outside them."""
+        (top-k log-probabilities), the exact path for a prompt whose tokens fall outside them.
+
+        Examples
+        --------
+        On a GPU with the ``vllm`` extra (not run here):
+
+        >>> backend = VLLMBackend("models/my-model")  # doctest: +SKIP
+        >>> ids = [i for _, i in backend.answer_tokens(["A"])["A"]]  # doctest: +SKIP
+        >>> backend.next_token_logprobs(["Question: Is it? A. No. B. Yes. Answer:"], ids).shape  # doctest: +SKIP
+        (1, 2)
+        """
         prompts = check_prompts(prompts)
         tid = self._check_ids(token_ids)
         seqs = self._encode_room(prompts, appended=1)
@@ -291,7 +311,17 @@ class VLLMBackend(TokenizerMixin):
                                   token_ids: Sequence[int]) -> np.ndarray:
         """log p(t | prompt + [a]) for every a in ``after_ids`` and t in ``token_ids``, shape (n,
         len(after_ids), len(token_ids)): one engine sequence per (prompt, a); the exact path
-        appends two tokens, so a prompt keeps room for both and the generated one."""
+        appends two tokens, so a prompt keeps room for both and the generated one.
+
+        Examples
+        --------
+        On a GPU with the ``vllm`` extra (not run here):
+
+        >>> backend = VLLMBackend("models/my-model")  # doctest: +SKIP
+        >>> digits = [i for _, i in backend.digit_tokens()]  # doctest: +SKIP
+        >>> backend.next_token_logprobs_after(["Answer: 0."], digits[:10], digits).shape  # doctest: +SKIP
+        (1, 10, ...)
+        """
         prompts = check_prompts(prompts)
         after = self._check_ids(after_ids, "after_ids")
         tid = self._check_ids(token_ids)
@@ -301,7 +331,17 @@ class VLLMBackend(TokenizerMixin):
 
     def prompt_logprobs(self, prompts: Sequence[str]) -> RaggedLogprobs:
         """log p(token_t | tokens_<t) of every prompt token (first token NaN), flat: one engine
-        sequence per prompt with nothing appended."""
+        sequence per prompt with nothing appended.
+
+        Examples
+        --------
+        On a GPU with the ``vllm`` extra (not run here):
+
+        >>> backend = VLLMBackend("models/my-model")  # doctest: +SKIP
+        >>> rl = backend.prompt_logprobs(["The quick brown fox"])  # doctest: +SKIP
+        >>> len(rl), bool(np.isnan(rl[0][0]))  # doctest: +SKIP
+        (1, True)
+        """
         prompts = check_prompts(prompts)
         seqs = self._encode_room(prompts, appended=0)
         outs = self._generate(seqs, self._params(max_tokens=1, prompt_logprobs=0))
@@ -315,6 +355,16 @@ class VLLMBackend(TokenizerMixin):
         return RaggedLogprobs(values=values, offsets=offsets, token_ids=token_ids)
 
     def generate(self, prompts: Sequence[str], max_new_tokens: int = 16) -> list[str]:
+        """Greedy continuations (the engine's seed; temperature 0), at most ``max_new_tokens`` tokens.
+
+        Examples
+        --------
+        On a GPU with the ``vllm`` extra (not run here):
+
+        >>> backend = VLLMBackend("models/my-model")  # doctest: +SKIP
+        >>> backend.generate(["Once upon a time"], max_new_tokens=8)  # doctest: +SKIP
+        [' there was a little girl who lived in']
+        """
         prompts = check_prompts(prompts)
         seqs = self._encode_room(prompts, appended=0)
         outs = self._generate(seqs, self._params(max_tokens=max_new_tokens))
