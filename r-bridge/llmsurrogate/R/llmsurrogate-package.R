@@ -19,7 +19,8 @@
 #'   [critical_gamma()], [everywhere_dominance_box()]; building error tables:
 #'   [transfer_error_table()], [transfer_within_domain_cv()]; methods in
 #'   docs/methods/transfer.md.
-#' * Risk scores from a local language model: [risk_scores()], [evaluate_risk_scores()].
+#' * Risk scores from a local language model: [risk_scores()], [evaluate_risk_scores()]; a tiny
+#'   local model to try them: [tiny_model()].
 #' * Lookahead bias in LLM forecasts: [lap()], [lookahead_test()], [lookahead_bootstrap()];
 #'   fixed-effects OLS: [feols()], [etable()], [fixef()]; methods in docs/methods/lookahead.md.
 #' * Quantiles: [upper_quantile()], [lower_quantile()], [quantile_interval()],

@@ -8,13 +8,30 @@
 #' finished. The method is described in docs/methods/risk.md §1 (prompts §1.4, answer
 #' orders §1.5, scores §1.6 and §1.7).
 #'
+#' @section Which method:
+#' `"multiple_choice"` (the default) reads the probabilities of the answer letters, as folktexts
+#' does; it suits instruction-tuned models of a billion parameters or more. `"numeric"` asks for
+#' the probability as a number and reads the expected value over the digits; use it with small
+#' models and with a model trained on numeric answers, such as [tiny_model()]: its
+#' multiple-choice scores all come out 0.5 (a model that small does not read the order of the
+#' options, and both orders are averaged), while its numeric scores carry signal.
+#'
+#' @section A local model, from R:
+#' Everything runs offline in this R session: [tiny_model()] builds and trains a tiny GPT-2 in a
+#' temporary folder (a minute or less on a laptop's CPU) and writes the task it was trained on;
+#' [synthetic_census()] draws census rows with a known income probability `p_true`;
+#' `risk_scores()` scores them; [evaluate_risk_scores()] compares the scores with the outcomes.
+#' A real model is a folder in Hugging Face's `save_pretrained` layout (for example one
+#' downloaded with `huggingface-cli download`), used the same way with `task = "ACSIncome"`.
+#'
 #' @param data A data frame with the task's feature columns (and its label column, to evaluate).
 #' @param task A task TOML file or the name of a built-in task (`"ACSIncome"`).
 #' @param model Path of a local model folder (Hugging Face `save_pretrained` layout).
 #' @param backend `"transformers"` (also `"hf"`; CPU or GPU), `"vllm"` (GPU) or `"openai"` (any OpenAI-compatible
 #'   endpoint: a hosted API, `vllm serve`, llama.cpp's server; `model` is then the served model's
 #'   name and `backend_options` describes the endpoint).
-#' @param method `"multiple_choice"`, `"numeric"` or `"numeric_argmax"`.
+#' @param method `"multiple_choice"`, `"numeric"` or `"numeric_argmax"` (see "Which method"
+#'   below: `"numeric"` for small models such as [tiny_model()]).
 #' @param cache Cache folder, or `NULL` for no cache.
 #' @param batch_size Prompts per forward pass, or `NULL` for the backend's default (16 on the
 #'   CPU, up to 512 on a GPU).
@@ -25,7 +42,19 @@
 #'   environment variable, never passed here.
 #' @return A data frame with `row` (the row of `data`, 1-based), `score`, `answer_mass`, `label` (when the
 #'   data hold it) and, for multiple choice, `score_order_k` per answer order.
-#' @seealso [evaluate_risk_scores()]
+#' @seealso [evaluate_risk_scores()], [tiny_model()], [synthetic_census()]
+#' @examples
+#' \donttest{
+#' if (llmsurrogate_available()) {
+#'   library(llmsurrogate)
+#'   m <- tiny_model()  # a tiny GPT-2, trained for a minute or less; m$model, m$task
+#'   census <- synthetic_census(200, seed = 7)
+#'   scores <- risk_scores(census, task = m$task, model = m$model, method = "numeric")
+#'   head(scores)
+#'   evaluate_risk_scores(census[["PINCP>50000"]], scores$score, n_boot = 100)
+#'   cor(scores$score, census$p_true)  # the true probabilities are known here
+#' }
+#' }
 #' @export
 risk_scores <- function(data, task, model, backend = "transformers", method = "multiple_choice",
                         cache = NULL, batch_size = NULL, correct_order_bias = TRUE, backend_options = NULL) {
@@ -60,7 +89,10 @@ risk_scores <- function(data, task, model, backend = "transformers", method = "m
 #' (`mean(score) - mean(y)`), with row-bootstrap standard errors and 95% intervals
 #' (docs/methods/risk.md §2).
 #'
-#' @param y Numeric vector of 0/1 outcomes.
+#' @param y Outcomes: a numeric or logical vector of 0/1 (`FALSE`/`TRUE`), or a factor with two
+#'   levels, read as glm() reads a binomial factor: the first level is 0 and the second is 1
+#'   (check `levels(y)`; `relevel()` or `factor(y, levels = c("no", "yes"))` sets the order). For a
+#'   character vector, convert first, e.g. `as.integer(y == "yes")`.
 #' @param scores Numeric vector of risk scores in \[0, 1\].
 #' @param groups Optional vector of group labels for group metrics (groups with under 4% of the
 #'   rows are skipped); `NA` is an error.
@@ -78,8 +110,15 @@ risk_scores <- function(data, task, model, backend = "transformers", method = "m
 #' }
 #' @export
 evaluate_risk_scores <- function(y, scores, groups = NULL, threshold = 0.5, n_boot = 200, seed = 42) {
-  y <- .check_numeric(y, "y")
+  y <- .check_numeric(.outcome_01(y, sys.call()), "y")
   scores <- .check_numeric(scores, "scores")
+  for (arg in c("y", "scores")) {
+    v <- get(arg, inherits = FALSE)
+    if (any(bad <- !is.finite(v))) {
+      .abort(sprintf("argument `%s` has an infinite value (%s) at position %d", arg, format(v[which(bad)[1]]),
+                     which(bad)[1]), sys.call())
+    }
+  }
   if (length(y) != length(scores)) {
     .abort(sprintf("arguments `y` (length %d) and `scores` (length %d) must have the same length",
                    length(y), length(scores)), sys.call())
@@ -103,4 +142,26 @@ evaluate_risk_scores <- function(y, scores, groups = NULL, threshold = 0.5, n_bo
   attr(metrics, "group_summary") <- out$group_summary
   attr(metrics, "calibration") <- out$calibration
   metrics
+}
+
+# A binary outcome as 0/1: a two-level factor as glm() reads it (first level 0, second 1); a
+# character vector or a factor with another number of levels is an error that says how to convert.
+.outcome_01 <- function(y, call) {
+  if (is.factor(y)) {
+    lv <- levels(y)
+    if (length(lv) == 2L) {
+      return(as.integer(y) - 1L)
+    }
+    .abort(sprintf(paste0("argument `y` is a factor with %d levels (%s); give 0/1 outcomes, e.g. ",
+                          "as.integer(y == \"%s\"), or a factor with two levels (the second is read as 1)"),
+                   length(lv), paste0("\"", utils::head(lv, 4), "\"", collapse = ", "),
+                   if (length(lv)) lv[length(lv)] else "yes"), call)
+  }
+  if (is.character(y)) {
+    first <- unique(y[!is.na(y)])
+    .abort(sprintf(paste0("argument `y` is character; give 0/1 outcomes, e.g. as.integer(y == \"%s\"), ",
+                          "or a factor with two levels (the second is read as 1)"),
+                   if (length(first)) first[1] else "yes"), call)
+  }
+  y
 }

@@ -61,8 +61,9 @@ test_that("risk_scores takes an OpenAI-compatible backend description (llama.cpp
                            backend_options = list(base_url = "http://127.0.0.1:9/v1", api_key = "x")),
                "unknown option")
   # the repository's test helpers start llama.cpp's server (llama-cpp-python, installed by make test)
-  helpers <- normalizePath(file.path(testthat::test_path(), "..", "..", "..", "..", "tests"), mustWork = FALSE)
-  if (!file.exists(file.path(helpers, "_llama_server.py")) || !reticulate::py_module_available("llama_cpp")) {
+  # (repo_test_helpers(): also under R CMD check of the tarball, issue 26 item 6)
+  helpers <- repo_test_helpers()
+  if (is.null(helpers) || !reticulate::py_module_available("llama_cpp")) {
     testthat::skip("needs the repository's tests/_llama_server.py and llama-cpp-python[server]")
   }
   srv <- reticulate::import_from_path("_llama_server", path = helpers)
@@ -80,4 +81,22 @@ test_that("risk_scores takes an OpenAI-compatible backend description (llama.cpp
   expect_true(all(s$score > 0 & s$score < 1))
   again <- risk_scores(rows, "ACSIncome", srv$MODEL_ALIAS, backend = "openai", backend_options = opts, cache = cache)
   expect_identical(again$score, s$score)
+})
+
+# Issue 26, item 6: a factor outcome is read as glm() reads it, or the message says how to convert;
+# an Inf is reported as Inf at its (1-based) position.
+test_that("evaluate_risk_scores() takes a two-level factor (second level = 1) and says how to convert others", {
+  skip_if_no_llmsurrogate()
+  y01 <- c(0, 0, 1, 1, 0, 1, 0, 0, 1, 0)
+  r <- c(.1, .2, .8, .7, .4, .6, .3, .5, .9, .2)
+  ref <- evaluate_risk_scores(y01, r, n_boot = 0)
+  f <- factor(ifelse(y01 == 1, "high", "low"), levels = c("low", "high"))
+  expect_identical(evaluate_risk_scores(f, r, n_boot = 0)$value, ref$value)
+  expect_identical(evaluate_risk_scores(y01 == 1, r, n_boot = 0)$value, ref$value)
+  expect_error(evaluate_risk_scores(factor(c("a", "b", "c", rep("a", 7))), r), 'as.integer(y == "c")',
+               fixed = TRUE, class = "llmsurrogate_error")
+  expect_error(evaluate_risk_scores(ifelse(y01 == 1, "yes", "no"), r), "as.integer(y == ", fixed = TRUE,
+               class = "llmsurrogate_error")
+  expect_error(evaluate_risk_scores(y01, replace(r, 2, Inf)), "`scores` has an infinite value (Inf) at position 2",
+               fixed = TRUE, class = "llmsurrogate_error")
 })
