@@ -12,7 +12,12 @@
     .check_string(v, arg, call)
     .check_columns(v, data, arg, call)
   }
-  if (!is.character(fe) || !length(fe) || anyNA(fe) || !all(nzchar(fe))) {
+  if (is.character(fe) && !length(fe)) {
+    .abort(paste0("argument `fe` is empty: the lookahead test absorbs at least one fixed effect (the paper's ",
+                  "are c(\"firm\", \"date\")); for a regression without fixed effects use ",
+                  "feols(outcome ~ signal * lap, data)"), call)
+  }
+  if (!is.character(fe) || anyNA(fe) || !all(nzchar(fe))) {
     .abort("argument `fe` must be a character vector of column names, e.g. c(\"firm\", \"date\")", call)
   }
   .check_columns(fe, data, "fe", call)
@@ -26,7 +31,22 @@
     .check_columns(extra[[arg]], data, arg, call)
   }
   used <- unique(c(outcome, signal, lap, fe, control_cols, unlist(extra)))
+  .warn_infinite(data[used], call)
   .frame_arg(data[used], call = call)
+}
+
+# Inf and -Inf in the columns of a fit: dropped as missing values are, but named as what they are
+# (the fit's own warning counts them among the missing values).
+.warn_infinite <- function(data, call) {
+  for (name in names(data)) {
+    x <- data[[name]]
+    if (is.double(x) && !inherits(x, c("Date", "POSIXct")) && any(bad <- is.infinite(x))) {
+      rows <- which(bad)
+      .warn(sprintf(paste0("column `%s` has %d infinite value(s) (%s at row %d); rows with Inf or -Inf are ",
+                           "dropped, as rows with NA are"), name, length(rows), format(x[rows[1]]), rows[1]),
+            call = call)
+    }
+  }
 }
 
 #' Lookahead-bias test

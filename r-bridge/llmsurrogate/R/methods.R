@@ -12,7 +12,8 @@
 #'
 #' With the 'broom' package (or 'generics') installed, `tidy()`, `glance()` are available:
 #' `tidy()` is the table in broom's names (`estimate`, `std.error`, `statistic`, `p.value`,
-#' `conf.low`, `conf.high` where they apply), `glance()` one row of the result's scalar fields.
+#' `conf.low`, `conf.high` where they apply; for an ESS or an error curve a first column `term` names
+#' each row's training size, `N = 5`), `glance()` one row of the result's scalar fields.
 #' `confint()` gives the confidence intervals (an ESS: its one-sided interval \[lower bound, Inf),
 #' at level 1 - `alpha` chosen when it was computed; an error curve: one interval per training
 #' size, at its `level`) and `coef()` the point estimates (an ESS: the lower bound and the plug-in ESS; an error
@@ -135,6 +136,11 @@ tidy.llmsurrogate_result <- function(x, ...) {
   if (inherits(x, c("llmsurrogate_ess", "llmsurrogate_error_curve"))) {
     hit <- names(out) %in% names(.tidy_names) & !(.tidy_names[names(out)] %in% names(out))
     names(out)[hit] <- .tidy_names[names(out)[hit]]
+    # broom's first column names the estimate of each row: here the training size N of the row
+    if (!"term" %in% names(out) && "n_train" %in% names(out)) {
+      out <- cbind(term = sprintf("N = %s", format(out$n_train, scientific = FALSE, trim = TRUE)), out,
+                   stringsAsFactors = FALSE)
+    }
   }
   out
 }

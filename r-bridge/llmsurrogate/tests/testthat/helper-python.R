@@ -43,3 +43,20 @@ brute_weighted_lower <- function(x, w, tau, inf_weight = 0) {
     if (any(ok)) max(x[ok]) else -Inf
   }, numeric(1))
 }
+
+# The repository's Python test helpers (tests/_llama_server.py, tests/_server.py), found where the
+# tests run from the repository and under R CMD check of the tarball, which ships no repository:
+# the folder LLMSURROGATE_TEST_HELPERS names, the repository around these tests, or the one the
+# Python package was installed from (an editable install: <repo>/python/llmsurrogate). NULL if none.
+repo_test_helpers <- function(file = "_llama_server.py") {
+  candidates <- c(Sys.getenv("LLMSURROGATE_TEST_HELPERS", unset = ""),
+                  file.path(testthat::test_path(), "..", "..", "..", "..", "tests"))
+  if (llmsurrogate_available()) {
+    pkg <- tryCatch(reticulate::py_eval("__import__('llmsurrogate').__file__"), error = function(e) "")
+    if (nzchar(pkg)) candidates <- c(candidates, file.path(dirname(dirname(dirname(pkg))), "tests"))
+  }
+  for (dir in candidates[nzchar(candidates)]) {
+    if (file.exists(file.path(dir, file))) return(normalizePath(dir))
+  }
+  NULL
+}

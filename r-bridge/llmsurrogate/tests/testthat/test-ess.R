@@ -191,3 +191,17 @@ test_that("bias_correct adds 2 V_test / (B - 1) to the fixed-N variance", {
   expect_error(ess(d, "y", "llm", algorithm = "mean", grid = 10, bias_correct = NA), "bias_correct",
                class = "llmsurrogate_error")
 })
+
+# Issue 26, item 6: tidy() follows broom's convention of a first `term` column
+test_that("tidy() of an ess() result and of an error curve has a term column naming N", {
+  skip_if_no_llmsurrogate()
+  skip_if_not_installed("generics")
+  set.seed(1)
+  d <- data.frame(y = rnorm(200))
+  d$llm <- 0.2
+  res <- ess(d, "y", "llm", algorithm = "mean", grid = c(1, 2, 5))
+  td <- generics::tidy(res)
+  expect_identical(names(td)[1], "term")
+  expect_identical(td$term, paste("N =", as.data.frame(res)$n_train))
+  expect_identical(generics::tidy(error_curve(d, "y", algorithm = "mean", grid = c(1, 2)))$term, c("N = 1", "N = 2"))
+})

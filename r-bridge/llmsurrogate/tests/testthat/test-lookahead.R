@@ -197,7 +197,7 @@ test_that("bad input to the test and the bootstrap names the argument", {
   expect_error(lookahead_test(d, "rett", "llm", "lap"), "argument `outcome`: column `rett` is not in `data`; did you mean `ret`",
                class = "llmsurrogate_error")
   expect_error(lookahead_test(d, "ret", "llm", "lap", fe = c("firm", "dat")), "argument `fe`: column `dat`")
-  expect_error(lookahead_test(d, "ret", "llm", "lap", fe = character()), "argument `fe` must be")
+  expect_error(lookahead_test(d, "ret", "llm", "lap", fe = character()), "argument `fe` is empty")
   expect_error(lookahead_test(d, "ret", "llm", "lap", cluster = "quarter"), "argument `cluster`: column `quarter`")
   expect_error(lookahead_test(d, "ret", "llm", "lap", controls = "llm:big"), "argument `controls`: column `big`")
   expect_error(lookahead_test(d, "ret", "llm", "lap", standardize = "yes"), "argument `standardize` must be TRUE or FALSE")
@@ -265,4 +265,23 @@ test_that("lap() equals Min-K% computed in R from the model's per-token log-prob
   expect_error(lap(1:3, dir), "argument `texts` must be a non-empty character vector")
   expect_error(lap(texts, file.path(tempdir(), "no-model")), "argument `model`: no such folder")
   expect_error(lap(texts, dir, method = "max"), "argument `method`")
+})
+
+# Issue 26, item 6
+test_that("lookahead_test(fe = character()) says a fixed effect is needed; an Inf is named as Inf", {
+  skip_if_no_llmsurrogate()
+  set.seed(1)
+  n <- 200
+  d <- data.frame(firm = sample(1:10, n, TRUE), date = sample(1:10, n, TRUE), llm = rnorm(n), lap = runif(n),
+                  ret = rnorm(n))
+  expect_error(lookahead_test(d, "ret", "llm", "lap", fe = character()), "`fe` is empty.*feols\\(",
+               class = "llmsurrogate_error")
+  d$ret[5] <- -Inf
+  ws <- character(0)
+  res <- withCallingHandlers(lookahead_test(d, "ret", "llm", "lap"), warning = function(w) {
+    ws <<- c(ws, conditionMessage(w))
+    invokeRestart("muffleWarning")
+  })
+  expect_true(any(grepl("column `ret` has 1 infinite value(s) (-Inf at row 5)", ws, fixed = TRUE)), info = ws)
+  expect_identical(res$regression$nobs, 199L)
 })
