@@ -1,8 +1,7 @@
 #' Build and train a tiny local language model
 #'
 #' Builds a tiny GPT-2 (2 layers, a byte-level BPE tokenizer of 800 tokens) in the folder `path` and
-#' trains it on one CPU thread (about 30 seconds from Python; inside R about a minute on a 2-core
-#' Debian machine, where torch ran 3 times slower than from Python), on synthetic census rows
+#' trains it on one CPU thread (about 30 seconds), on synthetic census rows
 #' ([synthetic_census()]): it learns to state the probability that a person's income exceeds
 #' 50,000 from four columns (`AGEP`, `SCHL`, `WKHP`, `SEX`). It stands in for a real model to try
 #' [risk_scores()] and [evaluate_risk_scores()] end to end on a laptop, offline, with no download:
@@ -12,6 +11,11 @@
 #' Score with `method = "numeric"`: the model was trained on numeric answers only, and a model this
 #' small does not learn to read the order of multiple-choice options, so its multiple-choice scores
 #' (averaged over both answer orders) all come out 0.5.
+#'
+#' Inside R, torch's matrix products run on the BLAS that R loaded: with R's reference BLAS (the
+#' default of Debian's R) training took 70 seconds instead of 30 (torch's own products were 10
+#' times slower with the reference BLAS loaded, also in Python). An optimized BLAS for R, such as
+#' Debian's `libopenblas0`, speeds up both R and torch.
 #'
 #' The model is `llmsurrogate.testing.train_tiny_model()` in Python with faster settings (300
 #' steps of 32 prompts at width 32; Python's defaults take one to two minutes); the training
