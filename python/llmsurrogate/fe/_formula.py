@@ -103,12 +103,26 @@ class Formula:
         return self.outcome if _NAME.match(self.outcome) else None
 
     def regressor_columns(self) -> list[str]:
-        """The data columns the regressors and the fixed effects read (what new data need)."""
+        """The data columns the regressors and the fixed effects read (what new data need).
+
+        Examples
+        --------
+        >>> from llmsurrogate.fe._formula import parse_formula
+        >>> parse_formula("log(y) ~ x + I(x**2) | firm + date").regressor_columns()
+        ['x', 'firm', 'date']
+        """
         outcome = set(self.outcome_variables or (self.outcome,))
         return [c for c in self.columns() if c not in outcome]
 
     def columns(self) -> list[str]:
-        """Every data column the formula names (outcome, regressors, fixed effects), once each."""
+        """Every data column the formula names (outcome, regressors, fixed effects), once each.
+
+        Examples
+        --------
+        >>> from llmsurrogate.fe._formula import parse_formula
+        >>> parse_formula("log(y) ~ x + I(x**2) | firm + date").columns()
+        ['y', 'x', 'firm', 'date']
+        """
         if self.transformed:
             cols = list(self.variables)
         else:

@@ -278,34 +278,105 @@ class FeolsResult(Result):
         return pd.Series(np.asarray(values, dtype=float), index=pd.Index(self.terms, name="Coefficient"), name=name)
 
     def coef(self):
-        """Estimates, indexed by term."""
+        """Estimates, indexed by term.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd; from llmsurrogate import fe
+        >>> df = pd.DataFrame({"firm": np.repeat(np.arange(10), 5), "x": np.random.default_rng(0).normal(size=50)})
+        >>> df["y"] = 1.5 * df["x"] + df["firm"] + np.sin(np.arange(50))
+        >>> fit = fe.feols("y ~ x | firm", df, vcov={"CRV1": "firm"})
+        >>> fit.coef().round(3)
+        Coefficient
+        x    1.418
+        Name: Estimate, dtype: float64
+        """
         return self._series(self.beta, "Estimate")
 
     def vcov(self):
-        """The variance matrix as a DataFrame indexed by term."""
+        """The variance matrix as a DataFrame indexed by term.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd; from llmsurrogate import fe
+        >>> df = pd.DataFrame({"firm": np.repeat(np.arange(10), 5), "x": np.random.default_rng(0).normal(size=50)})
+        >>> df["y"] = 1.5 * df["x"] + df["firm"] + np.sin(np.arange(50))
+        >>> fit = fe.feols("y ~ x | firm", df, vcov={"CRV1": "firm"})
+        >>> fit.vcov().round(5)
+                 x
+        x  0.03106
+        """
         return pd.DataFrame(np.asarray(self.vcov_matrix), index=self.terms, columns=self.terms)
 
     def se(self):
         """Standard errors (the square roots of the variance's diagonal, computed on standardized
-        columns: exact where that diagonal over- or underflows a float64)."""
+        columns: exact where that diagonal over- or underflows a float64).
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd; from llmsurrogate import fe
+        >>> df = pd.DataFrame({"firm": np.repeat(np.arange(10), 5), "x": np.random.default_rng(0).normal(size=50)})
+        >>> df["y"] = 1.5 * df["x"] + df["firm"] + np.sin(np.arange(50))
+        >>> fit = fe.feols("y ~ x | firm", df, vcov={"CRV1": "firm"})
+        >>> fit.se().round(4)
+        Coefficient
+        x    0.1762
+        Name: Std. Error, dtype: float64
+        """
         if self.std_errors is not None:
             return self._series(self.std_errors, "Std. Error")
         return self._series(np.sqrt(np.diag(np.asarray(self.vcov_matrix))), "Std. Error")
 
     def tstat(self):
-        """t statistics."""
+        """t statistics.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd; from llmsurrogate import fe
+        >>> df = pd.DataFrame({"firm": np.repeat(np.arange(10), 5), "x": np.random.default_rng(0).normal(size=50)})
+        >>> df["y"] = 1.5 * df["x"] + df["firm"] + np.sin(np.arange(50))
+        >>> fit = fe.feols("y ~ x | firm", df, vcov={"CRV1": "firm"})
+        >>> fit.tstat().round(2)
+        Coefficient
+        x    8.05
+        Name: t value, dtype: float64
+        """
         return self._series(np.asarray(self.beta) / self.se().to_numpy(), "t value")
 
     def pvalue(self):
         """Two-sided p-values from the t distribution with ``df_t`` degrees of freedom
-        (``N - df_k`` for iid/hetero, ``G - 1`` for clustered)."""
+        (``N - df_k`` for iid/hetero, ``G - 1`` for clustered).
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd; from llmsurrogate import fe
+        >>> df = pd.DataFrame({"firm": np.repeat(np.arange(10), 5), "x": np.random.default_rng(0).normal(size=50)})
+        >>> df["y"] = 1.5 * df["x"] + df["firm"] + np.sin(np.arange(50))
+        >>> fit = fe.feols("y ~ x | firm", df, vcov={"CRV1": "firm"})
+        >>> fit.pvalue().round(6)
+        Coefficient
+        x    0.000021
+        Name: Pr(>|t|), dtype: float64
+        """
         from scipy.stats import t
 
         return self._series(2 * t.sf(np.abs(self.tstat().to_numpy()), self.df_t), "Pr(>|t|)")
 
     def confint(self, level: float = 0.95, *, alpha: float | None = None):
         """``level`` confidence intervals (t quantiles with ``df_t`` df); columns as pyfixest
-        (``"2.5%"``, ``"97.5%"``). ``alpha`` (pyfixest's ``1 - level``) is a deprecated alias."""
+        (``"2.5%"``, ``"97.5%"``). ``alpha`` (pyfixest's ``1 - level``) is a deprecated alias.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd; from llmsurrogate import fe
+        >>> df = pd.DataFrame({"firm": np.repeat(np.arange(10), 5), "x": np.random.default_rng(0).normal(size=50)})
+        >>> df["y"] = 1.5 * df["x"] + df["firm"] + np.sin(np.arange(50))
+        >>> fit = fe.feols("y ~ x | firm", df, vcov={"CRV1": "firm"})
+        >>> fit.confint(level=0.9).round(3)
+                        5%    95%
+        Coefficient
+        x            1.095  1.741
+        """
         from scipy.stats import t
 
         level = _level(level, alpha, "FeolsResult.confint")
@@ -320,7 +391,18 @@ class FeolsResult(Result):
 
     def tidy(self, level: float = 0.95, *, alpha: float | None = None):
         """One row per term: term, estimate, std_error, statistic, p_value, conf_low, conf_high
-        (``level`` intervals; ``alpha`` = 1 - level is a deprecated alias)."""
+        (``level`` intervals; ``alpha`` = 1 - level is a deprecated alias).
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd; from llmsurrogate import fe
+        >>> df = pd.DataFrame({"firm": np.repeat(np.arange(10), 5), "x": np.random.default_rng(0).normal(size=50)})
+        >>> df["y"] = 1.5 * df["x"] + df["firm"] + np.sin(np.arange(50))
+        >>> fit = fe.feols("y ~ x | firm", df, vcov={"CRV1": "firm"})
+        >>> fit.tidy()[["term", "estimate", "std_error", "conf_low", "conf_high"]].round(3)
+          term  estimate  std_error  conf_low  conf_high
+        0    x     1.418      0.176      1.02      1.817
+        """
         from scipy.stats import t
 
         ci = self._confint(_level(level, alpha, "FeolsResult.tidy"), t)
@@ -335,6 +417,17 @@ class FeolsResult(Result):
         })
 
     def summary(self) -> Summary:
+        """The fit in words and a coefficient table (print it, or ``.as_text()``).
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd; from llmsurrogate import fe
+        >>> df = pd.DataFrame({"firm": np.repeat(np.arange(10), 5), "x": np.random.default_rng(0).normal(size=50)})
+        >>> df["y"] = 1.5 * df["x"] + df["firm"] + np.sin(np.arange(50))
+        >>> fit = fe.feols("y ~ x | firm", df, vcov={"CRV1": "firm"})
+        >>> print(fit.summary().as_text().splitlines()[0])
+        OLS with fixed effects: y
+        """
         facts: dict[str, Any] = {
             "Formula": self.formula,
             "Observations": self.nobs,
@@ -459,23 +552,64 @@ class FeolsBootstrap(Result):
         return d[np.isfinite(d)]
 
     def se(self) -> float:
-        """The bootstrap standard error: the standard deviation (ddof=1) of the finite draws."""
+        """The bootstrap standard error: the standard deviation (ddof=1) of the finite draws.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd; from llmsurrogate import fe
+        >>> df = pd.DataFrame({"firm": np.repeat(np.arange(20), 10), "x": np.random.default_rng(0).normal(size=200)})
+        >>> df["y"] = 2.0 * df["x"] + 0.1 * df["firm"] + np.sin(np.arange(200))
+        >>> boot = fe.bootstrap("y ~ x | firm", df, n_boot=100, cluster="firm", seed=1, n_jobs=1)
+        >>> round(boot.se(), 3)
+        0.059
+        """
         d = self._finite()
         return float(d.std(ddof=1)) if d.size > 1 else float("nan")
 
     def quantile(self, q):
-        """Quantiles of the finite draws."""
+        """Quantiles of the finite draws.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd; from llmsurrogate import fe
+        >>> df = pd.DataFrame({"firm": np.repeat(np.arange(20), 10), "x": np.random.default_rng(0).normal(size=200)})
+        >>> df["y"] = 2.0 * df["x"] + 0.1 * df["firm"] + np.sin(np.arange(200))
+        >>> boot = fe.bootstrap("y ~ x | firm", df, n_boot=100, cluster="firm", seed=1, n_jobs=1)
+        >>> boot.quantile([0.05, 0.5, 0.95]).round(3).tolist()
+        [1.831, 1.92, 2.037]
+        """
         return np.quantile(self._finite(), q)
 
     def confint(self, level: float = 0.95) -> np.ndarray:
         """The percentile interval: the ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles of the
-        finite draws."""
+        finite draws.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd; from llmsurrogate import fe
+        >>> df = pd.DataFrame({"firm": np.repeat(np.arange(20), 10), "x": np.random.default_rng(0).normal(size=200)})
+        >>> df["y"] = 2.0 * df["x"] + 0.1 * df["firm"] + np.sin(np.arange(200))
+        >>> boot = fe.bootstrap("y ~ x | firm", df, n_boot=100, cluster="firm", seed=1, n_jobs=1)
+        >>> boot.confint(level=0.9).round(3).tolist()
+        [1.831, 2.037]
+        """
         level = _level(level, None, "FeolsBootstrap.confint")
         return self.quantile([(1 - level) / 2, (1 + level) / 2])
 
     def tidy(self, level: float = 0.95):
         """One row: term, estimate, std_error (bootstrap), conf_low, conf_high (percentile),
-        n_boot, finite_draws."""
+        n_boot, finite_draws.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd; from llmsurrogate import fe
+        >>> df = pd.DataFrame({"firm": np.repeat(np.arange(20), 10), "x": np.random.default_rng(0).normal(size=200)})
+        >>> df["y"] = 2.0 * df["x"] + 0.1 * df["firm"] + np.sin(np.arange(200))
+        >>> boot = fe.bootstrap("y ~ x | firm", df, n_boot=100, cluster="firm", seed=1, n_jobs=1)
+        >>> boot.tidy().round(3)
+          term  estimate  std_error  conf_low  conf_high  n_boot  finite_draws
+        0    x     1.923      0.059     1.816       2.04     100           100
+        """
         d = self._finite()
         lo, hi = self.confint(level) if d.size else (np.nan, np.nan)
         return pd.DataFrame({"term": [self.param], "estimate": [self.estimate], "std_error": [self.se()],
@@ -483,6 +617,17 @@ class FeolsBootstrap(Result):
                              "finite_draws": [int(d.size)]})
 
     def summary(self) -> Summary:
+        """The bootstrap in words and its one-row table (print it, or ``.as_text()``).
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd; from llmsurrogate import fe
+        >>> df = pd.DataFrame({"firm": np.repeat(np.arange(20), 10), "x": np.random.default_rng(0).normal(size=200)})
+        >>> df["y"] = 2.0 * df["x"] + 0.1 * df["firm"] + np.sin(np.arange(200))
+        >>> boot = fe.bootstrap("y ~ x | firm", df, n_boot=100, cluster="firm", seed=1, n_jobs=1)
+        >>> print(boot.summary().as_text().splitlines()[0])
+        Bootstrap of a fixed-effects OLS coefficient
+        """
         facts: dict[str, Any] = {
             "Formula": self.formula, "Coefficient": self.param, "Estimate (full sample)": self.estimate,
             "Replications": self.n_boot,
