@@ -18,7 +18,9 @@ from ..exceptions import InvalidArgumentError
 from ..transfer import CodedLong, code_domains
 from ._convert import _r_column
 
-__all__ = ["R_FUNCTIONS", "r_ete_interval", "r_forecast_interval", "r_qte_interval", "r_weighted_forecast_interval",
+__all__ = ["R_FUNCTIONS", "r_check_everywhere_dominance", "r_check_worstcase_dominance", "r_critical_gamma",
+           "r_ete_interval", "r_everywhere_dominance_box", "r_forecast_interval", "r_qte_interval",
+           "r_weighted_forecast_interval",
            "r_worst_case_interval"]
 
 _LEVEL = re.compile(r"`level`")
@@ -83,6 +85,7 @@ def _reading_long_frames(fn: Callable[..., Any]) -> Callable[..., Any]:
     def adapter(*args: Any, **kwargs: Any) -> Any:
         return fn(*map(_decoded, args), **{k: _decoded(v) for k, v in kwargs.items()})
 
+    adapter.__name__ = adapter.__qualname__ = f"r_{fn.__name__}"
     return adapter
 
 
@@ -112,13 +115,18 @@ r_weighted_forecast_interval = _in_coverage_words(transfer.weighted_forecast_int
 r_worst_case_interval = _in_coverage_words(transfer.worst_case_interval)
 r_qte_interval = _in_coverage_words(transfer.qte_interval)
 r_ete_interval = _in_coverage_words(transfer.ete_interval)
+r_check_worstcase_dominance = _reading_long_frames(transfer.check_worstcase_dominance)
+r_check_everywhere_dominance = _reading_long_frames(transfer.check_everywhere_dominance)
+r_critical_gamma = _reading_long_frames(transfer.critical_gamma)
+r_everywhere_dominance_box = _reading_long_frames(transfer.everywhere_dominance_box)
 
 #: What R may call here (``.call("transfer.<name>")``): the adapters above, and the public functions
 #: themselves where R's words and values cross unchanged.
 R_FUNCTIONS = {
     "forecast_interval": r_forecast_interval, "weighted_forecast_interval": r_weighted_forecast_interval,
     "worst_case_interval": r_worst_case_interval, "qte_interval": r_qte_interval, "ete_interval": r_ete_interval,
-    **{name: _reading_long_frames(getattr(transfer, name)) for name in (
-        "check_worstcase_dominance", "check_everywhere_dominance", "critical_gamma", "everywhere_dominance_box")},
+    "check_worstcase_dominance": r_check_worstcase_dominance,
+    "check_everywhere_dominance": r_check_everywhere_dominance,
+    "critical_gamma": r_critical_gamma, "everywhere_dominance_box": r_everywhere_dominance_box,
     **{name: getattr(transfer, name) for name in ("coverage_bound", "error_table", "within_domain_cv")},
 }
