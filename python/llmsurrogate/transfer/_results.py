@@ -93,9 +93,29 @@ class ForecastIntervals(Result):
     r: int
 
     def tidy(self):
+        """The intervals as a frame (a copy of ``table``).
+
+        Examples
+        --------
+        >>> import numpy as np; from llmsurrogate import transfer
+        >>> E = np.array([[np.nan, 1, 2], [3, np.nan, 4], [5, 6, np.nan]])
+        >>> res = transfer.forecast_intervals({"A": E, "B": 2 * E}, level=0.6)
+        >>> res.tidy().columns.tolist()
+        ['model', 'coverage', 'side', 'tau', 'lower', 'upper', 'guaranteed']
+        """
         return self.table.copy()
 
     def summary(self) -> Summary:
+        """The intervals in words and a table (print it, or ``.as_text()``).
+
+        Examples
+        --------
+        >>> import numpy as np; from llmsurrogate import transfer
+        >>> E = np.array([[np.nan, 1, 2], [3, np.nan, 4], [5, 6, np.nan]])
+        >>> res = transfer.forecast_intervals({"A": E, "B": 2 * E}, level=0.6)
+        >>> print(res.summary().as_text().splitlines()[0])
+        Transfer-error forecast intervals
+        """
         return Summary("Transfer-error forecast intervals", facts={"domains (n)": self.n, "training domains (r)": self.r},
                        tables=[("intervals", self.table)],
                        notes=["guaranteed = Proposition 1's lower bound on coverage under exchangeable domains"])
@@ -152,15 +172,47 @@ class WorstCaseCurve(Result):
     name: str = ""
 
     def tidy(self):
+        """The step functions as a frame (a copy of ``steps``).
+
+        Examples
+        --------
+        >>> import numpy as np; from llmsurrogate import transfer
+        >>> E = np.array([[np.nan, 1, 2], [3, np.nan, 4], [5, 6, np.nan]])
+        >>> curve = transfer.worst_case_curve(E, tau=0.8, lower=False)
+        >>> curve.tidy().round(3)
+           tau  bound  gamma_from  gamma_to  value
+        0  0.8  upper       1.000     1.155    5.0
+        1  0.8  upper       1.155       inf    6.0
+        """
         return self.steps.copy()
 
     def value(self, tau: float, Gamma: float, bound: str = "upper") -> float:  # noqa: N803
+        """The ``bound`` (``"upper"`` or ``"lower"``) at ``tau`` and ``Gamma``.
+
+        Examples
+        --------
+        >>> import numpy as np; from llmsurrogate import transfer
+        >>> E = np.array([[np.nan, 1, 2], [3, np.nan, 4], [5, 6, np.nan]])
+        >>> curve = transfer.worst_case_curve(E, tau=0.8, lower=False)
+        >>> curve.value(0.8, Gamma=1.0), curve.value(0.8, Gamma=2.0)
+        (5.0, 6.0)
+        """
         s = self.steps[(np.isclose(self.steps["tau"], tau)) & (self.steps["bound"] == bound)]
         if s.empty:
             raise InvalidArgumentError(f"tau {tau} is not in this curve")
         return _step(s["gamma_to"].to_numpy(), s["value"].to_numpy(), check_gamma(Gamma))
 
     def summary(self) -> Summary:
+        """The curve in words and its steps (print it, or ``.as_text()``).
+
+        Examples
+        --------
+        >>> import numpy as np; from llmsurrogate import transfer
+        >>> E = np.array([[np.nan, 1, 2], [3, np.nan, 4], [5, 6, np.nan]])
+        >>> curve = transfer.worst_case_curve(E, tau=0.8, lower=False)
+        >>> print(curve.summary().as_text().splitlines()[0])
+        Worst-case transfer-error bounds over Gamma
+        """
         return Summary(f"Worst-case transfer-error bounds over Gamma{': ' + self.name if self.name else ''}",
                        tables=[("step functions (value on (gamma_from, gamma_to])", self.steps)],
                        notes=["exact breakpoints (docs/methods/transfer.md §3.3); coverage >= (2tau-1)(n-r)/(n+Gamma^2) (Corollary 1)"])
@@ -225,9 +277,30 @@ class EverywhereDominance(Result):
     mode: str
 
     def tidy(self):
+        """One row per tau (a copy of ``table``).
+
+        Examples
+        --------
+        >>> import numpy as np; from llmsurrogate import transfer
+        >>> E = np.array([[np.nan, 1, 2], [3, np.nan, 4], [5, 6, np.nan]])
+        >>> res = transfer.everywhere_dominance(E, np.array([[np.nan, 2, 7], [1, np.nan, 3], [4, 5, np.nan]]), taulist=[0.7])
+        >>> res.tidy()[["tau", "dominates", "witness"]]
+           tau  dominates     witness
+        0  0.7      False  {'0': 1.0}
+        """
         return self.table.copy()
 
     def summary(self) -> Summary:
+        """The comparison in words and a table (print it, or ``.as_text()``).
+
+        Examples
+        --------
+        >>> import numpy as np; from llmsurrogate import transfer
+        >>> E = np.array([[np.nan, 1, 2], [3, np.nan, 4], [5, 6, np.nan]])
+        >>> res = transfer.everywhere_dominance(E, np.array([[np.nan, 2, 7], [1, np.nan, 3], [4, 5, np.nan]]), taulist=[0.7])
+        >>> print(res.summary().as_text().splitlines()[0])
+        Everywhere dominance (mode=exact)
+        """
         return Summary(f"Everywhere dominance (mode={self.mode})", tables=[("per tau", self.table)],
                        notes=["closed-simplex semantics (zero weights allowed), as in Appendix R.3",
                               "mode='exact' has no pruning; 'paper'/'transferUQ' reproduce the invalid j >= tau N pruning"])
@@ -250,9 +323,27 @@ class TransferApplication(Result):
     worst_case: Any
 
     def tidy(self):
+        """The forecast intervals, one row per model, metric and level (a copy of ``intervals``).
+
+        Examples
+        --------
+        >>> from llmsurrogate.transfer.demo import run_transfer_application
+        >>> app = run_transfer_application(level=(0.9,), taus=[0.9])
+        >>> app.tidy().shape
+        (9, 8)
+        """
         return self.intervals.copy()
 
     def summary(self) -> Summary:
+        """The application's intervals and comparisons in words (print it, or ``.as_text()``).
+
+        Examples
+        --------
+        >>> from llmsurrogate.transfer.demo import run_transfer_application
+        >>> app = run_transfer_application(level=(0.9,), taus=[0.9])
+        >>> print(app.summary().as_text().splitlines()[0])
+        Transfer performance of EU, CPT and a random forest across 44 subject pools
+        """
         d = self.dominance
         rows = []
         for (model, other, metric), g in d.groupby(["model", "other", "metric"], sort=False):
@@ -328,7 +419,17 @@ class IntervalTable(TableResult):
 
     def plot(self, ax=None, **kwargs):
         """One panel per metric, a horizontal interval per model. Returns the matplotlib Figure
-        (``ax`` is taken only when the table has one metric)."""
+        (``ax`` is taken only when the table has one metric).
+
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> import pandas as pd; from llmsurrogate.transfer import IntervalTable
+        >>> tab = IntervalTable(title="Two intervals", table=pd.DataFrame(
+        ...     {"model": ["A", "B"], "metric": ["raw transfer error"] * 2, "lower": [1.0, 2.0], "upper": [3.0, 5.0]}))
+        >>> [t.get_text() for t in tab.plot().axes[0].get_yticklabels()]
+        ['A', 'B']
+        """
         import matplotlib.pyplot as plt
 
         metrics = list(dict.fromkeys(self.table["metric"]))

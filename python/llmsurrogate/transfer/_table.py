@@ -145,6 +145,16 @@ class ErrorTable(Result):
 
         A pandas DataFrame's index gives the domain labels (its columns must hold the same labels;
         they are reordered to match).
+
+        Examples
+        --------
+        >>> import numpy as np; from llmsurrogate.transfer import ErrorTable
+        >>> E = np.array([[np.nan, 1, 2], [3, np.nan, 4], [5, 6, np.nan]])  # E[train, test]
+        >>> ErrorTable.from_matrix(E, domains=["a", "b", "c"], name="M").tidy().head(3)
+          train test  error
+        0     b    a    3.0
+        1     c    a    5.0
+        2     a    b    1.0
         """
         if isinstance(matrix, pd.DataFrame):
             if set(map(str, matrix.index)) != set(map(str, matrix.columns)) and \
@@ -190,6 +200,15 @@ class ErrorTable(Result):
 
         ``train`` defaults to the columns whose names start with ``"train"``. Each unordered
         training set must appear with each test domain outside it exactly once.
+
+        Examples
+        --------
+        >>> import pandas as pd; from llmsurrogate.transfer import ErrorTable
+        >>> long = pd.DataFrame({"train": ["a", "a", "b", "b", "c", "c"], "test": ["b", "c", "a", "c", "a", "b"],
+        ...                      "error": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]})
+        >>> t = ErrorTable.from_long(long)
+        >>> t.n, t.r, float(t.to_matrix().loc["c", "b"])
+        (3, 1, 6.0)
         """
         frame = as_frame(data, arg)
         if train is None:
@@ -260,7 +279,16 @@ class ErrorTable(Result):
 
     @classmethod
     def coerce(cls, err: Any, *, arg: str = "err", name: str = "") -> "ErrorTable":
-        """Accept any of the three conventions (matrix, long frame, table)."""
+        """Accept any of the three conventions (matrix, long frame, table).
+
+        Examples
+        --------
+        >>> import numpy as np; from llmsurrogate.transfer import ErrorTable
+        >>> E = np.array([[np.nan, 1, 2], [3, np.nan, 4], [5, 6, np.nan]])  # E[train, test]
+        >>> t = ErrorTable.coerce(E)          # a matrix, a long frame or a table
+        >>> t.domains, ErrorTable.coerce(t) is t
+        ([0, 1, 2], True)
+        """
         if isinstance(err, ErrorTable):
             return err
         if isinstance(err, Mapping) or type(err).__module__.split(".")[0] == "polars":
@@ -278,7 +306,18 @@ class ErrorTable(Result):
 
     # ---- comparisons between methods ----------------------------------------------------------
     def same_design(self, other: "ErrorTable", *, arg: str = "err2") -> None:
-        """Raise unless ``other`` covers the same domains and (training set, test) pairs."""
+        """Raise unless ``other`` covers the same domains and (training set, test) pairs.
+
+        Examples
+        --------
+        >>> import numpy as np; from llmsurrogate.transfer import ErrorTable
+        >>> E = np.array([[np.nan, 1, 2], [3, np.nan, 4], [5, 6, np.nan]])  # E[train, test]
+        >>> ErrorTable.from_matrix(E).same_design(ErrorTable.from_matrix(2 * E))  # same design: no error
+        >>> ErrorTable.from_matrix(E).same_design(ErrorTable.from_matrix(np.ones((4, 4))))
+        Traceback (most recent call last):
+            ...
+        llmsurrogate.exceptions.ShapeError: argument `err2` covers other domains than `err1`; both methods must be evaluated on the same domains
+        """
         if list(map(str, self.domains)) != list(map(str, other.domains)):
             raise ShapeError(f"argument `{arg}` covers other domains than `err1`; both methods must be "
                              "evaluated on the same domains")
@@ -287,7 +326,19 @@ class ErrorTable(Result):
 
     # ---- output -------------------------------------------------------------------------------
     def to_matrix(self):
-        """The ``r = 1`` table as an ``n x n`` DataFrame ``[train, test]`` with NaN on the diagonal."""
+        """The ``r = 1`` table as an ``n x n`` DataFrame ``[train, test]`` with NaN on the diagonal.
+
+        Examples
+        --------
+        >>> import numpy as np; from llmsurrogate.transfer import ErrorTable
+        >>> E = np.array([[np.nan, 1, 2], [3, np.nan, 4], [5, 6, np.nan]])  # E[train, test]
+        >>> ErrorTable.from_matrix(E, domains=["a", "b", "c"]).to_matrix()
+        test     a    b    c
+        train
+        a      NaN  1.0  2.0
+        b      3.0  NaN  4.0
+        c      5.0  6.0  NaN
+        """
         if self.r != 1:
             raise InvalidArgumentError(f"to_matrix() needs r = 1; this table has r = {self.r}")
         m = np.full((self.n, self.n), np.nan)
@@ -295,7 +346,21 @@ class ErrorTable(Result):
         return pd.DataFrame(m, index=pd.Index(self.domains, name="train"), columns=pd.Index(self.domains, name="test"))
 
     def tidy(self):
-        """Long frame: ``train`` (or ``train_1..train_r``), ``test``, ``error``; domain labels."""
+        """Long frame: ``train`` (or ``train_1..train_r``), ``test``, ``error``; domain labels.
+
+        Examples
+        --------
+        >>> import numpy as np; from llmsurrogate.transfer import ErrorTable
+        >>> E = np.array([[np.nan, 1, 2], [3, np.nan, 4], [5, 6, np.nan]])  # E[train, test]
+        >>> ErrorTable.from_matrix(E, domains=["a", "b", "c"]).tidy()
+          train test  error
+        0     b    a    3.0
+        1     c    a    5.0
+        2     a    b    1.0
+        3     c    b    6.0
+        4     a    c    2.0
+        5     b    c    4.0
+        """
         labels = np.asarray(self.domains, dtype=object)
         cols = {"train": labels[self.train[:, 0]]} if self.r == 1 else \
             {f"train_{k + 1}": labels[self.train[:, k]] for k in range(self.r)}
@@ -304,6 +369,14 @@ class ErrorTable(Result):
         return pd.DataFrame(cols)
 
     def summary(self) -> Summary:
+        """Sizes and the distribution of the errors (print it, or ``.as_text()``).
+
+        Examples
+        --------
+        >>> from llmsurrogate import datasets; from llmsurrogate.transfer import ErrorTable
+        >>> print(ErrorTable.coerce(datasets.load_transfer_errors("RF"), name="RF").summary().as_text().splitlines()[0])
+        Transfer-error table: RF (transfer error)
+        """
         q = np.quantile(self.values, [0, 0.05, 0.5, 0.95, 1])
         dist = pd.DataFrame({"min": [q[0]], "p5": [q[1]], "median": [q[2]], "p95": [q[3]], "max": [q[4]]})
         title = f"Transfer-error table{': ' + self.name if self.name else ''} ({self.metric})"
