@@ -460,15 +460,45 @@ class MulticlassEvaluation(Result):
     meta: dict
 
     def metric(self, name: str) -> float:
+        """One metric's value by name (e.g. accuracy, brier, rps).
+
+        Examples
+        --------
+        >>> from llmsurrogate.risk import evaluate_multiclass
+        >>> ev = evaluate_multiclass([0, 1, 2, 2], [[.7, .2, .1], [.1, .6, .3], [.2, .2, .6], [.3, .3, .4]], n_boot=20)
+        >>> round(ev.metric("accuracy"), 2), round(ev.metric("brier"), 4)
+        (1.0, 0.295)
+        """
         row = self.metrics[self.metrics["metric"] == name]
         if row.empty:
             raise InvalidArgumentError(f"no metric {name!r}; available: {list(self.metrics['metric'])}")
         return float(row["value"].iloc[0])
 
     def tidy(self):
+        """The metrics, one row each (a copy of ``metrics``).
+
+        Examples
+        --------
+        >>> from llmsurrogate.risk import evaluate_multiclass
+        >>> ev = evaluate_multiclass([0, 1, 2, 2], [[.7, .2, .1], [.1, .6, .3], [.2, .2, .6], [.3, .3, .4]], n_boot=20)
+        >>> ev.tidy()[["metric", "value"]].head(3).round(3)
+             metric  value
+        0  log_loss  0.574
+        1     brier  0.295
+        2  accuracy  1.000
+        """
         return self.metrics.copy()
 
     def summary(self) -> Summary:
+        """The evaluation in words and tables (print it, or ``.as_text()``).
+
+        Examples
+        --------
+        >>> from llmsurrogate.risk import evaluate_multiclass
+        >>> ev = evaluate_multiclass([0, 1, 2, 2], [[.7, .2, .1], [.1, .6, .3], [.2, .2, .6], [.3, .3, .4]], n_boot=20)
+        >>> print(ev.summary().as_text().splitlines()[0])
+        K-option evaluation
+        """
         m = self.meta
         facts = {"rows": m["n"], "options (K)": m["K"], "ordered": m["ordered"], "survey weights": m["weighted"],
                  "bootstrap resamples": m["n_boot"]}

@@ -172,7 +172,15 @@ class AnswerComparison(Result):
     meta: dict
 
     def distance(self, name: str = "tv", group: str | None = None) -> float:
-        """One estimate: distance ``name`` (``"tv"``, ``"w1"``) of ``group`` (None: pooled over every row)."""
+        """One estimate: distance ``name`` (``"tv"``, ``"w1"``) of ``group`` (None: pooled over every row).
+
+        Examples
+        --------
+        >>> from llmsurrogate.risk import compare_answers
+        >>> cmp = compare_answers([0, 1, 1, 2], [[.6, .3, .1], [.2, .5, .3], [.1, .8, .1], [.1, .2, .7]], ordered=True, n_boot=20)
+        >>> round(cmp.distance("tv"), 4), round(cmp.distance("w1"), 4)
+        (0.05, 0.05)
+        """
         check_choice(name, "name", list(DISTANCES))
         t = self.table[self.table["distance"] == name]
         t = t[t["scope"] == "pooled"] if group is None else t[(t["scope"] == "group") & (t["group"] == str(group))]
@@ -182,9 +190,29 @@ class AnswerComparison(Result):
         return float(t["value"].iloc[0])
 
     def tidy(self):
+        """The distances, one row per distance and scope (a copy of ``table``).
+
+        Examples
+        --------
+        >>> from llmsurrogate.risk import compare_answers
+        >>> cmp = compare_answers([0, 1, 1, 2], [[.6, .3, .1], [.2, .5, .3], [.1, .8, .1], [.1, .2, .7]], ordered=True, n_boot=20)
+        >>> cmp.tidy()[["distance", "scope", "value"]].round(3)
+          distance   scope  value
+        0       tv  pooled   0.05
+        1       w1  pooled   0.05
+        """
         return self.table.copy()
 
     def summary(self) -> Summary:
+        """The comparison in words and a table (print it, or ``.as_text()``).
+
+        Examples
+        --------
+        >>> from llmsurrogate.risk import compare_answers
+        >>> cmp = compare_answers([0, 1, 1, 2], [[.6, .3, .1], [.2, .5, .3], [.1, .8, .1], [.1, .2, .7]], ordered=True, n_boot=20)
+        >>> print(cmp.summary().as_text().splitlines()[0])
+        LLM answers against the population
+        """
         m = self.meta
         facts = {"rows": m["n"], "options": ", ".join(map(str, m["options"])), "ordered": m["ordered"],
                  "LLM distribution": m["llm_answer"], "survey weights": m["weighted"],

@@ -45,15 +45,45 @@ class RiskEvaluation(Result):
     group_calibration: Any = None
 
     def metric(self, name: str) -> float:
+        """One metric's value by name (e.g. roc_auc, ece, brier).
+
+        Examples
+        --------
+        >>> from llmsurrogate.risk import evaluate
+        >>> ev = evaluate([0, 0, 1, 1, 0, 1], [.1, .4, .8, .35, .2, .9], n_boot=20)
+        >>> round(ev.metric("roc_auc"), 4), round(ev.metric("brier"), 4)
+        (0.8889, 0.1138)
+        """
         row = self.metrics[self.metrics["metric"] == name]
         if row.empty:
             raise InvalidArgumentError(f"no metric {name!r}; available: {list(self.metrics['metric'])}")
         return float(row["value"].iloc[0])
 
     def tidy(self):
+        """The metrics, one row each, with bootstrap CIs (a copy of ``metrics``).
+
+        Examples
+        --------
+        >>> from llmsurrogate.risk import evaluate
+        >>> ev = evaluate([0, 0, 1, 1, 0, 1], [.1, .4, .8, .35, .2, .9], n_boot=20)
+        >>> ev.tidy()[["metric", "value"]].head(3).round(3)
+             metric  value
+        0  accuracy  0.833
+        1       tpr  0.667
+        2       fnr  0.333
+        """
         return self.metrics.copy()
 
     def summary(self) -> Summary:
+        """The evaluation in words and tables (print it, or ``.as_text()``).
+
+        Examples
+        --------
+        >>> from llmsurrogate.risk import evaluate
+        >>> ev = evaluate([0, 0, 1, 1, 0, 1], [.1, .4, .8, .35, .2, .9], n_boot=20)
+        >>> print(ev.summary().as_text().splitlines()[0])
+        Risk score evaluation
+        """
         facts = {"rows": self.meta["n"], "threshold": self.meta["threshold"], "bootstrap resamples": self.meta["n_boot"]}
         main = self.metrics[self.metrics["metric"].isin(["accuracy", "balanced_accuracy", "roc_auc", "ece",
                                                          "ece_quantile", "brier", "log_loss", "confidence_bias",
@@ -117,9 +147,32 @@ class RiskScores(Result):
         return self.table["score"].to_numpy(float)
 
     def tidy(self):
+        """One row per input row: the score and what it was read from (a copy of ``table``).
+
+        Examples
+        --------
+        >>> import math; from llmsurrogate import testing; from llmsurrogate.llm import CallableBackend; from llmsurrogate.risk import risk_scores
+        >>> backend = CallableBackend(lambda prompt: {" A": math.log(0.3), " B": math.log(0.7)})
+        >>> rs = risk_scores(testing.synthetic_census(30, seed=1), testing.synthetic_income_task(), backend)
+        >>> rs.tidy()[["score", "label"]].head(3)
+           score  label
+        0    0.5      1
+        1    0.5      1
+        2    0.5      1
+        """
         return self.table.copy()
 
     def evaluate(self, groups=None, **kwargs) -> RiskEvaluation:
+        """Evaluate the scores against the labels (:func:`llmsurrogate.risk.evaluate`'s arguments).
+
+        Examples
+        --------
+        >>> import math; from llmsurrogate import testing; from llmsurrogate.llm import CallableBackend; from llmsurrogate.risk import risk_scores
+        >>> backend = CallableBackend(lambda prompt: {" A": math.log(0.3), " B": math.log(0.7)})
+        >>> rs = risk_scores(testing.synthetic_census(30, seed=1), testing.synthetic_income_task(), backend)
+        >>> rs.evaluate(n_boot=0).meta["n"]
+        30
+        """
         if "label" not in self.table:
             raise InvalidArgumentError("these scores have no labels; pass the data with the target column")
         from ._evaluation import evaluate  # inside: _evaluation imports this module (a cycle)
@@ -132,6 +185,16 @@ class RiskScores(Result):
         return ev
 
     def summary(self) -> Summary:
+        """The scores in words (print it, or ``.as_text()``).
+
+        Examples
+        --------
+        >>> import math; from llmsurrogate import testing; from llmsurrogate.llm import CallableBackend; from llmsurrogate.risk import risk_scores
+        >>> backend = CallableBackend(lambda prompt: {" A": math.log(0.3), " B": math.log(0.7)})
+        >>> rs = risk_scores(testing.synthetic_census(30, seed=1), testing.synthetic_income_task(), backend)
+        >>> print(rs.summary().as_text().splitlines()[0])
+        LLM risk scores
+        """
         t = self.table
         facts = {"task": self.meta.get("task"), "method": self.meta.get("method"), "rows": len(t),
                  "mean score": float(t["score"].mean()), "mean answer mass": float(t["answer_mass"].mean()),
@@ -141,5 +204,15 @@ class RiskScores(Result):
     def plot(self, ax=None, groups=None, bins: int = 20, **kwargs):
         """Histogram of the scores on [0, 1] (one density histogram per group if ``groups``; see
         :func:`~llmsurrogate.risk.plot_score_histogram`). On ``ax`` if given; returns the
-        matplotlib Figure."""
+        matplotlib Figure.
+
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> import math; from llmsurrogate import testing; from llmsurrogate.llm import CallableBackend; from llmsurrogate.risk import risk_scores
+        >>> backend = CallableBackend(lambda prompt: {" A": math.log(0.3), " B": math.log(0.7)})
+        >>> rs = risk_scores(testing.synthetic_census(30, seed=1), testing.synthetic_income_task(), backend)
+        >>> rs.plot().axes[0].get_xlabel()
+        'risk score'
+        """
         return plot_score_histogram(self.scores, groups, bins=bins, ax=ax, **kwargs)

@@ -191,9 +191,31 @@ class PromptVariations(Result):
     meta: dict
 
     def tidy(self) -> pd.DataFrame:
+        """The metrics per wording, with the differences to the original (a copy of ``metrics``).
+
+        Examples
+        --------
+        >>> import math; from llmsurrogate import testing; from llmsurrogate.llm import CallableBackend; from llmsurrogate import risk
+        >>> model = CallableBackend(lambda prompt: {" A": math.log(0.6), " B": math.log(0.4)})
+        >>> rows, task = testing.synthetic_census(60, seed=2), testing.synthetic_income_task()
+        >>> res = risk.prompt_variations(rows, task, model, n_boot=0)
+        >>> sorted(set(res.tidy()["variant"]))
+        ['colon', 'equals', 'original', 'reversed', 'shuffled 1', 'shuffled 2']
+        """
         return self.metrics.copy()
 
     def summary(self) -> Summary:
+        """The spread across wordings in words and tables (print it, or ``.as_text()``).
+
+        Examples
+        --------
+        >>> import math; from llmsurrogate import testing; from llmsurrogate.llm import CallableBackend; from llmsurrogate import risk
+        >>> model = CallableBackend(lambda prompt: {" A": math.log(0.6), " B": math.log(0.4)})
+        >>> rows, task = testing.synthetic_census(60, seed=2), testing.synthetic_income_task()
+        >>> res = risk.prompt_variations(rows, task, model, n_boot=0)
+        >>> print(res.summary().as_text().splitlines()[0])
+        Prompt variations
+        """
         show = self.spread[self.spread["metric"].isin(["roc_auc", "ece", "row_score"])]
         main = self.metrics[self.metrics["metric"].isin(["roc_auc", "ece"])].pivot(
             index="variant", columns="metric", values="value").reindex(self.meta["variants"]).reset_index()
@@ -321,9 +343,31 @@ class FeatureImportance(Result):
     meta: dict
 
     def tidy(self) -> pd.DataFrame:
+        """Per feature and metric the permuted value and the drop (a copy of ``importance``).
+
+        Examples
+        --------
+        >>> import math; from llmsurrogate import testing; from llmsurrogate.llm import CallableBackend; from llmsurrogate import risk
+        >>> model = CallableBackend(lambda prompt: {" A": math.log(0.6), " B": math.log(0.4)})
+        >>> rows, task = testing.synthetic_census(60, seed=2), testing.synthetic_income_task()
+        >>> res = risk.permutation_importance(rows, task, model, features=["AGEP"], n_boot=0)
+        >>> res.tidy().query("metric == 'score_shift'")[["feature", "drop"]].to_dict("records")
+        [{'feature': 'AGEP', 'drop': 0.0}]
+        """
         return self.importance.copy()
 
     def summary(self) -> Summary:
+        """The importances in words and a table (print it, or ``.as_text()``).
+
+        Examples
+        --------
+        >>> import math; from llmsurrogate import testing; from llmsurrogate.llm import CallableBackend; from llmsurrogate import risk
+        >>> model = CallableBackend(lambda prompt: {" A": math.log(0.6), " B": math.log(0.4)})
+        >>> rows, task = testing.synthetic_census(60, seed=2), testing.synthetic_income_task()
+        >>> res = risk.permutation_importance(rows, task, model, features=["AGEP"], n_boot=0)
+        >>> print(res.summary().as_text().splitlines()[0])
+        Permutation feature importance
+        """
         auc = self.importance[self.importance["metric"].isin(["roc_auc", "score_shift"])]
         facts = {"rows": self.meta["n"], "repeats": self.meta["n_repeats"], "bootstrap resamples": self.meta["n_boot"]}
         return Summary("Permutation feature importance", facts=facts,
