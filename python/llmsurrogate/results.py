@@ -89,6 +89,17 @@ class Summary:
         return str(v)
 
     def as_text(self) -> str:
+        """The summary as plain text (what ``print`` shows).
+
+        Examples
+        --------
+        >>> from llmsurrogate.results import Summary
+        >>> print(Summary("Fit", facts={"n": 10, "r2": 0.123456}).as_text())
+        Fit
+        ===
+        n  : 10
+        r2 : 0.1235
+        """
         lines = [self.title, "=" * len(self.title)]
         if self.facts:
             width = max(len(k) for k in self.facts)
@@ -102,6 +113,15 @@ class Summary:
         return "\n".join(lines)
 
     def as_html(self) -> str:
+        """The summary as an HTML fragment (what a notebook shows).
+
+        Examples
+        --------
+        >>> from llmsurrogate.results import Summary
+        >>> print(Summary("Fit", facts={"n": 10}).as_html())
+        <h4>Fit</h4>
+        <table><tr><th style='text-align:left'>n</th><td>10</td></tr></table>
+        """
         parts = [f"<h4>{html.escape(self.title)}</h4>"]
         if self.facts:
             rows = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{html.escape(self._fmt(v))}</td></tr>"
@@ -235,32 +255,89 @@ class Result:
 
     # -- what subclasses provide -----------------------------------------------------------------
     def tidy(self):
-        """One row per estimate, broom-style, as a pandas DataFrame."""
+        """One row per estimate, broom-style, as a pandas DataFrame.
+
+        Examples
+        --------
+        >>> import pandas as pd; from llmsurrogate.results import Result, TableResult
+        >>> res = TableResult(title="Means", table=pd.DataFrame({"x": [1.0, 2.5]}), meta={"seed": 0})
+        >>> res.tidy()
+             x
+        0  1.0
+        1  2.5
+        """
         raise NotImplementedError(f"{type(self).__name__} does not define tidy()")
 
     def summary(self) -> Summary:
-        """A :class:`Summary` of the result (printable, HTML in notebooks)."""
+        """A :class:`Summary` of the result (printable, HTML in notebooks).
+
+        Examples
+        --------
+        >>> import pandas as pd; from llmsurrogate.results import Result, TableResult
+        >>> res = TableResult(title="Means", table=pd.DataFrame({"x": [1.0, 2.5]}), meta={"seed": 0})
+        >>> print(res.summary())
+        Means
+        =====
+        seed : 0
+        <BLANKLINE>
+          x
+          1
+        2.5
+        """
         return Summary(type(self).__name__, tables=[("", self.tidy())])
 
     def plot(self, ax=None, **kwargs):
         """Draw the result with matplotlib and return the :class:`matplotlib.figure.Figure`
         (subclasses that have a figure). A one-panel figure is drawn into ``ax`` when given (and
-        ``ax.figure`` is returned), else into a new figure; ``fig.savefig("result.png")`` saves it."""
+        ``ax.figure`` is returned), else into a new figure; ``fig.savefig("result.png")`` saves it.
+
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg"); from llmsurrogate.risk import evaluate
+        >>> fig = evaluate([0, 0, 1, 1, 0, 1], [.1, .4, .8, .35, .2, .9], n_boot=0).plot()
+        >>> fig.savefig("result.png"); type(fig).__name__
+        'Figure'
+        """
         raise NotImplementedError(f"{type(self).__name__} has no plot")
 
     # -- shared behaviour ---------------------------------------------------------------------------
     def to_frame(self):
-        """The result as one pandas DataFrame (defaults to :meth:`tidy`)."""
+        """The result as one pandas DataFrame (defaults to :meth:`tidy`).
+
+        Examples
+        --------
+        >>> import pandas as pd; from llmsurrogate.results import Result, TableResult
+        >>> res = TableResult(title="Means", table=pd.DataFrame({"x": [1.0, 2.5]}), meta={"seed": 0})
+        >>> res.to_frame()["x"].tolist()
+        [1.0, 2.5]
+        """
         return self.tidy()
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-safe dict holding every field, the class name and the package version."""
+        """A JSON-safe dict holding every field, the class name and the package version.
+
+        Examples
+        --------
+        >>> import pandas as pd; from llmsurrogate.results import Result, TableResult
+        >>> res = TableResult(title="Means", table=pd.DataFrame({"x": [1.0, 2.5]}), meta={"seed": 0})
+        >>> d = res.to_dict()
+        >>> d["kind"], sorted(d["fields"])
+        ('TableResult', ['meta', 'notes', 'table', 'title'])
+        """
         fields = {f.name: _encode(getattr(self, f.name)) for f in dataclasses.fields(self)}
         return {"kind": self.kind, "llmsurrogate_version": __version__, "fields": fields}
 
     @classmethod
     def from_dict(cls, payload: dict[str, Any]) -> "Result":
-        """Rebuild a result from :meth:`to_dict` output (the class is looked up by its name)."""
+        """Rebuild a result from :meth:`to_dict` output (the class is looked up by its name).
+
+        Examples
+        --------
+        >>> import pandas as pd; from llmsurrogate.results import Result, TableResult
+        >>> res = TableResult(title="Means", table=pd.DataFrame({"x": [1.0, 2.5]}), meta={"seed": 0})
+        >>> Result.from_dict(res.to_dict()) == res
+        True
+        """
         if not isinstance(payload, dict) or "kind" not in payload or "fields" not in payload:
             raise InvalidArgumentError("argument `payload` is not a saved llmsurrogate result (no 'kind'/'fields')")
         target = _REGISTRY.get(payload["kind"])
@@ -281,7 +358,16 @@ class Result:
         return cls(**fields)
 
     def to_json(self, path: str | Path | None = None, *, indent: int | None = 2) -> str:
-        """JSON text of :meth:`to_dict`; also written to ``path`` when given."""
+        """JSON text of :meth:`to_dict`; also written to ``path`` when given.
+
+        Examples
+        --------
+        >>> import pandas as pd; from llmsurrogate.results import Result, TableResult
+        >>> res = TableResult(title="Means", table=pd.DataFrame({"x": [1.0, 2.5]}), meta={"seed": 0})
+        >>> text = res.to_json(indent=None)
+        >>> text[:40]
+        '{"kind": "TableResult", "llmsurrogate_ve'
+        """
         text = json.dumps(self.to_dict(), indent=indent, allow_nan=False)
         if path is not None:
             write_text_atomic(path, text)
@@ -290,14 +376,32 @@ class Result:
     def save(self, path: str | Path) -> Path:
         """Write the whole result (every field, the class and the package version) as JSON to
         ``path``, atomically (a crash leaves the old file or the new one, never part of one);
-        returns the path. :meth:`load` reads it back equal."""
+        returns the path. :meth:`load` reads it back equal.
+
+        Examples
+        --------
+        >>> import pandas as pd; from llmsurrogate.results import Result, TableResult
+        >>> res = TableResult(title="Means", table=pd.DataFrame({"x": [1.0, 2.5]}), meta={"seed": 0})
+        >>> path = res.save("means.json")
+        >>> path.name, Result.load(path) == res
+        ('means.json', True)
+        """
         path = Path(path)
         self.to_json(path)
         return path
 
     @classmethod
     def load(cls, path: str | Path) -> "Result":
-        """Read a result written by :meth:`save` (``ErrorCurve.load(p)`` also checks its class)."""
+        """Read a result written by :meth:`save` (``ErrorCurve.load(p)`` also checks its class).
+
+        Examples
+        --------
+        >>> import pandas as pd; from llmsurrogate.results import Result, TableResult
+        >>> res = TableResult(title="Means", table=pd.DataFrame({"x": [1.0, 2.5]}), meta={"seed": 0})
+        >>> path = res.save("means.json")
+        >>> TableResult.load(path).tidy()["x"].tolist()
+        [1.0, 2.5]
+        """
         path = Path(path)
         if not path.is_file():
             raise InvalidArgumentError(f"argument `path`: no saved result at {path}")
@@ -305,7 +409,15 @@ class Result:
 
     @classmethod
     def from_json(cls, source: str | Path) -> "Result":
-        """Load a result from JSON text or from a file path."""
+        """Load a result from JSON text or from a file path.
+
+        Examples
+        --------
+        >>> import pandas as pd; from llmsurrogate.results import Result, TableResult
+        >>> res = TableResult(title="Means", table=pd.DataFrame({"x": [1.0, 2.5]}), meta={"seed": 0})
+        >>> Result.from_json(res.to_json()) == res
+        True
+        """
         text = str(source)
         if not text.lstrip().startswith("{"):
             path = Path(source)
@@ -354,7 +466,33 @@ class TableResult(Result):
     notes: tuple = ()
 
     def tidy(self):
+        """The table (a copy).
+
+        Examples
+        --------
+        >>> import pandas as pd; from llmsurrogate.results import Result, TableResult
+        >>> res = TableResult(title="Means", table=pd.DataFrame({"x": [1.0, 2.5]}), meta={"seed": 0})
+        >>> res.tidy()
+             x
+        0  1.0
+        1  2.5
+        """
         return self.table.copy()
 
     def summary(self) -> Summary:
+        """The title, ``meta`` as facts, the table and the notes.
+
+        Examples
+        --------
+        >>> import pandas as pd; from llmsurrogate.results import Result, TableResult
+        >>> res = TableResult(title="Means", table=pd.DataFrame({"x": [1.0, 2.5]}), meta={"seed": 0})
+        >>> print(res.summary())
+        Means
+        =====
+        seed : 0
+        <BLANKLINE>
+          x
+          1
+        2.5
+        """
         return Summary(self.title, facts=self.meta, tables=[("", self.table)], notes=list(self.notes))
