@@ -120,6 +120,16 @@ class LookaheadTest(Result):
         return self.p_greater
 
     def tidy(self):
+        """One row: the interaction's estimate, standard error, t statistic and p-values.
+
+        Examples
+        --------
+        >>> from llmsurrogate import lookahead; from llmsurrogate.lookahead.demo import small_panel
+        >>> res = lookahead.lookahead_test(small_panel(), "ret", "llm", "lap")
+        >>> res.tidy()[["term", "estimate", "std_error", "p_value_greater"]].round(3)
+              term  estimate  std_error  p_value_greater
+        0  llm:lap     0.529      0.097              0.0
+        """
         return pd.DataFrame({
             "term": [self.term], "estimate": [self.estimate], "std_error": [self.std_error],
             "statistic": [self.statistic], "df": [self.df], "p_value_greater": [self.p_greater],
@@ -127,10 +137,27 @@ class LookaheadTest(Result):
         })
 
     def etable(self, type: str = "text", digits: int = 3):
-        """Both regressions side by side (:func:`llmsurrogate.fe.etable`)."""
+        """Both regressions side by side (:func:`llmsurrogate.fe.etable`).
+
+        Examples
+        --------
+        >>> from llmsurrogate import lookahead; from llmsurrogate.lookahead.demo import small_panel
+        >>> res = lookahead.lookahead_test(small_panel(), "ret", "llm", "lap")
+        >>> print(res.etable().splitlines()[0])
+                               (1)           (2)
+        """
         return etable([self.baseline, self.regression], type=type, digits=digits)
 
     def summary(self) -> Summary:
+        """The test in words and its table (print it, or ``.as_text()``).
+
+        Examples
+        --------
+        >>> from llmsurrogate import lookahead; from llmsurrogate.lookahead.demo import small_panel
+        >>> res = lookahead.lookahead_test(small_panel(), "ret", "llm", "lap")
+        >>> print(res.summary().as_text().splitlines()[0])
+        Lookahead-bias test
+        """
         facts: dict[str, Any] = {
             "Interaction": self.term,
             "Estimate": self.estimate,
@@ -209,7 +236,15 @@ class LookaheadBootstrap(Result):
         """One-sided p-value: with a reference (default: ``self.reference``), #{draws >= reference}
         / B (``side="greater"``, the paper's); without one, #{draws <= 0} / B (``side="less"``, the
         percentile test of H0: delta <= 0). ``plus_one``: (1 + #) / (B + 1). The property
-        :attr:`p_value` is this with the defaults."""
+        :attr:`p_value` is this with the defaults.
+
+        Examples
+        --------
+        >>> from llmsurrogate import lookahead; from llmsurrogate.lookahead.demo import small_panel
+        >>> boot = lookahead.bootstrap(small_panel(), "ret", "llm", "lap", n_boot=100, seed=1, n_jobs=1)
+        >>> boot.p_value_at(reference=0.3), boot.p_value_at(reference=0.3, plus_one=True)
+        (0.99, 0.9900990099009901)
+        """
         ref = self.reference if reference is None else reference
         d = np.asarray(self.draws, dtype=float)
         d = d[np.isfinite(d)]   # failed replications: counted in the notes already
@@ -218,7 +253,19 @@ class LookaheadBootstrap(Result):
         return bootstrap_p_value(d, ref, side=side or "greater", plus_one=plus_one)
 
     def pvalue(self, reference: float | None = None, side: str | None = None, plus_one: bool = False) -> float:
-        """Deprecated name of :meth:`p_value_at` (one name per idea: :attr:`p_value` is the property)."""
+        """Deprecated name of :meth:`p_value_at` (one name per idea: :attr:`p_value` is the property).
+
+        Examples
+        --------
+        >>> from llmsurrogate import lookahead; from llmsurrogate.lookahead.demo import small_panel
+        >>> boot = lookahead.bootstrap(small_panel(), "ret", "llm", "lap", n_boot=100, seed=1, n_jobs=1)
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     p = boot.pvalue(reference=0.3)
+        >>> p == boot.p_value_at(reference=0.3), caught[0].category.__name__
+        (True, 'FutureWarning')
+        """
         warn_deprecated("LookaheadBootstrap.pvalue() is now LookaheadBootstrap.p_value_at()")
         return self.p_value_at(reference, side, plus_one)
 
@@ -233,11 +280,29 @@ class LookaheadBootstrap(Result):
         return self.p_value_at(plus_one=True)
 
     def quantile(self, q):
-        """Quantiles of the finite draws."""
+        """Quantiles of the finite draws.
+
+        Examples
+        --------
+        >>> from llmsurrogate import lookahead; from llmsurrogate.lookahead.demo import small_panel
+        >>> boot = lookahead.bootstrap(small_panel(), "ret", "llm", "lap", n_boot=100, seed=1, n_jobs=1)
+        >>> boot.quantile([0.05, 0.5, 0.95]).round(3).tolist()
+        [0.365, 0.53, 0.693]
+        """
         d = np.asarray(self.draws, dtype=float)
         return np.quantile(d[np.isfinite(d)], q)
 
     def tidy(self):
+        """One row: the estimate, the draws' mean, sd and 95% quantile, the p-values.
+
+        Examples
+        --------
+        >>> from llmsurrogate import lookahead; from llmsurrogate.lookahead.demo import small_panel
+        >>> boot = lookahead.bootstrap(small_panel(), "ret", "llm", "lap", n_boot=100, seed=1, n_jobs=1)
+        >>> boot.tidy()[["term", "estimate", "boot_sd", "q95", "reps"]].round(3)
+              term  estimate  boot_sd    q95  reps
+        0  llm:lap     0.529      0.1  0.693   100
+        """
         d = np.asarray(self.draws, dtype=float)
         d = d[np.isfinite(d)]
         return pd.DataFrame({
@@ -248,6 +313,15 @@ class LookaheadBootstrap(Result):
         })
 
     def summary(self) -> Summary:
+        """The bootstrap in words and its table (print it, or ``.as_text()``).
+
+        Examples
+        --------
+        >>> from llmsurrogate import lookahead; from llmsurrogate.lookahead.demo import small_panel
+        >>> boot = lookahead.bootstrap(small_panel(), "ret", "llm", "lap", n_boot=100, seed=1, n_jobs=1)
+        >>> print(boot.summary().as_text().splitlines()[0])
+        Pairs bootstrap of the lookahead interaction
+        """
         rule = (f"#{{draws >= {self.reference:.5g}}} / B" if self.reference is not None else "#{draws <= 0} / B")
         facts = {"Interaction": self.term, "Estimate (full sample)": self.estimate, "Reference": self.reference,
                  "Replications": self.reps, "Resample": self.resample if self.resample == "obs" else

@@ -119,7 +119,15 @@ def lap_seen_unseen(n_texts: int = 48, steps: int = 100, seed: int = 0, k: float
     """Part (a): train a tiny model on ``n_texts`` headlines and compare LAP on them with LAP on
     ``n_texts`` others. Returns ``{"table": per-text DataFrame (text, set, lap), "summary":
     DataFrame (set, texts, mean LAP, mean log LAP), "auc": P(LAP seen > LAP unseen), "seconds",
-    "final_loss"}``."""
+    "final_loss"}``.
+
+    Examples
+    --------
+    >>> from llmsurrogate.lookahead.demo import lap_seen_unseen
+    >>> res = lap_seen_unseen(n_texts=4, steps=2)  # doctest: +SKIP
+    >>> res["summary"]["set"].tolist()  # doctest: +SKIP
+    ['seen in training', 'never seen']
+    """
     started = time.perf_counter()
     texts = headlines(2 * n_texts, seed)
     seen, unseen = texts[:n_texts], texts[n_texts:]
@@ -161,7 +169,15 @@ def simulate_panel(seed: int = 0, n: int = N_HEADLINES, n_firms: int = N_FIRMS, 
     """Part (b)'s panel (see the module docstring): columns ``firm``, ``date``, ``ret`` (%),
     ``llm_a``/``lap_a`` (model A, contaminated everywhere), ``llm_b``/``lap_b`` (model B, clean on
     the last ``n_out_of_sample`` rows, which fall after its cutoff) and ``period`` ("in-sample" /
-    "out-of-sample" for model B). Several headlines of one firm on one day are separate rows."""
+    "out-of-sample" for model B). Several headlines of one firm on one day are separate rows.
+
+    Examples
+    --------
+    >>> from llmsurrogate.lookahead.demo import simulate_panel
+    >>> panel = simulate_panel(seed=0)
+    >>> panel.shape, panel["period"].value_counts().to_dict()
+    ((91361, 8), {'in-sample': 81419, 'out-of-sample': 9942})
+    """
     rng = np.random.default_rng(seed)
     n_is = n - n_out_of_sample
     cutoff = int(round(n_dates * n_is / n))
@@ -196,7 +212,15 @@ def simulate_panel(seed: int = 0, n: int = N_HEADLINES, n_firms: int = N_FIRMS, 
 @deprecated_arguments(renamed={"reps": "n_boot"}, positional=1)
 def panel_test(seed: int = 0, *, n_boot: int = PAPER_REPS, n_jobs: int | None = None) -> dict:
     """Part (b): Table II on model A, Table V and the Figure III bootstrap (``n_boot``
-    replications) on model B."""
+    replications) on model B.
+
+    Examples
+    --------
+    >>> from llmsurrogate.lookahead.demo import panel_test
+    >>> out = panel_test(seed=0, n_boot=20, n_jobs=1)
+    >>> sorted(out), round(out["table2"].estimate, 3), out["bootstrap"].reps
+    (['bootstrap', 'is', 'oos', 'panel', 'seconds', 'table2', 'table2_text', 'table5_text'], 8.293, 20)
+    """
     started = time.perf_counter()
     panel = simulate_panel(seed)
     table2 = lookahead_test(panel, "ret", "llm_a", "lap_a", fe=["firm", "date"], cluster="date", n_jobs=n_jobs)
@@ -220,7 +244,14 @@ def write_demo(out_dir, plot: bool = True, progress: ProgressCallback | None = N
     ``lookahead_demo_tables.txt`` (Table II and Table V as ``fe.etable`` prints them),
     ``lookahead_demo_test.json``, ``lookahead_demo_bootstrap.json`` and
     ``lookahead_demo_bootstrap.png`` (Figure III) to ``out_dir``; returns the file names written.
-    ``n_boot``: bootstrap replications (default the paper's 10,000, which ``make demo`` runs)."""
+    ``n_boot``: bootstrap replications (default the paper's 10,000, which ``make demo`` runs).
+
+    Examples
+    --------
+    >>> from llmsurrogate.lookahead.demo import write_demo
+    >>> write_demo("demo_out", plot=False, n_boot=20, lap_part=False, echo=lambda line: None)
+    ['lookahead_demo_tables.txt', 'lookahead_demo_test.json', 'lookahead_demo_bootstrap.json']
+    """
     out_dir = check_output_dir(out_dir)
     written: list[str] = []
     steps = 3 if lap_part else 2
