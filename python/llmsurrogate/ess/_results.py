@@ -75,9 +75,31 @@ class ErrorCurve(Result):
         return cls(**fields)
 
     def tidy(self):
+        """One row per training size: the error, its standard error and CI (a copy of ``table``).
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd; from llmsurrogate.ess import error_curve
+        >>> df = pd.DataFrame({"y": np.random.default_rng(0).normal(size=200)})
+        >>> curve = error_curve(df, "y", algorithm="mean", grid=[1, 10], n_jobs=1)
+        >>> curve.tidy()[["n_train", "error", "se"]].round(3)
+           n_train  error     se
+        0        1  1.857  0.166
+        1       10  1.060  0.084
+        """
         return self.table.copy()
 
     def summary(self) -> Summary:
+        """The curve in words and its table (print it, or ``.as_text()``).
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd; from llmsurrogate.ess import error_curve
+        >>> df = pd.DataFrame({"y": np.random.default_rng(0).normal(size=200)})
+        >>> curve = error_curve(df, "y", algorithm="mean", grid=[1, 10], n_jobs=1)
+        >>> print(curve.summary().as_text().splitlines()[0])
+        Error curve: mean, squared loss, n = 200
+        """
         cols = ["n_train", "n_blocks", "error", "se", "ci_low", "ci_high", "regime"]
         if "rmse" in self.table:
             cols += ["rmse", "rmse_se"]
@@ -179,9 +201,29 @@ class EssResult(Result):
         return (int(self.lower_bound), math.inf)
 
     def tidy(self):
+        """One row per training size: the test of the rule against the algorithm (a copy of ``table``).
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd; from llmsurrogate.ess import equivalent_sample_size
+        >>> df = pd.DataFrame({"y": np.random.default_rng(0).normal(size=400), "rule": 0.0})
+        >>> res = equivalent_sample_size(df, "y", "rule", algorithm="mean", grid=[1, 2, 5], n_jobs=1)
+        >>> res.tidy()["n_train"].tolist()
+        [1, 2, 5]
+        """
         return self.table.copy()
 
     def conclusion(self) -> str:
+        """The result in one sentence.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd; from llmsurrogate.ess import equivalent_sample_size
+        >>> df = pd.DataFrame({"y": np.random.default_rng(0).normal(size=400), "rule": 0.0})
+        >>> res = equivalent_sample_size(df, "y", "rule", algorithm="mean", grid=[1, 2, 5], n_jobs=1)
+        >>> res.conclusion()
+        'The rule beats mean at every grid size up to N = 5: ESS > 5 (95% one-sided CI [6, inf)).'
+        """
         a = f"{1 - self.alpha:.0%}"
         if self.status == "all_rejected":
             return (f"The rule beats {self.algorithm} at every grid size up to N = {max(self.grid)}: "
@@ -193,6 +235,16 @@ class EssResult(Result):
                 f"({a} one-sided CI [{self.lower_bound}, inf)).")
 
     def summary(self) -> Summary:
+        """The ESS in words and its table (print it, or ``.as_text()``).
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd; from llmsurrogate.ess import equivalent_sample_size
+        >>> df = pd.DataFrame({"y": np.random.default_rng(0).normal(size=400), "rule": 0.0})
+        >>> res = equivalent_sample_size(df, "y", "rule", algorithm="mean", grid=[1, 2, 5], n_jobs=1)
+        >>> print(res.summary().as_text().splitlines()[0])
+        ESS of the fixed rule vs mean, squared loss, n = 400
+        """
         cols = ["n_train", "n_blocks", "algo_error", "algo_se", "llm_error", "diff", "diff_se", "z", "p_value",
                 "reject", "regime"]
         plug = "> max grid" if math.isinf(self.plugin) else int(self.plugin)

@@ -30,7 +30,14 @@ TK1992 = {"alpha": 0.88, "beta": 0.88, "lambda": 2.25, "gamma": 0.61, "delta": 0
 
 
 def tk_weight(p, c):
-    """Tversky-Kahneman (1992) probability weighting w(p) = p^c / (p^c + (1-p)^c)^(1/c)."""
+    """Tversky-Kahneman (1992) probability weighting w(p) = p^c / (p^c + (1-p)^c)^(1/c).
+
+    Examples
+    --------
+    >>> from llmsurrogate.ess.demo import tk_weight
+    >>> tk_weight([0.01, 0.5, 0.99], 0.61).round(3).tolist()   # small p overweighted, large p underweighted
+    [0.055, 0.421, 0.912]
+    """
     p = np.asarray(p, dtype=float)
     num = p**c
     return num / (num + (1 - p) ** c) ** (1 / c)
@@ -80,6 +87,13 @@ def run_ess_demo(domain_id: int = 10, grid=(1, 5, 20, 50, 100, 200, 500), n_esti
 
     Returns ``{"rf": EssResult, "lasso": EssResult, "table": DataFrame}``: one summary row per
     algorithm (ESS lower bound, status, plug-in, LLM/rule error, ...).
+
+    Examples
+    --------
+    >>> from llmsurrogate.ess.demo import run_ess_demo
+    >>> out = run_ess_demo(grid=(1, 5), n_estimators=5, n_jobs=1)
+    >>> sorted(out), out["table"].shape[0]
+    (['label', 'lasso', 'rf', 'table'], 2)
     """
     data = datasets.load_certainty_equivalents(domains=[domain_id])
     label = str(data["domain"].iloc[0])
@@ -110,7 +124,14 @@ def write_demo(out_dir, plot: bool = True, progress: ProgressCallback | None = N
                echo: Callable[[str], None] = print, **kwargs) -> list[str]:
     """Run :func:`run_ess_demo`, print its table with ``echo`` and write ``ess_demo_table.csv``,
     ``ess_demo_<algo>.json`` and ``ess_demo.png`` (two panels: random forest and lasso) to
-    ``out_dir``; returns the file names written."""
+    ``out_dir``; returns the file names written.
+
+    Examples
+    --------
+    >>> from llmsurrogate.ess.demo import write_demo
+    >>> write_demo("ess_out", plot=False, echo=lambda line: None, grid=(1, 5), n_estimators=5, n_jobs=1)
+    ['ess_demo_table.csv', 'ess_demo_rf.json', 'ess_demo_lasso.json']
+    """
     out_dir = check_output_dir(out_dir)
     res = run_ess_demo(progress=progress, **kwargs)
     write_frame(out_dir / "ess_demo_table.csv", res["table"])
