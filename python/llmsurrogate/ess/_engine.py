@@ -346,16 +346,11 @@ def permutation_hash(perm: np.ndarray | None, n: int) -> str:
 
 @contextlib.contextmanager
 def _quiet_fit_warnings():
-    """Silence the learners' UserWarnings and scikit-learn's ConvergenceWarnings (one block-out
-    fit per block would otherwise flood the output)."""
+    """Silence the learners' UserWarnings, scikit-learn's ConvergenceWarning among them (a
+    UserWarning subclass; one block-out fit per block would otherwise flood the output). Imports
+    nothing: scikit-learn loads only where a learner needs it."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", category=UserWarning)
-        try:
-            from sklearn.exceptions import ConvergenceWarning
-
-            warnings.simplefilter("ignore", category=ConvergenceWarning)
-        except ImportError:  # pragma: no cover
-            pass
         yield
 
 
@@ -371,7 +366,7 @@ def _trusted_inputs(learner: Learner):
     (``assume_finite``, ``skip_parameter_validation``: documented options that change no number):
     ``prepare`` has checked the data once and the parameters are ours. User estimators keep
     every check."""
-    if learner.estimator is not None:
+    if learner.estimator is not None or learner.name in ("mean", "majority"):  # the latter: no scikit-learn
         yield
         return
     import sklearn  # heavy, and not needed by the native learners or a user's estimator's own module

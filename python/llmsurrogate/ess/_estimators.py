@@ -60,9 +60,13 @@ def permutation(n: int, seed: int) -> np.ndarray:
 
 
 def _versions() -> dict:
-    import sklearn  # heavy; loaded here only when a result records the versions
+    from importlib.metadata import PackageNotFoundError, version
 
-    return {"llmsurrogate": __version__, "numpy": np.__version__, "scikit-learn": sklearn.__version__,
+    try:  # the installed version, without importing scikit-learn (heavy) where no learner needs it
+        sklearn_version = version("scikit-learn")
+    except PackageNotFoundError:  # pragma: no cover - a dependency
+        sklearn_version = None
+    return {"llmsurrogate": __version__, "numpy": np.__version__, "scikit-learn": sklearn_version,
             "joblib": joblib.__version__, "python": platform.python_version()}
 
 

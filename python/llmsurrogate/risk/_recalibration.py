@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-from scipy.optimize import minimize
 
 from .._validation import as_float_array, check_choice, check_int
 from ..exceptions import InvalidArgumentError
@@ -68,6 +67,10 @@ def fit_recalibrator(y, scores, method: str = "platt") -> Recalibrator:
         t = a * z + b
         return float(np.sum(np.logaddexp(0, t) - yy * t))
 
+    from scipy.optimize import (
+        minimize,  # heavy; loaded by the first fit, not by importing the package
+    )
+
     if method == "temperature":
         res = minimize(lambda v: nll(np.exp(-v[0]), 0.0), x0=[0.0], method="Nelder-Mead",
                        options={"xatol": 1e-8, "fatol": 1e-10})
@@ -75,7 +78,9 @@ def fit_recalibrator(y, scores, method: str = "platt") -> Recalibrator:
     if method == "platt":
         res = minimize(lambda v: nll(v[0], v[1]), x0=[1.0, 0.0], method="BFGS")
         return Recalibrator("platt", {"a": float(res.x[0]), "b": float(res.x[1])})
-    from sklearn.isotonic import IsotonicRegression  # heavy; only the isotonic method needs it
+    from sklearn.isotonic import (
+        IsotonicRegression,  # heavy; only the isotonic method needs it
+    )
 
     iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(rr, yy)
     return Recalibrator("isotonic", {"x": iso.X_thresholds_.tolist(), "y": iso.y_thresholds_.tolist()})
