@@ -77,9 +77,11 @@ def test_docstring_examples_hold(module_name, tmp_path, monkeypatch):
 # ------------------------------------------------------------------------------------------------
 # Coverage of the wider public surface (issue 25, item 9): classes' public methods too
 # ------------------------------------------------------------------------------------------------
-#: Public callables with a ``>>>`` example, at least (181 of 371 when this floor was set; 26 of 151
-#: by the count of issue 25). Raise it as examples are added; it never needs lowering.
-EXAMPLE_FLOOR = 181
+#: Public callables with a ``>>>`` example, at least: 391 of 407 when this floor was set (181 of 371
+#: before; 26 of 151 by the count of issue 25). The 16 without are the R bridge's adapters
+#: (``llmsurrogate.rbridge``), whose examples are the R package's man pages. Raise it as examples are
+#: added; it never needs lowering.
+EXAMPLE_FLOOR = 391
 
 
 def _public_surface() -> dict[str, object]:
