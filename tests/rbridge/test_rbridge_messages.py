@@ -45,15 +45,27 @@ def test_library_deprecations_left_out_the_packages_own_kept():
 
 def test_log_warnings_become_r_warnings_library_deprecation_logs_left_out():
     records: list = []
+    # an earlier test may have quieted transformers' loggers (set_verbosity_error): the translation is
+    # what is tested here, so its warnings are let through for the test and the level restored after
+    hf = logging.getLogger("transformers")
+    level = hf.level
+    hf.setLevel(logging.WARNING)
+    try:
+        _log_some(records)
+    finally:
+        hf.setLevel(level)
+    assert logging.getLogger("transformers").handlers != [] or logging.getLogger("transformers").propagate
+    out = r_warnings([], records)
+    assert out == [{"message": "6 of 6 prompts put little mass on the keys", "class": "LLMSurrogateWarning"},
+                   {"message": "Setting `pad_token_id` to `eos_token_id`:NULL", "class": "transformers"}]
+
+
+def _log_some(records):
     with _collect_logs(records):
         logging.getLogger("llmsurrogate.llm.scoring").warning("%d of %d prompts put little mass on the keys", 6, 6)
         logging.getLogger("transformers.modeling_utils").warning("`torch_dtype` is deprecated! Use `dtype` instead!")
         logging.getLogger("transformers.generation").warning("Setting `pad_token_id` to `eos_token_id`:None")
         logging.getLogger("llmsurrogate.llm.scoring").info("not a warning")
-    assert logging.getLogger("transformers").handlers != [] or logging.getLogger("transformers").propagate
-    out = r_warnings([], records)
-    assert out == [{"message": "6 of 6 prompts put little mass on the keys", "class": "LLMSurrogateWarning"},
-                   {"message": "Setting `pad_token_id` to `eos_token_id`:NULL", "class": "transformers"}]
 
 
 def test_r_call_returns_the_translated_warnings():
