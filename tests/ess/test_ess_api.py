@@ -360,3 +360,23 @@ def test_missing_drop_equals_running_on_the_complete_rows():
     want = ess.equivalent_sample_size(df.drop(index=[3, 7, 50]).reset_index(drop=True), "y", "llm", **kw)
     pd.testing.assert_frame_equal(got.table, want.table)
     assert got.n == 297
+
+
+def test_survey_weights_are_refused_by_every_ess_function():
+    """docs/methods/survey.md §5: neither the ESS estimate nor its variance holds with survey weights,
+    so weights= is refused with the reason (not ignored, not an unexpected-argument error)."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.normal(size=120), "d": rng.integers(0, 2, 120)})
+    df["y"] = df["x"] + rng.normal(size=120)
+    df["llm"] = df["x"]
+    w = rng.uniform(0.5, 2.0, 120)
+    calls = [
+        lambda: ess.error_curve(df, "y", ["x"], algorithm="mean", grid=[5], weights=w),
+        lambda: ess.equivalent_sample_size(df, "y", "llm", ["x"], algorithm="mean", grid=[5], weights=w),
+        lambda: ess.cate_ess(df, "y", "d", "llm", propensity=0.5, features=["x"], algorithm="mean", grid=[5],
+                             weights=w),
+        lambda: ess.arm_ess(df, "y", "d", 1, "llm", ["x"], algorithm="mean", grid=[5], weights=w),
+    ]
+    for call in calls:
+        with pytest.raises(InvalidArgumentError, match=r"argument `weights`: survey weights are not supported.*§5"):
+            call()

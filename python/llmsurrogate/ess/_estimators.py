@@ -59,6 +59,17 @@ def permutation(n: int, seed: int) -> np.ndarray:
     return _core.ess_permutation(n, seed)
 
 
+def _refuse_weights(weights: Any) -> None:
+    """Survey weights are refused: neither the ESS estimate nor its variance holds with them
+    (docs/methods/survey.md §5)."""
+    if weights is not None:
+        raise InvalidArgumentError(
+            "argument `weights`: survey weights are not supported for the equivalent sample size: the ESS "
+            "counts i.i.d. draws from the population, and block-out cross-validation trains on rows of the "
+            "sample, so neither the estimate nor its variance (Gao, Han & Liang 2026, Theorem 4.2) holds with "
+            "weights; see docs/methods/survey.md §5. Without weights the ESS describes the population as sampled")
+
+
 def _versions() -> dict:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -186,7 +197,7 @@ def error_curve(data, outcome: str, features=None, *, algorithm: Any = "rf", gri
                 regime: str = "hybrid", tuning: str = "per_n_subset", seed: int | None = 0,
                 n_jobs: int | None = None, level: float = 0.95, hybrid_min_blocks: int = HYBRID_MIN_BLOCKS,
                 algorithm_options: dict | None = None, progress: Any = None, missing: str = "error",
-                bias_correct: bool = False) -> ErrorCurve:
+                bias_correct: bool = False, weights: Any = None) -> ErrorCurve:
     """Block-out CV error curve of ``algorithm`` on ``data`` (docs/methods/ess.md §2-§5).
 
     ``algorithm``: "rf", "lasso", "logit_l1" (paper App. C, per-N tuning grids and small-N
@@ -238,6 +249,7 @@ def error_curve(data, outcome: str, features=None, *, algorithm: Any = "rf", gri
     0       10        20  0.199   0.182    0.215
     1       50         4  0.164   0.139    0.189
     """
+    _refuse_weights(weights)
     return run_error_curve(Plumbing(), data, outcome, features, algorithm, grid, loss, regime, tuning, seed, n_jobs,
                            level=level, hybrid_min_blocks=hybrid_min_blocks, algorithm_options=algorithm_options,
                            progress=progress, missing=missing, bias_correct=bias_correct)
@@ -281,7 +293,7 @@ def equivalent_sample_size(data, outcome: str, prediction, features=None, *, alg
                            regime: str = "hybrid", tuning: str = "per_n_subset", seed: int | None = 0,
                            n_jobs: int | None = None, hybrid_min_blocks: int = HYBRID_MIN_BLOCKS,
                            algorithm_options: dict | None = None, progress: Any = None,
-                           missing: str = "error", bias_correct: bool = False) -> EssResult:
+                           missing: str = "error", bias_correct: bool = False, weights: Any = None) -> EssResult:
     """ESS of the fixed rule ``prediction`` against ``algorithm`` (Algorithm 3.1 of the paper).
 
     ``prediction``: a column of ``data``, an array aligned with ``data``, or an object with
@@ -319,6 +331,7 @@ def equivalent_sample_size(data, outcome: str, prediction, features=None, *, alg
     >>> res.lower_bound, res.status, res.plugin
     (11, 'stopped', 50.0)
     """
+    _refuse_weights(weights)
     return run_ess(Plumbing(), data, outcome, prediction, features, algorithm, grid, loss, alpha, variance, regime,
                    tuning, seed, n_jobs, hybrid_min_blocks=hybrid_min_blocks, algorithm_options=algorithm_options,
                    progress=progress, missing=missing, bias_correct=bias_correct)
@@ -445,6 +458,7 @@ def cate_ess(data, outcome: str, treatment: str, prediction, *, propensity=None,
         features = [c for c in frame.columns if c not in skip]
     opts = {"hybrid_min_blocks": HYBRID_MIN_BLOCKS, "algorithm_options": None, "progress": None, "missing": "error",
             "bias_correct": False}
+    _refuse_weights(kwargs.pop("weights", None))
     unknown = sorted(set(kwargs) - set(opts))
     if unknown:
         raise InvalidArgumentError(f"cate_ess() got unexpected argument(s) {unknown}; allowed: {sorted(opts)}")
