@@ -18,7 +18,7 @@
 //! The damped Gauss–Newton steps are solved with `common::linalg::cholesky_solve`.
 
 use crate::common::errors::{check, CoreError, CoreResult};
-use crate::common::linalg::cholesky_solve;
+use crate::common::linalg::{cholesky_factor, cholesky_solve};
 use crate::common::numerics::CompensatedSum;
 use rayon::prelude::*;
 
@@ -594,23 +594,8 @@ where
             a[p * n + q] = t / (norms[p] * norms[q]);
         }
     }
-    for p in 0..n {
-        for q in 0..=p {
-            let mut t = a[p * n + q];
-            for k in 0..q {
-                t -= a[p * n + k] * a[q * n + k];
-            }
-            if p == q {
-                if !(t > 1e-12) {
-                    return true;
-                }
-                a[p * n + p] = t.sqrt();
-            } else {
-                a[p * n + q] = t / a[q * n + q];
-            }
-        }
-    }
-    false
+    // (the entries are correlations, so a pivot is finite unless NaN, which also counts as dependence)
+    cholesky_factor(&a, n, |_, pivot| pivot > 1e-12).is_none()
 }
 
 /// The convention for parameters that the training data do not identify (see [`fit_rows`]):
