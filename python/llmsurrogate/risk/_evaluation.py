@@ -20,6 +20,7 @@ from ._metrics import (
     _threshold,
     _yr,
     _yrg,
+    bootstrap_ci,
     calibration_curve,
     group_metrics,
 )
@@ -66,16 +67,11 @@ def evaluate(y, scores, groups=None, *, threshold: float = 0.5, bins: int = 10, 
     boot = None
     if n_boot > 0:
         boot = np.asarray(_core.risk_bootstrap(yy, rr, n_boot, int(seed), float(threshold), int(bins), EPS, n_jobs))
-    a = (1 - level) / 2
     rows = []
     for name, value in point.items():
         se = lo = hi = float("nan")
         if boot is not None and name in BOOT_METRICS:
-            col = boot[:, BOOT_METRICS.index(name)]
-            col = col[np.isfinite(col)]
-            if col.size:
-                se = float(col.std(ddof=1)) if col.size > 1 else float("nan")
-                lo, hi = float(np.quantile(col, a)), float(np.quantile(col, 1 - a))
+            se, lo, hi = bootstrap_ci(boot[:, BOOT_METRICS.index(name)], level)
         rows.append({"metric": name, "value": float(value), "se": se, "ci_low": lo, "ci_high": hi})
     metrics = pd.DataFrame(rows)
     groups_frame, gsum = (pd.DataFrame(), {})

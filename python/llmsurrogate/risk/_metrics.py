@@ -439,3 +439,21 @@ def group_metrics(y, scores, groups, threshold: float = 0.5, min_share: float = 
         summary["equalized_odds_diff"] = max(summary["tpr_diff"], summary["fpr_diff"])
         summary["sce_diff"] = float(frame["sce"].max() - frame["sce"].min())
     return frame, summary
+
+
+def bootstrap_ci(col: np.ndarray, level: float) -> tuple[float, float, float]:
+    """(se, ci_low, ci_high) of bootstrap replicates, non-finite ones dropped: their sd and the
+    (1 - level)/2 and (1 + level)/2 percentiles; NaN where no replicate is finite (and se NaN for one).
+
+    Examples
+    --------
+    >>> bootstrap_ci(np.array([1.0, 2.0, 3.0, np.nan]), 0.5)
+    (1.0, 1.5, 2.5)
+    """
+    col = col[np.isfinite(col)]
+    if not col.size:
+        return (float("nan"),) * 3
+    a = (1 - level) / 2
+    se = float(col.std(ddof=1)) if col.size > 1 else float("nan")
+    return se, float(np.quantile(col, a)), float(np.quantile(col, 1 - a))
+

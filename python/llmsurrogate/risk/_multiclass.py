@@ -30,7 +30,7 @@ from .._plotting import axes_for, finish
 from .._validation import align_by_label, as_float_array, check_allocation, check_choice, check_int, check_real
 from ..exceptions import EmptyInputError, InvalidArgumentError, LLMSurrogateWarning, ShapeError
 from ..results import Result, Summary, result_dataclass
-from ._metrics import EPS, _bins, _level, _seed
+from ._metrics import EPS, _bins, _level, _seed, bootstrap_ci
 
 #: row sums of ``probs`` may differ from 1 by at most this much
 SUM_TOLERANCE = 1e-6
@@ -384,15 +384,6 @@ def _replicates(n: int, n_boot: int, seed: int):
         yield np.asarray(_core.risk_bootstrap_indices(n, seed, b), dtype=np.int64)
 
 
-def _ci(col: np.ndarray, level: float) -> tuple[float, float, float]:
-    """(se, ci_low, ci_high) of bootstrap replicates, non-finite ones dropped: sd and percentiles."""
-    col = col[np.isfinite(col)]
-    if not col.size:
-        return (float("nan"),) * 3
-    a = (1 - level) / 2
-    se = float(col.std(ddof=1)) if col.size > 1 else float("nan")
-    return se, float(np.quantile(col, a)), float(np.quantile(col, 1 - a))
-
 
 def reliability_table(y, probs, *, kind: str = "top_label", bins: int = 10, weights=None, options=None,
                       n_boot: int = 200, seed: int = 42, level: float = 0.95) -> pd.DataFrame:
@@ -428,7 +419,7 @@ def reliability_table(y, probs, *, kind: str = "top_label", bins: int = 10, weig
         idx, W, S, H = _bin_table(hit, conf, w, bins)
         cnt = np.bincount(idx, minlength=bins)
         for k in np.flatnonzero(cnt > 0):
-            _, lo, hi = _ci(boot[j, :, k], level) if n_boot else (0, float("nan"), float("nan"))
+            _, lo, hi = bootstrap_ci(boot[j, :, k], level) if n_boot else (0, float("nan"), float("nan"))
             out.append({"option": label if kind == "top_label" else opts[label], "bin": int(k),
                         "mean_probability": float(S[k] / W[k]) if W[k] > 0 else float("nan"),
                         "frequency": float(H[k] / W[k]) if W[k] > 0 else float("nan"),
@@ -567,7 +558,7 @@ def evaluate_multiclass(y, probs, *, weights=None, options=None, ordered: bool =
             boot[b] = list(_metric_values(c[rows], p[rows], w[rows], ordered, bins).values())
     rows = []
     for j, (name, value) in enumerate(point.items()):
-        se, lo, hi = _ci(boot[:, j], level) if n_boot else (float("nan"),) * 3
+        se, lo, hi = bootstrap_ci(boot[:, j], level) if n_boot else (float("nan"),) * 3
         rows.append({"metric": name, "value": float(value), "se": se, "ci_low": lo, "ci_high": hi})
     aucs, _, _ = _ovr_auc(c, p, w)
     if not np.isfinite(aucs).all():

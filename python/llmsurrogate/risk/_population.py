@@ -26,8 +26,8 @@ from .._plotting import axes_for, finish, legend_below
 from .._validation import align_by_label, as_float_array, check_allocation, check_choice, check_int
 from ..exceptions import InvalidArgumentError, LLMSurrogateWarning, ShapeError
 from ..results import Result, Summary, result_dataclass
-from ._metrics import _level, _seed
-from ._multiclass import _argmax_last, _ci, _replicates, multiclass_inputs
+from ._metrics import _level, _seed, bootstrap_ci
+from ._multiclass import _argmax_last, _replicates, multiclass_inputs
 
 DISTANCES = ("tv", "w1")
 INTERVALS = ("hull", "basic", "percentile")
@@ -355,7 +355,7 @@ def compare_answers(y, probs, groups=None, *, weights=None, options=None, ordere
             se = lo = hi = bias = float("nan")
             if n_boot:
                 col = boot[:, src, j]
-                se, qlo, qhi = _ci(col, level)
+                se, qlo, qhi = bootstrap_ci(col, level)
                 finite = col[np.isfinite(col)]
                 bias = float(finite.mean() - est) if finite.size else float("nan")
                 lo, hi = _interval(interval, est, qlo, qhi)
