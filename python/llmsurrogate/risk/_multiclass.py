@@ -26,6 +26,7 @@ import pandas as pd
 from scipy.optimize import minimize
 
 from .. import _core
+from .._losses import row_brier, row_log_loss, row_rps
 from .._plotting import axes_for, finish
 from .._validation import align_by_label, as_float_array, check_allocation, check_choice, check_int, check_real
 from ..exceptions import EmptyInputError, InvalidArgumentError, LLMSurrogateWarning, ShapeError
@@ -159,23 +160,6 @@ def _wmean(x: np.ndarray, w: np.ndarray) -> float:
     return float(np.dot(w, x) / w.sum())
 
 
-def _row_log_loss(c, p, eps=EPS):
-    return -np.log(np.clip(p[np.arange(len(c)), c], eps, 1 - eps))
-
-
-def _row_brier(c, p):
-    d = p.copy()
-    d[np.arange(len(c)), c] -= 1.0
-    return np.sum(d * d, axis=1)
-
-
-def _row_rps(c, p):
-    k = p.shape[1]
-    cum_p = np.cumsum(p, axis=1)[:, :-1]
-    cum_o = (c[:, None] <= np.arange(k - 1)[None, :]).astype(float)
-    return np.sum((cum_p - cum_o) ** 2, axis=1) / (k - 1)
-
-
 def _argmax_last(p):
     """The predicted option: the largest probability, ties to the later option (K = 2: ``r >= 0.5``)."""
     k = p.shape[1]
@@ -228,9 +212,9 @@ def _classwise(c, p, w, bins):
 def _metric_values(c, p, w, ordered: bool, bins: int) -> dict[str, float]:
     hit, conf = _top_label(c, p)
     _, macro, weighted = _ovr_auc(c, p, w)
-    out = {"log_loss": _wmean(_row_log_loss(c, p), w), "brier": _wmean(_row_brier(c, p), w)}
+    out = {"log_loss": _wmean(row_log_loss(c, p, EPS), w), "brier": _wmean(row_brier(c, p), w)}
     if ordered:
-        out["rps"] = _wmean(_row_rps(c, p), w)
+        out["rps"] = _wmean(row_rps(c, p), w)
     out.update({"accuracy": _wmean(hit, w), "roc_auc_macro": macro, "roc_auc_weighted": weighted,
                 "ece_top_label": _binned_ece(hit, conf, w, bins),
                 "ece_classwise": float(_classwise(c, p, w, bins).mean())})
@@ -260,7 +244,7 @@ def multiclass_log_loss(y, probs, *, weights=None, options=None, eps: float = EP
     """
     c, p, w, _ = multiclass_inputs(y, probs, weights, options)
     eps = check_real(eps, "eps", low=0.0, high=0.5, low_open=True, high_open=True)
-    return _wmean(_row_log_loss(c, p, eps), w)
+    return _wmean(row_log_loss(c, p, eps), w)
 
 
 def multiclass_brier(y, probs, *, weights=None, options=None) -> float:
@@ -274,7 +258,7 @@ def multiclass_brier(y, probs, *, weights=None, options=None) -> float:
     0.48
     """
     c, p, w, _ = multiclass_inputs(y, probs, weights, options)
-    return _wmean(_row_brier(c, p), w)
+    return _wmean(row_brier(c, p), w)
 
 
 def ranked_probability_score(y, probs, *, weights=None, options=None) -> float:
@@ -292,7 +276,7 @@ def ranked_probability_score(y, probs, *, weights=None, options=None) -> float:
     1.0
     """
     c, p, w, _ = multiclass_inputs(y, probs, weights, options)
-    return _wmean(_row_rps(c, p), w)
+    return _wmean(row_rps(c, p), w)
 
 
 def multiclass_accuracy(y, probs, *, weights=None, options=None) -> float:
