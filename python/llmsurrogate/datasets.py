@@ -11,6 +11,10 @@
   dictionary (US Census, public domain) and folktexts' golden prompt for row 1
   (socialfoundations/folktexts, MIT License, Copyright (c) 2024 Social Foundations of
   Computation, at MPI-IS).
+* :func:`load_nhanes` -- 8,591 people of NHANES 2009-2010 with their survey weights, strata and
+  PSUs, and whether their total cholesterol was 240 mg/dl or more (US National Center for Health
+  Statistics, public domain; the extract of R package survey, data ``nhanes``). The ten ACS rows
+  above carry no person weight (``PWGTP``): folktexts' fixture kept only the task's columns.
 
 The full attribution text ships as ``llmsurrogate/data/ATTRIBUTION.md`` (see :func:`attribution`).
 
@@ -47,6 +51,7 @@ __all__ = [
     "acs_codebook_variables",
     "load_acs_codebook",
     "load_acs_golden_prompt",
+    "load_nhanes",
 ]
 
 CE_COLUMNS = ["domain_id", "domain", "subject", "z1", "z2", "p1", "ce"]
@@ -256,3 +261,51 @@ def load_acs_golden_prompt() -> str:
     True
     """
     return (_data_dir() / "acs_fixture" / "expected_default_prompt.txt").read_text(encoding="utf-8")
+
+
+NHANES_AGE_GROUPS = ["(0,19]", "(19,39]", "(39,59]", "(59,Inf]"]
+
+
+def load_nhanes():
+    """High cholesterol in NHANES 2009-2010: 8,591 people with their survey weights and design.
+
+    The US National Health and Nutrition Examination Survey samples people in a stratified,
+    clustered design with unequal probabilities: Hispanic people are 32% of these rows and 15% of
+    the weighted total, people aged 19 or less 29% and 21%. An unweighted mean describes the
+    sample, not the US population; the weights ``WTMEC2YR`` sum to the population the survey
+    represents (about 277 million). The
+    extract is R package survey's data ``nhanes`` (Thomas Lumley), unchanged but for ``agecat``
+    written as text; NCHS data, public domain (see :func:`attribution`). An example that uses it
+    with and without the weights: docs/methods/survey_weights.md.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per examined person, in the extract's order. ``SDMVPSU`` (masked primary sampling
+        unit, 1-3, nested in the stratum), ``SDMVSTRA`` (masked stratum, 75-89), ``WTMEC2YR``
+        (two-year examination weight, float), ``HI_CHOL`` (1.0 if total cholesterol is 240 mg/dl
+        or more, 0.0 if less, NaN for the 745 people without the laboratory result), ``race``
+        (1 Hispanic, 2 non-Hispanic white, 3 non-Hispanic black, 4 other), ``agecat`` (ordered
+        categorical: ``(0,19]``, ``(19,39]``, ``(39,59]``, ``(59,Inf]`` years) and ``RIAGENDR``
+        (1 male, 2 female).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> nh = load_nhanes()
+    >>> nh.shape, int(nh["HI_CHOL"].isna().sum())
+    ((8591, 7), 745)
+    >>> lab = nh.dropna(subset=["HI_CHOL"])
+    >>> round(float(lab["HI_CHOL"].mean()), 4)  # the sample's share
+    0.1003
+    >>> round(float(np.average(lab["HI_CHOL"], weights=lab["WTMEC2YR"])), 4)  # the population's
+    0.1121
+    """
+    with (_data_dir() / "nhanes_cholesterol" / "nhanes.csv.gz").open("rb") as fh:
+        out = pd.read_csv(fh, compression="gzip")
+    for c in ("SDMVPSU", "SDMVSTRA", "race", "RIAGENDR"):
+        out[c] = out[c].astype("int64")
+    out["WTMEC2YR"] = out["WTMEC2YR"].astype("float64")
+    out["HI_CHOL"] = out["HI_CHOL"].astype("float64")
+    out["agecat"] = pd.Categorical(out["agecat"], categories=NHANES_AGE_GROUPS, ordered=True)
+    return out
