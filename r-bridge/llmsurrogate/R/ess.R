@@ -46,6 +46,9 @@
 #'   or a feature does: `"error"` (default) stops and names the column and the row; `"drop"`
 #'   drops the incomplete rows (with a warning from Python; valid only when missingness is
 #'   unrelated to the data, e.g. unparseable LLM answers at random).
+#' @param weights Not taken: survey weights are refused with an error that says why (the ESS counts
+#'   independent draws from the population; neither the estimate nor its variance holds with
+#'   weights: docs/methods/survey.md §5). Leave it `NULL`.
 #' @return An object of class `c("llmsurrogate_ess", "llmsurrogate_result")`: a list with
 #'   `table` (one row per grid point), `summary` (the printed text), `title`, `kind` and `json`,
 #'   every field of the Python result under its name (`lower_bound`, `status`, `plugin`,
@@ -69,8 +72,9 @@
 ess <- function(data, outcome, prediction, features = NULL, algorithm = "rf", grid = NULL,
                 loss = "squared", alpha = 0.05, variance = "difference", regime = "hybrid",
                 tuning = "per_n_subset", seed = 0L, n_jobs = NULL, n_estimators = 300L,
-                bias_correct = FALSE, missing = "error") {
+                bias_correct = FALSE, missing = "error", weights = NULL) {
   call <- sys.call()
+  .refuse_weights(weights, "ess", call)
   kw <- .ess_args(algorithm, grid, loss, regime, tuning, seed, n_jobs, n_estimators, call,
                   bias_correct, missing, features)
   prep <- .ess_data(data, outcome, prediction, features, kw$loss, kw$missing, call)
@@ -84,8 +88,9 @@ ess <- function(data, outcome, prediction, features = NULL, algorithm = "rf", gr
 error_curve <- function(data, outcome, features = NULL, algorithm = "rf", grid = NULL,
                         loss = "squared", level = 0.95, regime = "hybrid", tuning = "per_n_subset",
                         seed = 0L, n_jobs = NULL, n_estimators = 300L, bias_correct = FALSE,
-                        missing = "error", alpha = NULL) {
+                        missing = "error", alpha = NULL, weights = NULL) {
   call <- sys.call()
+  .refuse_weights(weights, "error_curve", call)
   if (!is.null(alpha)) {
     alpha <- .check_scalar(alpha, "alpha", call)
     if (!(alpha > 0 && alpha <= 0.5)) .abort(sprintf("argument `alpha` must be greater than 0 and at most 0.5; got %s", alpha), call)
@@ -132,8 +137,9 @@ error_curve <- function(data, outcome, features = NULL, algorithm = "rf", grid =
 cate_ess <- function(data, outcome, treatment, prediction, propensity = NULL, features = NULL,
                      algorithm = "rf", grid = NULL, alpha = 0.05, variance = "difference",
                      regime = "hybrid", tuning = "per_n_subset", seed = 0L, n_jobs = NULL,
-                     n_estimators = 300L, bias_correct = FALSE, missing = "error") {
+                     n_estimators = 300L, bias_correct = FALSE, missing = "error", weights = NULL) {
   call <- sys.call()
+  .refuse_weights(weights, "cate_ess", call)
   kw <- .ess_args(algorithm, grid, "squared", regime, tuning, seed, n_jobs, n_estimators, call,
                   bias_correct, missing, features)
   kw$loss <- NULL
@@ -154,6 +160,17 @@ cate_ess <- function(data, outcome, treatment, prediction, propensity = NULL, fe
                         propensity = propensity, alpha = .check_scalar(alpha, "alpha"),
                         variance = .check_string(variance, "variance")),
                    kw))
+}
+
+# Survey weights are refused, with the reason (docs/methods/survey.md §5), in R's words.
+.refuse_weights <- function(weights, fn, call) {
+  if (is.null(weights)) return(invisible())
+  .abort(sprintf(paste(
+    "argument `weights`: %s() does not take survey weights. The equivalent sample size counts independent",
+    "draws from the population, and block-out cross-validation trains on rows of the sample, so neither the",
+    "estimate nor its variance (Gao, Han and Liang 2026, Theorem 4.2) holds with weights (docs/methods/survey.md",
+    "\u00a75). Without `weights`, the ESS describes the population as sampled. For the LLM's weighted",
+    "population error, use evaluate_risk_scores(y, scores, weights = ...)."), fn), call)
 }
 
 # The keyword arguments shared by ess(), error_curve() and cate_ess(), checked.

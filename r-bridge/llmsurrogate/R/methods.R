@@ -280,3 +280,179 @@ plot.llmsurrogate_intervals <- function(x, y, log_raw = TRUE, col = "steelblue",
     str2lang(paste(parts, collapse = "*"))
   }))
 }
+
+# ---- K-option evaluations and answer comparisons (evaluate_risk_scores(), compare_answers()) -----
+
+# Each row's estimate named: the metric of a K-option evaluation, "distance (group)" of a comparison.
+.estimate_terms <- function(x) {
+  tab <- x$table
+  if (inherits(x, "llmsurrogate_answer_comparison")) sprintf("%s (%s)", tab$distance, tab$group) else tab$metric
+}
+
+#' Methods for K-option evaluations and answer comparisons
+#'
+#' The results of [evaluate_risk_scores()] with K probability columns (class
+#' `"llmsurrogate_multiclass_evaluation"`) and of [compare_answers()] (class
+#' `"llmsurrogate_answer_comparison"`). `print()` shows every estimate with its interval;
+#' `summary()` the full report (see [llmsurrogate_result]). `tidy()` (with 'broom' or 'generics'
+#' installed) gives one row per estimate in broom's names: `term` (the metric; for a comparison
+#' the distance and its group, `"tv (all rows)"`), `estimate`, `std.error`, `conf.low`,
+#' `conf.high`, and for a comparison `scope`, `group`, `distance`, `bias`, `n` and `weight`.
+#' `coef()` the estimates by term, `confint()` their bootstrap intervals. `plot()` draws the
+#' top-label reliability diagram of an evaluation (the share of correct most-probable answers
+#' against the confidence, with bootstrap intervals) or the distances of a comparison with their
+#' intervals (every row in black, each group in blue).
+#'
+#' @param x,object The result.
+#' @param parm,level For `confint()`: which estimates (names or positions; all by default) and the
+#'   level, which must be the one the result was computed at.
+#' @param distance For plotting a comparison: `"tv"` or `"w1"`.
+#' @param y,... Unused.
+#' @return `print()` and `plot()` return `x` invisibly; `tidy()` a data frame; `coef()` a named
+#'   numeric vector; `confint()` a matrix with one row per estimate.
+#' @examples
+#' if (llmsurrogate_available()) {
+#'   p <- rbind(c(.7, .2, .1), c(.1, .6, .3), c(.2, .2, .6), c(.3, .3, .4))
+#'   colnames(p) <- c("a", "b", "c")
+#'   ev <- evaluate_risk_scores(c("a", "b", "c", "c"), p, n_boot = 20)
+#'   coef(ev)
+#'   confint(ev, "accuracy")
+#'   cmp <- compare_answers(c("a", "b", "b", "c"), p, n_boot = 20)
+#'   coef(cmp)
+#' }
+#' @name llmsurrogate_options
+NULL
+
+#' @rdname llmsurrogate_options
+#' @export
+print.llmsurrogate_multiclass_evaluation <- function(x, ...) {
+  m <- x$meta
+  cat(sprintf("%s: %d rows, K = %d options (%s)%s%s\n", x$title, m$n, m$K, paste(m$options, collapse = ", "),
+              if (isTRUE(m$ordered)) ", ordered" else "", if (isTRUE(m$weighted)) ", survey weights" else ""))
+  .print_estimates(x)
+}
+
+#' @rdname llmsurrogate_options
+#' @export
+print.llmsurrogate_answer_comparison <- function(x, ...) {
+  m <- x$meta
+  cat(sprintf("%s: %d rows, options %s%s; LLM distribution: %s%s\n", x$title, m$n,
+              paste(m$options, collapse = ", "), if (isTRUE(m$ordered)) " (ordered)" else "", m$llm_answer,
+              if (isTRUE(m$weighted)) "; survey weights" else ""))
+  .print_estimates(x)
+}
+
+.print_estimates <- function(x) {
+  t <- .tidy_estimates(x)
+  level <- x$meta$level
+  ci <- if (isTRUE(x$meta$n_boot > 0)) sprintf("%g%% bootstrap intervals", 100 * level) else "no intervals (n_boot = 0)"
+  cat(sprintf("Estimates (%s):\n", ci))
+  shown <- data.frame(term = t$term, estimate = signif(t$estimate, 4), std.error = signif(t$std.error, 3),
+                      conf.low = signif(t$conf.low, 4), conf.high = signif(t$conf.high, 4))
+  print(shown, row.names = FALSE)
+  cat("Use summary() for the full report, tidy() for the table.\n")
+  invisible(x)
+}
+
+# broom's table of a K-option evaluation or an answer comparison (tidy() and the methods below).
+.tidy_estimates <- function(x) {
+  tab <- x$table
+  out <- data.frame(term = .estimate_terms(x), estimate = tab$value, std.error = tab$se, conf.low = tab$ci_low,
+                    conf.high = tab$ci_high, stringsAsFactors = FALSE)
+  if (inherits(x, "llmsurrogate_answer_comparison")) {
+    out <- cbind(out, tab[c("scope", "group", "distance", "bias", "n", "weight")])
+  }
+  out
+}
+
+#' @rdname llmsurrogate_options
+#' @exportS3Method generics::tidy
+tidy.llmsurrogate_multiclass_evaluation <- function(x, ...) .tidy_estimates(x)
+
+#' @rdname llmsurrogate_options
+#' @exportS3Method generics::tidy
+tidy.llmsurrogate_answer_comparison <- function(x, ...) .tidy_estimates(x)
+
+.estimates_coef <- function(object) stats::setNames(object$table$value, .estimate_terms(object))
+
+.estimates_confint <- function(object, parm, level, call) {
+  own <- object$meta$level
+  if (is.null(level)) level <- own
+  if (!is.numeric(level) || length(level) != 1L || abs(level - own) > 1e-9) {
+    .abort(sprintf(paste("argument `level`: this result's intervals are at level %g; compute the result again",
+                         "with level = %s for another level"), own, format(level)), call)
+  }
+  pct <- function(p) paste(format(100 * p, trim = TRUE, scientific = FALSE, digits = 3), "%")
+  out <- cbind(object$table$ci_low, object$table$ci_high)
+  dimnames(out) <- list(.estimate_terms(object), c(pct((1 - level) / 2), pct(1 - (1 - level) / 2)))
+  if (!missing(parm)) out <- out[parm, , drop = FALSE]
+  out
+}
+
+#' @rdname llmsurrogate_options
+#' @export
+coef.llmsurrogate_multiclass_evaluation <- function(object, ...) .estimates_coef(object)
+
+#' @rdname llmsurrogate_options
+#' @export
+coef.llmsurrogate_answer_comparison <- function(object, ...) .estimates_coef(object)
+
+#' @rdname llmsurrogate_options
+#' @export
+confint.llmsurrogate_multiclass_evaluation <- function(object, parm, level = NULL, ...) {
+  .estimates_confint(object, parm, level, sys.call())
+}
+
+#' @rdname llmsurrogate_options
+#' @export
+confint.llmsurrogate_answer_comparison <- function(object, parm, level = NULL, ...) {
+  .estimates_confint(object, parm, level, sys.call())
+}
+
+# Points with error bars: x and its interval [lo, hi] at heights y (base graphics).
+.error_bars <- function(x, y, lo, hi, horizontal, col) {
+  ok <- is.finite(lo) & is.finite(hi) & hi > lo  # a zero-length bar draws nothing (and warns)
+  if (horizontal) {
+    graphics::arrows(lo[ok], y[ok], hi[ok], y[ok], angle = 90, code = 3, length = 0.03, col = col[ok])
+  } else {
+    graphics::arrows(y[ok], lo[ok], y[ok], hi[ok], angle = 90, code = 3, length = 0.03, col = col[ok])
+  }
+}
+
+#' @rdname llmsurrogate_options
+#' @export
+plot.llmsurrogate_multiclass_evaluation <- function(x, y, ...) {
+  t <- x$reliability
+  graphics::plot(c(0, 1), c(0, 1), type = "n", xlab = "confidence (largest probability)", ylab = "share correct",
+                 main = paste0("Top-label calibration", if (isTRUE(x$meta$weighted)) " (weighted)" else ""), ...)
+  graphics::abline(0, 1, lty = 3, col = "grey")
+  if (is.data.frame(t) && nrow(t)) {
+    graphics::lines(t$mean_probability, t$frequency, type = "b", pch = 19)
+    .error_bars(t$frequency, t$mean_probability, t$ci_low, t$ci_high, FALSE, rep("black", nrow(t)))
+  }
+  invisible(x)
+}
+
+#' @rdname llmsurrogate_options
+#' @export
+plot.llmsurrogate_answer_comparison <- function(x, y, distance = "tv", ...) {
+  distance <- .check_string(distance, "distance")
+  t <- x$table[x$table$distance == distance & x$table$scope != "group_mean", , drop = FALSE]
+  if (!nrow(t)) {
+    .abort(sprintf("argument `distance`: no \"%s\" distance in this comparison%s", distance,
+                   if (identical(distance, "w1")) " (w1 needs ordered = TRUE)" else ""), sys.call())
+  }
+  pos <- rev(seq_len(nrow(t)))
+  col <- ifelse(t$scope == "pooled", "black", "steelblue")
+  hi <- max(c(t$value, t$ci_high), na.rm = TRUE)
+  label <- if (distance == "tv") "total variation distance" else "Wasserstein-1 distance (scale steps)"
+  op <- graphics::par(mar = c(4.5, max(4, 0.5 + 0.6 * max(nchar(t$group))), 3, 1))
+  on.exit(graphics::par(op), add = TRUE)
+  graphics::plot(t$value, pos, xlim = c(0, if (is.finite(hi) && hi > 0) hi * 1.05 else 1), ylim = c(0.5, nrow(t) + 0.5),
+                 pch = 19, col = col, yaxt = "n", ylab = "", xlab = paste(label, "(LLM vs population)"),
+                 main = paste0("Does the LLM answer like the population?",
+                               if (isTRUE(x$meta$weighted)) " (weighted)" else ""), ...)
+  graphics::axis(2, at = pos, labels = t$group, las = 1)
+  .error_bars(t$value, pos, t$ci_low, t$ci_high, TRUE, col)
+  invisible(x)
+}
