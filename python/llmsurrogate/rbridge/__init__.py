@@ -24,6 +24,9 @@ The adapters (``r_feols``, ``r_etable``, ``r_lookahead_test``, ``r_lookahead_boo
 ``r_lap``) stay importable from here; their modules, which import their capability, load on first
 use, so that ``import llmsurrogate.rbridge`` (R's first call) loads no capability it does not call,
 nor numpy or pandas (``upper_quantile()`` from R needs neither pandas nor a capability).
+
+Importing the bridge also makes torch, when it is first imported in an R process, use its own BLAS
+rather than R's (:mod:`~llmsurrogate.rbridge._blas`; R's reference BLAS made torch 10 times slower).
 """
 
 from __future__ import annotations
@@ -31,11 +34,15 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from . import _blas
 from ._call import ADAPTERS, call, r_call, r_functions, shutdown_workers
 from ._convert import _r_matrix, from_r, r_message, to_plain, to_r_columns
 
 __all__ = ["to_r_columns", "to_plain", "from_r", "call", "r_call", "r_message", "pandas_to_r", "r_to_pandas",
            "r_converter"]
+
+# torch, when R first imports it, binds to its own BLAS (MKL), not to R's (see _blas)
+_blas.install()
 
 # adapter or rpy2 helper -> its module (loaded on first use)
 _ADAPTER_NAMES = {"r_feols": "fe", "r_etable": "fe", "r_lookahead_test": "lookahead",

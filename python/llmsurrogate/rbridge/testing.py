@@ -11,8 +11,9 @@ __all__ = ["R_FUNCTIONS", "r_tiny_model"]
 
 #: The settings of R's ``tiny_model()``: 300 steps of 32 prompts at width 32 with a peak learning rate of
 #: 0.02 on 1,500 rows train in about half a minute on one CPU thread (26-30 s measured on a loaded 2-core
-#: machine), and the model's numeric scores then carry the synthetic outcome's signal (ROC AUC 0.70-0.74
-#: on 200 held-out rows, against 0.79 for the true probabilities). ``train_tiny_model``'s own defaults
+#: machine; as much from R, where torch keeps its own BLAS, :mod:`._blas`), and the model's numeric scores
+#: then carry the synthetic outcome's signal (ROC AUC 0.70-0.74 on 200 held-out rows, against 0.79 for the
+#: true probabilities). ``train_tiny_model``'s own defaults
 #: (width 64, 3,000 rows, learning rate 0.01) take 75-120 s.
 TINY_MODEL = {"steps": 300, "batch_size": 32, "hidden": 32, "n_rows": 1500, "lr": 0.02}
 

@@ -12,10 +12,10 @@
 #' small does not learn to read the order of multiple-choice options, so its multiple-choice scores
 #' (averaged over both answer orders) all come out 0.5.
 #'
-#' Inside R, torch's matrix products run on the BLAS that R loaded: with R's reference BLAS (the
-#' default of Debian's R) training took 70 seconds instead of 30 (torch's own products were 10
-#' times slower with the reference BLAS loaded, also in Python). An optimized BLAS for R, such as
-#' Debian's `libopenblas0`, speeds up both R and torch.
+#' Inside R, torch keeps its own BLAS (Intel MKL), as in Python: the package's Python bridge loads
+#' torch so that its matrix products do not bind to the BLAS R loaded. With R's reference BLAS (the
+#' default of Debian's R) they did, and training took 70-100 seconds instead of 30; the model and
+#' its scores are now those that Python trains, bit for bit.
 #'
 #' The model is `llmsurrogate.testing.train_tiny_model()` in Python with faster settings (300
 #' steps of 32 prompts at width 32; Python's defaults take one to two minutes); the training

@@ -28,3 +28,22 @@ test_that("tiny_model() -> synthetic_census() -> risk_scores(method = \"numeric\
   mc <- suppressWarnings(risk_scores(census[1:8, ], task = m$task, model = m$model))
   expect_equal(mc$score, rep(0.5, 8), tolerance = 0.02)
 })
+
+# Inside R, torch's sgemm_ bound to R's BLAS (Debian's reference libblas.so.3): products 10 times
+# slower than in Python and with other bits. The bridge makes torch keep its own BLAS (MKL), so a
+# product in R's Python equals plain Python's bit for bit (this failed before: other bits).
+test_that("torch's products inside R are plain Python's (torch keeps its own BLAS)", {
+  skip_if_no_llmsurrogate()
+  reticulate::py_module_available("torch") || skip("torch is not installed")
+  synthetic_census(2, seed = 1)  # any call: imports the bridge, as every function does
+  code <- paste(
+    "import torch",
+    "g = torch.Generator().manual_seed(3)",
+    "x, w = torch.randn(96, 64, generator=g), torch.randn(64, 80, generator=g)",
+    "product = (x @ w).numpy().tobytes().hex()", sep = "\n")
+  in_r <- reticulate::py_run_string(code, local = TRUE)$product
+  python <- reticulate::py_config()$python
+  plain <- system2(python, c("-c", shQuote(paste0(code, "\nprint(product)"))), stdout = TRUE,
+                   env = "LD_PRELOAD=")
+  expect_identical(in_r, plain)
+})
