@@ -20,7 +20,6 @@ from __future__ import annotations
 import importlib.machinery
 import os
 import sys
-from pathlib import Path
 
 __all__ = ["binds_own_blas", "install"]
 
@@ -55,12 +54,13 @@ def _uninstall() -> None:
         sys.meta_path.remove(_FINDER)
 
 
-def _torch_cpu_library() -> Path | None:
+def _torch_cpu_library() -> str | None:
+    # os.path, not pathlib: importing the bridge (R's first call) stays cheap
     spec = importlib.machinery.PathFinder.find_spec(_TORCH)
     if spec is None or not spec.submodule_search_locations:
         return None
-    lib = Path(next(iter(spec.submodule_search_locations))) / "lib" / "libtorch_cpu.so"
-    return lib if lib.is_file() else None
+    lib = os.path.join(next(iter(spec.submodule_search_locations)), "lib", "libtorch_cpu.so")
+    return lib if os.path.isfile(lib) else None
 
 
 def _process_defines_sgemm() -> bool:
@@ -80,10 +80,10 @@ def _preload() -> None:
     import ctypes
 
     try:
-        ctypes.CDLL(str(lib), mode=os.RTLD_NOW | os.RTLD_LOCAL | os.RTLD_DEEPBIND)
+        ctypes.CDLL(lib, mode=os.RTLD_NOW | os.RTLD_LOCAL | os.RTLD_DEEPBIND)
     except OSError:  # pragma: no cover - torch's own import then reports what is wrong
         return
-    _state["preloaded"] = str(lib)
+    _state["preloaded"] = lib
 
 
 def binds_own_blas() -> str | None:
