@@ -42,7 +42,8 @@ from .prompts import (
 )
 from .tasks import TEMPLATE_VERSION, MultipleChoiceQuestion, Task
 
-__all__ = ["option_probabilities", "numeric_expectations", "mc_risk", "cot_risk", "numeric_risk", "LLMPredictor",
+__all__ = ["option_probabilities", "numeric_expectations", "mc_risk", "cot_risk", "numeric_risk", "scale_risk",
+           "LLMPredictor", "binary_probabilities",
            "SPELLING_MODES", "backend_identity", "prompt_logprobs_cached", "prompt_logprob_moments_cached",
            "generate_cached", "next_token_logprobs_cached", "next_token_max_cached", "after_token_logprobs_cached"]
 
@@ -491,11 +492,18 @@ def _positive_weights(question: MultipleChoiceQuestion) -> np.ndarray:
 
 def mc_risk(backend, task: Task, rows: Sequence[dict], *, cache=None, batch_size: int | None = None,
             correct_order_bias: bool = True, spelling: str = "sum", prompt_fn: Callable | None = None,
-            progress=None, commit_every: int = COMMIT_EVERY):
-    """Multiple-choice risk scores (averaged over all K! option orders when ``correct_order_bias``).
+            progress=None, commit_every: int = COMMIT_EVERY, orders: str | None = None,
+            return_probabilities: bool = False):
+    """Multiple-choice risk scores, averaged over option orders when ``correct_order_bias``.
 
-    Binary: r = probability of the option with the larger numeric value; K > 2: r = Σ_k q_k v_k.
-    Returns ``(scores, answer_mass, per_order_scores (n, n_orders))``.
+    ``orders``: ``"all"`` (the K! orders), ``"cyclic"`` (the K rotations, every option once at
+    every key) or None: ``"all"`` up to K = 4, ``"cyclic"`` above
+    (:meth:`~llmsurrogate.llm.tasks.MultipleChoiceQuestion.orderings`; for K = 2 the two are the
+    same). Binary: r = probability of the option with the larger numeric value; K > 2:
+    r = Σ_k q_k v_k. Returns ``(scores, answer_mass, per_order_scores (n, n_orders))``, and with
+    ``return_probabilities`` a fourth: ``(n, K)`` the answer distribution, each order's
+    renormalised key probabilities put back in the question's option order and averaged over
+    the orders (docs/methods/survey.md §6).
 
     Examples
     --------
@@ -509,17 +517,29 @@ def mc_risk(backend, task: Task, rows: Sequence[dict], *, cache=None, batch_size
     >>> scores, mass, per = mc_risk(backend, synthetic_income_task(), [{"AGEP": 40, "SCHL": 21, "WKHP": 40, "SEX": 1}])
     >>> scores.round(3).tolist(), per.round(3).tolist()
     ([0.5], [[0.2, 0.8]])
+    >>> mc_risk(backend, synthetic_income_task(), [{"AGEP": 40, "SCHL": 21, "WKHP": 40, "SEX": 1}],
+    ...         return_probabilities=True)[3].round(3).tolist()  # Below, Above
+    [[0.5, 0.5]]
     """
     if task.question is None:
         raise InvalidArgumentError(f"task {task.name!r} has no multiple-choice question")
-    questions = task.question.permutations() if correct_order_bias else [task.question]
+    questions = _orderings(task.question, correct_order_bias, orders)
     render = prompt_fn or (lambda row, q: multiple_choice_prompt(task, row, q))
     # row-major: the answer orders of one row are neighbours (they share a long prefix)
     prompts = [render(row, q) for row in rows for q in questions]
-    n, k = len(rows), len(questions)
+    n = len(rows)
     probs, mass = option_probabilities(backend, prompts, task.question.keys, cache=cache, batch_size=batch_size,
                                        spelling=spelling, progress=progress, commit_every=commit_every)
-    return _order_scores(probs, mass, questions, n)
+    out = _order_scores(probs, mass, questions, n)
+    if return_probabilities:
+        return (*out, _order_distribution(probs, questions, task.question, n))
+    return out
+
+
+def _orderings(question: MultipleChoiceQuestion, correct_order_bias: bool, orders: str | None):
+    """The answer orders to score: all K! or the K rotations (``orders``), or the question's own only."""
+    scheme = question.order_scheme(orders)  # checks `orders` also when it goes unused
+    return question.orderings(scheme) if correct_order_bias else [question]
 
 
 def _order_scores(probs, mass, questions, n):
@@ -527,14 +547,73 @@ def _order_scores(probs, mass, questions, n):
     k = len(questions)
     per = np.empty((n, k))
     for a, q in enumerate(questions):
-        per[:, a] = np.clip(probs[a::k] @ _positive_weights(q), 0.0, None)
+        per[:, a] = probs[a::k] @ _positive_weights(q)
+    if len(questions[0].options) == 2:
+        np.clip(per, 0.0, None, out=per)  # a no-op on probabilities; K > 2: values may be negative (a -2..2 scale)
     masses = mass.reshape(n, k).mean(axis=1)
     return per.mean(axis=1), masses, per
 
 
+def _order_distribution(probs, questions, question: MultipleChoiceQuestion, n):
+    """(n, K): the row-major key probabilities of ``n`` rows x orders, each order's put back in
+    ``question``'s option order (options are told apart by their distinct texts), averaged."""
+    k = len(questions)
+    where = {o.text: j for j, o in enumerate(question.options)}
+    dist = np.zeros((n, len(question.options)))
+    for a, q in enumerate(questions):
+        dist[:, [where[o.text] for o in q.options]] += probs[a::k]
+    return dist / k
+
+
+def scale_risk(backend, task: Task, rows: Sequence[dict], *, cache=None, batch_size: int | None = None,
+               spelling: str = "sum", prompt_fn: Callable | None = None, progress=None,
+               commit_every: int = COMMIT_EVERY):
+    """Verbalized answers on an ordered scale (``method="numeric_scale"``, docs/methods/survey.md §6):
+    the prompt numbers the levels 1 ... K in the question's order
+    (:meth:`~llmsurrogate.llm.tasks.MultipleChoiceQuestion.scale`) and asks for the level's
+    number; the next-token probabilities of the digits ``1`` ... ``K`` (every single-token
+    spelling, as for answer keys), renormalised, are the distribution over the levels. One order
+    (the scale's), one prompt per row, through the cache.
+
+    The score is the expected level in the options' numeric values, Σ_k q_k v_k (binary: the
+    probability of the option with the larger value, as in :func:`mc_risk`). The question must be
+    ordered (``ordered=True``) unless it has two options; at most 9 levels. Returns ``(scores,
+    digit_mass, probabilities (n, K))``; ``digit_mass`` is the next-token mass on the K digits
+    before renormalising.
+
+    Examples
+    --------
+    >>> import math
+    >>> from llmsurrogate.llm.base import CallableBackend
+    >>> from llmsurrogate.llm.tasks import AnswerOption, Column, MultipleChoiceQuestion, Task
+    >>> task = Task("Trust", columns=(Column("AGE", "age", ("int", "{} years old")),), target="TRUST",
+    ...             question=MultipleChoiceQuestion("How much do you trust others?", (AnswerOption("Not at all", 1),
+    ...                 AnswerOption("Somewhat", 2), AnswerOption("Completely", 3)), ordered=True))
+    >>> backend = CallableBackend(lambda p: {" 2": math.log(0.6), " 3": math.log(0.3), " the": 0.0},
+    ...                           vocab=[" 1", " 2", " 3", " the"])
+    >>> scores, mass, probs = scale_risk(backend, task, [{"AGE": 40}])
+    >>> scores.round(4).tolist(), probs.round(4).tolist()  # 2 x 2/3 + 3 x 1/3
+    ([2.3333], [[0.0, 0.6667, 0.3333]])
+    """
+    if task.question is None:
+        raise InvalidArgumentError(f"task {task.name!r} has no multiple-choice question")
+    if not task.question.ordered and len(task.question.options) > 2:
+        raise InvalidArgumentError(
+            f"argument `method`: 'numeric_scale' asks for a level of an ordered scale, and the question of task "
+            f"{task.name!r} is not ordered; mark it ordered (ordered = true in the task file's [question], "
+            f"MultipleChoiceQuestion(..., ordered=True)) or use method='multiple_choice'")
+    q = task.question.scale()
+    render = prompt_fn or (lambda row, q: multiple_choice_prompt(task, row, q))
+    prompts = [render(row, q) for row in rows]
+    probs, mass = option_probabilities(backend, prompts, q.keys, cache=cache, batch_size=batch_size,
+                                       spelling=spelling, progress=progress, commit_every=commit_every)
+    return probs @ _positive_weights(q), mass, probs
+
+
 def cot_risk(backend, task: Task, rows: Sequence[dict], *, cache=None, batch_size: int | None = None,
              correct_order_bias: bool = True, spelling: str = "sum", max_new_tokens: int = 256,
-             user_fn: Callable | None = None, chat: bool = False, system: str | None = None, progress=None):
+             user_fn: Callable | None = None, chat: bool = False, system: str | None = None, progress=None,
+             orders: str | None = None, return_probabilities: bool = False):
     """Chain-of-thought risk scores (docs/methods/risk.md §1.10): the model first writes its reasoning,
     then the answer is read as next-token probabilities of the keys after it.
 
@@ -549,6 +628,8 @@ def cot_risk(backend, task: Task, rows: Sequence[dict], *, cache=None, batch_siz
     Returns ``(scores, answer_mass, per_order_scores, reasoning, stated)``: ``reasoning`` the
     first order's reasoning per row, ``stated`` (n, orders) 1.0 / 0.0 where the generated text
     states the option with the larger value or another one, NaN where it states none.
+    ``orders`` and ``return_probabilities`` (a sixth element, the (n, K) answer distribution) as in
+    :func:`mc_risk`.
 
     Examples
     --------
@@ -576,7 +657,7 @@ def cot_risk(backend, task: Task, rows: Sequence[dict], *, cache=None, batch_siz
     if task.question is None:
         raise InvalidArgumentError(f"task {task.name!r} has no multiple-choice question")
     max_new_tokens = check_int(max_new_tokens, "max_new_tokens", minimum=1)
-    questions = task.question.permutations() if correct_order_bias else [task.question]
+    questions = _orderings(task.question, correct_order_bias, orders)
     user = user_fn or (lambda row, q: multiple_choice_prompt(task, row, q, prefill=False))
     if chat:
         if not hasattr(backend, "chat_prompt"):
@@ -604,6 +685,8 @@ def cot_risk(backend, task: Task, rows: Sequence[dict], *, cache=None, batch_siz
             stated[i // k, i % k] = _positive_weights(q)[q.keys.index(key)] if len(q.options) == 2 else \
                 q.options[q.keys.index(key)].numeric_value
     reasoning = [cut[i * k][0] for i in range(n)]
+    if return_probabilities:
+        return scores, masses, per, reasoning, stated, _order_distribution(probs, questions, task.question, n)
     return scores, masses, per, reasoning, stated
 
 
@@ -661,29 +744,37 @@ def numeric_risk(backend, task: Task, rows: Sequence[dict], *, cache=None, batch
 
 
 def persona_risk(backend, template: str, rows: Sequence[dict], answers: dict, *, task: Task | None = None,
-                 suffix: str = "\nAnswer:", cache=None, batch_size: int | None = None, progress=None):
+                 suffix: str = "\nAnswer:", cache=None, batch_size: int | None = None, progress=None,
+                 return_probabilities: bool = False):
     """Expected answer value for persona prompts in the style of the ESS paper's Prompt 1.
 
     ``template`` has ``{COLUMN}`` fields (rendered through ``task``'s code maps when given) and
     asks for an answer from a fixed set, e.g. "If you own, say 1; if you rent, say 5"; ``answers``
     maps each answer key to its value ({"1": 1.0, "5": 0.0}). The prediction is Σ_k q_k v_k with q
     the next-token probabilities of the keys after ``template + suffix``, renormalised over the
-    keys. Returns ``(predictions, answer_mass)``."""
+    keys. Returns ``(predictions, answer_mass)``, and with ``return_probabilities`` a third:
+    ``q`` (n, number of answers), the columns in ``answers``' order."""
     if not answers or len(answers) < 2:
         raise InvalidArgumentError("argument `answers` must map at least two answer keys to values")
     keys = [str(k) for k in answers]
     vals = np.array([float(v) for v in answers.values()])
     prompts = [persona_prompt(template, row, task) + suffix for row in rows]
     probs, mass = option_probabilities(backend, prompts, keys, cache=cache, batch_size=batch_size, progress=progress)
+    if return_probabilities:
+        return probs @ vals, mass, probs
     return probs @ vals, mass
 
 
 class LLMPredictor:
-    """An LLM as a fixed prediction rule: ``predict(frame)`` returns its risk scores.
+    """An LLM as a fixed prediction rule: ``predict(frame)`` returns its risk scores,
+    ``predict_proba(frame)`` its answer distribution.
 
-    ``method``: ``multiple_choice`` / ``numeric`` / ``numeric_argmax`` (the task's prompts), or
-    ``persona`` (``persona_template`` with ``{COLUMN}`` fields and ``answers`` key -> value, see
-    :func:`persona_risk`; the prediction is the expected answer value).
+    ``method``: ``multiple_choice`` / ``numeric`` / ``numeric_argmax`` / ``numeric_scale`` (the
+    task's prompts; :func:`mc_risk`, :func:`numeric_risk`, :func:`scale_risk`), or ``persona``
+    (``persona_template`` with ``{COLUMN}`` fields and ``answers`` key -> value, see
+    :func:`persona_risk`; the prediction is the expected answer value). ``orders``: the option
+    orders multiple choice averages (:func:`mc_risk`; None: all K! up to K = 4, the K rotations
+    above).
 
     Predictions come from (and go to) the cache, so refitting anything downstream (ESS error
     curves, cross-validation) never queries the model twice for a prompt.
@@ -701,21 +792,42 @@ class LLMPredictor:
     >>> pred = LLMPredictor(CallableBackend(oracle), acs_income_task())
     >>> pred.predict(datasets.load_acs_income_rows()).round(3)[:3]
     array([0.2, 0.7, 0.7])
+    >>> pred.classes_, pred.predict_proba(datasets.load_acs_income_rows()).round(3)[:2].tolist()
+    ([0, 1], [[0.8, 0.2], [0.3, 0.7]])
     """
 
     def __init__(self, backend, task: Task, *, method: str = "multiple_choice", cache=None, batch_size: int | None = None,
                  correct_order_bias: bool = True, persona_template: str | None = None,
-                 answers: dict | None = None):
+                 answers: dict | None = None, orders: str | None = None):
         self.backend = backend
         self.task = task
-        self.method = check_choice(method, "method", ["multiple_choice", "numeric", "numeric_argmax", "persona"])
+        self.method = check_choice(method, "method", ["multiple_choice", "numeric", "numeric_argmax", "numeric_scale",
+                                                      "persona"])
         if self.method == "persona" and (persona_template is None or answers is None):
             raise InvalidArgumentError("method='persona' needs `persona_template` and `answers`")
+        if self.method in ("multiple_choice", "numeric_scale") and task.question is None:
+            raise InvalidArgumentError(f"argument `method`: {self.method!r} needs a multiple-choice question, and "
+                                       f"task {task.name!r} has none")
+        if task.question is not None:
+            task.question.order_scheme(orders)  # checks `orders` now, not at the first prediction
+        if self.method == "numeric_scale" and task.question is not None:
+            task.question.scale()  # at most 9 levels
         self.persona_template = persona_template
         self.answers = dict(answers) if answers else None
         self.cache = as_cache(cache)
         self.batch_size = batch_size
         self.correct_order_bias = correct_order_bias
+        self.orders = orders
+
+    @property
+    def classes_(self) -> list:
+        """The labels ``predict_proba``'s columns stand for, in its column order: the question's
+        option values (``persona``: the values of ``answers``), as scikit-learn's ``classes_``."""
+        if self.method == "persona":
+            return list(self.answers.values())
+        if self.task.question is None:
+            return [0, 1]
+        return [o.value for o in self.task.question.options]
 
     def predict(self, frame: Any) -> np.ndarray:
         """The risk scores of the rows of ``frame`` (float64, one per row), through the cache.
@@ -730,21 +842,86 @@ class LLMPredictor:
         >>> LLMPredictor(backend, synthetic_income_task(), method="numeric").predict(frame).round(6)
         array([0.9, 0.9])
         """
+        return self._run(frame)[0]
+
+    def predict_proba(self, frame: Any) -> np.ndarray:
+        """The answer distribution of each row of ``frame``: (n, K) float64, rows summing to 1, the
+        columns in the question's option order (:attr:`classes_`), through the cache.
+
+        ``multiple_choice`` with K > 2 options and ``numeric_scale``: the distribution the scores
+        are read from (:func:`mc_risk`'s, averaged over the option orders; :func:`scale_risk`'s).
+        Binary tasks (every method): the column of the option with the larger numeric value is
+        :meth:`predict`, the other one minus it, so the two never disagree. ``persona``: the
+        answers' probabilities, in ``answers``' order. ``numeric`` with K > 2 options is an error
+        (a stated probability is not a distribution over K options).
+
+        Examples
+        --------
+        >>> import math
+        >>> import pandas as pd
+        >>> from llmsurrogate.llm.base import CallableBackend
+        >>> from llmsurrogate.llm.tasks import AnswerOption, Column, MultipleChoiceQuestion, Task
+        >>> task = Task("Vote", columns=(Column("AGE", "age", ("int", "{} years old")),), target="VOTE",
+        ...             question=MultipleChoiceQuestion("Whom will you vote for?", (AnswerOption("Red", "red", 0),
+        ...                 AnswerOption("Blue", "blue", 0), AnswerOption("Green", "green", 0))))
+        >>> def model(prompt):  # Blue 0.6, Red 0.3, Green 0.1, whatever the keys
+        ...     key = {line[3:-1]: line[0] for line in prompt.splitlines() if line[1:3] == ". "}
+        ...     return {" " + key[t]: math.log(p) for t, p in (("Red", 0.3), ("Blue", 0.6), ("Green", 0.1))}
+        >>> pred = LLMPredictor(CallableBackend(model), task)
+        >>> pred.classes_, pred.predict_proba(pd.DataFrame({"AGE": [30]})).round(6).tolist()
+        (['red', 'blue', 'green'], [[0.3, 0.6, 0.1]])
+        """
+        q = self.task.question
+        if self.method in ("numeric", "numeric_argmax") and q is not None and len(q.options) > 2:
+            raise InvalidArgumentError(
+                f"predict_proba: method={self.method!r} gives one number per row, not a distribution over the "
+                f"{len(q.options)} options of task {self.task.name!r}; use method='multiple_choice' or 'numeric_scale'")
+        scores, probs = self._run(frame, proba=True)
+        if probs is not None:
+            return np.asarray(probs, dtype=np.float64)
+        return binary_probabilities(scores, None if q is None else q.values)
+
+    def _run(self, frame: Any, proba: bool = False):
+        """(scores, probabilities or None) of the rows of ``frame``."""
         rows = rows_of(frame, self.task)
+        probs = None
         if self.method == "persona":
-            pred, _ = persona_risk(self.backend, self.persona_template, rows, self.answers, task=self.task,
-                                   cache=self.cache, batch_size=self.batch_size)
-            return np.asarray(pred, dtype=np.float64)
-        if self.method == "multiple_choice":
-            scores, _, _ = mc_risk(self.backend, self.task, rows, cache=self.cache, batch_size=self.batch_size,
-                                   correct_order_bias=self.correct_order_bias)
+            scores, _, probs = persona_risk(self.backend, self.persona_template, rows, self.answers, task=self.task,
+                                            cache=self.cache, batch_size=self.batch_size, return_probabilities=True)
+        elif self.method == "multiple_choice":
+            want = proba and len(self.task.question.options) > 2
+            out = mc_risk(self.backend, self.task, rows, cache=self.cache, batch_size=self.batch_size,
+                          correct_order_bias=self.correct_order_bias, orders=self.orders, return_probabilities=want)
+            scores, probs = out[0], (out[3] if want else None)
+        elif self.method == "numeric_scale":
+            scores, _, probs = scale_risk(self.backend, self.task, rows, cache=self.cache, batch_size=self.batch_size)
         else:
             decoding = "argmax" if self.method == "numeric_argmax" else "expected"
             scores, _ = numeric_risk(self.backend, self.task, rows, cache=self.cache, batch_size=self.batch_size,
                                      decoding=decoding)
-        return np.asarray(scores, dtype=np.float64)
+        return np.asarray(scores, dtype=np.float64), probs
 
     __call__ = predict
 
     def __repr__(self) -> str:
         return f"LLMPredictor({self.backend.identity}, task={self.task.name!r}, method={self.method!r})"
+
+
+def binary_probabilities(scores, values: Sequence[float] | None = None) -> np.ndarray:
+    """(n, 2) answer probabilities of a binary question from its risk scores: the option with the
+    larger numeric value (``values``, the two options' numeric values in the question's order) gets
+    the score, the other one minus it; columns in the question's option order (no ``values``:
+    ``[1 - r, r]``). The scores are not touched, so a binary number never changes.
+
+    Examples
+    --------
+    >>> binary_probabilities([0.25, 0.9], values=[1.0, 0.0]).tolist()  # "Own" (1) listed before "Rent" (0)
+    [[0.25, 0.75], [0.9, 0.09999999999999998]]
+    """
+    r = np.asarray(scores, dtype=np.float64)
+    if values is not None and len(values) != 2:
+        raise InvalidArgumentError(f"argument `values`: a binary question has 2 options; got {len(values)} values")
+    hi = 1 if values is None else int(np.argmax(np.asarray(values, dtype=np.float64)))
+    out = np.empty((len(r), 2))
+    out[:, hi], out[:, 1 - hi] = r, 1.0 - r
+    return out

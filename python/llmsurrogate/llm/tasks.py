@@ -46,7 +46,7 @@ from ..exceptions import ColumnNotFoundError, InvalidArgumentError, LLMSurrogate
 
 __all__ = [
     "Column", "AnswerOption", "MultipleChoiceQuestion", "NumericQuestion", "Threshold", "Task",
-    "acs_income_task", "acs_columns", "TEMPLATE_VERSION", "TASK_LAYOUT",
+    "acs_income_task", "acs_columns", "TEMPLATE_VERSION", "TASK_LAYOUT", "ORDERS", "ALL_ORDERS_MAX_K", "SCALE_MAX_K",
 ]
 
 #: Bumped whenever a template changes the text it renders; part of every cache key.
@@ -246,10 +246,25 @@ class AnswerOption:
 
 KEYS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
+#: how the answer orders of a K-option question are averaged (docs/methods/survey.md §6): every
+#: one of the K! orders, or the K cyclic rotations of the question's order
+ORDERS = ("all", "cyclic")
+
+#: ``orders=None`` averages all K! orders up to this K, the K rotations above it (5! = 120 prompts per row)
+ALL_ORDERS_MAX_K = 4
+
+#: the most options a numbered scale (``numeric_scale``) can have: one digit token per level
+SCALE_MAX_K = 9
+
 
 @dataclasses.dataclass(frozen=True)
 class MultipleChoiceQuestion:
     """A multiple-choice question; keys A, B, ... go to the options in the order given.
+
+    ``ordered``: the options are the levels of an ordered scale, in the scale's order (a Likert
+    item); the K-option metrics then use the order (docs/methods/survey.md). ``numbered``: the
+    keys are ``1`` ... ``K`` and the question asks for the level's number (the prompt of
+    ``method="numeric_scale"``, made by :meth:`scale`); at most 9 options.
 
     Examples
     --------
@@ -266,6 +281,8 @@ class MultipleChoiceQuestion:
     text: str
     options: tuple
     prefill: str = "Answer:"
+    ordered: bool = False
+    numbered: bool = False
 
     def __post_init__(self):
         opts = tuple(self.options)
@@ -278,10 +295,27 @@ class MultipleChoiceQuestion:
         texts = [o.text for o in opts]
         if len(set(texts)) != len(texts):
             raise InvalidArgumentError(f"answer options must have distinct texts; got {texts}")
+        for name in ("ordered", "numbered"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise InvalidArgumentError(f"argument `{name}` must be true or false; got {getattr(self, name)!r:.60}")
+            object.__setattr__(self, name, bool(getattr(self, name)))
+        if self.numbered and len(opts) > SCALE_MAX_K:
+            raise InvalidArgumentError(
+                f"argument `numbered`: a numbered scale reads one digit per level, so at most {SCALE_MAX_K} options; "
+                f"this question has {len(opts)}")
         object.__setattr__(self, "options", opts)
+
+    def __repr__(self) -> str:
+        # the dataclass's repr, with ordered/numbered only when set: Task.fingerprint() hashes it,
+        # and the fingerprints of questions without them stay as they were
+        extra = "".join(f", {name}=True" for name in ("ordered", "numbered") if getattr(self, name))
+        return (f"{type(self).__qualname__}(text={self.text!r}, options={self.options!r}, "
+                f"prefill={self.prefill!r}{extra})")
 
     @property
     def keys(self) -> tuple[str, ...]:
+        if self.numbered:
+            return tuple(str(i + 1) for i in range(len(self.options)))
         return tuple(KEYS[: len(self.options)])
 
     @property
@@ -289,7 +323,8 @@ class MultipleChoiceQuestion:
         return tuple(o.numeric_value for o in self.options)
 
     def render(self, prefill: bool = True) -> str:
-        """The question, one line per option and (``prefill``) the ``Answer:`` line.
+        """The question, one line per option and (``prefill``) the ``Answer:`` line; a numbered
+        scale adds the line asking for the level's number.
 
         Examples
         --------
@@ -300,6 +335,8 @@ class MultipleChoiceQuestion:
         B. Rent.
         """
         lines = [f"Question: {self.text}"] + [f"{k}. {o.text}." for k, o in zip(self.keys, self.options)]
+        if self.numbered:
+            lines.append(f"Answer with the number of the level, from 1 to {len(self.options)}.")
         body = "\n".join(lines)
         return body + ("\n" + self.prefill if prefill else "")
 
@@ -329,6 +366,76 @@ class MultipleChoiceQuestion:
         (6, ['S', 'L', 'M'], 'B')
         """
         return [dataclasses.replace(self, options=tuple(p)) for p in itertools.permutations(self.options)]
+
+    def rotations(self) -> list["MultipleChoiceQuestion"]:
+        """The K cyclic rotations of the options (keys stay A, B, ... by position), the identity
+        first: in rotation ``s`` option ``k`` has key ``(k - s) mod K``, so every option takes
+        every key once. For K = 2 the same two orders as :meth:`permutations`, in the same order.
+
+        Examples
+        --------
+        >>> q = MultipleChoiceQuestion("Size?", tuple(AnswerOption(t, i) for i, t in enumerate("SML")))
+        >>> [[o.text for o in r.options] for r in q.rotations()]
+        [['S', 'M', 'L'], ['M', 'L', 'S'], ['L', 'S', 'M']]
+        """
+        k = len(self.options)
+        return [dataclasses.replace(self, options=self.options[s:] + self.options[:s]) for s in range(k)]
+
+    def order_scheme(self, orders: str | None = None) -> str:
+        """``orders`` checked and resolved: ``"all"`` (K! orders) or ``"cyclic"`` (the K rotations);
+        None: ``"all"`` up to K = 4 (24 orders), ``"cyclic"`` above (5! would be 120 prompts per row).
+
+        Examples
+        --------
+        >>> q = MultipleChoiceQuestion("Size?", tuple(AnswerOption(t, i) for i, t in enumerate("SMLXY")))
+        >>> q.order_scheme(), q.order_scheme("all")
+        ('cyclic', 'all')
+        >>> q.order_scheme("some")
+        Traceback (most recent call last):
+        ...
+        llmsurrogate.exceptions.InvalidArgumentError: argument `orders` must be one of ['all', 'cyclic'] (or None: 'all' up to 4 options, 'cyclic' above); got 'some'
+        """
+        if orders is None:
+            return "all" if len(self.options) <= ALL_ORDERS_MAX_K else "cyclic"
+        if not isinstance(orders, str) or orders not in ORDERS:
+            raise InvalidArgumentError(
+                f"argument `orders` must be one of {list(ORDERS)} (or None: 'all' up to {ALL_ORDERS_MAX_K} options, "
+                f"'cyclic' above); got {orders!r:.60}")
+        return orders
+
+    def orderings(self, orders: str | None = None) -> list["MultipleChoiceQuestion"]:
+        """The answer orders that option-order averaging uses (:meth:`order_scheme`): ``"all"``
+        (:meth:`permutations`) or ``"cyclic"`` (:meth:`rotations`).
+
+        Examples
+        --------
+        >>> q = MultipleChoiceQuestion("Size?", tuple(AnswerOption(t, i) for i, t in enumerate("SMLX")))
+        >>> len(q.orderings()), len(q.orderings("cyclic")), len(q.orderings("all"))
+        (24, 4, 24)
+        """
+        return self.permutations() if self.order_scheme(orders) == "all" else self.rotations()
+
+    def scale(self) -> "MultipleChoiceQuestion":
+        """The question as a numbered scale: keys ``1`` ... ``K`` in the options' order and a line
+        asking for the level's number (``method="numeric_scale"``, docs/methods/survey.md §6).
+
+        Examples
+        --------
+        >>> q = MultipleChoiceQuestion("How satisfied are you?", tuple(AnswerOption(t, i + 1) for i, t in
+        ...                            enumerate(["Not at all", "Somewhat", "Very"])), ordered=True)
+        >>> print(q.scale().render())
+        Question: How satisfied are you?
+        1. Not at all.
+        2. Somewhat.
+        3. Very.
+        Answer with the number of the level, from 1 to 3.
+        Answer:
+        """
+        if len(self.options) > SCALE_MAX_K:
+            raise InvalidArgumentError(
+                f"argument `method`: 'numeric_scale' reads one digit per level, so at most {SCALE_MAX_K} options; "
+                f"the question {self.text!r:.60} has {len(self.options)} (use method='multiple_choice')")
+        return dataclasses.replace(self, numbered=True)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -616,7 +723,7 @@ def task_from_dict(spec: Mapping) -> Task:
         name = "MyTask"; target = "Y"; respondent = "..."; year = 2020; population = "..."
         description = "..."            # optional: replaces the population sentence block
         sensitive_attribute = "SEX"    # optional
-        [question]  text = "..."; prefill = "Answer:"
+        [question]  text = "..."; prefill = "Answer:"; ordered = true   (ordered: optional, default false)
         [[question.options]] text = "No"; value = 0        (and numeric_value = ... where needed)
         [numeric_question] text = "..."; prefill = "Answer (between 0 and 1): 0."
         [threshold] value = 50000; op = ">"
@@ -669,10 +776,14 @@ def task_from_dict(spec: Mapping) -> Task:
         opts = tuple(AnswerOption(_need(o, "text", f"[question] option {i + 1}"),
                                   _need(o, "value", f"[question] option {i + 1}"), o.get("numeric_value"))
                      for i, o in enumerate(options))
-        _no_other_keys(q, ("text", "options", "prefill"), "[question]")
+        _no_other_keys(q, ("text", "options", "prefill", "ordered"), "[question]")
         for i, o in enumerate(options):
             _no_other_keys(o, ("text", "value", "numeric_value"), f"[question] option {i + 1}")
-        question = MultipleChoiceQuestion(_need(q, "text", "[question]"), opts, q.get("prefill", "Answer:"))
+        ordered = q.get("ordered", False)
+        if not isinstance(ordered, bool):
+            raise InvalidArgumentError(f"[question] `ordered` must be true or false; got {ordered!r:.60}")
+        question = MultipleChoiceQuestion(_need(q, "text", "[question]"), opts, q.get("prefill", "Answer:"),
+                                          ordered=ordered)
     nq = spec.pop("numeric_question", None)
     numeric = None
     if nq is not None:
@@ -781,6 +892,8 @@ def _task_toml(task: Task) -> str:
         out += ["", "[question]"]
         put("text", q.text, "[question] text")
         put("prefill", q.prefill, "[question] prefill")
+        if q.ordered:  # only then: the files of unordered questions stay as they were
+            put("ordered", True, "[question] ordered")
         for i, o in enumerate(q.options):
             where = f"[question] option {o.text!r}"
             out += ["", "[[question.options]]"]

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import InvalidArgumentError
+from ..llm.scoring import binary_probabilities
 from ..results import Result, Summary, result_dataclass
 from ._plots import curve_tables, plot_evaluation, plot_score_histogram
 
@@ -121,11 +122,14 @@ class RiskEvaluation(Result):
 class RiskScores(Result):
     """Risk scores of each row: ``table`` with ``row`` (position), ``score``, ``answer_mass`` (mean
     next-token mass on the answer tokens, or on digits for numeric), ``label`` (if the data hold the
-    target) and, for multiple choice, ``score_order_k`` per answer order; ``meta`` records the task,
-    method, backend identity and cache statistics.
+    target) and, for multiple choice, ``score_order_k`` per answer order; for a question with K > 2
+    options (and for ``numeric_scale``) ``prob_<option value>`` per option, the answer
+    distribution; ``meta`` records the task, method, options, option orders, backend identity and
+    cache statistics.
 
-    Made by :func:`~llmsurrogate.risk.risk_scores`; ``scores`` is the score column as an array and
-    ``evaluate()`` scores it against the labels.
+    Made by :func:`~llmsurrogate.risk.risk_scores`; ``scores`` is the score column as an array,
+    ``probabilities`` the answer distribution as a frame, and ``evaluate()`` scores the scores
+    against the labels.
 
     Examples
     --------
@@ -145,6 +149,44 @@ class RiskScores(Result):
     @property
     def scores(self) -> np.ndarray:
         return self.table["score"].to_numpy(float)
+
+    @property
+    def probabilities(self):
+        """The answer distribution: an (n, K) DataFrame, one column per option named by the
+        option's value, in the question's order; each row sums to 1. K > 2 options (and
+        ``numeric_scale``): the ``prob_<value>`` columns. Binary: derived from the scores, which
+        are not changed: the option with the larger numeric value gets the score, the other one
+        minus it. Ready for :func:`~llmsurrogate.risk.evaluate_multiclass` and ``compare_answers``.
+
+        Examples
+        --------
+        >>> import math
+        >>> from llmsurrogate import datasets
+        >>> from llmsurrogate.llm import CallableBackend, acs_income_task
+        >>> from llmsurrogate.risk import risk_scores
+        >>> backend = CallableBackend(lambda prompt: {" A": math.log(0.2), " B": math.log(0.8)})
+        >>> rs = risk_scores(datasets.load_acs_income_rows().head(2), acs_income_task(), backend,
+        ...                  correct_order_bias=False)
+        >>> rs.probabilities.round(3)  # "Below $50,000" (value 0) is key A
+             0    1
+        0  0.2  0.8
+        1  0.2  0.8
+        """
+        import pandas as pd
+
+        options = self.meta.get("options")
+        if options is None:
+            raise InvalidArgumentError(
+                f"these scores (method {self.meta.get('method')!r}) carry no answer distribution: a numeric "
+                f"method on a question with more than 2 options, or scores made by an older version")
+        names = [f"prob_{o}" for o in options]
+        if all(n in self.table for n in names):
+            out = self.table[names].to_numpy(float)
+        elif len(options) == 2:
+            out = binary_probabilities(self.scores, self.meta["option_values"])
+        else:
+            raise InvalidArgumentError(f"the scores table has no columns {names}")
+        return pd.DataFrame(out, columns=pd.Index(options), index=self.table.index)
 
     def tidy(self):
         """One row per input row: the score and what it was read from (a copy of ``table``).

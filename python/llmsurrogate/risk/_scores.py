@@ -13,14 +13,14 @@ from ..exceptions import InvalidArgumentError
 from ..llm.cache import using_cache
 from ..llm.factory import as_backend, load_task
 from ..llm.prompts import few_shot_prompt, rows_of
-from ..llm.scoring import chat_prompt_fn, cot_risk, mc_risk, numeric_risk
+from ..llm.scoring import chat_prompt_fn, cot_risk, mc_risk, numeric_risk, scale_risk
 from ._results import RiskScores
 
 
 def risk_scores(data, task, backend, method: str = "multiple_choice", *, model: str | None = None, cache=None,
                 batch_size: int | None = None, correct_order_bias: bool = True, spelling: str = "sum",
                 chat: bool = False, system_prompt: str | None = None, few_shot=None, max_new_tokens: int = 256,
-                progress=None) -> RiskScores:
+                progress=None, orders: str | None = None) -> RiskScores:
     """Score every row of ``data`` for ``task`` with an LLM ``backend``.
 
     ``backend``: a backend object, or a backend name (``"transformers"``/``"hf"``, ``"vllm"``,
@@ -34,7 +34,17 @@ def risk_scores(data, task, backend, method: str = "multiple_choice", *, model: 
     then the answer keys' probabilities after it give the score, every order averaged as for
     multiple choice; the table gains ``reasoning``, the first order's, and ``stated_score``, the
     share of orders whose text states the positive option, NaN where none states one;
-    docs/methods/risk.md §1.10).
+    docs/methods/risk.md §1.10), or ``"numeric_scale"`` (the options numbered 1 ... K as the levels
+    of an ordered scale, the answer the level's number: the digits' next-token probabilities give
+    the distribution over the levels, the score is the expected level in the options' numeric
+    values; an ordered question, at most 9 levels, one prompt per row; docs/methods/survey.md §6).
+    ``orders``: the option orders multiple choice and chain of thought average, ``"all"`` (the K!
+    orders), ``"cyclic"`` (the K rotations: every option once at every key) or None (default):
+    ``"all"`` up to K = 4 options, ``"cyclic"`` above; for K = 2 the two are the same.
+    A question with K > 2 options (and every ``numeric_scale`` question) adds one column
+    ``prob_<option value>`` per option, in the question's order: the renormalised key
+    probabilities of each order put back in the question's option order, averaged over the orders
+    (:attr:`RiskScores.probabilities` returns them as a frame, for binary tasks too).
     ``cache``: a directory or :class:`~llmsurrogate.llm.cache.Cache`; every prompt's output is
     stored, so a rerun (or a run killed and restarted) recomputes nothing it finished.
     ``chat``: wrap prompts in the backend's chat template (instruct models; the assistant turn is
@@ -73,21 +83,27 @@ def risk_scores(data, task, backend, method: str = "multiple_choice", *, model: 
         label = f"scoring prompts ({method})"
         return _score_rows(data, task, backend, method, store, batch_size, correct_order_bias, spelling, chat,
                            system_prompt, few_shot, max_new_tokens,
-                           lambda _label, done, total: report(label, done, total))
+                           lambda _label, done, total: report(label, done, total), orders)
 
 
 #: the scoring methods of :func:`risk_scores` (and ``llmsurrogate risk --method``)
-METHODS = ("multiple_choice", "numeric", "numeric_argmax", "chain_of_thought")
+METHODS = ("multiple_choice", "numeric", "numeric_argmax", "chain_of_thought", "numeric_scale")
 
 
 def _score_rows(data, task, backend, method, cache, batch_size, correct_order_bias, spelling, chat, system_prompt,
-                few_shot, max_new_tokens, progress) -> RiskScores:
+                few_shot, max_new_tokens, progress, orders=None) -> RiskScores:
     rows = rows_of(data, task)
     h0, m0, r0 = cache.hits, cache.misses, cache.rejected
     table = pd.DataFrame({"row": np.arange(len(rows))})
-    kind = "numeric" if method.startswith("numeric") else "multiple_choice"
+    kind = "numeric" if method in ("numeric", "numeric_argmax") else "multiple_choice"
     if kind == "numeric" and task.numeric_question is None:
         raise InvalidArgumentError(f"task {task.name!r} has no numeric question; use method='multiple_choice'")
+    if kind == "multiple_choice" and task.question is None:
+        raise InvalidArgumentError(f"task {task.name!r} has no multiple-choice question; use method='numeric'")
+    question = task.question
+    if question is not None and method in ("multiple_choice", "chain_of_thought"):
+        question.order_scheme(orders)  # `orders` checked before any prompt is scored
+    probs = None
     examples = None
     if few_shot is not None:
         ex_frame = as_frame(few_shot, "few_shot")
@@ -95,16 +111,20 @@ def _score_rows(data, task, backend, method, cache, batch_size, correct_order_bi
         examples = (ex_rows, task.labels(ex_frame).tolist())
     if method == "chain_of_thought":
         user = None if examples is None else (lambda row, q: few_shot_prompt(task, row, *examples, q, prefill=False))
-        s, mass, per, reasoning, stated = cot_risk(
+        s, mass, per, reasoning, stated, probs = cot_risk(
             backend, task, rows, cache=cache, batch_size=batch_size, correct_order_bias=correct_order_bias,
             spelling=spelling, max_new_tokens=max_new_tokens, user_fn=user, chat=chat, system=system_prompt,
-            progress=progress)
+            progress=progress, orders=orders, return_probabilities=True)
     else:
         fn = _prompt_fn(backend, task, kind, chat, system_prompt, examples)
-        if kind == "multiple_choice":
-            s, mass, per = mc_risk(backend, task, rows, cache=cache, batch_size=batch_size,
-                                   correct_order_bias=correct_order_bias, spelling=spelling, progress=progress,
-                                   prompt_fn=fn)
+        if method == "numeric_scale":
+            s, mass, probs = scale_risk(backend, task, rows, cache=cache, batch_size=batch_size, spelling=spelling,
+                                        progress=progress, prompt_fn=fn)
+            per = None
+        elif kind == "multiple_choice":
+            s, mass, per, probs = mc_risk(backend, task, rows, cache=cache, batch_size=batch_size,
+                                          correct_order_bias=correct_order_bias, spelling=spelling, progress=progress,
+                                          prompt_fn=fn, orders=orders, return_probabilities=True)
         else:
             s, mass = numeric_risk(backend, task, rows, cache=cache, batch_size=batch_size,
                                    decoding="argmax" if method == "numeric_argmax" else "expected", progress=progress,
@@ -113,6 +133,9 @@ def _score_rows(data, task, backend, method, cache, batch_size, correct_order_bi
     table["score"], table["answer_mass"] = s, mass
     for k in range(0 if per is None else per.shape[1]):
         table[f"score_order_{k}"] = per[:, k]
+    if probs is not None and (method == "numeric_scale" or len(question.options) > 2):
+        for name, column in zip(probability_columns(question), probs.T):
+            table[name] = column
     if method == "chain_of_thought":
         table["reasoning"] = reasoning
         with warnings.catch_warnings():
@@ -125,10 +148,45 @@ def _score_rows(data, task, backend, method, cache, batch_size, correct_order_bi
     meta = {"task": task.name, "task_fingerprint": task.fingerprint(), "method": method,
             "backend": dict(getattr(backend, "identity", {})), "correct_order_bias": bool(correct_order_bias),
             "chat": bool(chat), "few_shot": 0 if examples is None else len(examples[0]),
+            **_option_meta(question, method, correct_order_bias, orders),
             **({"max_new_tokens": int(max_new_tokens)} if method == "chain_of_thought" else {}),
             "cache_hits": cache.hits - h0, "cache_misses": cache.misses - m0,
             "cache_rejected": cache.rejected - r0}
     return RiskScores(table=table, meta=meta)
+
+
+def probability_columns(question) -> list[str]:
+    """The names of the ``prob_<option value>`` columns of a scores table, in the question's option order.
+
+    Examples
+    --------
+    >>> from llmsurrogate.llm.tasks import AnswerOption, MultipleChoiceQuestion
+    >>> probability_columns(MultipleChoiceQuestion("Often?", (AnswerOption("Never", "never", 0),
+    ...                                            AnswerOption("Sometimes", 1), AnswerOption("Often", 2.5))))
+    ['prob_never', 'prob_1', 'prob_2.5']
+    """
+    names = [f"prob_{o.value}" for o in question.options]
+    if len(set(names)) != len(names):
+        raise InvalidArgumentError(f"the answer options of {question.text!r:.60} have values that read alike "
+                                   f"({names}); give each option a distinct value")
+    return names
+
+
+def _plain(value):
+    """An option value as JSON holds it (numpy numbers become Python's)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _option_meta(question, method, correct_order_bias, orders) -> dict:
+    """What the table's answer distribution refers to: the options (values, numeric values, ordered)
+    and, where orders are averaged, which orders."""
+    if question is None or method in ("numeric", "numeric_argmax") and len(question.options) > 2:
+        return {}
+    out = {"options": [_plain(o.value) for o in question.options], "option_values": list(question.values),
+           "ordered": question.ordered}
+    if method in ("multiple_choice", "chain_of_thought"):
+        out["orders"] = question.order_scheme(orders) if correct_order_bias else "none"
+    return out
 
 
 def _prompt_fn(backend, task, kind, chat, system_prompt, examples):
@@ -190,13 +248,13 @@ def few_shot_examples(data, task, n: int, *, seed: int = 42, balanced: bool = Tr
 
 def score_table(data, task: str, model: str, backend: str = "transformers", method: str = "multiple_choice",
                 cache=None, batch_size: int | None = None, correct_order_bias: bool = True, device: str | None = None,
-                backend_options: dict | None = None):
+                backend_options: dict | None = None, orders: str | None = None):
     """:func:`risk_scores` from names: ``task`` is a TOML file or a built-in task name, ``model`` a
     local model folder (``backend="openai"``: the served model's name). ``batch_size``: prompts
     per forward pass (default: the backend's, 16 on the CPU, up to 512 on a GPU).
     ``backend_options``: the openai backend's description (``base_url``, ``api_key_env``,
-    ``concurrency``, ``prices``, ``max_cost``, ...; its responses go to ``cache`` too). Returns the
-    scores table (DataFrame).
+    ``concurrency``, ``prices``, ``max_cost``, ...; its responses go to ``cache`` too). ``orders``:
+    the option orders averaged (:func:`risk_scores`). Returns the scores table (DataFrame).
 
     Examples
     --------
@@ -216,4 +274,4 @@ def score_table(data, task: str, model: str, backend: str = "transformers", meth
         opts.setdefault("cache", cache)
     be = as_backend(backend, model, device=device, batch_size=batch_size, **opts)
     return risk_scores(data, t, be, method, cache=cache, batch_size=batch_size,
-                       correct_order_bias=correct_order_bias).table
+                       correct_order_bias=correct_order_bias, orders=orders).table
