@@ -18,19 +18,20 @@ from ._metrics import (
     _level,
     _seed,
     _threshold,
-    _yr,
-    _yrg,
+    _yrgw,
+    _yrw,
     bootstrap_ci,
     calibration_curve,
     group_metrics,
+    kish_n_eff,
 )
 from ._plots import curve_tables
 from ._results import RiskEvaluation
 
 
 def evaluate(y, scores, groups=None, *, threshold: float = 0.5, bins: int = 10, n_boot: int = 200,
-             seed: int = 42, level: float = 0.95, min_group_share: float = 0.04, n_jobs: int | None = None
-             ) -> RiskEvaluation:
+             seed: int = 42, level: float = 0.95, min_group_share: float = 0.04, n_jobs: int | None = None,
+             weights=None) -> RiskEvaluation:
     """All docs/methods/risk.md §2 metrics of ``scores`` against 0/1 labels ``y``, with bootstrap CIs.
 
     The headline metrics (accuracy, balanced accuracy, Brier, log loss, ROC AUC, ECE, SCE) get
@@ -38,6 +39,11 @@ def evaluate(y, scores, groups=None, *, threshold: float = 0.5, bins: int = 10, 
     ``rust/risk/mod.rs``): ``se`` is their standard deviation, the CI their percentiles, the
     two-sided ``level`` (a confidence level, 0.95) interval. ``n_jobs``: workers/threads (None: see
     :func:`llmsurrogate.num_threads`); no number depends on it.
+
+    ``weights``: survey weights (one per row, paired with ``y`` by pandas label), giving the
+    population metrics (docs/methods/risk.md §2.11); every table is weighted, replicate ``b`` draws
+    the same rows as without weights and each drawn row keeps its weight. ``meta`` records
+    ``weighted`` and Kish's effective sample size ``n_eff`` = (Σw)²/Σw² (``n`` without weights).
 
     Examples
     --------
@@ -51,11 +57,14 @@ def evaluate(y, scores, groups=None, *, threshold: float = 0.5, bins: int = 10, 
     2       fnr   0.25    NaN     NaN      NaN
     >>> round(ev.metric("roc_auc"), 4), round(ev.metric("brier"), 4)
     (0.9167, 0.1153)
+    >>> wev = evaluate(y, r, n_boot=20, n_jobs=1, weights=[1, 1, 1, 1, 1, 3, 1, 1, 1, 1])
+    >>> round(wev.metric("tpr"), 2), wev.meta["n_eff"]  # (sum w)^2 / sum w^2 = 144 / 18
+    (0.5, 8.0)
     """
     if groups is not None:
-        yy, rr, groups = _yrg(y, scores, groups)
+        yy, rr, groups, w = _yrgw(y, scores, groups, weights)
     else:
-        yy, rr = _yr(y, scores)
+        yy, rr, w = _yrw(y, scores, weights)
     if len(yy) == 0:
         raise EmptyInputError("argument `y` is empty")
     threshold, bins, seed, level = _threshold(threshold), _bins(bins), _seed(seed), _level(level)
@@ -63,10 +72,11 @@ def evaluate(y, scores, groups=None, *, threshold: float = 0.5, bins: int = 10, 
     n_jobs = resolve_n_jobs(n_jobs)
     n_boot = check_int(n_boot, "n_boot", minimum=0)
     check_allocation(8.0 * n_boot * (len(BOOT_METRICS) + 1), "n_boot", n_boot, "the bootstrap replicates")
-    point = _all_metrics(yy, rr, threshold, bins)
+    point = _all_metrics(yy, rr, threshold, bins, w)
     boot = None
     if n_boot > 0:
-        boot = np.asarray(_core.risk_bootstrap(yy, rr, n_boot, int(seed), float(threshold), int(bins), EPS, n_jobs))
+        boot = np.asarray(_core.risk_bootstrap(yy, rr, n_boot, int(seed), float(threshold), int(bins), EPS, n_jobs,
+                                               weights=w))
     rows = []
     for name, value in point.items():
         se = lo = hi = float("nan")
@@ -76,21 +86,22 @@ def evaluate(y, scores, groups=None, *, threshold: float = 0.5, bins: int = 10, 
     metrics = pd.DataFrame(rows)
     groups_frame, gsum = (pd.DataFrame(), {})
     if groups is not None:
-        groups_frame, gsum = group_metrics(yy, rr, groups, threshold, min_group_share, bins)
-    calib = calibration_curve(yy, rr, bins=bins, strategy="quantile", seed=seed)
+        groups_frame, gsum = group_metrics(yy, rr, groups, threshold, min_group_share, bins, weights=w)
+    calib = calibration_curve(yy, rr, bins=bins, strategy="quantile", seed=seed, weights=w)
     meta = {"n": int(len(yy)), "threshold": float(threshold), "n_boot": n_boot, "seed": int(seed), "bins": int(bins),
-            "level": float(level)}
-    curves = curve_tables(yy, rr, groups, bins=bins, seed=seed, min_share=min_group_share)
+            "level": float(level), "weighted": w is not None, "n_eff": kish_n_eff(w, len(yy))}
+    curves = curve_tables(yy, rr, groups, bins=bins, seed=seed, min_share=min_group_share, weights=w)
     return RiskEvaluation(metrics=metrics, groups=groups_frame, group_summary=gsum, calibration=calib, meta=meta,
                           **curves)
 
 
 @deprecated_arguments(positional=3)
 def evaluate_table(y, scores, groups=None, *, threshold: float = 0.5, bins: int = 10, n_boot: int = 200,
-                   seed: int = 42):
+                   seed: int = 42, weights=None):
     """:func:`evaluate` as plain tables: ``{"metrics": DataFrame, "groups": DataFrame,
     "group_summary": dict, "calibration": DataFrame}``. Arguments after ``groups`` are keyword-only
-    (by position they still work until 0.3, with a ``FutureWarning``).
+    (by position they still work until 0.3, with a ``FutureWarning``); ``weights``: survey weights,
+    as in :func:`evaluate`.
 
     Examples
     --------
@@ -102,6 +113,6 @@ def evaluate_table(y, scores, groups=None, *, threshold: float = 0.5, bins: int 
     >>> tables["groups"]["accuracy"].tolist()
     [1.0, 0.6]
     """
-    ev = evaluate(y, scores, groups, threshold=threshold, bins=bins, n_boot=n_boot, seed=seed)
+    ev = evaluate(y, scores, groups, threshold=threshold, bins=bins, n_boot=n_boot, seed=seed, weights=weights)
     return {"metrics": ev.metrics, "groups": ev.groups, "group_summary": ev.group_summary,
             "calibration": ev.calibration}

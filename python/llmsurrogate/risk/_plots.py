@@ -13,7 +13,7 @@ import pandas as pd
 from .._plotting import axes_for, finish
 from .._validation import as_float_array
 from ..exceptions import InvalidArgumentError
-from ._metrics import _yr, _yrg, calibration_curve
+from ._metrics import _carrying, _inputs, _yrgw, calibration_curve
 
 #: the label of the curve of every row, beside the groups' curves
 ALL = "all"
@@ -34,13 +34,13 @@ def _group_names(groups, labels: Mapping | Callable | None) -> np.ndarray:
     return np.array([str(labels[v]) if v in labels else str(by_text.get(str(v), v)) for v in g], dtype=object)
 
 
-def roc_table(y, scores, *, drop_intermediate: bool = True) -> pd.DataFrame:
+def roc_table(y, scores, *, drop_intermediate: bool = True, weights=None) -> pd.DataFrame:
     """The ROC curve: a first row (0, 0) at threshold +inf, then one row per distinct score
     (highest first): ``threshold`` (r >= threshold counts as positive), ``fpr``, ``tpr``;
     ``drop_intermediate`` leaves out the points on a straight line between their neighbours (the
     same curve, fewer rows). The points of ``sklearn.metrics.roc_curve(y, scores,
-    drop_intermediate=...)``; the trapezoid area under them is the ROC AUC with ties counted ½.
-    Needs both classes.
+    drop_intermediate=..., sample_weight=weights)``; the trapezoid area under them is the ROC AUC
+    with ties counted ½. Needs both classes (with positive weight).
 
     Examples
     --------
@@ -52,30 +52,39 @@ def roc_table(y, scores, *, drop_intermediate: bool = True) -> pd.DataFrame:
     3       0.35  0.5  1.0
     4       0.10  1.0  1.0
     """
-    yy, rr = _yr(y, scores)
+    yy, rr, w = _inputs(y, scores, weights)
     n_pos = float(yy.sum())
     if n_pos == 0 or n_pos == len(yy):
         raise InvalidArgumentError("a ROC curve needs both classes in `y`; it holds only "
-                                   f"{'positives' if n_pos else 'negatives'}")
+                                   f"{'positives' if n_pos else 'negatives'}"
+                                   f"{'' if w is None else ' among the rows of positive weight'}")
     order = np.argsort(-rr, kind="mergesort")
     r_sorted, y_sorted = rr[order], yy[order]
     last = np.r_[np.flatnonzero(np.diff(r_sorted)), len(rr) - 1]  # the last row of each distinct score
-    tps = np.cumsum(y_sorted)[last]
-    fps = (last + 1) - tps
+    if w is None:
+        tps = np.cumsum(y_sorted)[last]
+        fps = (last + 1) - tps
+        n_neg = len(yy) - n_pos
+    else:
+        w_sorted = w[order]
+        tps = np.cumsum(w_sorted * y_sorted)[last]
+        fps = np.cumsum(w_sorted * (1 - y_sorted))[last]
+        n_pos, n_neg = tps[-1], fps[-1]
     if drop_intermediate and len(tps) > 2:  # scikit-learn's rule: keep the corners of the curve
         keep = np.flatnonzero(np.r_[True, np.logical_or(np.diff(fps, 2), np.diff(tps, 2)), True])
         last, tps, fps = last[keep], tps[keep], fps[keep]
     return pd.DataFrame({"threshold": np.r_[np.inf, r_sorted[last]],
-                         "fpr": np.r_[0.0, fps / (len(yy) - n_pos)], "tpr": np.r_[0.0, tps / n_pos]})
+                         "fpr": np.r_[0.0, fps / n_neg], "tpr": np.r_[0.0, tps / n_pos]})
 
 
 def curve_tables(y, scores, groups=None, *, bins: int = 10, seed: int = 42, min_share: float = 0.04,
-                 labels: Mapping | Callable | None = None) -> dict[str, pd.DataFrame]:
+                 labels: Mapping | Callable | None = None, weights=None) -> dict[str, pd.DataFrame]:
     """The curves a risk evaluation draws, as tables: ``roc`` (:func:`roc_table` with a ``group``
     column: ``"all"``, then each group with both classes) and ``group_calibration``
     (:func:`~llmsurrogate.risk.calibration_curve` of each group holding at least ``min_share`` of
     the rows and ``bins`` rows, quantile bins, with a ``group`` column; empty without groups).
-    ``labels`` turns group codes into text (a mapping or a callable).
+    ``labels`` turns group codes into text (a mapping or a callable). With ``weights`` (survey
+    weights) the curves are weighted and a group's share is its share of the weight.
 
     Examples
     --------
@@ -88,19 +97,22 @@ def curve_tables(y, scores, groups=None, *, bins: int = 10, seed: int = 42, min_
     ['a', 'b']
     """
     if groups is None:
-        yy, rr = _yr(y, scores)
+        yy, rr, w = _inputs(y, scores, weights)
     else:
-        yy, rr, g = _yrg(y, scores, groups)
-    rocs = [roc_table(yy, rr).assign(group=ALL)] if 0 < yy.sum() < len(yy) else []
+        yy, rr, g, w = _yrgw(y, scores, groups, weights)
+        yy, rr, g, w = _carrying(w, yy, rr, g)
+    rocs = [roc_table(yy, rr, weights=w).assign(group=ALL)] if 0 < yy.sum() < len(yy) else []
     calib = []
     if groups is not None:
         names = _group_names(g, labels)
         for lab in np.unique(names):
             m = names == lab
+            wm = None if w is None else w[m]
             if 0 < yy[m].sum() < m.sum():
-                rocs.append(roc_table(yy[m], rr[m]).assign(group=lab))
-            if m.mean() >= min_share and m.sum() >= bins:
-                calib.append(calibration_curve(yy[m], rr[m], bins=bins, seed=seed).assign(group=lab))
+                rocs.append(roc_table(yy[m], rr[m], weights=wm).assign(group=lab))
+            share = m.mean() if w is None else wm.sum() / w.sum()
+            if share >= min_share and m.sum() >= bins:
+                calib.append(calibration_curve(yy[m], rr[m], bins=bins, seed=seed, weights=wm).assign(group=lab))
     roc = (pd.concat(rocs, ignore_index=True) if rocs else
            pd.DataFrame({"threshold": [], "fpr": [], "tpr": [], "group": []}))
     group_calibration = pd.concat(calib, ignore_index=True) if calib else pd.DataFrame()
@@ -180,10 +192,11 @@ def _draw_calibration(ax, overall, per_group) -> None:
 
 
 def plot_calibration(y, scores, groups=None, bins: int = 10, ax=None, min_share: float = 0.04, *,
-                     labels: Mapping | Callable | None = None):
+                     labels: Mapping | Callable | None = None, weights=None):
     """Reliability diagram (quantile bins, bootstrap CIs), one curve per group if ``groups``
     (groups holding at least ``min_share`` of the rows and ``bins`` rows); ``labels`` names the
     groups' codes in the legend (a mapping such as ``{1: "male", 2: "female"}``, or a callable).
+    ``weights``: survey weights (weighted curves, :func:`~llmsurrogate.risk.calibration_curve`).
     On ``ax`` if given; returns the matplotlib Figure.
 
     Examples
@@ -196,12 +209,13 @@ def plot_calibration(y, scores, groups=None, bins: int = 10, ax=None, min_share:
     ['all', 'female', 'male']
     >>> plt.close(fig)
     """
-    yy, rr = _yr(y, scores)
+    yy, rr, w = _inputs(y, scores, weights)
     fig, ax, owned = axes_for(ax, (4.8, 4.8))
     per_group = None
     if groups is not None:
-        per_group = curve_tables(y, scores, groups, bins=bins, min_share=min_share, labels=labels)["group_calibration"]
-    _draw_calibration(ax, calibration_curve(yy, rr, bins), per_group)
+        per_group = curve_tables(y, scores, groups, bins=bins, min_share=min_share, labels=labels,
+                                 weights=weights)["group_calibration"]
+    _draw_calibration(ax, calibration_curve(yy, rr, bins, weights=w), per_group)
     return finish(fig, owned)
 
 
@@ -222,11 +236,12 @@ def _draw_roc(ax, roc: pd.DataFrame) -> None:
     ax.grid(alpha=0.3)
 
 
-def plot_roc(y, scores, groups=None, ax=None, *, labels: Mapping | Callable | None = None):
+def plot_roc(y, scores, groups=None, ax=None, *, labels: Mapping | Callable | None = None, weights=None):
     """ROC curve of ``scores`` against 0/1 labels ``y`` (the points of
     ``sklearn.metrics.roc_curve(y, scores)``), with its AUC (ties
     count ½, as :func:`~llmsurrogate.risk.roc_auc`) in the legend; one curve per group (with both classes) if
-    ``groups``, named through ``labels``. On ``ax`` if given; returns the matplotlib Figure.
+    ``groups``, named through ``labels``; weighted curves with survey ``weights``. On ``ax`` if
+    given; returns the matplotlib Figure.
 
     Examples
     --------
@@ -239,7 +254,7 @@ def plot_roc(y, scores, groups=None, ax=None, *, labels: Mapping | Callable | No
     >>> plt.close(fig)
     """
     fig, ax, owned = axes_for(ax, (4.8, 4.8))
-    _draw_roc(ax, curve_tables(y, scores, groups, labels=labels)["roc"])
+    _draw_roc(ax, curve_tables(y, scores, groups, labels=labels, weights=weights)["roc"])
     return finish(fig, owned)
 
 
