@@ -20,7 +20,8 @@ class RiskEvaluation(Result):
     ``metrics``: one row per metric (``metric``, ``value``, ``se``, ``ci_low``, ``ci_high``;
     bootstrap columns NaN for metrics not bootstrapped); ``groups``: per-group metrics;
     ``group_summary``: ratios and differences across groups; ``calibration``: reliability-diagram
-    table; ``meta``: threshold, n, n_boot, seed, bins; ``roc``: the ROC curve's points (``group``
+    table; ``meta``: threshold, n, n_boot, seed, bins, level, ``weighted`` (survey weights used) and
+    ``n_eff`` (Kish's effective sample size (Σw)²/Σw², ``n`` without weights); ``roc``: the ROC curve's points (``group``
     "all", then each group; ``threshold``, ``fpr``, ``tpr``: ``plot_roc``'s points) and ``group_calibration``:
     each group's reliability-diagram table (``group`` column), both None in an evaluation made
     without them (an earlier version's).
@@ -84,8 +85,13 @@ class RiskEvaluation(Result):
         >>> ev = evaluate([0, 0, 1, 1, 0, 1], [.1, .4, .8, .35, .2, .9], n_boot=20)
         >>> print(ev.summary().as_text().splitlines()[0])
         Risk score evaluation
+        >>> wev = evaluate([0, 0, 1, 1, 0, 1], [.1, .4, .8, .35, .2, .9], n_boot=20, weights=[1, 1, 1, 1, 1, 5])
+        >>> print(next(line for line in wev.summary().as_text().splitlines() if "survey" in line))
+        survey weights      : yes (Kish effective sample size 3.3)
         """
         facts = {"rows": self.meta["n"], "threshold": self.meta["threshold"], "bootstrap resamples": self.meta["n_boot"]}
+        if self.meta.get("weighted"):
+            facts["survey weights"] = f"yes (Kish effective sample size {self.meta['n_eff']:.1f})"
         main = self.metrics[self.metrics["metric"].isin(["accuracy", "balanced_accuracy", "roc_auc", "ece",
                                                          "ece_quantile", "brier", "log_loss", "confidence_bias",
                                                          "sce", "score_mean", "score_sd"])]
