@@ -435,3 +435,17 @@ def test_weighted_figures():
     fig = risk.plot_calibration(y, r, g, bins=4, weights=w)
     assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["all", "a", "b"]
     plt.close(fig)
+
+
+def test_two_options_agree_with_the_weighted_k_option_evaluation():
+    """The K-option code (risk._multiclass, written apart) with K = 2 on (1 - r, r): the same
+    weighted values and, drawing the same replicates with the weights kept, the same bootstrap."""
+    y, r, w = sample(n=140, seed=16)
+    n_boot = 40
+    ev = risk.evaluate(y, r, n_boot=n_boot, seed=3, weights=w).metrics.set_index("metric")
+    mc = risk.evaluate_multiclass(y.astype(int), np.column_stack([1 - r, r]), weights=w, n_boot=n_boot,
+                                  seed=3).metrics.set_index("metric")
+    for binary, k_option, factor in (("log_loss", "log_loss", 1.0), ("accuracy", "accuracy", 1.0),
+                                     ("brier", "brier", 2.0), ("roc_auc", "roc_auc_macro", 1.0)):
+        for col in ("value", "se", "ci_low", "ci_high"):
+            assert factor * ev.loc[binary, col] == pytest.approx(mc.loc[k_option, col], abs=1e-10), (binary, col)
