@@ -118,6 +118,20 @@ def test_one_exact_pass_per_prompt_with_logprob_token_ids(real, hf_llama):
 
 
 @pytest.mark.vllm
+def test_scoring_passes_detokenize_nothing(real):
+    """A scoring pass reads numbers only: the engine is asked not to detokenize (no text for the
+    generated token, no decoded token on any returned log-probability), while generate() keeps text."""
+    vl = real
+    seqs = vl._encode_room(_mc_prompts()[:3], appended=1)
+    outs = vl._generate(seqs, vl._score_params(max_tokens=1, logprob_token_ids=[5, 6]))
+    for o in outs:
+        assert o.outputs[0].text == ""
+        assert [lp.decoded_token for lp in o.outputs[0].logprobs[0].values()] == [None] * len(o.outputs[0].logprobs[0])
+    texted = vl._generate(seqs, vl._params(max_tokens=1, logprob_token_ids=[5, 6]))
+    assert any(lp.decoded_token for o in texted for lp in o.outputs[0].logprobs[0].values())
+
+
+@pytest.mark.vllm
 def test_old_path_with_a_tiny_k_sends_every_prompt_to_the_exact_path(llama, hf_llama, real):
     """The branch of vLLMs without logprob_token_ids, forced on the real engine with k = 1: two
     requested tokens cannot both be the top 1, so every prompt takes the exact path (counted and

@@ -170,6 +170,7 @@ class VLLMBackend(TokenizerMixin):
                                        "no SamplingParams(logprob_token_ids=...) (vLLM 0.26 and 0.32 have it); "
                                        "pass None or False")
         self.one_pass = has_ids if logprob_token_ids is None else logprob_token_ids
+        self._detokenize_flag = _has_sampling_field(vllm, "detokenize")
         platform = _platform(vllm)
         if device is not None and platform is not None and device != platform:
             raise InvalidArgumentError(f"argument `device` is {device!r}, but the installed vLLM "
@@ -222,6 +223,14 @@ class VLLMBackend(TokenizerMixin):
     def _params(self, **kw):
         return self._vllm.SamplingParams(temperature=0.0, **kw)
 
+    def _score_params(self, **kw):
+        """SamplingParams for a scoring pass: nothing detokenized where the installed vLLM allows it
+        (``detokenize=False``: no text for the generated token nor for the returned log-probabilities,
+        which scoring never reads; the per-request detokenizer is the engine front end's largest cost)."""
+        if self._detokenize_flag:
+            kw["detokenize"] = False
+        return self._params(**kw)
+
     def _prompts(self, seqs):
         from vllm.inputs import TokensPrompt
 
@@ -260,9 +269,9 @@ class VLLMBackend(TokenizerMixin):
             return out
         path = "token_ids" if self.one_pass and len(set(tid)) <= MAX_LOGPROB_TOKEN_IDS else "top_k"
         if path == "token_ids":
-            params = self._params(max_tokens=1, logprob_token_ids=sorted(set(tid)))
+            params = self._score_params(max_tokens=1, logprob_token_ids=sorted(set(tid)))
         else:
-            params = self._params(max_tokens=1, logprobs=self.max_logprobs)
+            params = self._score_params(max_tokens=1, logprobs=self.max_logprobs)
         outs = self._generate(seqs, params)
         missing = []
         paths = [path] * len(seqs)
@@ -285,7 +294,7 @@ class VLLMBackend(TokenizerMixin):
         """log p(t | seq) for every t, whatever its rank: each seq + [t] with prompt_logprobs=0
         (one engine sequence per (seq, t)); the last prompt entry holds the actual token."""
         ext = [s + [t] for s in seqs for t in tid]
-        outs = self._generate(ext, self._params(max_tokens=1, prompt_logprobs=0))
+        outs = self._generate(ext, self._score_params(max_tokens=1, prompt_logprobs=0))
         vals = [self._value(o.prompt_logprobs[-1][e[-1]]) for o, e in zip(outs, ext)]
         return np.asarray(vals, dtype=np.float32).reshape(len(seqs), len(tid))
 
@@ -344,7 +353,7 @@ class VLLMBackend(TokenizerMixin):
         """
         prompts = check_prompts(prompts)
         seqs = self._encode_room(prompts, appended=0)
-        outs = self._generate(seqs, self._params(max_tokens=1, prompt_logprobs=0))
+        outs = self._generate(seqs, self._score_params(max_tokens=1, prompt_logprobs=0))
         lens = np.array([len(s) for s in seqs], dtype=np.int64)
         offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
         values = np.full(offsets[-1], np.nan, dtype=np.float32)
@@ -375,17 +384,22 @@ def _vllm_version(vllm) -> str:
     return str(getattr(vllm, "__version__", "unknown"))
 
 
-def _has_logprob_token_ids(vllm) -> bool:
-    """Whether the installed vLLM's SamplingParams takes ``logprob_token_ids`` (vLLM 0.26 and 0.32 do;
-    read from its fields or signature, not its version number)."""
+def _has_sampling_field(vllm, name: str) -> bool:
+    """Whether the installed vLLM's SamplingParams takes ``name`` (read from its fields or signature,
+    not its version number)."""
     sp = vllm.SamplingParams
     fields = getattr(sp, "__struct_fields__", None) or getattr(sp, "__annotations__", {})
-    if "logprob_token_ids" in fields:
+    if name in fields:
         return True
     try:
-        return "logprob_token_ids" in inspect.signature(sp).parameters
+        return name in inspect.signature(sp).parameters
     except (TypeError, ValueError):
         return False
+
+
+def _has_logprob_token_ids(vllm) -> bool:
+    """Whether the installed vLLM's SamplingParams takes ``logprob_token_ids`` (vLLM 0.26 and 0.32 do)."""
+    return _has_sampling_field(vllm, "logprob_token_ids")
 
 
 def _platform(vllm) -> str | None:
