@@ -193,13 +193,21 @@ NULL
 
 # The last few long data frames sent and what was sent for them: a call on an identical() data
 # frame (R copies on modify, so a changed one is not identical) sends the same payload without
-# checking and coding it again (Python keeps the table it built from those bytes).
+# checking and coding it again (Python keeps the table it built from those bytes). The errors
+# (last column) are compared first: a new data frame usually differs there at once, and then the
+# domain columns, which data frames of one design share, are not compared (identical() on the
+# whole frame took about 45 us a call against four kept frames of 1,892 rows).
 .long_cache <- local({
   frames <- list()
   payloads <- list()
   list(
     find = function(err) {
-      for (i in seq_along(frames)) if (identical(frames[[i]], err)) return(payloads[[i]])
+      d <- length(err)
+      errors <- .subset2(err, d)
+      for (i in seq_along(frames)) {
+        kept <- frames[[i]]
+        if (length(kept) == d && identical(.subset2(kept, d), errors) && identical(kept, err)) return(payloads[[i]])
+      }
       NULL
     },
     keep = function(err, payload) {

@@ -426,6 +426,11 @@ test_that("long data frames (r = 1 and r = 2) give what the same errors give as 
   expect_identical(forecast_interval(lE2, 0.99, "right"), forecast_interval(E2, 0.99, "right"))
   expect_identical(forecast_interval(lE2, 1, "right"), c(-Inf, 1e6))
   expect_identical(forecast_interval(lE, 1, "right"), c(-Inf, max(E, na.rm = TRUE)))
+  # the same errors under other domains are another table: the payload kept for lE (same last
+  # column) is not reused; here every row's test domain is its training domain
+  clash <- lE
+  clash$train <- clash$test
+  expect_error(forecast_interval(clash, 1, "right"), "among its training domains", class = "llmsurrogate_error")
   # rows in another order, domains as factors or strings: the same table
   shuffled <- lE[sample(nrow(lE)), ]
   shuffled$train <- factor(shuffled$train)
