@@ -1,4 +1,4 @@
-"""Questions with K answer options, ordered or not (issue 27 items 1 and 5; docs/methods/survey.md §6).
+"""Questions with K answer options, ordered or not (issue 27 items 1 and 5; docs/methods/survey.md §7).
 
 The references are independent of the code under test:
 
@@ -313,6 +313,31 @@ def test_numeric_scale_reads_the_digits_of_a_stand_in_model():
     np.testing.assert_allclose(mass, [0.8 / 1.8], atol=1e-6)
 
 
+def test_numeric_scale_few_shot_examples_answer_with_level_numbers_and_chat_prefills(hf):
+    task = hours_task(4)
+    frame = ROWS.assign(WKHP=[40, 10, 50])  # labels: the options' values
+    seen = []
+
+    def model(prompt):
+        seen.append(prompt)
+        return {" 3": 0.0}
+
+    rs = risk.risk_scores(frame.iloc[2:], task, CallableBackend(model), "numeric_scale", few_shot=frame.iloc[:2])
+    answers = [line for line in seen[0].splitlines() if line.startswith("Answer")]
+    ask = "Answer with the number of the level, from 1 to 4."
+    assert answers == [ask, "Answer: 3", ask, "Answer: 1", ask, "Answer:"]  # 40 hours: level 3; 10 hours: level 1
+    assert rs.scores.tolist() == [40.0] and rs.meta["few_shot"] == 2
+    from llmsurrogate.llm.prompts import MC_CHAT_PREFILL, MC_SYSTEM_PROMPT
+
+    chat = risk.risk_scores(ROWS.iloc[:1], task, hf, "numeric_scale", chat=True)
+    row = ROWS[list(task.features)].to_dict("records")[0]
+    prompt = hf.chat_prompt(multiple_choice_prompt(task, row, task.question.scale(), prefill=False),
+                            prefill=MC_CHAT_PREFILL, system=MC_SYSTEM_PROMPT)
+    assert prompt.endswith("from 1 to 4.<|im_end|>\n<|im_start|>assistant\n" + MC_CHAT_PREFILL)
+    ref, _ = forward_key_probs(hf, prompt, ["1", "2", "3", "4"])
+    np.testing.assert_allclose(chat.probabilities.to_numpy()[0], ref, atol=2e-6)
+
+
 # --- LLMPredictor.predict_proba -----------------------------------------------------------------------
 
 def test_predict_proba_columns_in_option_order_and_binary_matches_predict(hf):
@@ -351,6 +376,11 @@ def test_toml_round_trip_keeps_ordered_and_unordered_files_unchanged(tmp_path):
     assert back == ordered and back.question.ordered is True and back.fingerprint() == ordered.fingerprint()
     assert ordered.fingerprint() != plain.fingerprint()
     assert repr(plain.question).endswith("prefill='Answer:')") and repr(ordered.question).endswith("ordered=True)")
+    import dataclasses
+
+    numbered = dataclasses.replace(ordered, question=ordered.question.scale())
+    numbered.to_toml(tmp_path / "n.toml")
+    assert Task.from_toml(tmp_path / "n.toml") == numbered
     (tmp_path / "bad.toml").write_text(text.replace("ordered = true", 'ordered = "yes"'))
     with pytest.raises(InvalidArgumentError, match="`ordered` must be true or false"):
         Task.from_toml(tmp_path / "bad.toml")

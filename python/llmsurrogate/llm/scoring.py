@@ -503,7 +503,7 @@ def mc_risk(backend, task: Task, rows: Sequence[dict], *, cache=None, batch_size
     r = Σ_k q_k v_k. Returns ``(scores, answer_mass, per_order_scores (n, n_orders))``, and with
     ``return_probabilities`` a fourth: ``(n, K)`` the answer distribution, each order's
     renormalised key probabilities put back in the question's option order and averaged over
-    the orders (docs/methods/survey.md §6).
+    the orders (docs/methods/survey.md §7).
 
     Examples
     --------
@@ -568,7 +568,7 @@ def _order_distribution(probs, questions, question: MultipleChoiceQuestion, n):
 def scale_risk(backend, task: Task, rows: Sequence[dict], *, cache=None, batch_size: int | None = None,
                spelling: str = "sum", prompt_fn: Callable | None = None, progress=None,
                commit_every: int = COMMIT_EVERY):
-    """Verbalized answers on an ordered scale (``method="numeric_scale"``, docs/methods/survey.md §6):
+    """Verbalized answers on an ordered scale (``method="numeric_scale"``, docs/methods/survey.md §7):
     the prompt numbers the levels 1 ... K in the question's order
     (:meth:`~llmsurrogate.llm.tasks.MultipleChoiceQuestion.scale`) and asks for the level's
     number; the next-token probabilities of the digits ``1`` ... ``K`` (every single-token

@@ -246,7 +246,7 @@ class AnswerOption:
 
 KEYS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
-#: how the answer orders of a K-option question are averaged (docs/methods/survey.md §6): every
+#: how the answer orders of a K-option question are averaged (docs/methods/survey.md §7): every
 #: one of the K! orders, or the K cyclic rotations of the question's order
 ORDERS = ("all", "cyclic")
 
@@ -417,7 +417,7 @@ class MultipleChoiceQuestion:
 
     def scale(self) -> "MultipleChoiceQuestion":
         """The question as a numbered scale: keys ``1`` ... ``K`` in the options' order and a line
-        asking for the level's number (``method="numeric_scale"``, docs/methods/survey.md §6).
+        asking for the level's number (``method="numeric_scale"``, docs/methods/survey.md §7).
 
         Examples
         --------
@@ -776,14 +776,14 @@ def task_from_dict(spec: Mapping) -> Task:
         opts = tuple(AnswerOption(_need(o, "text", f"[question] option {i + 1}"),
                                   _need(o, "value", f"[question] option {i + 1}"), o.get("numeric_value"))
                      for i, o in enumerate(options))
-        _no_other_keys(q, ("text", "options", "prefill", "ordered"), "[question]")
+        _no_other_keys(q, ("text", "options", "prefill", "ordered", "numbered"), "[question]")
         for i, o in enumerate(options):
             _no_other_keys(o, ("text", "value", "numeric_value"), f"[question] option {i + 1}")
-        ordered = q.get("ordered", False)
-        if not isinstance(ordered, bool):
-            raise InvalidArgumentError(f"[question] `ordered` must be true or false; got {ordered!r:.60}")
-        question = MultipleChoiceQuestion(_need(q, "text", "[question]"), opts, q.get("prefill", "Answer:"),
-                                          ordered=ordered)
+        flags = {name: q.get(name, False) for name in ("ordered", "numbered")}
+        for name, flag in flags.items():
+            if not isinstance(flag, bool):
+                raise InvalidArgumentError(f"[question] `{name}` must be true or false; got {flag!r:.60}")
+        question = MultipleChoiceQuestion(_need(q, "text", "[question]"), opts, q.get("prefill", "Answer:"), **flags)
     nq = spec.pop("numeric_question", None)
     numeric = None
     if nq is not None:
@@ -892,8 +892,9 @@ def _task_toml(task: Task) -> str:
         out += ["", "[question]"]
         put("text", q.text, "[question] text")
         put("prefill", q.prefill, "[question] prefill")
-        if q.ordered:  # only then: the files of unordered questions stay as they were
-            put("ordered", True, "[question] ordered")
+        for name in ("ordered", "numbered"):  # only when set: the files of other questions stay as they were
+            if getattr(q, name):
+                put(name, True, f"[question] {name}")
         for i, o in enumerate(q.options):
             where = f"[question] option {o.text!r}"
             out += ["", "[[question.options]]"]

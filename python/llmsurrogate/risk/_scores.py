@@ -37,7 +37,7 @@ def risk_scores(data, task, backend, method: str = "multiple_choice", *, model: 
     docs/methods/risk.md §1.10), or ``"numeric_scale"`` (the options numbered 1 ... K as the levels
     of an ordered scale, the answer the level's number: the digits' next-token probabilities give
     the distribution over the levels, the score is the expected level in the options' numeric
-    values; an ordered question, at most 9 levels, one prompt per row; docs/methods/survey.md §6).
+    values; an ordered question, at most 9 levels, one prompt per row; docs/methods/survey.md §7).
     ``orders``: the option orders multiple choice and chain of thought average, ``"all"`` (the K!
     orders), ``"cyclic"`` (the K rotations: every option once at every key) or None (default):
     ``"all"`` up to K = 4 options, ``"cyclic"`` above; for K = 2 the two are the same.
