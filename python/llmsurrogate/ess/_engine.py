@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import itertools
 import math
@@ -18,6 +19,7 @@ from joblib import delayed, effective_n_jobs
 from scipy.special import ndtr, ndtri
 
 from .. import _core
+from .._losses import probability_rows, row_brier, row_log_loss
 from .._validation import (
     align_by_label,
     as_frame,
@@ -35,7 +37,9 @@ from ..exceptions import (
 )
 from ._learners import Learner, block_seed
 
-LOSSES = ("squared", "absolute", "zero_one", "brier", "log")
+#: the losses of K class probabilities (docs/methods/ess.md §1.6)
+MULTICLASS_LOSSES = ("multiclass_log", "multiclass_brier")
+LOSSES = ("squared", "absolute", "zero_one", "brier", "log") + MULTICLASS_LOSSES
 REGIMES = ("hybrid", "fixed_N", "fixed_B")
 TUNINGS = ("per_n_subset", "per_block", "none")
 VARIANCES = ("difference", "sum")
@@ -58,6 +62,7 @@ class Prepared:
     rust_loss: str                   # loss kind handed to Rust
     loss_fn: Callable | None
     eps: float
+    classes: list | None = None      # the K class labels of a multiclass loss (y holds their codes 0..K-1)
 
 
 # Row numbers in messages: Python positions (0-based), written "row i (0-based)"; the R bridge
@@ -146,6 +151,8 @@ def check_grid(grid: Any, n: int) -> list[int]:
 def _drop_missing(frame, outcome, prediction, features, exclude, y_override):
     """Rows with a missing or infinite outcome, prediction or feature removed (``missing="drop"``)."""
     def bad(values) -> np.ndarray:
+        if isinstance(values, np.ndarray) and values.ndim == 2:  # K class probabilities per row
+            return ~np.isfinite(values).all(axis=1)
         ser = pd.Series(np.asarray(values) if not isinstance(values, pd.Series) else values)
         num = pd.to_numeric(ser, errors="coerce")
         if pd.api.types.is_numeric_dtype(ser) or num.notna().all():
@@ -187,11 +194,129 @@ def _drop_missing(frame, outcome, prediction, features, exclude, y_override):
     return frame, prediction, y_override
 
 
+def _class_probabilities(frame: pd.DataFrame, prediction: Any, loss: str) -> tuple[pd.DataFrame, Any, list | None]:
+    """A multiclass loss's LLM prediction as ``(frame, probs, labels)``: ``probs`` an ``n x K`` float
+    array (rows in the order of ``frame``; NaN kept for ``missing="drop"``), ``labels`` the class
+    labels of its columns where it names them (a DataFrame's columns), else ``None``. ``prediction``:
+    ``None`` (an error curve), an object with ``predict_proba(frame)`` (called once), a DataFrame
+    (paired with ``data`` by row label, as every pandas input) or an array."""
+    if prediction is None:
+        return frame, None, None
+    if isinstance(prediction, str):
+        raise InvalidArgumentError(
+            f"argument `prediction`: loss {loss!r} scores K class probabilities per row, and a column name gives one "
+            "value per row; pass an n x K array, a DataFrame with one column per class (named by the class labels) "
+            "or an object with predict_proba()")
+    if hasattr(prediction, "predict_proba") and callable(prediction.predict_proba):
+        raw = prediction.predict_proba(frame)
+    elif hasattr(prediction, "predict") and callable(prediction.predict):
+        raise InvalidArgumentError(
+            f"argument `prediction`: under loss {loss!r} a predictor needs predict_proba(frame) returning the n x K "
+            f"class probabilities; {type(prediction).__name__} has predict() only")
+    else:
+        frame, raw = align_by_label(("data", frame), ("prediction", prediction))  # pandas: by label
+    labels = list(raw.columns) if isinstance(raw, pd.DataFrame) else None
+    arr = np.asarray(raw.to_numpy() if isinstance(raw, pd.DataFrame) else raw)
+    if arr.dtype.kind not in "biuf":
+        try:
+            if arr.dtype.kind != "O":
+                raise TypeError(f"dtype {arr.dtype}")
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError) as err:
+            raise InvalidArgumentError(f"argument `prediction` must hold class probabilities (numbers) ({err})") from err
+    arr = np.asarray(arr, dtype=np.float64)
+    if arr.ndim != 2:
+        raise ShapeError(f"argument `prediction`: loss {loss!r} needs an n x K array of class probabilities (one column "
+                         f"per class); got shape {arr.shape}")
+    if arr.shape[0] != len(frame):
+        raise ShapeError(f"argument `prediction` has {arr.shape[0]} rows but `data` has {len(frame)}; pass one row of "
+                         "class probabilities per row of `data`, in the same order")
+    return frame, arr, labels
+
+
+def _class_labels(options: Any) -> list:
+    if isinstance(options, (str, bytes, dict)) or not hasattr(options, "__iter__"):
+        raise InvalidArgumentError(f"argument `options` must be a sequence of class labels, one per column of "
+                                   f"`prediction`; got {options!r}")
+    return list(options)
+
+
+def _class_codes(raw_y: pd.Series, outcome: str, probs: np.ndarray | None, labels: list | None,
+                 options: Any) -> tuple[np.ndarray, list]:
+    """The outcome's class codes 0..K-1 (float) and the K class labels, in the order of the columns of
+    the prediction: ``options``, else the prediction's column names, else a categorical outcome's
+    categories, else (an array) the codes 0..K-1 themselves; without a prediction the outcome's
+    categories or its sorted distinct values (docs/methods/ess.md §1.6)."""
+    values = raw_y.to_numpy(dtype=object)
+    missing = np.flatnonzero(pd.isna(values))
+    if missing.size:
+        raise NonFiniteError(f"outcome {outcome!r} has a missing value at row {int(missing[0])} (0-based); drop or "
+                             "impute missing values first (or pass missing='drop')")
+    if raw_y.dtype == bool:
+        values = values.astype(np.int64)  # False/True are the classes 0/1
+    categories = list(raw_y.cat.categories) if isinstance(raw_y.dtype, pd.CategoricalDtype) else None
+    if options is not None:
+        classes, source = _class_labels(options), "argument `options`"
+    elif labels is not None:
+        classes, source = labels, "the columns of `prediction`"
+    elif categories is not None:
+        classes, source = categories, f"the categories of outcome {outcome!r}"
+    elif probs is not None:
+        classes, source = list(range(probs.shape[1])), "the column numbers 0..K-1 of `prediction` (an array)"
+    else:
+        distinct = list(pd.unique(values))
+        try:
+            classes = sorted(distinct)
+        except TypeError:  # labels of mixed types: in the order they first occur
+            classes = distinct
+        source = f"the values of outcome {outcome!r}"
+    if len(classes) < 2:
+        raise InvalidArgumentError(f"{source}: a multiclass loss needs K >= 2 classes; got {len(classes)} "
+                                   f"({classes!r})")
+    index = pd.Index(classes)
+    if index.has_duplicates:
+        raise InvalidArgumentError(f"{source} holds duplicated class labels: {index[index.duplicated()].tolist()[:5]}")
+    if probs is not None and probs.shape[1] != len(classes):
+        raise ShapeError(f"argument `prediction` has {probs.shape[1]} columns but {source} names {len(classes)} "
+                         "classes; pass one column of probabilities per class, in the order of the labels")
+    codes = index.get_indexer(pd.Index(values))
+    bad = np.flatnonzero(codes < 0)
+    if bad.size:
+        hint = ("; label the columns: pass a DataFrame whose columns are the class labels, or options=[...] (one "
+                "label per column)") if options is None and labels is None and categories is None else ""
+        raise InvalidArgumentError(f"argument `outcome`: {outcome!r} has the value {values[bad[0]]!r} at row {bad[0]} "
+                                   f"(0-based), which is not one of the K = {len(classes)} classes "
+                                   f"{classes[:20]!r} ({source}){hint}")
+    return codes.astype(np.float64), classes
+
+
+def multiclass_losses(loss_name: str, eps: float, probs: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Per-row losses of K class probabilities ``probs`` (``n x K``) at the observed class codes
+    (0..K-1, as floats): -log p_y clipped to [eps, 1 - eps] (``"multiclass_log"``) or the Brier score
+    summed over the classes (``"multiclass_brier"``); docs/methods/ess.md §1.6."""
+    c = codes.astype(np.intp)
+    if loss_name == "multiclass_log":
+        return row_log_loss(c, probs, eps)
+    return row_brier(c, probs)
+
+
 def prepare(data: Any, outcome: str, prediction: Any, features: Any, loss: Any, seed: int | None,
             exclude: tuple[str, ...] = (), eps: float = LOG_EPS, y_override: np.ndarray | None = None,
-            missing: str = "error") -> Prepared:
-    """Validate the inputs and permute them once (docs/methods/ess.md §2.1 step 1)."""
+            missing: str = "error", options: Any = None) -> Prepared:
+    """Validate the inputs and permute them once (docs/methods/ess.md §2.1 step 1). Under a multiclass
+    loss ``y`` holds the class codes 0..K-1, ``llm_pred`` the n x K class probabilities and
+    ``classes`` the K labels (``options``: the labels of the prediction's columns)."""
     frame = as_frame(data)
+    multiclass = isinstance(loss, str) and loss in MULTICLASS_LOSSES
+    labels = None
+    if multiclass:
+        if y_override is not None:
+            raise InvalidArgumentError(f"loss {loss!r} scores class probabilities; it does not apply to a transformed "
+                                       "outcome")
+        frame, prediction, labels = _class_probabilities(frame, prediction, loss)
+    elif options is not None:
+        raise InvalidArgumentError("argument `options` labels the K classes of a multiclass loss; it applies only with "
+                                   f"loss={MULTICLASS_LOSSES[0]!r} or loss={MULTICLASS_LOSSES[1]!r}")
     if not isinstance(prediction, str) and not hasattr(prediction, "predict"):
         frame, prediction = align_by_label(("data", frame), ("prediction", prediction))  # pandas: by label
     if not isinstance(outcome, str):
@@ -205,14 +330,19 @@ def prepare(data: Any, outcome: str, prediction: Any, features: Any, loss: Any, 
     # loss
     if callable(loss):
         loss_name, rust_loss, loss_fn = "custom", "precomputed", loss
+    elif multiclass:  # per-row losses of the K probabilities in Python, accumulated in Rust
+        loss_name, rust_loss, loss_fn = loss, "precomputed", functools.partial(multiclass_losses, loss, eps)
     else:
         loss_name = check_choice(loss, "loss", LOSSES)
         rust_loss, loss_fn = loss_name, None
     # outcome
     raw_y = frame[outcome]
     label_map = None
+    classes = None
     if y_override is not None:
         y = np.asarray(y_override, dtype=np.float64)
+    elif multiclass:
+        y, classes = _class_codes(raw_y, outcome, prediction, labels, options)
     elif loss_name == "zero_one" and not pd.api.types.is_numeric_dtype(raw_y) and raw_y.dtype != bool:
         codes, uniques = pd.factorize(raw_y)
         if (codes < 0).any():
@@ -237,7 +367,18 @@ def prepare(data: Any, outcome: str, prediction: Any, features: Any, loss: Any, 
     # prediction
     pred_col = None
     llm_pred = None
-    if prediction is not None:
+    if multiclass and prediction is not None:
+        bad = np.argwhere(~np.isfinite(prediction))
+        if bad.size:
+            raise NonFiniteError(f"argument `prediction` has a non-finite value ({prediction[tuple(bad[0])]}) at row "
+                                 f"{bad[0][0]} (0-based), column {bad[0][1]}; drop or impute missing values first (or "
+                                 "pass missing='drop')")
+        llm_pred = probability_rows(prediction, "prediction")
+        observed = llm_pred[np.arange(n), y.astype(np.intp)]
+        if loss_name == "multiclass_log" and ((observed == 0) | (observed == 1)).any():
+            warnings.warn(f"probabilities 0 or 1 of the observed class under log loss are clipped to [{eps:g}, "
+                          f"1 - {eps:g}]", LLMSurrogateWarning, stacklevel=3)
+    elif prediction is not None:
         if isinstance(prediction, str):
             require_columns(frame, [prediction])
             pred_col = prediction
@@ -322,7 +463,7 @@ def prepare(data: Any, outcome: str, prediction: Any, features: Any, loss: Any, 
     if llm_pred is not None:
         llm_pred = np.ascontiguousarray(llm_pred)
         llm_loss = loss_values(loss_name, loss_fn, llm_pred, y, eps)
-    return Prepared(X, y, llm_pred, llm_loss, perm, n, names, loss_name, rust_loss, loss_fn, eps)
+    return Prepared(X, y, llm_pred, llm_loss, perm, n, names, loss_name, rust_loss, loss_fn, eps, classes)
 
 
 def loss_values(loss_name: str, loss_fn, pred: np.ndarray, y: np.ndarray, eps: float) -> np.ndarray:
@@ -384,17 +525,18 @@ def _fit_block_rows_inner(learner, X, y, N, n_used, b0, b1, params, seed, tuning
     for r, b in enumerate(range(b0, b1)):
         lo, hi = b * N, (b + 1) * N
         ytr = y[lo:hi]
-        if learner.name == "mean":
+        if learner.name == "mean" and learner.output != "probs":
             rows[r] = float(np.mean(ytr))
+            pred = rows[r]
         else:
             Xte = np.concatenate([X[:lo], X[hi:n_used]]) if X.shape[1] else np.zeros((n_used - N, 0))
             Xtr = X[lo:hi] if X.shape[1] else np.zeros((N, 0))
             pred, const = learner.fit_predict(Xtr, ytr, Xte, params, block_seed(seed, N, b), tuning)
-            rows[r] = pred
             shortcut += int(const)
-        if loss_fn is not None:
+        if loss_fn is not None:  # a custom loss, or K class probabilities (n_used - N x K) -> their losses
             yte = np.concatenate([y[:lo], y[hi:n_used]])
-            rows[r] = loss_values("custom", loss_fn, rows[r], yte, 0.0)
+            pred = loss_values("custom", loss_fn, pred, yte, 0.0)
+        rows[r] = pred
     return rows, shortcut
 
 

@@ -197,13 +197,19 @@ def error_curve(data, outcome: str, features=None, *, algorithm: Any = "rf", gri
                 regime: str = "hybrid", tuning: str = "per_n_subset", seed: int | None = 0,
                 n_jobs: int | None = None, level: float = 0.95, hybrid_min_blocks: int = HYBRID_MIN_BLOCKS,
                 algorithm_options: dict | None = None, progress: Any = None, missing: str = "error",
-                bias_correct: bool = False, weights: Any = None) -> ErrorCurve:
+                bias_correct: bool = False, weights: Any = None, options: Any = None) -> ErrorCurve:
     """Block-out CV error curve of ``algorithm`` on ``data`` (docs/methods/ess.md §2-§5).
 
     ``algorithm``: "rf", "lasso", "logit_l1" (paper App. C, per-N tuning grids and small-N
     safeguards), "mean"/"majority" (native learners for validation) or any scikit-learn estimator.
-    ``loss``: "squared", "absolute", "zero_one", "brier", "log" (clipped at 1e-6) or a callable
-    ``loss(pred, y) -> per-observation losses``. ``regime``: "hybrid" (fixed-N variance (4.5) when
+    ``loss``: "squared", "absolute", "zero_one", "brier", "log" (clipped at 1e-6), a callable
+    ``loss(pred, y) -> per-observation losses``, or a loss of K class probabilities for a
+    categorical outcome: "multiclass_log" (-log p of the observed class, clipped at 1e-6) or
+    "multiclass_brier" (the Brier score summed over the K classes), docs/methods/ess.md §1.6. The
+    learner then predicts the K probabilities (``predict_proba`` of a scikit-learn classifier; a
+    class missing from a training block gets probability 0, clipped as above); the classes are
+    ``options`` (a list of labels), else a categorical outcome's categories, else the outcome's
+    sorted distinct values. ``regime``: "hybrid" (fixed-N variance (4.5) when
     B >= ``hybrid_min_blocks``, our provisional default 40, else fixed-B (B.2)), "fixed_N" or
     "fixed_B". ``tuning``: "per_n_subset" (paper: tune on a random subset of size N, reuse for all
     blocks), "per_block" (nested CV inside each block) or "none". The table has one row per grid
@@ -252,7 +258,7 @@ def error_curve(data, outcome: str, features=None, *, algorithm: Any = "rf", gri
     _refuse_weights(weights)
     return run_error_curve(Plumbing(), data, outcome, features, algorithm, grid, loss, regime, tuning, seed, n_jobs,
                            level=level, hybrid_min_blocks=hybrid_min_blocks, algorithm_options=algorithm_options,
-                           progress=progress, missing=missing, bias_correct=bias_correct)
+                           progress=progress, missing=missing, bias_correct=bias_correct, options=options)
 
 
 def _params_json(point: dict) -> str:
@@ -261,14 +267,28 @@ def _params_json(point: dict) -> str:
     return json.dumps(point.get("params") or {}, sort_keys=True, default=str)
 
 
+def _class_note(prep) -> list[str]:
+    """The classes of a multiclass loss, in the order of the prediction's columns."""
+    if prep.classes is None:
+        return []
+    return [f"Classes (K = {len(prep.classes)}, in the order of the prediction's columns): "
+            f"{', '.join(repr(c) for c in prep.classes[:20])}{', ...' if len(prep.classes) > 20 else ''}."]
+
+
+def _learner(algorithm, prep, algorithm_options):
+    return resolve_learner(algorithm, prep.loss_name, algorithm_options,
+                           n_classes=0 if prep.classes is None else len(prep.classes))
+
+
 def run_error_curve(plumbing: Plumbing, data, outcome, features, algorithm, grid, loss, regime, tuning, seed, n_jobs, *,
-                    level, hybrid_min_blocks, algorithm_options, progress, missing, bias_correct) -> ErrorCurve:
+                    level, hybrid_min_blocks, algorithm_options, progress, missing, bias_correct,
+                    options=None) -> ErrorCurve:
     """:func:`error_curve` with the internal :class:`Plumbing`."""
     level = _check_level(level)
     regime, tuning, n_jobs, hmb = _common_checks(regime, tuning, n_jobs, hybrid_min_blocks)
     bias_correct = check_flag(bias_correct, "bias_correct")
-    prep = _engine.prepare(data, outcome, None, features, loss, seed, missing=missing)
-    learner = resolve_learner(algorithm, prep.loss_name, algorithm_options)
+    prep = _engine.prepare(data, outcome, None, features, loss, seed, missing=missing, options=options)
+    learner = _learner(algorithm, prep, algorithm_options)
     _engine.check_learner_outcome(learner, prep.y, f"outcome {outcome!r}")
     grid = _checked_grid(grid, prep.n, regime, hmb)
     points = _run_points(prep, learner, grid, tuning, seed, n_jobs, False, progress, plumbing)
@@ -280,6 +300,7 @@ def run_error_curve(plumbing: Plumbing, data, outcome, features, algorithm, grid
     notes = [_hybrid_note(hmb)] if regime == "hybrid" else []
     if bias_correct:
         notes.append(_BIAS_NOTE)
+    notes += _class_note(prep)
     return ErrorCurve(title=f"Error curve: {_algo_name(algorithm)}, {prep.loss_name} loss, n = {prep.n}",
                       table=table, algorithm=_algo_name(algorithm), loss=prep.loss_name, regime=regime,
                       level=level, n=prep.n, seed=seed, grid=list(grid), tuning=tuning,
@@ -293,11 +314,18 @@ def equivalent_sample_size(data, outcome: str, prediction, features=None, *, alg
                            regime: str = "hybrid", tuning: str = "per_n_subset", seed: int | None = 0,
                            n_jobs: int | None = None, hybrid_min_blocks: int = HYBRID_MIN_BLOCKS,
                            algorithm_options: dict | None = None, progress: Any = None,
-                           missing: str = "error", bias_correct: bool = False, weights: Any = None) -> EssResult:
+                           missing: str = "error", bias_correct: bool = False, weights: Any = None,
+                           options: Any = None) -> EssResult:
     """ESS of the fixed rule ``prediction`` against ``algorithm`` (Algorithm 3.1 of the paper).
 
     ``prediction``: a column of ``data``, an array aligned with ``data``, or an object with
-    ``predict(frame)`` (called once on ``data``). For each grid size N the one-sided z-test of
+    ``predict(frame)`` (called once on ``data``). Under ``loss="multiclass_log"`` or
+    ``"multiclass_brier"`` (a categorical outcome, docs/methods/ess.md §1.6) it is the LLM's K class
+    probabilities: an n x K array, a DataFrame whose columns are the class labels (paired with
+    ``data`` by row label), or an object with ``predict_proba(frame)``; ``options`` labels the
+    columns where they are not named (e.g. the question's options, in the order of
+    ``predict_proba``'s columns). Rows must sum to 1 (within 1e-6); every outcome value must be one
+    of the labels. For each grid size N the one-sided z-test of
     H_{0,N}: e_N <= e^LLM uses the block-out estimate of the difference loss on the retained
     B*N rows; ``variance="difference"`` uses (4.6) / fixed-B (B.2) on the difference losses,
     ``variance="sum"`` the conservative sigma^2_N + sigma^2_LLM (4.7). The scan stops at the first
@@ -330,15 +358,26 @@ def equivalent_sample_size(data, outcome: str, prediction, features=None, *, alg
     ...                              loss="brier", tuning="none", n_jobs=1)
     >>> res.lower_bound, res.status, res.plugin
     (11, 'stopped', 50.0)
+
+    K class probabilities (here the true distribution of a three-class outcome, columns named by class):
+
+    >>> z = np.column_stack([np.zeros(200), df["x"], -df["x"]])
+    >>> truth = pd.DataFrame(np.exp(z) / np.exp(z).sum(axis=1, keepdims=True), columns=["a", "b", "c"])
+    >>> df["choice"] = [rng.choice(["a", "b", "c"], p=p) for p in truth.to_numpy()]
+    >>> res = equivalent_sample_size(df, "choice", truth, ["x"], algorithm=LogisticRegression(), grid=[10, 50],
+    ...                              loss="multiclass_log", tuning="none", n_jobs=1)
+    >>> res.loss, res.status, round(res.llm_error, 3)
+    ('multiclass_log', 'all_rejected', 0.829)
     """
     _refuse_weights(weights)
     return run_ess(Plumbing(), data, outcome, prediction, features, algorithm, grid, loss, alpha, variance, regime,
                    tuning, seed, n_jobs, hybrid_min_blocks=hybrid_min_blocks, algorithm_options=algorithm_options,
-                   progress=progress, missing=missing, bias_correct=bias_correct)
+                   progress=progress, missing=missing, bias_correct=bias_correct, options=options)
 
 
 def run_ess(plumbing: Plumbing, data, outcome, prediction, features, algorithm, grid, loss, alpha, variance, regime,
-            tuning, seed, n_jobs, *, hybrid_min_blocks, algorithm_options, progress, missing, bias_correct) -> EssResult:
+            tuning, seed, n_jobs, *, hybrid_min_blocks, algorithm_options, progress, missing, bias_correct,
+            options=None) -> EssResult:
     """:func:`equivalent_sample_size` with the internal :class:`Plumbing`."""
     alpha = check_probability(alpha, "alpha", low=0.0, high=0.5, high_open=False)
     regime, tuning, n_jobs, hmb = _common_checks(regime, tuning, n_jobs, hybrid_min_blocks)
@@ -348,8 +387,8 @@ def run_ess(plumbing: Plumbing, data, outcome, prediction, features, algorithm, 
         raise InvalidArgumentError("argument `prediction` is required: a column name, an array, or an object with predict()")
     prep = _engine.prepare(data, outcome, prediction, features, loss, seed, exclude=plumbing.exclude,
                            y_override=plumbing.y,
-                           missing=missing)
-    learner = resolve_learner(algorithm, prep.loss_name, algorithm_options)
+                           missing=missing, options=options)
+    learner = _learner(algorithm, prep, algorithm_options)
     _engine.check_learner_outcome(learner, prep.y, f"outcome {outcome!r}" if plumbing.y is None else
                                   f"the transformed outcome Y* of {outcome!r}")
     grid = _checked_grid(grid, prep.n, regime, hmb)
@@ -382,6 +421,7 @@ def run_ess(plumbing: Plumbing, data, outcome, prediction, features, algorithm, 
                      "covary positively; it is usually very conservative.")
     if plugin == math.inf:
         notes.append("plug-in: the estimated curve stays above the LLM error on the whole grid.")
+    notes += _class_note(prep)
     return EssResult(
         title=f"ESS of the fixed rule vs {_algo_name(algorithm)}, {prep.loss_name} loss, n = {prep.n}",
         table=table, lower_bound=int(seq["lower_bound"]), plugin=plugin, llm_error=llm_error, llm_se=llm_se,
@@ -526,7 +566,16 @@ def arm_ess(data, outcome: str, treatment: str, arm: Any, prediction, features=N
     if not keep.any():
         raise InvalidArgumentError(f"no rows with {treatment} == {arm!r}; choose an arm that occurs in the data")
     sub = frame.loc[keep].reset_index(drop=True)
-    if not isinstance(prediction, str) and not hasattr(prediction, "predict"):
+    multiclass = kwargs.get("loss") in _engine.MULTICLASS_LOSSES
+    if multiclass and not isinstance(prediction, str) and not hasattr(prediction, "predict_proba"):
+        # K class probabilities: the arm's rows, columns (and a DataFrame's class labels) kept
+        frame, prediction = align_by_label(("data", frame), ("prediction", prediction))  # pandas: by label
+        if len(prediction) != len(frame):
+            raise ShapeError(f"argument `prediction` has {len(prediction)} rows but `data` has {len(frame)}; pass "
+                             "one row of class probabilities per row of `data`")
+        prediction = prediction.loc[keep].reset_index(drop=True) if isinstance(prediction, pd.DataFrame) \
+            else np.asarray(prediction)[keep]
+    elif not multiclass and not isinstance(prediction, str) and not hasattr(prediction, "predict"):
         frame, prediction = align_by_label(("data", frame), ("prediction", prediction))  # pandas: by label
         prediction = np.asarray(prediction)
         if prediction.ndim != 1 or prediction.shape[0] != len(frame):

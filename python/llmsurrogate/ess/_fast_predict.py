@@ -92,7 +92,8 @@ def fast_predict(est: Any, X: np.ndarray, output: str) -> np.ndarray | None:
     """Predictions of the fitted ``est`` on ``X`` equal to scikit-learn's, or ``None``.
 
     ``output``: ``"label"`` (``predict`` of a classifier), ``"proba"`` (P(y = 1) from
-    ``predict_proba``) or ``"value"`` (``predict`` of a regressor).
+    ``predict_proba``), ``"probs"`` (every column of ``predict_proba``, in the order of ``classes_``)
+    or ``"value"`` (``predict`` of a regressor).
     """
     if _is_plain_forest(est) and _sklearn_at_least(1, 4):  # tree values hold fractions since 1.4
         regressor = not hasattr(est, "classes_")
@@ -103,6 +104,8 @@ def fast_predict(est: Any, X: np.ndarray, output: str) -> np.ndarray | None:
             return None
         if output == "value":
             return np.ascontiguousarray(mean[:, 0])
+        if output == "probs":
+            return np.ascontiguousarray(mean)
         classes = list(est.classes_)
         if output == "proba":
             if 1.0 in classes or 1 in classes:

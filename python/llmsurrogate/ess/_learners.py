@@ -56,17 +56,19 @@ def _logit(C: float, seed: int):
 class Learner:
     """A comparison algorithm: how to tune it at size N and how to fit a block.
 
-    ``output`` is "value" (regression), "label" (hard classes) or "proba" (P(y = 1)).
+    ``output`` is "value" (regression), "label" (hard classes), "proba" (P(y = 1)) or "probs" (the
+    probabilities of the ``n_classes`` classes coded 0..K-1, a multiclass loss: docs/methods/ess.md §1.6).
     """
 
     name: str
     output: str
     estimator: Any = None          # a scikit-learn estimator for custom algorithms
     options: dict = field(default_factory=dict)
+    n_classes: int = 0             # K, for output "probs"
 
     @property
     def is_classifier(self) -> bool:
-        return self.output in ("label", "proba")
+        return self.output in ("label", "proba", "probs")
 
     # -- tuning -------------------------------------------------------------------------------
     def tune(self, X: np.ndarray, y: np.ndarray, seed: int) -> dict:
@@ -104,6 +106,8 @@ class Learner:
             scoring = "accuracy" if self.is_classifier else "neg_mean_squared_error"
             if self.output == "proba":
                 scoring = "neg_brier_score" if len(np.unique(y)) == 2 else "neg_log_loss"
+            elif self.output == "probs":  # K = 2 as the binary losses (the codes 0/1 are the labels 0/1)
+                scoring = "neg_brier_score" if self.n_classes == 2 else "neg_log_loss"
             gs = GridSearchCV(est, grid, cv=cv, scoring=scoring, n_jobs=1, error_score="raise", refit=False)
             gs.fit(X, y)
             return dict(gs.best_params_)
@@ -201,6 +205,8 @@ class Learner:
                     seed: int, tuning: str) -> tuple[np.ndarray, bool]:
         """Predictions on ``Xte`` of the rule fitted to the block; second value: constant shortcut used."""
         m = len(Xte)
+        if self.output == "probs" and self.name in ("mean", "majority"):
+            return self._native_probs(ytr, m, seed), False
         if self.name == "mean":
             return np.full(m, float(np.mean(ytr))), False
         if self.name == "majority":
@@ -216,6 +222,8 @@ class Learner:
         if np.ptp(ytr) == 0 and (self.estimator is None or self.is_classifier):
             # one class / one value (N = 1 included): the majority-class rule of docs/methods/ess.md §8.5
             value = float(ytr[0])
+            if self.output == "probs":
+                return self._one_hot(int(value), m), True
             return np.full(m, value), True
         if tuning == "per_block":
             params = self.tune(Xtr, ytr, seed)
@@ -230,7 +238,9 @@ class Learner:
         if self.estimator is None:  # built-in learners: scikit-learn's numbers without its overhead
             fast = fast_predict(est, Xte, self.output)
             if fast is not None:
-                return fast, False
+                return (self._class_columns(fast, est.classes_) if self.output == "probs" else fast), False
+        if self.output == "probs":
+            return self._class_columns(est.predict_proba(Xte), est.classes_), False
         if self.output == "proba":
             proba = est.predict_proba(Xte)
             classes = list(est.classes_)
@@ -238,6 +248,31 @@ class Learner:
                 return np.ascontiguousarray(proba[:, classes.index(1)], dtype=np.float64), False
             return np.zeros(m), False
         return np.ascontiguousarray(est.predict(Xte), dtype=np.float64), False
+
+    # -- K class probabilities ----------------------------------------------------------------
+    def _one_hot(self, code: int, m: int) -> np.ndarray:
+        out = np.zeros((m, self.n_classes))
+        out[:, code] = 1.0
+        return out
+
+    def _native_probs(self, ytr: np.ndarray, m: int, seed: int) -> np.ndarray:
+        """The block's class shares (``"mean"``: the mean of the one-hot outcome, the block mean of
+        a binary outcome when K = 2) or one-hot at its most frequent class (``"majority"``: ties drawn
+        with the block's seed, as the binary majority vote draws between 0 and 1)."""
+        counts = np.bincount(ytr.astype(np.intp), minlength=self.n_classes).astype(np.float64)
+        if self.name == "mean":
+            return np.broadcast_to(counts / len(ytr), (m, self.n_classes)).copy()
+        tied = np.flatnonzero(counts == counts.max())
+        code = int(tied[0]) if tied.size == 1 else int(tied[np.random.default_rng(seed).integers(0, tied.size)])
+        return self._one_hot(code, m)
+
+    def _class_columns(self, proba: np.ndarray, fitted: np.ndarray) -> np.ndarray:
+        """``predict_proba``'s columns (the classes ``fitted`` of the block, ``classes_``) placed in
+        the K columns of the classes 0..K-1; a class absent from the block gets probability 0 (the
+        loss clips it as it clips the LLM's, docs/methods/ess.md §1.6)."""
+        out = np.zeros((proba.shape[0], self.n_classes))
+        out[:, np.asarray(fitted, dtype=np.float64).astype(np.intp)] = proba
+        return out
 
 
 #: The keys of ``algorithm_options`` each algorithm reads; any other key is an error.
@@ -277,13 +312,20 @@ def check_options(options: Any, algorithm: str, allowed: tuple[str, ...]) -> dic
     return out
 
 
-def resolve_learner(algorithm: Any, loss_name: str, options: dict | None) -> Learner:
-    """The :class:`Learner` for ``algorithm`` (a name or a scikit-learn estimator) and the loss."""
+def resolve_learner(algorithm: Any, loss_name: str, options: dict | None, n_classes: int = 0) -> Learner:
+    """The :class:`Learner` for ``algorithm`` (a name or a scikit-learn estimator) and the loss
+    (``n_classes``: K of a multiclass loss, whose learners predict the K class probabilities)."""
+    multiclass = loss_name.startswith("multiclass_")
     if isinstance(algorithm, str):
         if algorithm not in BUILTIN:
             raise InvalidArgumentError(
                 f"argument `algorithm` must be one of {list(BUILTIN)} or a scikit-learn estimator; got {algorithm!r}")
         options = check_options(options, algorithm, OPTION_KEYS[algorithm])
+        if multiclass:
+            if algorithm == "lasso":
+                raise InvalidArgumentError(f"algorithm='lasso' is a regression; for loss={loss_name!r} use "
+                                           "algorithm='logit_l1' or algorithm='rf'")
+            return Learner(algorithm, "probs", None, options, n_classes)
         if loss_name in ("zero_one",):
             output = "label"
         elif loss_name in ("brier", "log"):
@@ -305,6 +347,14 @@ def resolve_learner(algorithm: Any, loss_name: str, options: dict | None) -> Lea
     from sklearn.base import is_classifier
 
     options = check_options(options, type(algorithm).__name__, CUSTOM_OPTION_KEYS)
+    name = type(algorithm).__name__
+    if multiclass:
+        if not callable(getattr(algorithm, "predict_proba", None)):
+            raise InvalidArgumentError(
+                f"argument `algorithm`: loss {loss_name!r} scores K class probabilities, and {name} has no "
+                "predict_proba(); pass a scikit-learn classifier (e.g. LogisticRegression(), "
+                "RandomForestClassifier())")
+        return Learner(name, "probs", algorithm, options, n_classes)
     try:
         classifier = is_classifier(algorithm)
     except (AttributeError, TypeError):
@@ -313,5 +363,4 @@ def resolve_learner(algorithm: Any, loss_name: str, options: dict | None) -> Lea
         output = "proba" if loss_name in ("brier", "log") else "label"
     else:
         output = "value"
-    name = type(algorithm).__name__
     return Learner(name, output, algorithm, options)
