@@ -268,10 +268,11 @@ def _params_json(point: dict) -> str:
 
 
 def _class_note(prep) -> list[str]:
-    """The classes of a multiclass loss, in the order of the prediction's columns."""
+    """The classes of a multiclass loss (in the order of the prediction's columns, where there is one)."""
     if prep.classes is None:
         return []
-    return [f"Classes (K = {len(prep.classes)}, in the order of the prediction's columns): "
+    order = ", in the order of the prediction's columns" if prep.llm_pred is not None else ""
+    return [f"Classes (K = {len(prep.classes)}{order}): "
             f"{', '.join(repr(c) for c in prep.classes[:20])}{', ...' if len(prep.classes) > 20 else ''}."]
 
 
