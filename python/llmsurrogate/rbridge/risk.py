@@ -8,14 +8,12 @@ DataFrame, survey weights and groups as lists.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
 
 from .. import risk
-from ..exceptions import InvalidArgumentError
 
 __all__ = ["R_FUNCTIONS", "r_compare_answers", "r_evaluate_multiclass", "r_evaluate_table"]
 
@@ -66,7 +64,7 @@ def r_compare_answers(y, probs, groups=None, *, options, weights=None, ordered: 
 def r_evaluate_table(y, scores, groups=None, *, weights=None, threshold: float = 0.5, n_boot: int = 200,
                      seed: int = 42, level: float = 0.95) -> dict:
     """R's ``evaluate_risk_scores()`` with one score per row: :func:`llmsurrogate.risk.evaluate` (with
-    ``weights=``, survey weights, where it takes them) as the plain tables of
+    ``level=``, and ``weights=``, survey weights) as the plain tables of
     :func:`~llmsurrogate.risk.evaluate_table`.
 
     Examples
@@ -75,15 +73,7 @@ def r_evaluate_table(y, scores, groups=None, *, weights=None, threshold: float =
     >>> sorted(out), float(out["metrics"].set_index("metric").loc["accuracy", "value"])
     (['calibration', 'group_summary', 'groups', 'metrics'], 0.75)
     """
-    kw: dict[str, Any] = {"threshold": threshold, "n_boot": n_boot, "seed": seed, "level": level}
-    if weights is not None:
-        if "weights" not in inspect.signature(risk.evaluate).parameters:
-            raise InvalidArgumentError(
-                "argument `weights`: this version of llmsurrogate has no survey weights for binary risk scores; "
-                "give the scores as K probability columns (a data frame, one column per option) or leave `weights` "
-                "out")
-        kw["weights"] = weights
-    ev = risk.evaluate(y, scores, groups, **kw)
+    ev = risk.evaluate(y, scores, groups, weights=weights, threshold=threshold, n_boot=n_boot, seed=seed, level=level)
     return {"metrics": ev.metrics, "groups": ev.groups, "group_summary": ev.group_summary,
             "calibration": ev.calibration}
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 import numpy as np
+import pandas as pd
 
 from .._cli_support import (RUN_JSON, cli_names, data_column, handle_errors, progress_bar, read_table, start_run,
                             use_agg_backend, write_run_json)
@@ -16,7 +17,10 @@ from .._atomic import check_output_dir, save_figure, write_frame, write_text
 from ..exceptions import ColumnNotFoundError, InvalidArgumentError, LLMSurrogateWarning
 from ..llm.cache import Cache
 from ..llm.factory import BACKENDS, load_task, make_backend
+from ..llm.tasks import ORDERS
 from ._metrics import best_threshold
+from ._multiclass import evaluate_multiclass
+from ._population import compare_answers
 from ._robustness import permutation_importance, prompt_variations
 from ._scores import METHODS, few_shot_examples, risk_scores
 
@@ -31,7 +35,8 @@ from ._scores import METHODS, few_shot_examples, risk_scores
 @click.option("--method", type=click.Choice(list(METHODS)), default="multiple_choice", show_default=True,
               help="multiple_choice: the answer letters' probabilities; numeric: a stated probability (expected "
               "value over the digits); numeric_argmax: folktexts' two greedy digits; chain_of_thought: the model "
-              "reasons first (--max-new-tokens), then the letters' probabilities after its reasoning.")
+              "reasons first (--max-new-tokens), then the letters' probabilities after its reasoning; numeric_scale: "
+              "an ordered question's levels numbered 1 to K (at most 9), the digits' probabilities.")
 @click.option("--max-new-tokens", type=click.IntRange(1), default=256, show_default=True,
               help="--method chain_of_thought: the most tokens of reasoning per prompt (greedy).")
 @click.option("--cache", "cache_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
@@ -43,9 +48,15 @@ from ._scores import METHODS, few_shot_examples, risk_scores
               help="Prompts per forward pass (default: the backend's: 16 on the CPU, up to 512 on a GPU).")
 @click.option("--device", default=None, help="cpu, cuda, cuda:1 (default: cuda if available).")
 @click.option("--no-order-correction", is_flag=True, help="Score only the original answer order.")
+@click.option("--orders", type=click.Choice(list(ORDERS)), default=None,
+              help="The answer orders averaged: all (the K! orders) or cyclic (the K rotations: each option once "
+              "at each letter). Default: all up to 4 options, cyclic above.")
 @click.option("--chat", is_flag=True, help="Wrap prompts in the model's chat template (instruct models).")
 @click.option("--groups", "group_col", default=None, help="Column with groups for group metrics (default: the "
               "task's sensitive attribute when present).")
+@click.option("--weights", "weight_col", default=None,
+              help="Column of --data with survey weights: the metrics become population metrics (weighted means "
+              "of the per-row losses; docs/methods/survey.md). The scores do not depend on it.")
 @click.option("--n-boot", type=click.IntRange(0), default=200, show_default=True)
 @click.option("--no-plot", is_flag=True)
 @click.option("--features", "features", default=None,
@@ -97,13 +108,14 @@ from ._scores import METHODS, few_shot_examples, risk_scores
               help="--backend openai: seconds per request (60).")
 @handle_errors
 def risk_command(data_path, task_spec, backend, model, method, cache_dir, out_dir, batch_size, device, max_new_tokens,
-                 no_order_correction, chat, group_col, n_boot, no_plot, features, subsample, few_shot, no_balance,
-                 fit_threshold, threshold, train_path, seed, variations, importance, system_prompt, base_url,
+                 no_order_correction, orders, chat, group_col, weight_col, n_boot, no_plot, features, subsample,
+                 few_shot, no_balance, fit_threshold, threshold, train_path, seed, variations, importance, system_prompt, base_url,
                  api_key_env, endpoint, concurrency, rpm, tpm, price_input, price_output, max_cost, max_tokens_budget,
                  request_timeout):
     """LLM risk scores for every row of --data, with metrics when the label is present."""
     outputs = ("scores.csv", "threshold_scores.csv", "metrics.csv", "metrics.json", "calibration.png",
-               "variations_metrics.csv", "variations_spread.csv", "importance.csv", RUN_JSON)
+               "metrics_by_option.csv", "answers.csv", "variations_metrics.csv", "variations_spread.csv",
+               "importance.csv", RUN_JSON)
     inputs = [data_path] + ([train_path] if train_path else [])
     check_output_dir(out_dir, files=outputs, inputs=inputs, arg="--out")
     check_output_dir(cache_dir, files=(Cache.FILENAME,), inputs=inputs, arg="--cache")
@@ -134,6 +146,12 @@ def risk_command(data_path, task_spec, backend, model, method, cache_dir, out_di
                                    f"{data_path.name} has neither {task.label_name!r} nor {task.target!r}")
     if group_col and group_col not in frame.columns:  # before the model is loaded
         raise InvalidArgumentError(f"--groups {group_col!r} is not a column of --data {data_path.name}")
+    if orders is not None and (no_order_correction or method not in ("multiple_choice", "chain_of_thought")):
+        raise click.UsageError("--orders chooses the answer orders that --method multiple_choice and chain_of_thought "
+                               "average; it does not go with --no-order-correction or another --method")
+    options = _check_options(task, method, threshold=threshold is not None or bool(fit_threshold),
+                             robustness=variations or importance)
+    weights = _survey_weights(frame, weight_col, data_path)
     cache = Cache(cache_dir)
     if backend == "openai":
         if base_url is None:
@@ -148,7 +166,8 @@ def risk_command(data_path, task_spec, backend, model, method, cache_dir, out_di
         be = make_backend(backend, model, device=device, batch_size=batch_size)
     gcol = group_col or task.sensitive_attribute
     names = cli_names(data=f"--data {data_path.name}", task="--task", method="--method", batch_size="--batch-size",
-                      groups=data_column(gcol or "", data_path), n_boot="--n-boot")
+                      groups=data_column(gcol or "", data_path), n_boot="--n-boot", orders="--orders",
+                      weights=f"--weights {weight_col}", y=f"the label of --data {data_path.name}")
     with progress_bar() as bar, warnings.catch_warnings(), names:
         # rejected cache entries are counted and reported below, once
         warnings.filterwarnings("ignore", message="LLM cache .*", category=LLMSurrogateWarning)
@@ -156,7 +175,7 @@ def risk_command(data_path, task_spec, backend, model, method, cache_dir, out_di
             be.progress = bar  # the request ledger as bars: responses, tokens, share of --max-cost
         score = dict(method=method, cache=cache, batch_size=batch_size or 16,
                      correct_order_bias=not no_order_correction, chat=chat, system_prompt=system_prompt, few_shot=plan["few_shot"], progress=bar,
-                     max_new_tokens=max_new_tokens)
+                     max_new_tokens=max_new_tokens, orders=orders)
         res = risk_scores(frame, task, be, **score)
         fitted = None
         if fit_threshold:
@@ -185,10 +204,16 @@ def risk_command(data_path, task_spec, backend, model, method, cache_dir, out_di
     ledger = getattr(be, "ledger", None)
     if ledger is not None:
         meta["ledger"] = ledger.as_dict()
-    if "label" in res.table:
+    if weights is not None:
+        meta["weights"] = weight_col
+    if "label" in res.table and options > 2:
+        groups = _group_labels(task, frame, gcol)
+        written += _evaluate_options(res, groups, weights, names, out_dir, n_boot=n_boot, seed=seed, plot=not no_plot)
+    elif "label" in res.table:
         groups = _group_labels(task, frame, gcol)
         with names:
-            ev = res.evaluate(groups=groups, n_boot=n_boot, threshold=threshold, seed=seed)
+            ev = res.evaluate(groups=groups, n_boot=n_boot, threshold=threshold, seed=seed,
+                              **({} if weights is None else {"weights": weights}))
         write_frame(out_dir / "metrics.csv", ev.metrics)
         write_text(out_dir / "metrics.json", ev.to_json())
         written += ["metrics.csv", "metrics.json"]
@@ -222,6 +247,68 @@ def risk_command(data_path, task_spec, backend, model, method, cache_dir, out_di
     if ledger is not None:
         click.echo(f"requests: {ledger.summary()}")
     click.echo(f"Wrote {', '.join(written)} to {out_dir}/")
+
+
+def _check_options(task, method, *, threshold: bool, robustness: bool) -> int:
+    """The number of answer options K of the task's question (2 for a task with only a numeric
+    question); the options that judge one binary score are refused for K > 2, before the model is
+    loaded."""
+    question = task.question
+    k = 2 if question is None else len(question.options)
+    if k > 2 and method in ("numeric", "numeric_argmax"):
+        raise InvalidArgumentError(f"--method {method} states one probability, for a yes/no question; the question "
+                                   f"of task {task.name!r} has {k} options: use --method multiple_choice, "
+                                   f"chain_of_thought or numeric_scale")
+    if k > 2 and threshold:
+        raise InvalidArgumentError(f"--threshold and --fit-threshold apply to a yes/no question; the question of task "
+                                   f"{task.name!r} has {k} options (the prediction is the most probable one)")
+    if k > 2 and robustness:
+        raise InvalidArgumentError(f"--variations and --importance judge the scores of a yes/no question; the question "
+                                   f"of task {task.name!r} has {k} options")
+    return k
+
+
+def _survey_weights(frame, weight_col, data_path):
+    """The ``--weights`` column of the scored rows as floats (None without ``--weights``), checked
+    before the model is loaded."""
+    if weight_col is None:
+        return None
+    if weight_col not in frame.columns:
+        raise ColumnNotFoundError(f"--weights {weight_col!r} is not a column of --data {data_path.name}")
+    column = frame[weight_col]
+    values = pd.to_numeric(column, errors="coerce").to_numpy(float)
+    bad = np.flatnonzero(~np.isfinite(values) | (values < 0))
+    if bad.size:
+        raise InvalidArgumentError(f"--weights {weight_col!r}: survey weights must be finite and non-negative numbers; "
+                                   f"row {frame.index[bad[0]]} of --data {data_path.name} (0-based) holds "
+                                   f"{column.iloc[bad[0]]!r}")
+    if not values.sum() > 0:
+        raise InvalidArgumentError(f"--weights {weight_col!r}: the weights of the scored rows sum to 0")
+    return values
+
+
+def _evaluate_options(res, groups, weights, names, out_dir, *, n_boot, seed, plot) -> list[str]:
+    """A question with K > 2 options: the K-option metrics (metrics.csv, metrics_by_option.csv,
+    metrics.json, calibration.png) and the LLM's answer distribution against the answers in the
+    data, by group (answers.csv); returns the files written."""
+    probs = res.probabilities
+    labels = res.table["label"]
+    ordered = bool(res.meta.get("ordered", False))
+    with names:
+        ev = evaluate_multiclass(labels, probs, weights=weights, ordered=ordered, n_boot=n_boot, seed=seed)
+        cmp = compare_answers(labels, probs, groups, weights=weights, ordered=ordered, n_boot=n_boot, seed=seed)
+    write_frame(out_dir / "metrics.csv", ev.metrics)
+    write_frame(out_dir / "metrics_by_option.csv", ev.per_option)
+    write_text(out_dir / "metrics.json", ev.to_json())
+    write_frame(out_dir / "answers.csv", cmp.table)
+    click.echo(ev.summary().as_text())
+    click.echo(cmp.summary().as_text())
+    written = ["metrics.csv", "metrics_by_option.csv", "metrics.json", "answers.csv"]
+    if plot:
+        use_agg_backend()
+        save_figure(ev.plot(), out_dir / "calibration.png", dpi=130)
+        written.append("calibration.png")
+    return written
 
 
 def _feature_subset(task, features: str):

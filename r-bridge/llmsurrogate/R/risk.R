@@ -30,18 +30,26 @@
 #' @param backend `"transformers"` (also `"hf"`; CPU or GPU), `"vllm"` (GPU) or `"openai"` (any OpenAI-compatible
 #'   endpoint: a hosted API, `vllm serve`, llama.cpp's server; `model` is then the served model's
 #'   name and `backend_options` describes the endpoint).
-#' @param method `"multiple_choice"`, `"numeric"` or `"numeric_argmax"` (see "Which method"
-#'   below: `"numeric"` for small models such as [tiny_model()]).
+#' @param method `"multiple_choice"`, `"numeric"`, `"numeric_argmax"`, `"chain_of_thought"` or
+#'   `"numeric_scale"` (see "Which method" below: `"numeric"` for small models such as
+#'   [tiny_model()]; `"numeric_scale"` numbers the levels of an ordered question 1 to K, at most 9,
+#'   and reads the digits' probabilities: docs/methods/survey.md).
 #' @param cache Cache folder, or `NULL` for no cache.
 #' @param batch_size Prompts per forward pass, or `NULL` for the backend's default (16 on the
 #'   CPU, up to 512 on a GPU).
-#' @param correct_order_bias Average over all answer orders (default `TRUE`).
+#' @param correct_order_bias Average over the answer orders (default `TRUE`).
+#' @param orders Which answer orders are averaged: `"all"` (the K! orders), `"cyclic"` (the K
+#'   rotations: every option once at every letter) or `NULL` (default): `"all"` up to 4 options,
+#'   `"cyclic"` above. For two options both are the same two orders.
 #' @param backend_options For `backend = "openai"`: a named list such as
 #'   `list(base_url = "http://127.0.0.1:8000/v1", api_key_env = "OPENAI_API_KEY", concurrency = 8,
 #'   prices = list(input = 0.15, output = 0.6), max_cost = 5)`. The key is read from the named
 #'   environment variable, never passed here.
 #' @return A data frame with `row` (the row of `data`, 1-based), `score`, `answer_mass`, `label` (when the
-#'   data hold it) and, for multiple choice, `score_order_k` per answer order.
+#'   data hold it), for multiple choice `score_order_k` per answer order and, for a question with
+#'   more than two options, `prob_<option>` per option (the answer distribution, averaged over the
+#'   orders; each row sums to 1): give those columns to [evaluate_risk_scores()] or
+#'   [compare_answers()] as `scores`.
 #' @seealso [evaluate_risk_scores()], [tiny_model()], [synthetic_census()]
 #' @examples
 #' \donttest{
@@ -57,7 +65,8 @@
 #' }
 #' @export
 risk_scores <- function(data, task, model, backend = "transformers", method = "multiple_choice",
-                        cache = NULL, batch_size = NULL, correct_order_bias = TRUE, backend_options = NULL) {
+                        cache = NULL, batch_size = NULL, correct_order_bias = TRUE, backend_options = NULL,
+                        orders = NULL) {
   cols <- .frame_arg(data)
   task <- .check_string(task, "task")
   backend <- .check_string(backend, "backend")
@@ -74,8 +83,10 @@ risk_scores <- function(data, task, model, backend = "transformers", method = "m
   if (!is.null(cache)) cache <- .check_string(cache, "cache")
   if (!is.null(batch_size)) batch_size <- as.integer(.check_scalar(batch_size, "batch_size"))
   correct_order_bias <- .check_flag(correct_order_bias, "correct_order_bias")
+  if (!is.null(orders)) orders <- .check_string(orders, "orders")
   out <- .call("risk.score_table", cols, task, model, backend = backend, method = method, cache = cache,
-               batch_size = batch_size, correct_order_bias = correct_order_bias, backend_options = backend_options)
+               batch_size = batch_size, correct_order_bias = correct_order_bias, backend_options = backend_options,
+               orders = orders)
   if (is.numeric(out$row)) out$row <- as.integer(out$row) + 1L  # R's row of `data` (Python's is 0-based)
   out
 }

@@ -137,3 +137,56 @@ test_that("ess(), error_curve() and cate_ess() refuse survey weights with the re
   expect_error(cate_ess(df, "y", "d", "llm", propensity = 0.5, features = "x", algorithm = "mean", grid = 5,
                         weights = w), "survey.md \u00a75", fixed = TRUE, class = "llmsurrogate_error")
 })
+
+test_that("risk_scores() on a question with three ordered options returns the prob_ columns, orders chosen", {
+  skip_if_no_llmsurrogate()
+  testing <- reticulate::import("llmsurrogate.testing")
+  dir <- file.path(tempdir(), "tiny-gpt2-k")
+  testing$build_model(dir, "gpt2", seed = 3L)
+  task <- file.path(tempdir(), "band.toml")
+  writeLines(c('name = "IncomeBand"', 'target = "BAND"', "[question]", 'text = "Yearly income?"', "ordered = true",
+               "[[question.options]]", 'text = "Low"', "value = 1", "[[question.options]]", 'text = "Middle"',
+               "value = 2", "[[question.options]]", 'text = "High"', "value = 3", "[[columns]]", 'name = "AGEP"',
+               "[[columns]]", 'name = "SEX"'), task)
+  rows <- synthetic_census(12, seed = 4)
+  rows$BAND <- as.integer(cut(rows$p_true, stats::quantile(rows$p_true, c(0, 1 / 3, 2 / 3, 1)),
+                              include.lowest = TRUE))
+  s <- suppressWarnings(risk_scores(rows, task, dir, orders = "cyclic"))
+  probs <- c("prob_1", "prob_2", "prob_3")
+  expect_true(all(probs %in% names(s)))
+  expect_equal(rowSums(s[probs]), rep(1, 12), tolerance = 1e-12)
+  # Python's numbers for the same rows and orders; all 3! orders give other numbers
+  py <- reticulate::import("llmsurrogate.risk")$score_table(reticulate::r_to_py(rows[c("AGEP", "SEX", "BAND")]),
+                                                             task, dir, orders = "cyclic")
+  cols <- py_columns(py)
+  for (p in probs) expect_equal(s[[p]], cols[[p]], tolerance = 1e-12)
+  every <- suppressWarnings(risk_scores(rows, task, dir, orders = "all"))
+  expect_false(isTRUE(all.equal(every$prob_2, s$prob_2, tolerance = 1e-12)))
+  # the prob_ columns go to evaluate_risk_scores() as they are
+  ev <- evaluate_risk_scores(s$label, s[probs], ordered = TRUE, n_boot = 0)
+  expect_identical(ev$meta$options, c("1", "2", "3"))
+  code <- s$label
+  expect_equal(coef(ev)[["log_loss"]], -mean(log(as.matrix(s[probs])[cbind(1:12, code)])), tolerance = 1e-12)
+  expect_error(risk_scores(rows, task, dir, orders = "some"), 'c("all", "cyclic")', fixed = TRUE,
+               class = "llmsurrogate_error")
+})
+
+test_that("evaluate_risk_scores() with binary scores and survey weights: weighted metrics, Python's numbers", {
+  skip_if_no_llmsurrogate()
+  set.seed(5)
+  r <- round(runif(200), 2)
+  y <- as.numeric(runif(200) < r)
+  w <- runif(200, 0.2, 3)
+  m <- evaluate_risk_scores(y, r, weights = w, n_boot = 30, level = 0.9)
+  val <- setNames(m$value, m$metric)
+  expect_equal(val[["brier"]], sum(w * (r - y)^2) / sum(w), tolerance = 1e-12)
+  expect_equal(val[["accuracy"]], sum(w * ((r >= 0.5) == (y == 1))) / sum(w), tolerance = 1e-12)
+  expect_equal(val[["sce"]], sum(w * r) / sum(w) - sum(w * y) / sum(w), tolerance = 1e-12)
+  expect_false(isTRUE(all.equal(val[["brier"]], mean((r - y)^2))))
+  py <- reticulate::import("llmsurrogate.risk")$evaluate(y, r, weights = w, n_boot = 30L, level = 0.9)
+  pm <- py_columns(py$metrics)
+  expect_identical(m$metric, pm$metric)
+  for (col in c("value", "se", "ci_low", "ci_high")) expect_equal(m[[col]], pm[[col]], tolerance = 1e-12)
+  expect_error(evaluate_risk_scores(y, r, weights = replace(w, 9, NA)), "missing value (NA) at position 9",
+               fixed = TRUE, class = "llmsurrogate_error")
+})
