@@ -122,8 +122,9 @@ risk_scores <- function(data, task, model, backend = "transformers", method = "m
 #' @param scores A numeric vector of risk scores in \[0, 1\]; or a data frame or matrix of K
 #'   probability columns named by the options (column names `prob_<option>`, as [risk_scores()]
 #'   writes them, stand for `<option>`), or unnamed with `options`.
-#' @param groups Optional vector of group labels for group metrics (binary scores: groups with
-#'   under 4% of the rows are skipped); `NA` is an error.
+#' @param groups Binary scores: an optional vector of group labels for group metrics (groups with
+#'   under 4% of the rows are skipped); `NA` is an error. For K options, [compare_answers()] takes
+#'   the groups.
 #' @param weights Optional survey weights, one non-negative number per row (see "Survey weights").
 #' @param threshold Binary scores: the classification threshold.
 #' @param n_boot Bootstrap resamples (0 for none).
@@ -173,7 +174,12 @@ evaluate_risk_scores <- function(y, scores, groups = NULL, weights = NULL, thres
       .abort(paste("argument `threshold` applies to binary scores (a numeric vector); with K probability",
                    "columns the prediction is the most probable option"), call)
     }
-    args <- .option_args(y, scores, groups, weights, options, ordered, call)
+    if (!is.null(groups)) {
+      .abort(paste("argument `groups` gives group metrics of binary scores; with K probability columns compare",
+                   "the groups' answer distributions with compare_answers(y, scores, groups), or evaluate each",
+                   "group's rows on their own"), call)
+    }
+    args <- .option_args(y, scores, NULL, weights, options, ordered, call)
     return(.call_in(call, "risk.evaluate_multiclass", args$y, args$probs, options = args$options,
                     weights = args$weights, ordered = args$ordered, n_boot = n_boot, seed = seed, level = level))
   }

@@ -77,6 +77,7 @@ test_that("evaluate_risk_scores() says what is wrong with K-option input in R's 
                fixed = TRUE, class = "llmsurrogate_error")
   expect_error(evaluate_risk_scores(d$y, unname(d$p)), "give `options`", class = "llmsurrogate_error")
   expect_error(evaluate_risk_scores(d$y, d$p, threshold = 0.3), "applies to binary scores")
+  expect_error(evaluate_risk_scores(d$y, d$p, groups = d$g), "compare_answers(y, scores, groups)", fixed = TRUE)
   expect_error(evaluate_risk_scores(d$y, d$p, weights = replace(d$w, 3, -1)),
                "must be finite and non-negative; got -1 at position 3", fixed = TRUE)
   expect_error(evaluate_risk_scores(d$y, d$p, weights = d$w[-1]), "one survey weight per row (20)", fixed = TRUE)
@@ -156,8 +157,9 @@ test_that("risk_scores() on a question with three ordered options returns the pr
   expect_true(all(probs %in% names(s)))
   expect_equal(rowSums(s[probs]), rep(1, 12), tolerance = 1e-12)
   # Python's numbers for the same rows and orders; all 3! orders give other numbers
-  py <- reticulate::import("llmsurrogate.risk")$score_table(reticulate::r_to_py(rows[c("AGEP", "SEX", "BAND")]),
-                                                             task, dir, orders = "cyclic")
+  reticulate::py_capture_output(  # the tiny model's answer-mass warning, logged by Python
+    py <- reticulate::import("llmsurrogate.risk")$score_table(reticulate::r_to_py(rows[c("AGEP", "SEX", "BAND")]),
+                                                               task, dir, orders = "cyclic"))
   cols <- py_columns(py)
   for (p in probs) expect_equal(s[[p]], cols[[p]], tolerance = 1e-12)
   every <- suppressWarnings(risk_scores(rows, task, dir, orders = "all"))
@@ -169,6 +171,10 @@ test_that("risk_scores() on a question with three ordered options returns the pr
   expect_equal(coef(ev)[["log_loss"]], -mean(log(as.matrix(s[probs])[cbind(1:12, code)])), tolerance = 1e-12)
   expect_error(risk_scores(rows, task, dir, orders = "some"), 'c("all", "cyclic")', fixed = TRUE,
                class = "llmsurrogate_error")
+  # the ordered scale's levels numbered 1 to 3: a distribution over the levels too
+  scale <- suppressWarnings(risk_scores(rows, task, dir, method = "numeric_scale"))
+  expect_equal(rowSums(scale[probs]), rep(1, 12), tolerance = 1e-12)
+  expect_equal(scale$score, as.vector(as.matrix(scale[probs]) %*% 1:3), tolerance = 1e-12)  # the expected level
 })
 
 test_that("evaluate_risk_scores() with binary scores and survey weights: weighted metrics, Python's numbers", {
