@@ -114,14 +114,20 @@ class _ListHandler(logging.Handler):
         self.records.append(record)
 
 
+# The loggers of _LOGGERS, looked up once: logging.getLogger() takes the logging lock on every call
+# (a quarter of r_call's own time), and a logger, once made, is never replaced.
+_LOGGER_OBJECTS: list[logging.Logger] = []
+
+
 @contextlib.contextmanager
 def _collect_logs(records: list):
     """Send the warnings the loggers in :data:`_LOGGERS` log during the block to ``records``
     instead of their handlers (stderr)."""
     handler = _ListHandler(records)
     saved = []
-    for name in _LOGGERS:
-        logger = logging.getLogger(name)
+    if not _LOGGER_OBJECTS:
+        _LOGGER_OBJECTS.extend(logging.getLogger(name) for name in _LOGGERS)
+    for logger in _LOGGER_OBJECTS:
         saved.append((logger, logger.handlers[:], logger.propagate))
         logger.handlers = [handler]
         logger.propagate = False

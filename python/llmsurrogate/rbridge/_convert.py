@@ -187,6 +187,10 @@ def _r_column(spec: Mapping, what: str = "column") -> list:
         raise InvalidArgumentError(f"{what}: a {kind} value is outside Python's range ({err})") from err
 
 
+#: What reticulate makes of R's scalars and raw vectors: passed on as they are.
+_PLAIN = (str, int, float, bool, type(None), bytes, bytearray)
+
+
 def from_r(value: Any) -> Any:
     """An argument from the R package as Python values: a data frame (``{"__rframe__": ...}``) as
     ``{column: list}`` and a vector (``{"__rvector__": ...}``) as a list, ``None`` where R has a
@@ -197,6 +201,8 @@ def from_r(value: Any) -> Any:
     ...     {"kind": "date", "values": [0.0, 19000.0], "na": []}]}})
     {'a': [1, None], 'd': [datetime.date(1970, 1, 1), datetime.date(2022, 1, 8)]}
     """
+    if isinstance(value, _PLAIN):  # most arguments: no Mapping (abstract class) check
+        return value
     if isinstance(value, Mapping):
         if "__rframe__" in value:
             spec = value["__rframe__"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -73,7 +73,7 @@ def _r_long(spec: Any) -> CodedLong:
 
 
 def _decoded(value: Any) -> Any:
-    if isinstance(value, Mapping) and "__rlong__" in value:
+    if isinstance(value, dict) and "__rlong__" in value:  # reticulate's named list: a dict
         return _r_long(value["__rlong__"])
     return value
 
