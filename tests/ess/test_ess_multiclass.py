@@ -288,3 +288,43 @@ def test_hard_probabilities_warn_under_log_loss_only():
     with warnings.catch_warnings():
         warnings.simplefilter("error", LLMSurrogateWarning)
         assert _run(df, hard, loss="multiclass_brier", grid=[10], options=CLASSES).llm_error == 0.0
+
+
+# --- the command line -----------------------------------------------------------------------------------------
+
+def test_cli_reads_k_probability_columns_and_matches_the_api(tmp_path):
+    import json
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    exe = shutil.which("llmsurrogate", path=str(Path(sys.executable).parent))
+    df, truth, codes = _three_class(n=120, seed=13)
+    file = df.assign(y=codes + 1, p1=truth["a"], p2=truth["b"], p3=truth["c"])  # classes written 1, 2, 3
+    path = tmp_path / "d.csv"
+    file.to_csv(path, index=False)
+    base = ["ess", "--data", str(path), "--outcome", "y", "--loss", "multiclass_log", "--algorithm", "mean",
+            "--grid", "5,20", "--no-plot"]
+    r = subprocess.run([exe, *base, "--prediction", "p1,p2,p3", "--options", "1,2,3", "--out", str(tmp_path / "o")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "x1, x2" in r.stderr  # the default features leave the K probability columns out
+    summary = json.loads((tmp_path / "o" / "ess_summary.json").read_text())
+    api = ess.equivalent_sample_size(df, "y", truth, ["x1", "x2"], loss="multiclass_log", algorithm="mean",
+                                     grid=[5, 20])
+    assert summary["lower_bound"] == api.lower_bound
+    assert summary["llm_error"] == pytest.approx(api.llm_error, rel=1e-12)
+    table = pd.read_csv(tmp_path / "o" / "ess_table.csv")
+    np.testing.assert_allclose(table["algo_error"], api.table["algo_error"], rtol=1e-12)
+    # without --options the labels are the column names, which the outcome does not use: an error in CLI words
+    r = subprocess.run([exe, *base, "--prediction", "p1,p2,p3", "--out", str(tmp_path / "o2")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1
+    assert "has the value '2' at row 0" in r.stderr and "(the columns of --prediction p1,p2,p3)" in r.stderr, r.stderr
+    r = subprocess.run([exe, *base, "--prediction", "p1,p2", "--options", "1,2,3", "--out", str(tmp_path / "o3")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1 and "--options has 3 class labels but --prediction names 2 columns" in r.stderr
+    r = subprocess.run([exe, *base[:6], "squared", *base[7:], "--options", "1,2", "--out", str(tmp_path / "o4")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1 and "--options labels the --prediction columns of a multiclass --loss" in r.stderr

@@ -28,7 +28,7 @@ from .._cli_support import (RUN_JSON, FiniteFloat, NameList, NJobs, PositiveIntL
                             write_run_json)
 from .._store import SUFFIX, EntryFormat, entry_name
 from ..exceptions import InvalidArgumentError
-from ._engine import HYBRID_MIN_BLOCKS
+from ._engine import HYBRID_MIN_BLOCKS, LOSSES, MULTICLASS_LOSSES
 from ._estimators import Plumbing, run_error_curve, run_ess
 
 
@@ -150,11 +150,12 @@ def leaking_columns(frame, outcome: str, columns: list[str]) -> list[tuple[str, 
     return found
 
 
-def default_features(frame, outcome: str, prediction: str | None, data_path: Path) -> list[str]:
+def default_features(frame, outcome: str, prediction: str | list[str] | None, data_path: Path) -> list[str]:
     """The features of a run without ``--features``: every column but the outcome and the prediction
-    (the command lists them on stderr as the work starts); columns that give the outcome away
-    (:func:`leaking_columns`) are an error."""
-    feats = [str(c) for c in frame.columns if c not in (outcome, prediction)]
+    (one column, or the K columns of a multiclass loss; the command lists them on stderr as the work
+    starts); columns that give the outcome away (:func:`leaking_columns`) are an error."""
+    skip = {outcome, *([prediction] if prediction is None or isinstance(prediction, str) else prediction)}
+    feats = [str(c) for c in frame.columns if c not in skip]
     if outcome in frame.columns:
         leaks = leaking_columns(frame, outcome, feats)
         if leaks:
@@ -168,15 +169,53 @@ def default_features(frame, outcome: str, prediction: str | None, data_path: Pat
     return feats
 
 
+def _class_text(values) -> "pd.Series":
+    """A categorical outcome as the file writes it, to compare with --options and column names:
+    whole numbers as integers ("2", not "2.0"), missing values kept missing."""
+    import pandas as pd
+
+    ser = pd.Series(values)
+    num = pd.to_numeric(ser, errors="coerce")
+    if pd.api.types.is_numeric_dtype(ser) and ser.dtype != bool:
+        whole = num.dropna()
+        if (whole == np.round(whole)).all():
+            return num.map(lambda v: v if pd.isna(v) else str(int(v)))
+    return ser.map(lambda v: v if pd.isna(v) else str(v))
+
+
+def _class_prediction(frame, outcome, prediction, class_labels, loss, data_path):
+    """``(frame, prediction, columns, name)`` of a multiclass --loss: the outcome as text, the
+    --prediction columns as a table whose columns are the class labels (--options, else the column
+    names), those columns (never features) and how the command names them in errors."""
+    cols = [c.strip() for c in prediction.split(",")]
+    missing = [c for c in cols if c not in frame.columns]
+    if missing:
+        raise InvalidArgumentError(f"--prediction: {data_column(missing[0], data_path)} does not exist")
+    labels = [c.strip() for c in class_labels.split(",")] if class_labels else cols
+    if len(labels) != len(cols):
+        raise InvalidArgumentError(f"--options has {len(labels)} class labels but --prediction names {len(cols)} "
+                                   "columns; give one label per column, in the same order")
+    table = frame[cols].set_axis(labels, axis=1)
+    frame = frame.assign(**{outcome: _class_text(frame[outcome])}) if outcome in frame.columns else frame
+    name = f"--prediction {','.join(cols)}"
+    return frame, table, cols, name
+
+
 @click.command("ess")
 @click.option("--data", "data_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True,
               help="CSV or Parquet file, one row per observation.")
 @click.option("--outcome", required=True, help="Outcome column.")
-@click.option("--prediction", default=None, help="Column with the fixed rule's (LLM's) predictions; omit for the error curve only.")
+@click.option("--prediction", default=None, help="Column with the fixed rule's (LLM's) predictions; with --loss multiclass_log "
+              "or multiclass_brier the K comma-separated columns of its class probabilities, one per class; omit for the "
+              "error curve only.")
+@click.option("--options", "class_labels", type=NameList(), default=None,
+              help="With --loss multiclass_log or multiclass_brier: the class labels of the --prediction columns, "
+              "comma-separated in their order, as the outcome writes them (default: the column names; "
+              "docs/methods/ess.md §1.6).")
 @click.option("--features", type=NameList(), default=None, help="Comma-separated feature columns (default: every column but --outcome and --prediction, "
               "listed on stderr; a column that gives the outcome away is then an error).")
 @click.option("--algorithm", default="rf", show_default=True, type=click.Choice(["rf", "lasso", "logit_l1", "mean", "majority"]))
-@click.option("--loss", default="squared", show_default=True, type=click.Choice(["squared", "absolute", "zero_one", "brier", "log"]))
+@click.option("--loss", default="squared", show_default=True, type=click.Choice(list(LOSSES)))
 @click.option("--grid", type=PositiveIntList(), default=None, help="Comma-separated training sizes (default 1, 2, 5, 10, ... up to n/2).")
 @click.option("--alpha", default=0.05, show_default=True, type=FiniteFloat(0, 0.5, min_open=True),
               help="Significance level alpha, in (0, 0.5]: the ESS bound is one-sided at 1 - alpha, the error "
@@ -201,15 +240,21 @@ def default_features(frame, outcome: str, prediction: str | None, data_path: Pat
               "versions, input SHA-256, seed, command line).")
 @click.option("--no-plot", is_flag=True, help="Skip the figure.")
 @handle_errors
-def ess_command(data_path, outcome, prediction, features, algorithm, loss, grid, alpha, variance, regime, bias_correct,
-                tuning, seed, n_estimators, missing, n_jobs, out_dir, no_plot):
+def ess_command(data_path, outcome, prediction, class_labels, features, algorithm, loss, grid, alpha, variance, regime,
+                bias_correct, tuning, seed, n_estimators, missing, n_jobs, out_dir, no_plot):
     """Equivalent sample size of a fixed prediction rule (block-out CV + sequential one-sided CI)."""
     stem = "error_curve" if prediction is None else "ess"
+    if class_labels is not None and (loss not in MULTICLASS_LOSSES or prediction is None):
+        raise InvalidArgumentError("--options labels the --prediction columns of a multiclass --loss "
+                                   f"({' or '.join(MULTICLASS_LOSSES)}); drop it, or pass that --loss and --prediction")
     check_output_dir(out_dir, files=[f"{stem}_table.csv", f"{stem}_summary.json", f"{stem}_plot.png", RUN_JSON],
                      inputs=[data_path])
     frame = read_table(data_path)
+    rule, skip, pred_name = prediction, prediction, data_column(prediction or "", data_path)
+    if loss in MULTICLASS_LOSSES and prediction is not None:
+        frame, rule, skip, pred_name = _class_prediction(frame, outcome, prediction, class_labels, loss, data_path)
     feats = [f.strip() for f in features.split(",")] if features else \
-        default_features(frame, outcome, prediction, data_path)
+        default_features(frame, outcome, skip, data_path)
     try:
         grid_vals = [int(v) for v in grid.split(",")] if grid else None
     except ValueError as err:
@@ -219,6 +264,8 @@ def ess_command(data_path, outcome, prediction, features, algorithm, loss, grid,
     options = {"n_estimators": n_estimators} if algorithm == "rf" else None
     args = dict(outcome=outcome, prediction=prediction, features=feats, algorithm=algorithm, loss=loss,
                 grid=grid_vals, seed=seed_val, tuning=tuning, options=options, missing=missing)
+    if class_labels is not None:
+        args["classes"] = class_labels
     cache_dir = out_dir / ".ess_cache" / _key(data_path, args)
     check_output_dir(cache_dir, arg="--out")
     cache, rejected = load_points(cache_dir)
@@ -238,7 +285,7 @@ def ess_command(data_path, outcome, prediction, features, algorithm, loss, grid,
     common = dict(hybrid_min_blocks=HYBRID_MIN_BLOCKS, algorithm_options=options, missing=missing,
                   bias_correct=bias_correct)
     names = cli_names(data=f"--data {data_path.name}", outcome=data_column(outcome, data_path),
-                      prediction=data_column(prediction or "", data_path), features="--features", grid="--grid",
+                      prediction=pred_name, options="--options", features="--features", grid="--grid",
                       alpha="--alpha", seed="--seed", missing="--missing", algorithm="--algorithm", loss="--loss",
                       regime="--regime", tuning="--tuning", variance="--variance", bias_correct="--bias-correct")
     preface = None if features else \
@@ -248,7 +295,7 @@ def ess_command(data_path, outcome, prediction, features, algorithm, loss, grid,
             result = run_error_curve(plumbing, frame, outcome, feats, algorithm, grid_vals, loss, regime, tuning,
                                      seed_val, n_jobs, level=1 - alpha, progress=bar, **common)
         else:
-            result = run_ess(plumbing, frame, outcome, prediction, feats, algorithm, grid_vals, loss, alpha, variance,
+            result = run_ess(plumbing, frame, outcome, rule, feats, algorithm, grid_vals, loss, alpha, variance,
                              regime, tuning, seed_val, n_jobs, progress=bar, **common)
     click.echo(f"grid points: {len(cache)} reused, {len(computed)} computed, {rejected} rejected from the cache",
                err=True)
