@@ -235,9 +235,13 @@ NULL
   if (is.double(v) && all(v == trunc(v)) && max(abs(v)) < .Machine$integer.max) v <- as.integer(v)
   if (is.integer(v) && min(v) >= 1L && (hi <- max(v)) <= 4L * length(v) + 1024L) {
     labels <- which(tabulate(v, hi) > 0L)
-    map <- integer(hi)
-    map[labels] <- seq_along(labels)
-    codes <- map[v] - 1L
+    if (length(labels) == hi) {
+      codes <- v - 1L  # the domains are 1..hi, each present: a domain's code is its number - 1
+    } else {
+      map <- integer(hi)
+      map[labels] <- seq_along(labels)
+      codes <- map[v] - 1L
+    }
   } else {
     labels <- unique(v)
     codes <- match(v, labels) - 1L

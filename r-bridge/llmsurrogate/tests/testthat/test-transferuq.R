@@ -431,6 +431,12 @@ test_that("long data frames (r = 1 and r = 2) give what the same errors give as 
   clash <- lE
   clash$train <- clash$test
   expect_error(forecast_interval(clash, 1, "right"), "among its training domains", class = "llmsurrogate_error")
+  # whole-number domains with gaps (coded through a map) and without (a domain's code is its number - 1)
+  gaps <- lE
+  gaps$train <- 3L * gaps$train + 7L
+  gaps$test <- 3L * gaps$test + 7L
+  expect_identical(qte_interval(gaps, 0.8, betas = c(0.3, 0.5)), qte_interval(E, 0.8, betas = c(0.3, 0.5)))
+  expect_identical(worst_case_interval(gaps, 0.8, Gamma = 2), worst_case_interval(E, 0.8, Gamma = 2))
   # rows in another order, domains as factors or strings: the same table
   shuffled <- lE[sample(nrow(lE)), ]
   shuffled$train <- factor(shuffled$train)
