@@ -186,6 +186,9 @@ def risk_main(argv):
     ap.add_argument("--max-num-batched-tokens", type=int, default=65536, help="0: vLLM's default")
     ap.add_argument("--prompts-per-call", type=int, default=8192)
     ap.add_argument("--folktexts-python", default=None, help="an interpreter with folktexts (default: none)")
+    ap.add_argument("--ab-detokenize", action="store_true",
+                    help="also time VLLMBackend with the engine detokenizing its outputs (the pre-0.2 scoring "
+                         "passes), interleaved with the rest: the effect of detokenize=False in the same session")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "llm_gpu_risk.json"))
     a = ap.parse_args(argv)
     import sys
@@ -230,6 +233,15 @@ def risk_main(argv):
     out = {}
     sides = {"ours": lambda: out.__setitem__("vllm", risk.risk_scores(df, task, vl)),
              "TransformersBackend": lambda: out.__setitem__("hf", risk.risk_scores(df, task, hf))}
+    if a.ab_detokenize and vl._detokenize_flag:
+        def detokenized():
+            vl._detokenize_flag = False
+            try:
+                out["vllm_detok"] = risk.risk_scores(df, task, vl)
+            finally:
+                vl._detokenize_flag = True
+
+        sides["VLLMBackend, outputs detokenized"] = detokenized
     fk_rounds = []
     if a.folktexts_python:
         data_csv = tmp / "rows.csv"
@@ -280,6 +292,8 @@ def risk_main(argv):
                      "max_abs_diff_transformers_bf16_vs_f32": float(np.max(np.abs(oh[:k] - ref_o))),
                      "max_abs_diff_vllm_vs_transformers_bf16": float(np.max(np.abs(ov - oh))),
                      "score_sd": float(np.std(ref_o)), "score_range": [float(ref_o.min()), float(ref_o.max())]}}
+    if "vllm_detok" in out:
+        agreement["max_abs_diff_vllm_detokenize_false_vs_true"] = float(np.max(np.abs(sv - out["vllm_detok"].scores)))
     if "folktexts" in out:
         fk = np.asarray(out["folktexts"]["scores"])
         agreement["max_abs_diff_folktexts_bf16_vs_f32"] = float(np.max(np.abs(fk[:k] - ref)))

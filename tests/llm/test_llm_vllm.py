@@ -122,6 +122,7 @@ def test_scoring_passes_detokenize_nothing(real):
     """A scoring pass reads numbers only: the engine is asked not to detokenize (no text for the
     generated token, no decoded token on any returned log-probability), while generate() keeps text."""
     vl = real
+    assert vl._score_params(max_tokens=1).skip_clone  # vLLM 0.32: one shared params object, copied shallowly
     seqs = vl._encode_room(_mc_prompts()[:3], appended=1)
     outs = vl._generate(seqs, vl._score_params(max_tokens=1, logprob_token_ids=[5, 6]))
     for o in outs:
