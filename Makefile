@@ -130,7 +130,7 @@ $(VLLM_VENV)/.stamp: $(VLLM_LOCK)
 test-vllm: dist $(VLLM_VENV)/.stamp
 	$(VLLM_VENV)/bin/pip install --quiet --no-deps --force-reinstall $(WHEEL)
 	$(VLLM_ENV) LLMSURROGATE_STRICT_TESTS=1 LLMSURROGATE_VLLM_TESTS=1 $(VLLM_VENV)/bin/python -m pytest -q -m vllm \
-	  tests/llm/test_llm_vllm.py tests/llm/test_llm_openai.py; rc=$$?; \
+	  tests/llm/test_llm_vllm.py tests/llm/test_llm_openai.py tests/llm/test_llm_k_options.py; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no vLLM tests"; exit 1; fi; exit $$rc
 
 # Regenerate requirements/vllm.lock from requirements/vllm.in (uv's resolver, newest releases within
