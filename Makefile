@@ -231,6 +231,7 @@ bench: build-test bench-venv
 	$(BENCH_ENV) $(PY) benchmarks/bench_llm_cpu.py
 	$(BENCH_ENV) $(PY) benchmarks/bench_llm_http.py
 	$(PY) benchmarks/bench_lookahead.py
+	$(PY) benchmarks/bench_r_tiny_model.py
 	$(PY) benchmarks/readme_tables.py --write
 
 bench-quick: build-test bench-venv
@@ -242,6 +243,7 @@ bench-quick: build-test bench-venv
 	$(BENCH_ENV) $(PY) benchmarks/bench_llm_cpu.py --quick
 	$(BENCH_ENV) $(PY) benchmarks/bench_llm_http.py --quick
 	$(PY) benchmarks/bench_lookahead.py --quick
+	$(PY) benchmarks/bench_r_tiny_model.py --quick
 	$(PY) benchmarks/readme_tables.py
 
 clean:
