@@ -17,15 +17,31 @@
 #' need label predictions (a factor or character column, compared label by label under
 #' `loss = "zero_one"`) and are an error otherwise.
 #'
+#' K classes (a survey answer with K options): `loss = "multiclass_log"` (-log of the probability
+#' of the observed class, clipped at 1e-6) or `"multiclass_brier"` (the Brier score summed over the
+#' K classes) score the rule's K class probabilities against a factor or character outcome (numbers
+#' and logicals are compared as text, `as.character()`); `prediction` names the K probability
+#' columns of `data` (e.g. the `prob_<option>` columns of [risk_scores()]), or is a matrix or data
+#' frame with K columns, one row per row of `data`, each row summing to 1. The classes of the
+#' columns are `options`, else the column names (a common prefix `prob_` left out), else, for an
+#' unnamed matrix, the factor levels of the outcome; an `error_curve()` without a prediction takes
+#' `options`, else the factor levels, else the sorted distinct values. The probability columns are
+#' never features. The comparison algorithm predicts the K probabilities (`"rf"`, `"logit_l1"`,
+#' `"mean"`, `"majority"`); with K = 2 the numbers are those of `loss = "log"` (or twice those of
+#' `"brier"`) on the 0/1 outcome (docs/methods/ess.md §1.6).
+#'
 #' @param data A data frame or tibble, one row per observation.
 #' @param outcome Name of the outcome column.
 #' @param prediction Name of the column holding the fixed rule's predictions, or a vector
-#'   aligned with the rows of `data` (numeric, logical, or labels: factor or character).
+#'   aligned with the rows of `data` (numeric, logical, or labels: factor or character). Under a
+#'   K-class loss: the names of the K columns of `data` holding the class probabilities, or a
+#'   matrix or data frame of K probability columns, one row per row of `data`.
 #' @param features Character vector of feature columns; `NULL` uses all other columns.
 #' @param algorithm `"rf"`, `"lasso"`, `"logit_l1"` (the paper's models with per-N tuning),
 #'   `"mean"` or `"majority"` (simple native learners).
 #' @param grid Training sizes (whole numbers between 1 and n/2); `NULL` uses 1, 2, 5, 10, ...
-#' @param loss `"squared"`, `"absolute"`, `"zero_one"`, `"brier"` or `"log"`.
+#' @param loss `"squared"`, `"absolute"`, `"zero_one"`, `"brier"`, `"log"`, or for K classes
+#'   `"multiclass_log"` or `"multiclass_brier"`.
 #' @param alpha The paper's significance level of the one-sided tests: the ESS bound is a one-sided
 #'   (1 - alpha) confidence bound (the curve CIs in the table are two-sided at 1 - alpha). For
 #'   `error_curve()`, deprecated: the earlier name of `level`, as `level = 1 - alpha` (a warning of
@@ -49,6 +65,9 @@
 #' @param weights Not taken: survey weights are refused with an error that says why (the ESS counts
 #'   independent draws from the population; neither the estimate nor its variance holds with
 #'   weights: docs/methods/survey.md §5). Leave it `NULL`.
+#' @param options Under a K-class loss: the class of each probability column, in their order (a
+#'   character or factor vector of K distinct labels, as the outcome writes them); `NULL` takes the
+#'   column names (or the factor levels, see Details). Not used by the other losses.
 #' @return An object of class `c("llmsurrogate_ess", "llmsurrogate_result")`: a list with
 #'   `table` (one row per grid point), `summary` (the printed text), `title`, `kind` and `json`,
 #'   every field of the Python result under its name (`lower_bound`, `status`, `plugin`,
@@ -67,20 +86,30 @@
 #'   d$llm <- 0.2
 #'   res <- ess(d, "y", "llm", algorithm = "mean", grid = c(1, 2, 5, 10, 20))
 #'   res$lower_bound
+#'
+#'   # K = 3 classes: the LLM's probabilities in three columns, scored by the log loss
+#'   x <- rnorm(300)
+#'   p <- exp(cbind(0, x, -x))
+#'   p <- p / rowSums(p)
+#'   answers <- data.frame(x = x, answer = factor(apply(p, 1, function(r) sample(c("a", "b", "c"), 1, prob = r))),
+#'                         prob_a = p[, 1], prob_b = p[, 2], prob_c = p[, 3])
+#'   mc <- ess(answers, "answer", c("prob_a", "prob_b", "prob_c"), algorithm = "mean",
+#'             grid = c(5, 20, 50), loss = "multiclass_log")
+#'   mc$llm_error
 #' }
 #' @export
 ess <- function(data, outcome, prediction, features = NULL, algorithm = "rf", grid = NULL,
                 loss = "squared", alpha = 0.05, variance = "difference", regime = "hybrid",
                 tuning = "per_n_subset", seed = 0L, n_jobs = NULL, n_estimators = 300L,
-                bias_correct = FALSE, missing = "error", weights = NULL) {
+                bias_correct = FALSE, missing = "error", weights = NULL, options = NULL) {
   call <- sys.call()
   .refuse_weights(weights, "ess", call)
   kw <- .ess_args(algorithm, grid, loss, regime, tuning, seed, n_jobs, n_estimators, call,
                   bias_correct, missing, features)
-  prep <- .ess_data(data, outcome, prediction, features, kw$loss, kw$missing, call)
+  prep <- .ess_prepared(data, outcome, prediction, features, options, kw, call)
   do.call(.call, c(list("ess.equivalent_sample_size", prep$data, prep$outcome, prep$prediction,
                         alpha = .check_scalar(alpha, "alpha"), variance = .check_string(variance, "variance")),
-                   kw))
+                   prep$kw))
 }
 
 #' @rdname ess
@@ -88,7 +117,7 @@ ess <- function(data, outcome, prediction, features = NULL, algorithm = "rf", gr
 error_curve <- function(data, outcome, features = NULL, algorithm = "rf", grid = NULL,
                         loss = "squared", level = 0.95, regime = "hybrid", tuning = "per_n_subset",
                         seed = 0L, n_jobs = NULL, n_estimators = 300L, bias_correct = FALSE,
-                        missing = "error", alpha = NULL, weights = NULL) {
+                        missing = "error", alpha = NULL, weights = NULL, options = NULL) {
   call <- sys.call()
   .refuse_weights(weights, "error_curve", call)
   if (!is.null(alpha)) {
@@ -99,9 +128,9 @@ error_curve <- function(data, outcome, features = NULL, algorithm = "rf", grid =
   }
   kw <- .ess_args(algorithm, grid, loss, regime, tuning, seed, n_jobs, n_estimators, call,
                   bias_correct, missing, features)
-  prep <- .ess_data(data, outcome, NULL, features, kw$loss, kw$missing, call)
+  prep <- .ess_prepared(data, outcome, NULL, features, options, kw, call)
   do.call(.call, c(list("ess.error_curve", prep$data, prep$outcome, level = .check_scalar(level, "level", call)),
-                   kw))
+                   prep$kw))
 }
 
 #' Equivalent sample size of an LLM's treatment-effect predictions (CATE-ESS)
@@ -209,6 +238,194 @@ cate_ess <- function(data, outcome, treatment, prediction, propensity = NULL, fe
     kw$algorithm_options <- list(n_estimators = as.integer(.check_scalar(n_estimators, "n_estimators", call)))
   }
   kw
+}
+
+# The losses of K class probabilities (docs/methods/ess.md §1.6).
+.multiclass_losses <- c("multiclass_log", "multiclass_brier")
+
+# The data, outcome and prediction of ess() or error_curve() for the bridge, and their keyword
+# arguments `kw` (with `options`, the class labels, under a K-class loss).
+.ess_prepared <- function(data, outcome, prediction, features, options, kw, call) {
+  if (kw$loss %in% .multiclass_losses) {
+    prep <- .ess_multiclass_data(data, outcome, prediction, features, options, kw$loss, kw$missing, call)
+    kw$options <- as.list(prep$classes)
+  } else {
+    if (!is.null(options)) {
+      .abort(sprintf(paste("argument `options` names the K classes of loss = \"multiclass_log\" or",
+                           "\"multiclass_brier\"; loss \"%s\" does not use it"), kw$loss), call)
+    }
+    if (is.character(prediction) && length(prediction) > 1L && is.data.frame(data) &&
+        all(prediction %in% names(data))) {
+      .abort(sprintf(paste("argument `prediction` names %d columns of `data`; K class probabilities, one column",
+                           "per class, need loss = \"multiclass_log\" or \"multiclass_brier\" (loss is \"%s\")"),
+                     length(prediction), kw$loss), call)
+    }
+    prep <- .ess_data(data, outcome, prediction, features, kw$loss, kw$missing, call)
+  }
+  prep$kw <- kw
+  prep
+}
+
+# A K-class loss's data for the bridge, checked in R's words: the outcome as class labels (text),
+# the K probability columns as a data frame (taken out of `data` when `prediction` names them, so
+# that they are never features), and the K class labels of the columns (docs/methods/ess.md §1.6).
+.ess_multiclass_data <- function(data, outcome, prediction, features, options, loss, missing, call) {
+  if (!is.data.frame(data)) {
+    .abort(sprintf("argument `data` must be a data frame, not %s", class(data)[1]), call)
+  }
+  outcome <- .check_string(outcome, "outcome", call)
+  if (!outcome %in% names(data)) {
+    .abort(sprintf("argument `outcome`: `data` has no column `%s`", outcome), call)
+  }
+  y <- data[[outcome]]
+  if (!is.atomic(y) || is.matrix(y)) {
+    .abort(sprintf("outcome `%s` is %s; a K-class loss needs class labels (a factor or character column)",
+                   outcome, .r_type(y)), call)
+  }
+  probs <- NULL
+  if (!is.null(prediction)) {
+    if (is.character(prediction) && !is.matrix(prediction)) {
+      if (anyNA(prediction) || length(prediction) < 2L) {
+        .abort(sprintf(paste("argument `prediction`: loss \"%s\" scores K class probabilities per row; name the",
+                             "K >= 2 probability columns of `data`, one per class, or pass a matrix or data",
+                             "frame of them; got %s"), loss, .show_labels_in_order(prediction)), call)
+      }
+      absent <- setdiff(prediction, names(data))
+      if (length(absent)) {
+        .abort(sprintf("argument `prediction`: `data` has no column `%s`", absent[1]), call)
+      }
+      if (outcome %in% prediction) {
+        .abort(sprintf("argument `prediction` names the outcome `%s` as a probability column", outcome), call)
+      }
+      dup <- unique(prediction[duplicated(prediction)])
+      if (length(dup)) .abort(sprintf("argument `prediction` names column `%s` twice", dup[1]), call)
+      if (!is.null(features) && any(features %in% prediction)) {
+        .abort(sprintf("argument `features` names the probability column `%s` of `prediction`",
+                       features[features %in% prediction][1]), call)
+      }
+      probs <- data[prediction]
+      data <- data[setdiff(names(data), prediction)]
+    } else if (is.data.frame(prediction) || is.matrix(prediction)) {
+      probs <- prediction
+      if (nrow(probs) != nrow(data)) {
+        .abort(sprintf(paste("argument `prediction` has %d rows but `data` has %d; pass one row of class",
+                             "probabilities per row of `data`, in the same order"), nrow(probs), nrow(data)), call)
+      }
+    } else {
+      .abort(sprintf(paste("argument `prediction`: loss \"%s\" needs the names of K probability columns of",
+                           "`data`, or a matrix or data frame of K probability columns; not %s"),
+                     loss, .r_type(prediction)), call)
+    }
+  }
+  classes <- .class_labels(y, outcome, probs, options, call)
+  labels <- as.character(y)
+  bad <- which(!is.na(labels) & !labels %in% classes)
+  if (length(bad)) {
+    .abort(sprintf(paste("outcome `%s` has the value \"%s\" in row %d, which is not one of the K = %d classes %s",
+                         "(%s); give `options`, the class of each probability column"),
+                   outcome, labels[bad[1]], bad[1], length(classes), .show_options(classes),
+                   attr(classes, "source")), call)
+  }
+  data[[outcome]] <- labels
+  if (!is.null(probs)) {
+    probs <- .class_probabilities(probs, classes, missing, call)
+  }
+  if (missing == "error") {
+    used <- if (is.null(features)) setdiff(names(data), outcome) else features
+    .check_no_missing(data, unique(c(outcome, used)), call)
+  }
+  list(data = .frame_arg(data, "data", call), outcome = outcome,
+       prediction = if (!is.null(probs)) .frame_arg(probs, "prediction", call),
+       classes = as.vector(classes))
+}
+
+# The K class labels (text) of a K-class loss, with where they came from (attribute "source"):
+# `options`, else the names of the probability columns (a common "prob_" prefix, as
+# risk_scores() writes them, left out), else the outcome's factor levels (an unnamed matrix or no
+# prediction), else, without a prediction, the outcome's sorted distinct values.
+.class_labels <- function(y, outcome, probs, options, call) {
+  k <- if (is.null(probs)) NA_integer_ else ncol(probs)
+  cols <- if (is.null(probs)) NULL else colnames(probs)
+  if (!is.null(options)) {
+    if (is.factor(options)) options <- as.character(options)
+    if (!is.atomic(options) || is.matrix(options) || anyNA(options) || (!is.na(k) && length(options) != k)) {
+      .abort(sprintf("argument `options` must give the class of each %s (a vector without NA)",
+                     if (is.na(k)) "class" else sprintf("of the %d columns of `prediction`", k)), call)
+    }
+    classes <- as.character(options)
+    source <- "argument `options`"
+  } else if (!is.null(cols) && all(nzchar(cols))) {
+    classes <- if (all(startsWith(cols, "prob_"))) substring(cols, 6L) else cols
+    source <- "the column names of `prediction`"
+  } else if (is.factor(y)) {
+    classes <- levels(y)
+    source <- sprintf("the levels of outcome `%s`", outcome)
+    if (!is.na(k) && length(classes) != k) {
+      .abort(sprintf(paste("argument `prediction` has %d unnamed columns but outcome `%s` has %d levels; name the",
+                           "columns by the classes (colnames(p) <- levels(%s)) or give `options`"),
+                     k, outcome, length(classes), outcome), call)
+    }
+  } else if (is.na(k)) {
+    seen <- unique(y[!is.na(y)])
+    classes <- as.character(sort(seen))
+    source <- sprintf("the values of outcome `%s`", outcome)
+  } else {
+    .abort(paste("argument `prediction` has columns without names; name them by the classes",
+                 "(colnames(p) <- c(\"yes\", \"no\", ...)) or give `options`"), call)
+  }
+  dup <- unique(classes[duplicated(classes)])
+  if (length(dup)) {
+    .abort(sprintf("the classes (%s) must be distinct; \"%s\" appears twice", source, dup[1]), call)
+  }
+  if (length(classes) < 2L) {
+    .abort(sprintf("a K-class loss needs K >= 2 classes; %s give %d%s", source, length(classes),
+                   if (length(classes)) sprintf(" (\"%s\")", classes[1]) else ""), call)
+  }
+  structure(classes, source = source)
+}
+
+# The K probability columns as a data frame named by the classes, checked with R's row numbers
+# and column names: numbers between 0 and 1, each row summing to 1 (within 1e-6); a missing value
+# is an error with missing = "error" and its row is left to Python's drop otherwise.
+.class_probabilities <- function(probs, classes, missing, call) {
+  cols <- if (is.data.frame(probs)) names(probs) else colnames(probs)
+  if (is.null(cols) || !all(nzchar(cols))) cols <- sprintf("%d", seq_along(classes))
+  if (is.data.frame(probs)) {
+    bad <- which(!vapply(probs, function(v) is.numeric(v) || is.logical(v), logical(1)))
+    if (length(bad)) {
+      .abort(sprintf("column `%s` of `prediction` is %s; every column must hold numeric probabilities",
+                     cols[bad[1]], .r_type(probs[[bad[1]]])), call)
+    }
+    probs <- as.matrix(probs)
+  }
+  if (!is.numeric(probs) && !is.logical(probs)) {
+    .abort(sprintf("argument `prediction` must hold numeric probabilities, not %s", .r_type(probs)), call)
+  }
+  p <- matrix(as.numeric(probs), nrow(probs))
+  where <- function(cell) sprintf("row %d, column `%s`", cell[1], cols[cell[2]])
+  cell <- which(is.na(p), arr.ind = TRUE)
+  if (nrow(cell) && missing == "error") {
+    .abort(sprintf(paste("argument `prediction` has a missing value (NA) at %s; drop or impute missing values",
+                         "first, or pass missing = \"drop\" to drop the incomplete rows"), where(cell[1, ])), call)
+  }
+  cell <- which(is.infinite(p) | (!is.na(p) & (p < 0 | p > 1)), arr.ind = TRUE)
+  if (nrow(cell)) {
+    .abort(sprintf("argument `prediction` must hold probabilities between 0 and 1; got %s at %s",
+                   format(p[cell[1, , drop = FALSE]]), where(cell[1, ])), call)
+  }
+  sums <- rowSums(p)
+  off <- which(!is.na(sums) & abs(sums - 1) > 1e-6)
+  if (length(off)) {
+    .abort(sprintf(paste("argument `prediction`: each row must sum to 1 over the K = %d classes (within 1e-6);",
+                         "row %d sums to %s. Normalise the rows (p / rowSums(p)) if the classes cover every",
+                         "outcome"), ncol(p), off[1], format(sums[off[1]], digits = 10)), call)
+  }
+  stats::setNames(as.data.frame(p), classes)
+}
+
+.show_labels_in_order <- function(x) {
+  if (!length(x)) return("character(0)")
+  sprintf("c(%s)", paste0("\"", x, "\"", collapse = ", "))
 }
 
 # The data, outcome and prediction of an ESS call, ready for the bridge. R's column types are
