@@ -11,15 +11,17 @@
 #' a missing value) and result objects (table, summary text, JSON).
 #'
 #' @section Functions:
-#' * Equivalent sample size: [ess()], [error_curve()], [cate_ess()]; methods in
-#'   docs/methods/ess.md.
+#' * Equivalent sample size: [ess()], [error_curve()], [cate_ess()]; for K classes (a survey
+#'   answer with K options) the losses `"multiclass_log"` and `"multiclass_brier"` score the K
+#'   class probabilities; methods in docs/methods/ess.md.
 #' * Transfer performance, inference on error tables: [forecast_interval()],
 #'   [weighted_forecast_interval()], [worst_case_interval()], [qte_interval()],
 #'   [ete_interval()], [check_worstcase_dominance()], [check_everywhere_dominance()],
 #'   [critical_gamma()], [everywhere_dominance_box()]; building error tables:
 #'   [transfer_error_table()], [transfer_within_domain_cv()]; methods in
 #'   docs/methods/transfer.md.
-#' * Risk scores from a local language model: [risk_scores()], [evaluate_risk_scores()]; a tiny
+#' * Risk scores from a local language model: [risk_scores()], [evaluate_risk_scores()],
+#'   [compare_answers()] (the LLM's answer distribution against the population's); a tiny
 #'   local model to try them: [tiny_model()].
 #' * Lookahead bias in LLM forecasts: [lap()], [lookahead_test()], [lookahead_bootstrap()];
 #'   fixed-effects OLS: [feols()], [etable()], [fixef()]; methods in docs/methods/lookahead.md.
