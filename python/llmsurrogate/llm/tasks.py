@@ -581,7 +581,15 @@ class Task:
         raise ColumnNotFoundError(f"task {self.name!r} has no column {name!r}; columns: {list(self.features)}")
 
     def labels(self, frame):
-        """0/1 labels from ``frame``: the binarised target, or the label column if present.
+        """The labels of the rows of ``frame``: the label column if present, else the target
+        (binarised by the threshold, if any).
+
+        Binary tasks, and questions with K > 2 options whose values are all whole numbers: integer
+        labels (0/1 for a binary task). A question with K > 2 options whose values are not all whole
+        numbers (``"employed"``, ``2.5``): the options' values as declared, one per row (a data value
+        matches an option as in :meth:`MultipleChoiceQuestion.key_of`: ``1.0``, ``1`` and ``"1"``
+        alike), the labels of :attr:`RiskScores.probabilities`' columns; a value that matches no
+        option, or a missing one, is an error naming the column.
 
         Examples
         --------
@@ -589,14 +597,45 @@ class Task:
         >>> task = acs_income_task()
         >>> task.labels(pd.DataFrame({"PINCP": [20000, 90000]})), task.labels(pd.DataFrame({"PINCP>50000": [1, 0]}))
         (array([0, 1]), array([1, 0]))
+        >>> status = MultipleChoiceQuestion("Employment?", tuple(AnswerOption(t, t.lower(), i) for i, t in
+        ...                                 enumerate(["Employed", "Unemployed", "Not in labor force"])))
+        >>> work = Task("Work", columns=task.columns[:1], target="ESR", question=status)
+        >>> work.labels(pd.DataFrame({"ESR": ["unemployed", " employed"]})).tolist()
+        ['unemployed', 'employed']
         """
         if self.label_name in frame.columns:
-            return np.asarray(frame[self.label_name], dtype=np.int64)
-        if self.target not in frame.columns:
+            column = self.label_name
+        elif self.target not in frame.columns:
             raise ColumnNotFoundError(f"data has neither {self.label_name!r} nor {self.target!r}")
-        if self.threshold is None:
-            return np.asarray(frame[self.target], dtype=np.int64)
-        return self.threshold.apply(frame[self.target])
+        elif self.threshold is not None:
+            return self.threshold.apply(frame[self.target])
+        else:
+            column = self.target
+        q = self.question
+        whole = q is None or len(q.options) <= 2 or self.threshold is not None or all(
+            isinstance(o.value, numbers.Real) and math.isfinite(float(o.value)) and float(o.value).is_integer()
+            for o in q.options)
+        if whole:  # binary tasks and whole-number options: integers, as before K-option questions
+            return np.asarray(frame[column], dtype=np.int64)
+        # K > 2 options with other values: each row's option value as declared
+        declared = {}
+        for o in q.options:
+            declared.setdefault(_code_key(o.value), o.value)
+        codes, uniques = frame[column].factorize()
+        found = []
+        for value in uniques:
+            try:
+                found.append(declared[_code_key(value)])
+            except (KeyError, TypeError):
+                row = int(np.flatnonzero(codes == len(found))[0])
+                raise InvalidArgumentError(
+                    f"column {column!r}: value {value!r} at row {row} (0-based) is not one of the values of the "
+                    f"answer options of {q.text!r:.60} ({[o.value for o in q.options]})") from None
+        if (codes < 0).any():
+            raise InvalidArgumentError(f"column {column!r} has a missing answer at row "
+                                       f"{int(np.flatnonzero(codes < 0)[0])} (0-based); drop those rows first")
+        plain = all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in declared.values())
+        return np.array(found, dtype=np.float64 if plain else object)[codes]
 
     def with_features(self, subset: Sequence[str]) -> "Task":
         """The same task restricted to ``subset`` (in the task's column order).

@@ -203,11 +203,12 @@ def _prompt_fn(backend, task, kind, chat, system_prompt, examples):
 def few_shot_examples(data, task, n: int, *, seed: int = 42, balanced: bool = True) -> pd.DataFrame:
     """``n`` labelled rows of ``data`` to show as few-shot examples (``risk_scores(few_shot=...)``).
 
-    ``balanced`` (folktexts' ``--balance-few-shot-examples``): as many rows of label 0 as of
-    label 1 (an odd ``n`` gives the extra row to a label drawn at random); otherwise a simple
-    random sample. The rows come in random order (so the labels do not come in blocks) and keep
-    their index in ``data``, so a caller can leave them out of the rows it scores. The draw
-    depends on ``seed`` only.
+    ``balanced`` (folktexts' ``--balance-few-shot-examples``): as many rows of each of the task's
+    K answer options (labels 0 and 1 for a binary task; :meth:`Task.labels`' values, in the
+    question's order, for K > 2), ``n // K`` each; the ``n mod K`` rows left over go to options
+    drawn at random, one row each. Otherwise a simple random sample. The rows come in random order
+    (so the labels do not come in blocks) and keep their index in ``data``, so a caller can leave
+    them out of the rows it scores. The draw depends on ``seed`` only.
 
     Examples
     --------
@@ -229,11 +230,13 @@ def few_shot_examples(data, task, n: int, *, seed: int = 42, balanced: bool = Tr
             raise InvalidArgumentError(f"argument `n`: {n} few-shot examples asked, but the data has {len(frame)} rows")
         take = rng.choice(len(frame), n, replace=False)
     else:
-        per = {0: n // 2, 1: n // 2}
-        if n % 2:
-            per[int(rng.integers(2))] += 1
+        classes = _label_classes(task)
+        per = [n // len(classes)] * len(classes)
+        left = list(range(len(classes)))
+        for _ in range(n % len(classes)):  # K = 2: one draw of rng.integers(2), as before K options
+            per[left.pop(int(rng.integers(len(left))))] += 1
         take = []
-        for label, k in per.items():
+        for label, k in zip(classes, per):
             where = np.flatnonzero(labels == label)
             if k > len(where):
                 raise InvalidArgumentError(
@@ -242,6 +245,16 @@ def few_shot_examples(data, task, n: int, *, seed: int = 42, balanced: bool = Tr
             take.append(rng.choice(where, k, replace=False))
         take = rng.permutation(np.concatenate(take))
     return frame.iloc[take]
+
+
+def _label_classes(task) -> list:
+    """The labels balanced few-shot examples spread over: 0 and 1 for a binary task, else the
+    answer options' labels as :meth:`Task.labels` gives them, in the question's order."""
+    q = task.question
+    if q is None or task.threshold is not None:
+        return [0, 1]
+    classes = task.labels(pd.DataFrame({task.label_name: [o.value for o in q.options]})).tolist()
+    return sorted(classes) if len(classes) == 2 else classes
 
 
 # --- plain-table entry points (the R package calls these) ------------------------------------
