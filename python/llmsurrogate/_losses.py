@@ -24,10 +24,11 @@ from .exceptions import InvalidArgumentError, ShapeError
 SUM_TOLERANCE = 1e-6
 
 
-def probability_rows(probs: np.ndarray, name: str) -> np.ndarray:
-    """``probs`` (a finite float array) checked as an ``n x K`` matrix of class probabilities: two
-    dimensions, K >= 2 columns, entries in [0, 1], rows summing to 1 within :data:`SUM_TOLERANCE`.
-    Errors name the argument ``name``.
+def probability_rows(probs: np.ndarray, name: str, unit: str = "class") -> np.ndarray:
+    """``probs`` (a finite float array) checked as an ``n x K`` matrix of probabilities, one column
+    per ``unit`` (``"class"``, the ESS's word; ``"answer option"``, risk's): two dimensions, K >= 2
+    columns, entries in [0, 1], rows summing to 1 within :data:`SUM_TOLERANCE`. Errors name the
+    argument ``name``.
 
     >>> probability_rows(np.array([[0.2, 0.8], [0.5, 0.5]]), "prediction").shape
     (2, 2)
@@ -36,22 +37,23 @@ def probability_rows(probs: np.ndarray, name: str) -> np.ndarray:
     ...
     llmsurrogate.exceptions.InvalidArgumentError: argument `prediction`: each row must sum to 1 over the K = 2 classes (within 1e-06); row 0 (0-based) sums to 0.9. Normalise the rows (`p / p.sum(axis=1, keepdims=True)`) if the classes cover every outcome
     """
+    units = unit + ("es" if unit.endswith("s") else "s")
     if probs.ndim != 2:
-        raise ShapeError(f"argument `{name}` must be an n x K array of class probabilities (one column per class); "
+        raise ShapeError(f"argument `{name}` must be an n x K array of probabilities (one column per {unit}); "
                          f"got {probs.ndim} dimension(s)")
     if probs.shape[1] < 2:
-        raise ShapeError(f"argument `{name}` must have K >= 2 columns (one per class); got {probs.shape[1]}")
+        raise ShapeError(f"argument `{name}` must have K >= 2 columns (one per {unit}); got {probs.shape[1]}")
     bad = np.argwhere((probs < 0) | (probs > 1))
     if bad.size:
         i, k = bad[0]
-        raise InvalidArgumentError(f"argument `{name}` must hold probabilities in [0, 1]; got {probs[i, k]} at row {i} "
-                                   f"(0-based), column {k}")
+        raise InvalidArgumentError(f"argument `{name}` must hold probabilities in [0, 1]; got {float(probs[i, k]):.10g} "
+                                   f"at row {i} (0-based), column {k}")
     sums = probs.sum(axis=1)
     bad = np.flatnonzero(np.abs(sums - 1.0) > SUM_TOLERANCE)
     if bad.size:
-        raise InvalidArgumentError(f"argument `{name}`: each row must sum to 1 over the K = {probs.shape[1]} classes "
+        raise InvalidArgumentError(f"argument `{name}`: each row must sum to 1 over the K = {probs.shape[1]} {units} "
                                    f"(within {SUM_TOLERANCE:g}); row {bad[0]} (0-based) sums to {float(sums[bad[0]]):.10g}. "
-                                   "Normalise the rows (`p / p.sum(axis=1, keepdims=True)`) if the classes cover "
+                                   f"Normalise the rows (`p / p.sum(axis=1, keepdims=True)`) if the {units} cover "
                                    "every outcome")
     return probs
 

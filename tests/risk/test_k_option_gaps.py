@@ -247,3 +247,22 @@ def test_the_risk_command_takes_word_options(tmp_path):
     backend = make_backend("transformers", str(model), device="cpu")
     py = risk.risk_scores(rows.drop(few), task, backend, few_shot=rows.loc[few], cache=tmp_path / "py-cache")
     np.testing.assert_allclose(scores[probs], py.table[probs], rtol=0, atol=1e-12)
+
+
+# --- one check of K probabilities, one check of survey weights --------------------------------------
+
+def test_probability_and_weight_errors_print_plain_numbers_and_match_the_binary_metrics():
+    y = [0, 1, 2]
+    p = np.array([[0.2, 0.3, 0.4], [0.2, 0.3, 0.5], [0.1, 0.1, 0.8]])
+    with pytest.raises(InvalidArgumentError) as err:
+        risk.evaluate_multiclass(y, p, n_boot=10)
+    assert "row 0 (0-based) sums to 0.9. Normalise" in str(err.value) and "np.float64" not in str(err.value)
+    with pytest.raises(InvalidArgumentError, match=r"in \[0, 1\]; got 1.5 at row 1 \(0-based\), column 0"):
+        risk.multiclass_brier(y, np.array([[0.2, 0.3, 0.5], [1.5, -0.5, 0.0], [0.1, 0.1, 0.8]]))
+    good = p / p.sum(axis=1, keepdims=True)
+    for weights in ([1.0, -1.0, 1.0], [1.0, 1.0], "w", [0.0, 0.0, 0.0]):
+        with pytest.raises(Exception) as k_option:
+            risk.multiclass_log_loss(y, good, weights=weights)
+        with pytest.raises(Exception) as binary:
+            risk.evaluate([0, 1, 1], [0.2, 0.7, 0.6], weights=weights, n_boot=10)
+        assert type(k_option.value) is type(binary.value) and str(k_option.value) == str(binary.value)

@@ -26,15 +26,13 @@ import pandas as pd
 from scipy.optimize import minimize
 
 from .. import _core
-from .._losses import row_brier, row_log_loss, row_rps
+from .._losses import probability_rows, row_brier, row_log_loss, row_rps
 from .._plotting import axes_for, finish
-from .._validation import align_by_label, as_float_array, check_allocation, check_choice, check_int, check_real
+from .._validation import align_by_label, check_allocation, check_choice, check_int, check_real
 from ..exceptions import EmptyInputError, InvalidArgumentError, LLMSurrogateWarning, ShapeError
 from ..results import Result, Summary, result_dataclass
-from ._metrics import EPS, _bins, _level, _seed, bootstrap_ci
+from ._metrics import EPS, _bins, _level, _seed, _weights, bootstrap_ci
 
-#: row sums of ``probs`` may differ from 1 by at most this much
-SUM_TOLERANCE = 1e-6
 #: logits are computed from probabilities clipped to [LOGIT_CLIP, 1 - LOGIT_CLIP] (as the binary recalibrators do)
 LOGIT_CLIP = 1e-6
 
@@ -58,27 +56,11 @@ def _as_probs(probs, name: str = "probs") -> np.ndarray:
         p = np.asarray(probs, dtype=float)
     except (TypeError, ValueError) as exc:
         raise InvalidArgumentError(f"argument `{name}` must be an n x K array of probabilities: {exc}") from None
-    if p.ndim != 2:
-        raise ShapeError(f"argument `{name}` must be an n x K array (one column per answer option); got {p.ndim} "
-                         f"dimension(s)")
-    if p.shape[1] < 2:
-        raise ShapeError(f"argument `{name}` must have K >= 2 columns (answer options); got {p.shape[1]}")
     bad = np.argwhere(~np.isfinite(p))
     if bad.size:
-        raise InvalidArgumentError(f"argument `{name}` holds a missing or infinite value at row {bad[0][0]}, column "
-                                   f"{bad[0][1]}")
-    bad = np.argwhere((p < 0) | (p > 1))
-    if bad.size:
-        i, k = bad[0]
-        raise InvalidArgumentError(f"argument `{name}` must hold probabilities in [0, 1]; got {p[i, k]} at row {i}, "
-                                   f"column {k}")
-    dev = np.abs(p.sum(axis=1) - 1.0)
-    bad = np.flatnonzero(dev > SUM_TOLERANCE)
-    if bad.size:
-        raise InvalidArgumentError(f"argument `{name}`: each row must sum to 1 over the K options (within "
-                                   f"{SUM_TOLERANCE:g}); row {bad[0]} sums to {p[bad[0]].sum()!r}. Normalise the rows "
-                                   f"(`probs / probs.sum(axis=1, keepdims=True)`) if the options cover every answer")
-    return p
+        raise InvalidArgumentError(f"argument `{name}` holds a missing or infinite value at row {bad[0][0]} "
+                                   f"(0-based), column {bad[0][1]}")
+    return probability_rows(p, name, "answer option")
 
 
 def _codes(y, k: int, options) -> np.ndarray:
@@ -110,23 +92,6 @@ def _codes(y, k: int, options) -> np.ndarray:
         raise InvalidArgumentError(f"argument `y`: answer {arr[bad[0]]!r} at position {bad[0]} is not an option "
                                    f"(options: {labels[:20]}){hint}")
     return codes.astype(np.int64)
-
-
-def _weights(weights, n: int) -> np.ndarray:
-    if weights is None:
-        return np.ones(n)
-    if isinstance(weights, (str, bytes)):
-        raise InvalidArgumentError("argument `weights` must be a sequence with one survey weight per row")
-    w = as_float_array(weights, "weights", allow_nan=False, allow_empty=True)
-    if w.ndim != 1 or w.size != n:
-        raise ShapeError(f"argument `weights` (length {w.size}) must have one weight per row ({n})")
-    bad = np.flatnonzero(~np.isfinite(w) | (w < 0))
-    if bad.size:
-        raise InvalidArgumentError(f"argument `weights` must be finite and non-negative; got {w[bad[0]]} at "
-                                   f"position {bad[0]}")
-    if n and not w.sum() > 0:
-        raise InvalidArgumentError("argument `weights` sums to 0: no row carries weight")
-    return w
 
 
 def multiclass_inputs(y, probs, weights=None, options=None) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
