@@ -255,7 +255,7 @@ cate_ess <- function(data, outcome, treatment, prediction, propensity = NULL, fe
                            "\"multiclass_brier\"; loss \"%s\" does not use it"), kw$loss), call)
     }
     if (is.character(prediction) && length(prediction) > 1L && is.data.frame(data) &&
-        all(prediction %in% names(data))) {
+        length(prediction) != nrow(data) && all(prediction %in% names(data))) {
       .abort(sprintf(paste("argument `prediction` names %d columns of `data`; K class probabilities, one column",
                            "per class, need loss = \"multiclass_log\" or \"multiclass_brier\" (loss is \"%s\")"),
                      length(prediction), kw$loss), call)

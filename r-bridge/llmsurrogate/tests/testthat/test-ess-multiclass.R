@@ -104,6 +104,8 @@ test_that("the prediction as K column names, a named matrix, a data frame with o
   num <- base
   num$answer <- match(as.character(num$answer), c("a", "b", "c"))
   expect_identical(run(num, m$llm, options = 1:3), ref)
+  skip_if_not_installed("tibble")
+  expect_identical(run(tibble::as_tibble(m$d), c("prob_a", "prob_b", "prob_c")), ref)
 })
 
 test_that("K = 2: multiclass_log equals loss = 'log' and multiclass_brier twice loss = 'brier' on the 0/1 outcome", {
