@@ -197,7 +197,8 @@ def _drop_missing(frame, outcome, prediction, features, exclude, y_override):
 def _class_probabilities(frame: pd.DataFrame, prediction: Any, loss: str) -> tuple[pd.DataFrame, Any, list | None]:
     """A multiclass loss's LLM prediction as ``(frame, probs, labels)``: ``probs`` an ``n x K`` float
     array (rows in the order of ``frame``; NaN kept for ``missing="drop"``), ``labels`` the class
-    labels of its columns where it names them (a DataFrame's columns), else ``None``. ``prediction``:
+    labels of its columns where it names them (a DataFrame's columns; a predictor's ``classes_``,
+    as scikit-learn's classifiers and ``LLMPredictor`` have), else ``None``. ``prediction``:
     ``None`` (an error curve), an object with ``predict_proba(frame)`` (called once), a DataFrame
     (paired with ``data`` by row label, as every pandas input) or an array."""
     if prediction is None:
@@ -207,15 +208,20 @@ def _class_probabilities(frame: pd.DataFrame, prediction: Any, loss: str) -> tup
             f"argument `prediction`: loss {loss!r} scores K class probabilities per row, and a column name gives one "
             "value per row; pass an n x K array, a DataFrame with one column per class (named by the class labels) "
             "or an object with predict_proba()")
+    classes = None
     if hasattr(prediction, "predict_proba") and callable(prediction.predict_proba):
         raw = prediction.predict_proba(frame)
+        classes = getattr(prediction, "classes_", None)  # they label its columns (scikit-learn, LLMPredictor)
     elif hasattr(prediction, "predict") and callable(prediction.predict):
         raise InvalidArgumentError(
             f"argument `prediction`: under loss {loss!r} a predictor needs predict_proba(frame) returning the n x K "
             f"class probabilities; {type(prediction).__name__} has predict() only")
     else:
         frame, raw = align_by_label(("data", frame), ("prediction", prediction))  # pandas: by label
-    labels = list(raw.columns) if isinstance(raw, pd.DataFrame) else None
+    if isinstance(raw, pd.DataFrame):
+        labels = list(raw.columns)
+    else:
+        labels = None if classes is None else list(classes)
     arr = np.asarray(raw.to_numpy() if isinstance(raw, pd.DataFrame) else raw)
     if arr.dtype.kind not in "biuf":
         try:
