@@ -390,36 +390,9 @@ cate_ess <- function(data, outcome, treatment, prediction, propensity = NULL, fe
 .class_probabilities <- function(probs, classes, missing, call) {
   cols <- if (is.data.frame(probs)) names(probs) else colnames(probs)
   if (is.null(cols) || !all(nzchar(cols))) cols <- sprintf("%d", seq_along(classes))
-  if (is.data.frame(probs)) {
-    bad <- which(!vapply(probs, function(v) is.numeric(v) || is.logical(v), logical(1)))
-    if (length(bad)) {
-      .abort(sprintf("column `%s` of `prediction` is %s; every column must hold numeric probabilities",
-                     cols[bad[1]], .r_type(probs[[bad[1]]])), call)
-    }
-    probs <- as.matrix(probs)
-  }
-  if (!is.numeric(probs) && !is.logical(probs)) {
-    .abort(sprintf("argument `prediction` must hold numeric probabilities, not %s", .r_type(probs)), call)
-  }
-  p <- matrix(as.numeric(probs), nrow(probs))
-  where <- function(cell) sprintf("row %d, column `%s`", cell[1], cols[cell[2]])
-  cell <- which(is.na(p), arr.ind = TRUE)
-  if (nrow(cell) && missing == "error") {
-    .abort(sprintf(paste("argument `prediction` has a missing value (NA) at %s; drop or impute missing values",
-                         "first, or pass missing = \"drop\" to drop the incomplete rows"), where(cell[1, ])), call)
-  }
-  cell <- which(is.infinite(p) | (!is.na(p) & (p < 0 | p > 1)), arr.ind = TRUE)
-  if (nrow(cell)) {
-    .abort(sprintf("argument `prediction` must hold probabilities between 0 and 1; got %s at %s",
-                   format(p[cell[1, , drop = FALSE]]), where(cell[1, ])), call)
-  }
-  sums <- rowSums(p)
-  off <- which(!is.na(sums) & abs(sums - 1) > 1e-6)
-  if (length(off)) {
-    .abort(sprintf(paste("argument `prediction`: each row must sum to 1 over the K = %d classes (within 1e-6);",
-                         "row %d sums to %s. Normalise the rows (p / rowSums(p)) if the classes cover every",
-                         "outcome"), ncol(p), off[1], format(sums[off[1]], digits = 10)), call)
-  }
+  p <- .probability_matrix(probs, cols, "prediction", "classes", "outcome", call, keep_na = missing != "error",
+                           na_hint = paste("; drop or impute missing values first, or pass missing = \"drop\" to",
+                                           "drop the incomplete rows"))
   stats::setNames(as.data.frame(p), classes)
 }
 

@@ -313,39 +313,10 @@ compare_answers <- function(y, scores, groups = NULL, weights = NULL, options = 
 
 # `scores` as a numeric matrix of probabilities, checked with R's row and column numbers.
 .score_matrix <- function(scores, opts, call) {
-  if (is.data.frame(scores)) {
-    bad <- which(!vapply(scores, function(v) is.numeric(v) || is.logical(v), logical(1)))
-    if (length(bad)) {
-      .abort(sprintf("column `%s` of `scores` is %s; every column must hold numeric probabilities",
-                     names(scores)[bad[1]], .r_type(scores[[bad[1]]])), call)
-    }
-    scores <- as.matrix(scores)
+  if (NCOL(scores) < 2L) {
+    .abort(sprintf("argument `scores` must have at least 2 columns (one per option); got %d", NCOL(scores)), call)
   }
-  if (!is.numeric(scores) && !is.logical(scores)) {
-    .abort(sprintf("argument `scores` must be a numeric matrix of probabilities, not %s", .r_type(scores)), call)
-  }
-  p <- matrix(as.numeric(scores), nrow(scores))
-  if (ncol(p) < 2L) {
-    .abort(sprintf("argument `scores` must have at least 2 columns (one per option); got %d", ncol(p)), call)
-  }
-  where <- function(cell) sprintf("row %d, column `%s`", cell[1], opts[cell[2]])
-  cell <- which(!is.finite(p), arr.ind = TRUE)
-  if (nrow(cell)) {
-    .abort(sprintf("argument `scores` has %s (%s) at %s", if (is.na(p[cell[1, , drop = FALSE]])) "a missing value"
-                   else "an infinite value", format(p[cell[1, , drop = FALSE]]), where(cell[1, ])), call)
-  }
-  cell <- which(p < 0 | p > 1, arr.ind = TRUE)
-  if (nrow(cell)) {
-    .abort(sprintf("argument `scores` must hold probabilities between 0 and 1; got %s at %s",
-                   format(p[cell[1, , drop = FALSE]]), where(cell[1, ])), call)
-  }
-  off <- which(abs(rowSums(p) - 1) > 1e-6)
-  if (length(off)) {
-    .abort(sprintf(paste("argument `scores`: each row must sum to 1 over the %d options (within 1e-6); row %d",
-                         "sums to %s. Normalise the rows (scores / rowSums(scores)) if the options cover every",
-                         "answer"), ncol(p), off[1], format(sum(p[off[1], ]), digits = 10)), call)
-  }
-  p
+  .probability_matrix(scores, opts, "scores", "options", "answer", call)
 }
 
 # The arguments of a K-option call, checked in R's words and ready for the bridge.

@@ -396,3 +396,41 @@
   }
   if (length(tau) == 1L) tau else as.list(tau)
 }
+
+# A matrix or data frame of probabilities, one column per option or class (`labels`, used in the
+# messages), checked in R's words: numeric, between 0 and 1, each row summing to 1 (within 1e-6).
+# `arg` is the argument's name, `unit` what a column is ("options", "classes"), `of` what the
+# columns must cover ("answer", "outcome"); `na_hint` follows the message about an NA, and
+# `keep_na = TRUE` lets NAs through (rows dropped later). Returns a numeric matrix.
+.probability_matrix <- function(x, labels, arg, unit, of, call, keep_na = FALSE, na_hint = "") {
+  if (is.data.frame(x)) {
+    bad <- which(!vapply(x, function(v) is.numeric(v) || is.logical(v), logical(1)))
+    if (length(bad)) {
+      .abort(sprintf("column `%s` of `%s` is %s; every column must hold numeric probabilities",
+                     labels[bad[1]], arg, .r_type(x[[bad[1]]])), call)
+    }
+    x <- as.matrix(x)
+  }
+  if (!is.numeric(x) && !is.logical(x)) {
+    .abort(sprintf("argument `%s` must be a numeric matrix of probabilities, not %s", arg, .r_type(x)), call)
+  }
+  p <- matrix(as.numeric(x), nrow(x))
+  where <- function(cell) sprintf("row %d, column `%s`", cell[1], labels[cell[2]])
+  cell <- which(is.na(p), arr.ind = TRUE)
+  if (nrow(cell) && !keep_na) {
+    .abort(sprintf("argument `%s` has a missing value (NA) at %s%s", arg, where(cell[1, ]), na_hint), call)
+  }
+  cell <- which(!is.na(p) & (p < 0 | p > 1), arr.ind = TRUE)
+  if (nrow(cell)) {
+    .abort(sprintf("argument `%s` must hold probabilities between 0 and 1; got %s at %s", arg,
+                   format(p[cell[1, , drop = FALSE]]), where(cell[1, ])), call)
+  }
+  sums <- rowSums(p)
+  off <- which(!is.na(sums) & abs(sums - 1) > 1e-6)
+  if (length(off)) {
+    .abort(sprintf(paste("argument `%s`: each row must sum to 1 over the K = %d %s (within 1e-6); row %d sums",
+                         "to %s. Normalise the rows (%s / rowSums(%s)) if the %s cover every %s"),
+                   arg, ncol(p), unit, off[1], format(sums[off[1]], digits = 10), arg, arg, unit, of), call)
+  }
+  p
+}
