@@ -29,7 +29,7 @@ from .._cli_support import (RUN_JSON, FiniteFloat, NameList, NJobs, PositiveIntL
 from .._store import SUFFIX, EntryFormat, entry_name
 from ..exceptions import InvalidArgumentError
 from ._engine import HYBRID_MIN_BLOCKS, LOSSES, MULTICLASS_LOSSES
-from ._estimators import Plumbing, run_error_curve, run_ess
+from ._estimators import Plumbing, _refuse_weights, run_error_curve, run_ess
 
 
 #: Distributions whose versions can change a grid point (besides llmsurrogate itself).
@@ -212,6 +212,10 @@ def _class_prediction(frame, outcome, prediction, class_labels, loss, data_path)
               help="With --loss multiclass_log or multiclass_brier: the class labels of the --prediction columns, "
               "comma-separated in their order, as the outcome writes them (default: the column names; "
               "docs/methods/ess.md §1.6).")
+@click.option("--weights", "weight_col", default=None, metavar="COLUMN",
+              help="Not supported: survey weights are refused, with the reason (the ESS counts i.i.d. draws from the "
+              "population; neither its estimate nor its variance holds with weights; docs/methods/survey.md §5). "
+              "Without weights the ESS describes the population as sampled.")
 @click.option("--features", type=NameList(), default=None, help="Comma-separated feature columns (default: every column but --outcome and --prediction, "
               "listed on stderr; a column that gives the outcome away is then an error).")
 @click.option("--algorithm", default="rf", show_default=True, type=click.Choice(["rf", "lasso", "logit_l1", "mean", "majority"]))
@@ -240,9 +244,11 @@ def _class_prediction(frame, outcome, prediction, class_labels, loss, data_path)
               "versions, input SHA-256, seed, command line).")
 @click.option("--no-plot", is_flag=True, help="Skip the figure.")
 @handle_errors
-def ess_command(data_path, outcome, prediction, class_labels, features, algorithm, loss, grid, alpha, variance, regime,
-                bias_correct, tuning, seed, n_estimators, missing, n_jobs, out_dir, no_plot):
+def ess_command(data_path, outcome, prediction, class_labels, weight_col, features, algorithm, loss, grid, alpha,
+                variance, regime, bias_correct, tuning, seed, n_estimators, missing, n_jobs, out_dir, no_plot):
     """Equivalent sample size of a fixed prediction rule (block-out CV + sequential one-sided CI)."""
+    with cli_names(weights=f"--weights {weight_col}"):
+        _refuse_weights(weight_col)  # the API's refusal and reason, before anything is read or written
     stem = "error_curve" if prediction is None else "ess"
     if class_labels is not None and (loss not in MULTICLASS_LOSSES or prediction is None):
         raise InvalidArgumentError("--options labels the --prediction columns of a multiclass --loss "
