@@ -266,3 +266,19 @@ def test_probability_and_weight_errors_print_plain_numbers_and_match_the_binary_
         with pytest.raises(Exception) as binary:
             risk.evaluate([0, 1, 1], [0.2, 0.7, 0.6], weights=weights, n_boot=10)
         assert type(k_option.value) is type(binary.value) and str(k_option.value) == str(binary.value)
+
+
+def test_binary_word_values_label_the_larger_option_one_and_bad_labels_are_clear_errors():
+    """A binary question with word values ("no"/"yes", numeric values 0/1) labels rows 1 for the
+    option with the larger numeric value (it was a bare ValueError from int conversion); a value of
+    no option, and a non-numeric column for whole-number options, are errors naming the column."""
+    from llmsurrogate.llm.tasks import AnswerOption, MultipleChoiceQuestion, Task, acs_income_task
+
+    base = acs_income_task()
+    q = MultipleChoiceQuestion("Smokes?", (AnswerOption("Yes", "yes", 1), AnswerOption("No", "no", 0)))
+    task = Task("Smoking", columns=base.columns[:1], target="SMOKES", question=q)
+    assert task.labels(pd.DataFrame({"SMOKES": ["yes", "no", "no", "yes"]})).tolist() == [1, 0, 0, 1]
+    with pytest.raises(InvalidArgumentError, match="column 'SMOKES': value 'maybe' at row 1"):
+        task.labels(pd.DataFrame({"SMOKES": ["yes", "maybe"]}))
+    with pytest.raises(InvalidArgumentError, match="column 'PINCP>50000' must hold whole-number labels"):
+        base.labels(pd.DataFrame({"PINCP>50000": ["high", "low"]}))

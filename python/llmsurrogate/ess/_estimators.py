@@ -324,8 +324,8 @@ def equivalent_sample_size(data, outcome: str, prediction, features=None, *, alg
     ``"multiclass_brier"`` (a categorical outcome, docs/methods/ess.md §1.6) it is the LLM's K class
     probabilities: an n x K array, a DataFrame whose columns are the class labels (paired with
     ``data`` by row label), or an object with ``predict_proba(frame)``; ``options`` labels the
-    columns where they are not named (e.g. the question's options, in the order of
-    ``predict_proba``'s columns). Rows must sum to 1 (within 1e-6); every outcome value must be one
+    columns where they are not named (a predictor's ``classes_`` label its ``predict_proba`` columns,
+    as :class:`~llmsurrogate.llm.LLMPredictor` and scikit-learn classifiers have them). Rows must sum to 1 (within 1e-6); every outcome value must be one
     of the labels. For each grid size N the one-sided z-test of
     H_{0,N}: e_N <= e^LLM uses the block-out estimate of the difference loss on the retained
     B*N rows; ``variance="difference"`` uses (4.6) / fixed-B (B.2) on the difference losses,

@@ -88,6 +88,29 @@ def _code_key(value: Any) -> Any:
     return value
 
 
+def _option_index(question, column_values, column: str) -> np.ndarray:
+    """Each row's answer option (its position in ``question.options``): a data value matches an
+    option's value as in :meth:`MultipleChoiceQuestion.key_of` (``1.0``, ``1`` and ``"1"`` alike); a
+    value that matches no option, or a missing one, is an error naming the column."""
+    declared = {}
+    for j, o in enumerate(question.options):
+        declared.setdefault(_code_key(o.value), j)
+    codes, uniques = column_values.factorize()  # a pandas Series
+    found = []
+    for value in uniques:
+        try:
+            found.append(declared[_code_key(value)])
+        except (KeyError, TypeError):
+            row = int(np.flatnonzero(codes == len(found))[0])
+            raise InvalidArgumentError(
+                f"column {column!r}: value {value!r} at row {row} (0-based) is not one of the values of the "
+                f"answer options of {question.text!r:.60} ({[o.value for o in question.options]})") from None
+    if (codes < 0).any():
+        raise InvalidArgumentError(f"column {column!r} has a missing answer at row "
+                                   f"{int(np.flatnonzero(codes < 0)[0])} (0-based); drop those rows first")
+    return np.asarray(found, dtype=np.int64)[codes]
+
+
 @dataclasses.dataclass(frozen=True)
 class Column:
     """One feature column and how its values read as text.
@@ -585,7 +608,8 @@ class Task:
         (binarised by the threshold, if any).
 
         Binary tasks, and questions with K > 2 options whose values are all whole numbers: integer
-        labels (0/1 for a binary task). A question with K > 2 options whose values are not all whole
+        labels (0/1 for a binary task; a binary question with word values, ``"no"``/``"yes"``, gives 1
+        for the option with the larger numeric value). A question with K > 2 options whose values are not all whole
         numbers (``"employed"``, ``2.5``): the options' values as declared, one per row (a data value
         matches an option as in :meth:`MultipleChoiceQuestion.key_of`: ``1.0``, ``1`` and ``"1"``
         alike), the labels of :attr:`RiskScores.probabilities`' columns; a value that matches no
@@ -612,30 +636,21 @@ class Task:
         else:
             column = self.target
         q = self.question
-        whole = q is None or len(q.options) <= 2 or self.threshold is not None or all(
+        whole = q is None or self.threshold is not None or all(
             isinstance(o.value, numbers.Real) and math.isfinite(float(o.value)) and float(o.value).is_integer()
             for o in q.options)
-        if whole:  # binary tasks and whole-number options: integers, as before K-option questions
-            return np.asarray(frame[column], dtype=np.int64)
-        # K > 2 options with other values: each row's option value as declared
-        declared = {}
-        for o in q.options:
-            declared.setdefault(_code_key(o.value), o.value)
-        codes, uniques = frame[column].factorize()
-        found = []
-        for value in uniques:
+        if whole:  # whole-number option values (0/1 for most binary tasks): integers, as before K-option questions
             try:
-                found.append(declared[_code_key(value)])
-            except (KeyError, TypeError):
-                row = int(np.flatnonzero(codes == len(found))[0])
-                raise InvalidArgumentError(
-                    f"column {column!r}: value {value!r} at row {row} (0-based) is not one of the values of the "
-                    f"answer options of {q.text!r:.60} ({[o.value for o in q.options]})") from None
-        if (codes < 0).any():
-            raise InvalidArgumentError(f"column {column!r} has a missing answer at row "
-                                       f"{int(np.flatnonzero(codes < 0)[0])} (0-based); drop those rows first")
-        plain = all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in declared.values())
-        return np.array(found, dtype=np.float64 if plain else object)[codes]
+                return np.asarray(frame[column], dtype=np.int64)
+            except (TypeError, ValueError):
+                raise InvalidArgumentError(f"column {column!r} must hold whole-number labels (the values of the "
+                                           "answer options); drop or recode the other values first") from None
+        index = _option_index(q, frame[column], column)
+        if len(q.options) == 2:  # binary with word values: 1 for the option with the larger numeric value
+            return (index == int(np.argmax(q.values))).astype(np.int64)
+        values = [o.value for o in q.options]
+        plain = all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in values)
+        return np.array(values, dtype=np.float64 if plain else object)[index]
 
     def with_features(self, subset: Sequence[str]) -> "Task":
         """The same task restricted to ``subset`` (in the task's column order).
