@@ -635,3 +635,18 @@ def bootstrap_ci(col: np.ndarray, level: float) -> tuple[float, float, float]:
     se = float(col.std(ddof=1)) if col.size > 1 else float("nan")
     return se, float(np.quantile(col, a)), float(np.quantile(col, 1 - a))
 
+
+def metric_value(metrics, name: str) -> float:
+    """The value of metric ``name`` in a ``metric``/``value`` table (an evaluation's ``metrics``);
+    an unknown name is an error listing the ones there.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> metric_value(pd.DataFrame({"metric": ["brier", "ece"], "value": [0.2, 0.05]}), "ece")
+    0.05
+    """
+    row = metrics[metrics["metric"] == name]
+    if row.empty:
+        raise InvalidArgumentError(f"no metric {name!r}; available: {list(metrics['metric'])}")
+    return float(row["value"].iloc[0])

@@ -31,7 +31,7 @@ from .._plotting import axes_for, finish
 from .._validation import align_by_label, check_allocation, check_choice, check_int, check_real
 from ..exceptions import EmptyInputError, InvalidArgumentError, LLMSurrogateWarning, ShapeError
 from ..results import Result, Summary, result_dataclass
-from ._metrics import EPS, _bins, _level, _seed, _weights, bootstrap_ci
+from ._metrics import EPS, _bins, _level, _seed, _weights, bootstrap_ci, metric_value
 
 #: logits are computed from probabilities clipped to [LOGIT_CLIP, 1 - LOGIT_CLIP] (as the binary recalibrators do)
 LOGIT_CLIP = 1e-6
@@ -409,10 +409,7 @@ class MulticlassEvaluation(Result):
         >>> round(ev.metric("accuracy"), 2), round(ev.metric("brier"), 4)
         (1.0, 0.295)
         """
-        row = self.metrics[self.metrics["metric"] == name]
-        if row.empty:
-            raise InvalidArgumentError(f"no metric {name!r}; available: {list(self.metrics['metric'])}")
-        return float(row["value"].iloc[0])
+        return metric_value(self.metrics, name)
 
     def tidy(self):
         """The metrics, one row each (a copy of ``metrics``).

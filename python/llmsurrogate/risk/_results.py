@@ -9,6 +9,7 @@ import numpy as np
 
 from ..exceptions import InvalidArgumentError
 from ..llm.scoring import binary_probabilities
+from ._metrics import metric_value
 from ..results import Result, Summary, result_dataclass
 from ._plots import curve_tables, plot_evaluation, plot_score_histogram
 
@@ -56,10 +57,7 @@ class RiskEvaluation(Result):
         >>> round(ev.metric("roc_auc"), 4), round(ev.metric("brier"), 4)
         (0.8889, 0.1138)
         """
-        row = self.metrics[self.metrics["metric"] == name]
-        if row.empty:
-            raise InvalidArgumentError(f"no metric {name!r}; available: {list(self.metrics['metric'])}")
-        return float(row["value"].iloc[0])
+        return metric_value(self.metrics, name)
 
     def tidy(self):
         """The metrics, one row each, with bootstrap CIs (a copy of ``metrics``).
