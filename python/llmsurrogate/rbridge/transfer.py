@@ -16,6 +16,7 @@ import numpy as np
 from .. import transfer
 from ..exceptions import InvalidArgumentError
 from ..transfer import CodedLong, code_domains
+from ..transfer._table import _in_square_layout, _square_layout
 from ._convert import _r_column
 
 __all__ = ["R_FUNCTIONS", "r_check_everywhere_dominance", "r_check_worstcase_dominance", "r_critical_gamma",
@@ -26,10 +27,12 @@ __all__ = ["R_FUNCTIONS", "r_check_everywhere_dominance", "r_check_worstcase_dom
 _LEVEL = re.compile(r"`level`")
 
 
-# The last few long data frames from R, keyed by their bytes: repeated calls on the same data frame
-# (several levels, sides or functions) reuse its table and the sorted errors the Rust core keeps
-# on it, as the matrices of llmsurrogate.rbridge._convert do.
-_LONG_CACHE: dict[tuple, CodedLong] = {}
+# The last few long data frames from R with their bytes, newest first: repeated calls on the same
+# data frame (several levels, sides or functions) reuse its table and the sorted errors kept on it,
+# as the matrices of llmsurrogate.rbridge._convert do. A list compared by equality, not a dict:
+# every call brings new bytes objects, and hashing a 1,892-row frame's 22 kB took ~15 us a call,
+# where comparing stops at the first differing byte (a new frame's errors differ at once).
+_LONG_CACHE: list[tuple[tuple, CodedLong]] = []
 _LONG_CACHE_SIZE = 8
 
 
@@ -37,8 +40,11 @@ def _r_long(spec: Any) -> CodedLong:
     """A long data frame from R sent as columns (R's ``.coded_long()``): ``codes``, the 0-based
     codes of its ``ncol`` domain columns (training..., test) into ``labels``, one column after the
     other as little-endian int32 bytes; ``errors``, the last column as little-endian doubles (NaN
-    for ``NA``); ``labels``, the distinct domain labels as a typed R column. The domains are then
-    numbered in the order in which a long frame's are (sorted labels), without a data frame.
+    for ``NA``); ``labels``, the distinct domain labels as a typed R column. Integer domain columns
+    come as ``numbers`` instead of ``codes`` and ``labels``: the numbers themselves, a list of one
+    int32 raw vector per column (:func:`_numbered`). The domains are then numbered in the order in
+    which a long frame's are (sorted labels), without a data frame. A frame with the domain columns
+    of a kept one (other errors) takes its domains and codes.
 
     >>> import numpy as np
     >>> spec = {"nrow": 2, "ncol": 2, "codes": np.array([0, 1, 1, 0], "<i4").tobytes(),
@@ -48,28 +54,70 @@ def _r_long(spec: Any) -> CodedLong:
     (['a', 'b'], [[1], [0]], [0, 1], [0.5, 2.0])
     """
     nrow, ncol = int(spec["nrow"]), int(spec["ncol"])
-    codes_raw, errors_raw = bytes(spec["codes"]), bytes(spec["errors"])
-    labels = _r_column(spec["labels"], "the domain labels")
-    key = (nrow, ncol, codes_raw, errors_raw, tuple(labels))
-    hit = _LONG_CACHE.get(key)
-    if hit is not None:
-        return hit
+    errors_raw = bytes(spec["errors"])
+    if "numbers" in spec:  # integer domain columns as they are
+        numbers = spec["numbers"]  # one raw vector per column
+        codes_raw, labels = b"".join(numbers) if isinstance(numbers, list) else bytes(numbers), None
+    else:
+        codes_raw, labels = bytes(spec["codes"]), _r_column(spec["labels"], "the domain labels")
+    key = (nrow, ncol, errors_raw, codes_raw, labels and tuple(labels))  # errors first: where frames differ
+    for kept, hit in _LONG_CACHE:
+        if kept == key:
+            return hit
     codes = np.frombuffer(codes_raw, dtype="<i4")
     values = np.frombuffer(errors_raw, dtype="<f8").astype(np.float64)
-    if codes.size != nrow * ncol or values.size != nrow or codes.size and not 0 <= codes.min() <= codes.max() < len(labels):
+    if codes.size != nrow * ncol or values.size != nrow or labels is not None and codes.size and \
+            not 0 <= codes.min() <= codes.max() < len(labels):
         raise InvalidArgumentError(f"a long data frame from R has {codes.size} domain codes and {values.size} errors "
                                    f"for {nrow} rows and {ncol} domain columns")
-    if all(type(v) is int for v in labels) and all(a < b for a, b in zip(labels, labels[1:])):
+    design = next((hit for kept, hit in _LONG_CACHE if kept[:2] == key[:2] and kept[3] == codes_raw and
+                   kept[4] == key[4]), None)
+    if design is not None:  # the domain columns of a kept frame (frames of one design, other errors)
+        return _kept(key, CodedLong(values, design.test, design.train, design.domains))
+    if labels is None:
+        codes, domains = _numbered(codes)
+    elif labels == list(range(1, len(labels) + 1)) and set(map(type, labels)) == {int} or \
+            all(type(v) is int for v in labels) and all(a < b for a, b in zip(labels, labels[1:])):
         domains, codes = labels, codes.astype(np.int64)  # R's whole numbers, ascending: sorted already
     else:
         perm, domains = code_domains([np.asarray(labels, dtype=object)])  # each label's number in sorted order
         codes = perm[:, 0][codes]
     codes = codes.reshape(ncol, nrow)
-    out = CodedLong(values, codes[-1], codes[:-1].T, domains)
-    while len(_LONG_CACHE) >= _LONG_CACHE_SIZE:
-        _LONG_CACHE.pop(next(iter(_LONG_CACHE)))
-    _LONG_CACHE[key] = out
+    test, train = codes[-1], codes[:-1].T
+    if ncol == 2 and len(domains) > 1 and _in_square_layout(test, train, len(domains)):
+        test, train = _square_layout(len(domains))  # shared: later tables see the layout at once
+    return _kept(key, CodedLong(values, test, train, domains))
+
+
+def _kept(key: tuple, out: CodedLong) -> CodedLong:
+    _LONG_CACHE.insert(0, (key, out))
+    del _LONG_CACHE[_LONG_CACHE_SIZE:]
     return out
+
+
+def _numbered(numbers: np.ndarray) -> tuple[np.ndarray, list]:
+    """R's whole-number domains (int32) as 0-based codes into their distinct values in ascending
+    order (the order of a long frame's domains), and those values: a domain's code is its number -
+    1 when the domains are 1..n, each present; a count of each number when they lie in a small
+    positive range; a sort otherwise.
+
+    >>> codes, domains = _numbered(np.array([3, 1, 1, 3, 7], "<i4"))
+    >>> codes.tolist(), domains
+    ([1, 0, 0, 1, 2], [1, 3, 7])
+    """
+    if numbers.size == 0:
+        return numbers.astype(np.int64), []
+    lo, hi = int(numbers.min()), int(numbers.max())
+    if lo >= 1 and hi <= 4 * numbers.size + 1024:
+        codes = np.subtract(numbers, 1, dtype=np.int64)
+        present = np.zeros(hi, dtype=bool)
+        present[codes] = True
+        if present.all():
+            return codes, list(range(1, hi + 1))
+        rank = np.cumsum(present) - 1
+        return rank[codes], (np.flatnonzero(present) + 1).tolist()
+    domains, codes = np.unique(numbers, return_inverse=True)
+    return codes.astype(np.int64).reshape(-1), domains.tolist()
 
 
 def _decoded(value: Any) -> Any:

@@ -38,7 +38,7 @@ from .._validation import (
     check_probability,
 )
 from ..exceptions import InvalidArgumentError, LLMSurrogateWarning, ShapeError
-from ._table import CodedLong, ErrorTable, PooledErrors, _pooled, code_domains
+from ._table import CodedLong, ErrorTable, PooledErrors, _pooled, _square_layout, code_domains
 
 _SIDES = {"two": "two", "upper": "upper", "lower": "lower", "right": "upper", "left": "lower"}
 DEFAULT_TAULIST = np.round(np.arange(0.5, 1.0 + 1e-9, 0.01), 10)
@@ -109,10 +109,50 @@ def _training_sample(err: Any, arg: str) -> bool:
 
 
 def _sorted_values(t: Any) -> np.ndarray:
-    """The pooled errors in ascending order (also for tables with missing cells)."""
+    """The pooled errors in ascending order (also for tables with missing cells), read-only.
+
+    A balanced table's are those of its Rust-side table (:func:`_core_table`), whose checks they
+    pass; when that table is not built yet, NumPy sorts them (a few microseconds, against some
+    twenty for building the table, which a call needing only order statistics, such as
+    transferUQ's forecast interval, never uses) and they are kept on the table."""
     if isinstance(t, PooledErrors) and not t.balanced:
         return np.sort(t.values)
-    return _core_table(t).sorted_values()
+    f = t.__dict__.get("_llms_sorted")
+    if f is None:
+        core = t.__dict__.get("_llms_core")
+        f = core.sorted_values() if core is not None else _numpy_sorted(t)
+        if f is None:  # NumPy cannot vouch for this table: the core table checks it (and raises)
+            f = _core_table(t).sorted_values()
+        f.flags.writeable = False
+        object.__setattr__(t, "_llms_sorted", f)
+    return f
+
+
+def _numpy_sorted(t: Any) -> np.ndarray | None:
+    """``t.values`` sorted as the core table sorts them (``f64::total_cmp``: -0.0 before 0.0),
+    where the table passes the core table's checks (float64 errors, all finite, every test domain
+    0..n-1 equally often, n >= 2); ``None`` otherwise."""
+    values, test, n = t.values, t.test, t.n
+    if not (isinstance(values, np.ndarray) and values.dtype == np.float64 and values.ndim == 1
+            and isinstance(test, np.ndarray) and test.dtype.kind in "iu" and test.shape == values.shape
+            and 2 <= n <= values.size <= 0xFFFFFFFF):
+        return None
+    f = np.sort(values)
+    if not (math.isfinite(f[0]) and math.isfinite(f[-1])):  # NaN sorts last, -inf first
+        return None
+    if test is not _square_layout(n)[0]:  # (that layout has every test domain n - 1 times)
+        if test.min() < 0:
+            return None
+        counts = np.bincount(test, minlength=n)
+        if counts.size != n or counts[0] * n != values.size or not (counts == counts[0]).all():
+            return None
+    lo = int(np.searchsorted(f, 0.0, side="left"))
+    if lo < f.size and f[lo] == 0.0:  # zeros tie for np.sort (its SIMD sort may even turn -0.0 into
+        hi = int(np.searchsorted(f, 0.0, side="right"))  # 0.0): as many -0.0 as given, first (total_cmp)
+        neg = int(np.count_nonzero(np.signbit(values) & (values == 0.0)))
+        f[lo:lo + neg] = -0.0
+        f[lo + neg:hi] = 0.0
+    return f
 
 
 def _core_table(t: ErrorTable, negate: bool = False):

@@ -72,7 +72,11 @@ def coverage_bound(n: int, r: int, tau: float, *, side: str = "two", Gamma: floa
     """
     (n, r), side = _n_r(n, r), _side(side)
     tau = check_probability(tau, "tau", high_open=False)
-    g = check_gamma(Gamma)
+    return _coverage(n, r, tau, side, check_gamma(Gamma))
+
+
+def _coverage(n: int, r: int, tau: float, side: str, g: float = 1.0) -> float:
+    """:func:`coverage_bound` of checked arguments (``side`` one of "two", "upper", "lower")."""
     lead = (2 * tau - 1) if side == "two" else tau
     return max(lead, 0.0) * (n - r) / (n + g * g)
 
@@ -203,7 +207,7 @@ def _guaranteed(t: Any, tau: float, side: str, nominal: float, warn: bool = True
     :class:`CoverageWarning` when it falls more than :data:`COVERAGE_SHORTFALL` below ``nominal``."""
     if t.r is None or t.n <= t.r:
         return math.nan
-    guaranteed = coverage_bound(t.n, t.r, min(tau, 1.0), side=side)
+    guaranteed = _coverage(t.n, t.r, min(tau, 1.0), side)  # checked: t's n > r >= 1, tau in (0, 1], side
     if warn and guaranteed < nominal - COVERAGE_SHORTFALL:
         best = (t.n - t.r) / (t.n + 1)
         fix = ("correction=True raises the level so that it is guaranteed" if nominal <= best else
@@ -280,10 +284,17 @@ def forecast_interval(err: Any, level: float | None = None, *, side: str = "two"
 
 def _r_type1(f: np.ndarray, p: float) -> float:
     """R's ``quantile(x, p, type = 1)`` of the sorted ``f``, fuzz included (R 4.x quantile.default)."""
-    n = f.size
+    return float(f[_r_type1_index(f.size, p)])
+
+
+_EPS4 = 4 * float(np.finfo(float).eps)
+
+
+def _r_type1_index(n: int, p: float) -> int:
+    """The 0-based order statistic that R's ``quantile(type = 1)`` takes of ``n`` sorted values."""
     nppm = n * p
-    j = math.floor(nppm + 4 * np.finfo(float).eps)
-    return float(f[min(j, n - 1)] if nppm > j else f[max(j - 1, 0)])
+    j = math.floor(nppm + _EPS4)
+    return min(j, n - 1) if nppm > j else max(j - 1, 0)
 
 
 def _transferuq_interval(t: Any, level: Any, side: str, correction: bool, tau: Any) -> tuple[float, float, float]:
@@ -296,7 +307,8 @@ def _transferuq_interval(t: Any, level: Any, side: str, correction: bool, tau: A
             c = min((t.n + 1) / (t.n - t.r) * c, 1.0)
         q = (1 + c) / 2 if side == "two" else c
     f = _sorted_values(t)
-    return -_r_type1(-f[::-1], q), _r_type1(f, q), q
+    # the lower end is -quantile(-f, q): -f sorted is -f reversed, so its i-th value is -f[n - 1 - i]
+    return float(f[f.size - 1 - _r_type1_index(f.size, q)]), _r_type1(f, q), q
 
 
 def _weights(t: ErrorTable, weights: Any) -> np.ndarray:

@@ -23,6 +23,7 @@ Three input conventions are accepted everywhere (those of the authors' R package
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -61,6 +62,32 @@ def code_domains(columns: Sequence[Any]) -> tuple[np.ndarray, list]:
     perm = np.array([index[u] for u in uniques], dtype=np.int64)
     rows = len(arrays[0]) if arrays else 0
     return perm[codes].reshape(len(arrays), rows).T, domains
+
+
+@functools.lru_cache(maxsize=8)
+def _square_layout(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The test (N,) and training domains (N, 1) of each error of an ``r = 1`` table of ``n``
+    domains in the table's order (by test domain, then training domain: a matrix read column by
+    column without its diagonal), read-only; tables in that layout share them."""
+    test, train = np.nonzero(~np.eye(n, dtype=bool).T)
+    test, train = test.astype(np.int64), train.astype(np.int64).reshape(-1, 1)
+    test.flags.writeable = train.flags.writeable = False
+    return test, train
+
+
+def _in_square_layout(test: np.ndarray, train: np.ndarray, n: int) -> bool:
+    """Whether the rows (``test`` (N,), ``train`` (N, 1)) are every off-diagonal (train, test) pair
+    of ``n`` domains once, in the table's order (:func:`_square_layout`): the shared arrays of that
+    layout, or equal to them."""
+    square_test, square_train = _square_layout(n)
+    if test is square_test and (train is square_train or train.base is square_train):
+        return True
+    if test.shape != square_test.shape or train.shape != square_train.shape:
+        return False
+    if test.size and (test[0] != square_test[0] or test[-1] != square_test[-1] or train[0, 0] != square_train[0, 0]
+                      or train[-1, 0] != square_train[-1, 0]):  # most other layouts differ at an end
+        return False
+    return bool((test == square_test).all()) and bool((train == square_train).all())
 
 
 class CodedLong:
@@ -232,23 +259,27 @@ class ErrorTable(Result):
         return cls._from_arrays(values, te, tr, domains, name=name, metric=metric, arg=arg)
 
     @classmethod
-    def _from_arrays(cls, values, test, train, domains, *, name, metric, arg) -> "ErrorTable":
+    def _from_arrays(cls, values, test, train, domains, *, name, metric, arg, finite=False) -> "ErrorTable":
+        """The table of these rows after the full checks (``finite=True``: the caller has checked
+        that every value is finite)."""
         n, r = len(domains), train.shape[1]
         if n <= r:
             raise InvalidArgumentError(f"argument `{arg}`: need more domains than training domains (n > r); "
                                        f"got n = {n}, r = {r}")
-        bad = np.flatnonzero(~np.isfinite(values))
-        if bad.size:
-            raise NonFiniteError(f"argument `{arg}`: error at row {bad[0]} (0-based) is {values[bad[0]]}; "
-                                 "every (train, test) combination needs a finite error")
+        if not finite:
+            bad = np.flatnonzero(~np.isfinite(values))
+            if bad.size:
+                raise NonFiniteError(f"argument `{arg}`: error at row {bad[0]} (0-based) is {values[bad[0]]}; "
+                                     "every (train, test) combination needs a finite error")
         if r == 1 and values.size == n * (n - 1):  # the matrix layout: placed by (test, train) slot, no sort
+            if _in_square_layout(test, train, n):  # in that order already
+                return cls._square(values, n, domains, name=name, metric=metric)
             slot = np.full(n * n, -1, dtype=np.int64)
             slot[test * n + train[:, 0]] = np.arange(values.size)
             slot[:: n + 1] = -1  # a row with its test domain as training domain leaves a slot empty below
             order = slot[slot >= 0]
-            if order.size == values.size:  # every off-diagonal (train, test) once
-                return cls(values=np.ascontiguousarray(values[order]), test=np.ascontiguousarray(test[order]),
-                           train=np.ascontiguousarray(train[order]), domains=list(domains), name=name, metric=metric)
+            if order.size == values.size:  # every off-diagonal (train, test) once: the table's layout
+                return cls._square(values[order], n, domains, name=name, metric=metric, copy=False)
         train = np.sort(train, axis=1)
         if r > 1 and np.any(np.diff(train, axis=1) == 0):
             row = int(np.flatnonzero(np.any(np.diff(train, axis=1) == 0, axis=1))[0])
@@ -276,6 +307,15 @@ class ErrorTable(Result):
                 f"{domains[short]!r} has {counts[short]} of {math.comb(n - 1, r)}")
         return cls(values=np.ascontiguousarray(values), test=np.ascontiguousarray(test),
                    train=np.ascontiguousarray(train), domains=list(domains), name=name, metric=metric)
+
+    @classmethod
+    def _square(cls, values, n, domains, *, name, metric, copy=True) -> "ErrorTable":
+        """The ``r = 1`` table of ``values`` (copied unless ``copy=False``) in the table's order
+        (:func:`_square_layout`); its test and training domains are the shared read-only arrays of
+        that layout."""
+        test, train = _square_layout(n)
+        values = np.array(values, dtype=np.float64) if copy else np.ascontiguousarray(values, dtype=np.float64)
+        return cls(values=values, test=test, train=train, domains=list(domains), name=name, metric=metric)
 
     @classmethod
     def coerce(cls, err: Any, *, arg: str = "err", name: str = "") -> "ErrorTable":
@@ -510,30 +550,46 @@ def _pooled_codes(values: np.ndarray, test: np.ndarray, train: np.ndarray, domai
     """:func:`_pooled` once the domains are codes (``train`` with no columns: the two-column form)."""
     if values.size == 0:
         raise InvalidArgumentError(f"argument `{arg}` has no rows")
-    inf = np.flatnonzero(np.isinf(values))
-    if inf.size:
-        raise NonFiniteError(f"argument `{arg}`: the error at row {int(inf[0])} (0-based) is {values[inf[0]]}; "
-                             "errors must be finite (NaN marks a missing cell)")
-    clash = np.flatnonzero(np.any(train == test[:, None], axis=1))
-    if clash.size:
+    finite = bool(np.isfinite(values).all())
+    if not finite:
+        inf = np.flatnonzero(np.isinf(values))
+        if inf.size:
+            raise NonFiniteError(f"argument `{arg}`: the error at row {int(inf[0])} (0-based) is {values[inf[0]]}; "
+                                 "errors must be finite (NaN marks a missing cell)")
+    n = len(domains)
+    if finite and r == 1 and train.shape[1] == 1 and values.size == n * (n - 1) and _in_square_layout(test, train, n):
+        # the table's own r = 1 layout in its order (no test domain among the training domains, every
+        # pair once): what the checks below and ErrorTable._from_arrays would give
+        return ErrorTable._square(values, n, domains, name=name, metric="transfer error")
+    clash = (train[:, 0] == test) if train.shape[1] == 1 else np.any(train == test[:, None], axis=1)
+    if clash.any():
+        clash = np.flatnonzero(clash)
         raise InvalidArgumentError(f"argument `{arg}`: row {int(clash[0])} (0-based) has its test domain "
                                    f"{domains[test[clash[0]]]!r} among its training domains")
-    keep = ~np.isnan(values)
-    missing = int((~keep).sum())
-    if not keep.any():
+    keep = None if finite else ~np.isnan(values)  # finite: nothing is missing
+    missing = 0 if finite else int((~keep).sum())
+    if not finite and not keep.any():
         raise InvalidArgumentError(f"argument `{arg}`: every error is missing (NaN)")
-    n = len(domains)
     if r is not None and n <= r:
         raise InvalidArgumentError(f"argument `{arg}`: need more domains than training domains (n > r); "
                                    f"got n = {n}, r = {r}")
     if train.shape[1] and missing == 0 and values.size == n * math.comb(n - 1, train.shape[1]):
         try:  # the package's own layout (one error per unordered training set): keep the full checks
-            return ErrorTable._from_arrays(values, test, train, domains, name=name, metric="transfer error", arg=arg)
+            return ErrorTable._from_arrays(values, test, train, domains, name=name, metric="transfer error", arg=arg,
+                                           finite=True)
         except (InvalidArgumentError, ShapeError):
             pass
-    expected = None
-    if r is not None:
-        ordered = n * math.perm(n - 1, r)
-        unordered = n * math.comb(n - 1, r)
-        expected = ordered if values.size == ordered or values.size > unordered else unordered
-    return PooledErrors(values[keep], test[keep], domains, r, missing=missing, expected=expected, name=name)
+    if keep is None:
+        return PooledErrors(values, test, domains, r, missing=0, expected=_expected(n, r, values.size), name=name)
+    return PooledErrors(values[keep], test[keep], domains, r, missing=missing, expected=_expected(n, r, values.size),
+                        name=name)
+
+
+def _expected(n: int, r: int | None, size: int) -> int | None:
+    """How many errors a pooled table of ``size`` rows should have (ordered or unordered training
+    sets; ``None`` without ``r``)."""
+    if r is None:
+        return None
+    ordered = n * math.perm(n - 1, r)
+    unordered = n * math.comb(n - 1, r)
+    return ordered if size == ordered or size > unordered else unordered
