@@ -7,7 +7,9 @@
 # <sections>: comma-separated "matrix" (the 44-domain matrices) and "long" (the same errors as r = 1
 # long data frames, and transferUQ's r = 2 help-page construction with n = 40: 59,280 rows of ordered
 # training pairs); default both. In "long", the side "ours_new_data" gets another data frame (other
-# errors) at every call, so that no table kept from an earlier call on the same data frame is reused.
+# errors) at every call, so that no table kept from an earlier call on the same data frame is reused;
+# for r = 1, "ours_new_design" gets data frames with other domain columns as well (nothing kept from
+# a data frame of the same design is reused either).
 #
 # transferUQ's check_worstcase_dominance takes about 13 s per call on this workload: it gets <slow
 # rounds> rounds (default 1) and no warm-up call of its own (its code is byte-compiled at install).
@@ -105,7 +107,7 @@ time_work <- function(work) {
   res <- list()
   for (fn in names(work)) {
     w <- work[[fn]]
-    side_names <- intersect(c("ours", "transferUQ", "ours_defaults", "ours_new_data"), names(w))
+    side_names <- intersect(c("ours", "transferUQ", "ours_defaults", "ours_new_data", "ours_new_design"), names(w))
     for (s in side_names) if (!(fn %in% slow && s == "transferUQ")) w[[s]]()  # warm-up
     times <- setNames(lapply(side_names, function(s) numeric(0)), side_names)
     load_before <- tryCatch(as.numeric(strsplit(readLines("/proc/loadavg"), " ")[[1]][1:3]), error = function(e) NULL)
@@ -143,6 +145,12 @@ if ("long" %in% sections) {
   # other errors for every call of "ours_new_data" (more than the 8 data frames the package keeps)
   fresh <- lapply(1:12, function(i) cbind(idx2, data.frame(val = runif(nrow(idx2)))))
   fresh_r1 <- lapply(1:12, function(i) { d <- raw_long[["abdg"]]; d$val <- d$val * (1 + i / 100); d })
+  # and for "ours_new_design": other domain columns too (the domains renumbered, rows in another
+  # order), so that nothing kept from a data frame of the same design is reused either
+  fresh_design_r1 <- lapply(1:12, function(i) {
+    d <- fresh_r1[[i]]; relabel <- (seq_len(44L) + i - 1L) %% 44L + 1L
+    d$train <- relabel[d$train]; d$test <- relabel[d$test]; d
+  })
   next_fresh <- local({ i <- 0L; function(pool) { i <<- i %% length(pool) + 1L; pool[[i]] } })
   betas2 <- round(seq(0.2, 0.8, 0.1), 10)
   q <- function(expr) suppressWarnings(expr)  # r = 2, n = 40: the coverage warning of every call
@@ -156,7 +164,9 @@ if ("long" %in% sections) {
       ours_defaults = function() for (m in models) for (c in coverages) for (s in sides)
         llmsurrogate::forecast_interval(raw_long[[m]], c, s),
       ours_new_data = function() for (m in models) for (c in coverages) for (s in sides)
-        llmsurrogate::forecast_interval(next_fresh(fresh_r1), c, s, mode = "transferUQ")),
+        llmsurrogate::forecast_interval(next_fresh(fresh_r1), c, s, mode = "transferUQ"),
+      ours_new_design = function() for (m in models) for (c in coverages) for (s in sides)
+        llmsurrogate::forecast_interval(next_fresh(fresh_design_r1), c, s, mode = "transferUQ")),
     `r=1 long: qte_interval` = list(
       calls = length(models),
       transferUQ = function() for (m in models) transferUQ::qte_interval(raw_long[[m]], 0.8, "two", betas),
@@ -213,6 +223,12 @@ if ("long" %in% sections) {
     if (!isTRUE(all.equal(unname(transferUQ::forecast_interval(raw_long[[m]], c, s)),
                           llmsurrogate::forecast_interval(raw_long[[m]], c, s, mode = "transferUQ")))) {
       stop(sprintf("r = 1 long forecast_interval differs: %s %s %s", m, c, s))
+    }
+  }
+  for (d in c(fresh_r1, fresh_design_r1)) for (s in sides) {
+    if (!identical(unname(transferUQ::forecast_interval(d, 0.9, s)),
+                   llmsurrogate::forecast_interval(d, 0.9, s, mode = "transferUQ"))) {
+      stop(sprintf("r = 1 long forecast_interval on a new data frame differs: %s", s))
     }
   }
   for (c in coverages) for (s in sides) {

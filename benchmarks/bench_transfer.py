@@ -14,7 +14,8 @@ transferuq_setup(); source from --transferuq-src / $TRANSFERUQ_SRC, default the 
   section r-long does the same on long data frames: the published matrices as r = 1 rows (1,892)
   and transferUQ's r = 2 help-page construction with n = 40 (59,280 rows of ordered training
   pairs), with an extra side "ours_new_data" that gets other errors at every call (nothing kept
-  from an earlier call on the same data frame).
+  from an earlier call on the same data frame), and for r = 1 "ours_new_design", whose data frames
+  also have other domain columns (nothing kept from a data frame of the same design).
 
 Without R or transferUQ's source the peer is skipped with a message.
 
