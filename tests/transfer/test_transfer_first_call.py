@@ -239,3 +239,102 @@ def test_a_new_frame_of_a_kept_design_reads_as_a_fresh_one(cpt):
         if tr_ is train:  # the table's order: its layout arrays are shared and read-only (a write fails
             with pytest.raises(ValueError, match="read-only"):  # rather than change other tables)
                 a.test[0] = 1
+
+
+def test_square_order_is_the_slot_placement():
+    """``_square_order``: where each row of the table's layout is, for rows that are every
+    off-diagonal pair once (any order, domains from 0 or 1); ``None`` for anything else. Checked
+    against the placement by pair written out row by row."""
+    from llmsurrogate.transfer._table import _square_layout, _square_order
+    rng = np.random.default_rng(26)
+    for n in (2, 3, 7, 44):
+        train, test = _square_rows(n)
+        perm = rng.permutation(train.size)
+        for base in (0, 1):
+            order = _square_order((train[perm] + base).astype("<i4"), (test[perm] + base).astype("<i4"), n, base=base)
+            where = {(int(a), int(b)): i for i, (a, b) in enumerate(zip(train[perm], test[perm]))}
+            lt, ltr = _square_layout(n)
+            assert order.tolist() == [where[(int(a), int(b))] for a, b in zip(ltr[:, 0], lt)]
+        bad = [train[perm].copy(), test[perm].copy()]
+        bad[0][0] = bad[1][0]  # a row with its test domain as training domain
+        assert _square_order(bad[0], bad[1], n) is None
+        for corner in (0, n - 1):  # the first and last slots (test = train = the smallest, largest domain)
+            bad = [train[perm] + 1, test[perm] + 1]
+            bad[0][0] = bad[1][0] = corner + 1
+            assert _square_order(bad[0], bad[1], n, base=1) is None
+        twice = [train[perm].copy(), test[perm].copy()]
+        twice[0][-1], twice[1][-1] = twice[0][0], twice[1][0]  # a pair twice (so one missing)
+        assert _square_order(twice[0], twice[1], n) is None
+        assert _square_order(train[:-1], test[:-1], n) is None  # a row short
+
+
+def _numbers_spec(values, train, test) -> dict:
+    """What R's .coded_long() sends for integer domain columns: the numbers, column after column, in
+    one raw vector (reticulate passes it as a bytearray), and the errors."""
+    numbers = np.concatenate([train, test]).astype("<i4")
+    return {"nrow": len(values), "ncol": 2, "numbers": bytearray(numbers.tobytes()),
+            "errors": bytearray(np.asarray(values, "<f8").tobytes())}
+
+
+def test_a_new_design_in_any_order_is_placed_as_the_full_path_places_it(cpt):
+    """An r = 1 frame of domains 1..n with every pair once in another order and other labels (R's
+    relabelled, shuffled frames) is put in the table's order when read: the table, the sorted errors
+    and the intervals are the pandas long frame's, bit for bit; a frame of the same design with a
+    missing error, a pair twice or an infinite error reads (and fails) as the pandas frame does."""
+    n = cpt.shape[0]
+    train, test = _square_rows(n)
+    rng = np.random.default_rng(11)
+    relabel = rng.permutation(n) + 1
+    perm = rng.permutation(train.size)
+    a, b = relabel[train[perm]], relabel[test[perm]]
+    values = cpt[train, test][perm]
+    values[:3] = [0.0, -0.0, -0.0]  # signed zeros keep their order
+    frame = pd.DataFrame({"train": a, "test": b, "error": values})
+    rt._LONG_CACHE.clear()
+    spec = _numbers_spec(values, a, b)
+    coded = rt._r_long(spec)
+    assert coded.__dict__.get("_r_order") is not None  # placed when read
+    want, got = _pooled(frame, arg="err"), _pooled(coded, arg="err")
+    assert type(want) is type(got) is ErrorTable
+    assert _bits(got.values) == _bits(want.values) and got.domains == want.domains == list(range(1, n + 1))
+    assert got.test.tolist() == want.test.tolist() and got.train.tolist() == want.train.tolist()
+    assert _bits(_sorted_values(got)) == _bits(_core.TransferTable(want.values, want.test, n).sorted_values())
+    for level, side in ((0.9, "two"), (0.8, "upper"), (0.95, "lower")):
+        assert rt.r_forecast_interval({"__rlong__": spec}, level, side=side, mode="transferUQ", pooled=True) == \
+            tr.forecast_interval(frame, level, side=side, mode="transferUQ", pooled=True)
+    # the same design with other errors: placed as the kept frame's rows were
+    again = rt._r_long(_numbers_spec(2 * values, a, b))
+    assert again._r_order is coded._r_order and _bits(again.values) == _bits(2 * got.values)
+    # a missing error: rows as given (as the pandas frame), not placed
+    holed = values.copy()
+    holed[5] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LLMSurrogateWarning)
+        for vals in (holed,):
+            p = _pooled(rt._r_long(_numbers_spec(vals, a, b)), arg="err")
+            q = _pooled(frame.assign(error=vals), arg="err")
+            assert type(p) is type(q) is PooledErrors and p.missing == q.missing == 1
+            assert _bits(p.values) == _bits(q.values) and p.test.tolist() == q.test.tolist()
+    # an infinite error: the pandas frame's error (its row as given)
+    inf = values.copy()
+    inf[7] = np.inf
+    with pytest.raises(NonFiniteError) as want_err:
+        _pooled(frame.assign(error=inf), arg="err")
+    with pytest.raises(NonFiniteError) as got_err:
+        _pooled(rt._r_long(_numbers_spec(inf, a, b)), arg="err")
+    assert str(got_err.value) == str(want_err.value) and "row 7" in str(got_err.value)
+    # a pair twice (a clash-free frame that is not every pair once): pooled as the pandas frame pools it
+    a2 = a.copy()
+    b2 = b.copy()
+    a2[0], b2[0] = a[1], b[1]
+    p = _pooled(rt._r_long(_numbers_spec(values, a2, b2)), arg="err")
+    q = _pooled(pd.DataFrame({"train": a2, "test": b2, "error": values}), arg="err")
+    assert type(p) is type(q) and _bits(p.values) == _bits(q.values) and p.test.tolist() == q.test.tolist()
+    # a clash: the pandas frame's error
+    a3, b3 = a.copy(), b.copy()
+    a3[4] = b3[4] = n  # (n, n): the last slot
+    with pytest.raises(InvalidArgumentError) as want_err:
+        _pooled(pd.DataFrame({"train": a3, "test": b3, "error": values}), arg="err")
+    with pytest.raises(InvalidArgumentError) as got_err:
+        _pooled(rt._r_long(_numbers_spec(values, a3, b3)), arg="err")
+    assert str(got_err.value) == str(want_err.value)

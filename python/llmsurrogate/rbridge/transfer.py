@@ -16,7 +16,7 @@ import numpy as np
 from .. import transfer
 from ..exceptions import InvalidArgumentError
 from ..transfer import CodedLong, code_domains
-from ..transfer._table import _in_square_layout, _square_layout
+from ..transfer._table import _in_square_layout, _square_layout, _square_order
 from ._convert import _r_column
 
 __all__ = ["R_FUNCTIONS", "r_check_everywhere_dominance", "r_check_worstcase_dominance", "r_critical_gamma",
@@ -41,10 +41,12 @@ def _r_long(spec: Any) -> CodedLong:
     codes of its ``ncol`` domain columns (training..., test) into ``labels``, one column after the
     other as little-endian int32 bytes; ``errors``, the last column as little-endian doubles (NaN
     for ``NA``); ``labels``, the distinct domain labels as a typed R column. Integer domain columns
-    come as ``numbers`` instead of ``codes`` and ``labels``: the numbers themselves, a list of one
-    int32 raw vector per column (:func:`_numbered`). The domains are then numbered in the order in
-    which a long frame's are (sorted labels), without a data frame. A frame with the domain columns
-    of a kept one (other errors) takes its domains and codes.
+    come as ``numbers`` instead of ``codes`` and ``labels``: the numbers themselves as int32, the
+    columns one after the other in one raw vector (or a list of one per column) (:func:`_numbered`;
+    an ``r = 1`` frame of domains ``1..n`` with every pair once: :func:`_square_numbers`). The
+    domains are then numbered in the order in which a long frame's are (sorted labels), without a
+    data frame. A frame with the domain columns of a kept one (other errors) takes its domains and
+    codes (and its rows' order).
 
     >>> import numpy as np
     >>> spec = {"nrow": 2, "ncol": 2, "codes": np.array([0, 1, 1, 0], "<i4").tobytes(),
@@ -56,7 +58,7 @@ def _r_long(spec: Any) -> CodedLong:
     nrow, ncol = int(spec["nrow"]), int(spec["ncol"])
     errors_raw = bytes(spec["errors"])
     if "numbers" in spec:  # integer domain columns as they are
-        numbers = spec["numbers"]  # one raw vector per column
+        numbers = spec["numbers"]  # one raw vector, or one per column
         codes_raw, labels = b"".join(numbers) if isinstance(numbers, list) else bytes(numbers), None
     else:
         codes_raw, labels = bytes(spec["codes"]), _r_column(spec["labels"], "the domain labels")
@@ -73,7 +75,15 @@ def _r_long(spec: Any) -> CodedLong:
     design = next((hit for kept, hit in _LONG_CACHE if kept[:2] == key[:2] and kept[3] == codes_raw and
                    kept[4] == key[4]), None)
     if design is not None:  # the domain columns of a kept frame (frames of one design, other errors)
-        return _kept(key, CodedLong(values, design.test, design.train, design.domains))
+        order = design.__dict__.get("_r_order")
+        if order is None:
+            return _kept(key, CodedLong(values, design.test, design.train, design.domains))
+        if np.isfinite(values).all():  # that frame's rows, placed as its were
+            return _kept(key, _placed(values, order, design.domains))
+    if labels is None and ncol == 2 and codes.size:
+        placed = _square_numbers(codes, values, nrow)
+        if placed is not None:
+            return _kept(key, placed)
     if labels is None:
         codes, domains = _numbered(codes)
     elif labels == list(range(1, len(labels) + 1)) and set(map(type, labels)) == {int} or \
@@ -87,6 +97,34 @@ def _r_long(spec: Any) -> CodedLong:
     if ncol == 2 and len(domains) > 1 and _in_square_layout(test, train, len(domains)):
         test, train = _square_layout(len(domains))  # shared: later tables see the layout at once
     return _kept(key, CodedLong(values, test, train, domains))
+
+
+def _square_numbers(numbers: np.ndarray, values: np.ndarray, nrow: int) -> CodedLong | None:
+    """An ``r = 1`` frame of R's whole-number domains ``1..n`` (``numbers``: its training, then
+    test column) with every off-diagonal (train, test) pair once, in any order, and finite errors:
+    its rows in the table's order (:func:`~llmsurrogate.transfer._table._square_layout`), the
+    layout arrays shared, the order kept for frames of the same design (``_r_order``). Such a
+    table is what numbering the domains (:func:`_numbered`) and placing each row by its pair
+    (``ErrorTable._from_arrays``) give; the row order changes no table made from it, as no row
+    of it can be an error (finite, no clash, no pair twice). ``None`` for any other frame.
+
+    >>> t = _square_numbers(np.array([1, 2, 3, 1, 2, 3, 2, 1, 1, 3, 3, 2], "<i4"), np.arange(6.0), 6)
+    >>> t.domains, t.test.tolist(), t.train[:, 0].tolist(), t.values.tolist()
+    ([1, 2, 3], [0, 0, 1, 1, 2, 2], [1, 2, 0, 2, 0, 1], [1.0, 2.0, 0.0, 5.0, 3.0, 4.0])
+    """
+    lo, hi = int(numbers.min()), int(numbers.max())
+    if lo != 1 or hi * (hi - 1) != nrow or not np.isfinite(values).all():
+        return None
+    order = _square_order(numbers[:nrow], numbers[nrow:], hi, base=1)
+    return None if order is None else _placed(values, order, list(range(1, hi + 1)))
+
+
+def _placed(values: np.ndarray, order: np.ndarray, domains: list) -> CodedLong:
+    """The ``r = 1`` coded table of these rows in the table's order (``values[order]``)."""
+    test, train = _square_layout(len(domains))
+    out = CodedLong(values[order], test, train, domains)
+    out._r_order = order
+    return out
 
 
 def _kept(key: tuple, out: CodedLong) -> CodedLong:

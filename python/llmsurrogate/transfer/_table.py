@@ -75,6 +75,51 @@ def _square_layout(n: int) -> tuple[np.ndarray, np.ndarray]:
     return test, train
 
 
+def _square_order(train: np.ndarray, test: np.ndarray, n: int, base: int = 0) -> np.ndarray | None:
+    """Where each row of the ``r = 1`` table's layout (:func:`_square_layout`) is among the rows
+    given by their training and test domains (``train``, ``test``: (N,) whole numbers in
+    ``base..base+n-1``, any integer dtype), when those rows are every off-diagonal (train, test)
+    pair of ``n`` domains once, in any order; ``None`` otherwise (a pair twice or missing, a row
+    with its test domain as training domain). One scatter of the row numbers into the slots
+    ``test * n + train`` and one gather of the off-diagonal ones: N rows fill N distinct
+    off-diagonal slots exactly when every slot is filled.
+
+    >>> _square_order(np.array([1, 0, 2, 0, 2, 1]), np.array([0, 1, 0, 2, 1, 2]), 3).tolist()
+    [0, 2, 1, 4, 3, 5]
+    >>> _square_order(np.array([2, 1, 3, 1, 3, 2]), np.array([1, 2, 1, 3, 2, 3]), 3, base=1).tolist()
+    [0, 2, 1, 4, 3, 5]
+    >>> _square_order(np.array([1, 1, 2, 0, 2, 1]), np.array([0, 1, 0, 2, 1, 2]), 3) is None  # (1, 1)
+    True
+    """
+    size = n * (n - 1)
+    if n < 2 or train.shape != (size,) or test.shape != (size,):
+        return None
+    slots = (n + base) * n + base  # the largest, test = train = n - 1 + base: (n - 1 + base) * (n + 1)
+    slot = np.full(slots, -1, dtype=np.intp)
+    wide = np.intp if slots > 2**31 - 1 else None  # int32 numbers: no overflow in int32
+    slot[np.multiply(test, n, dtype=wide) + train] = _row_numbers(size)
+    order = slot[_square_slots(n, base)]
+    return order if order.min() >= 0 else None
+
+
+@functools.lru_cache(maxsize=8)
+def _square_slots(n: int, base: int = 0) -> np.ndarray:
+    """The slots ``test * n + train`` of the rows of :func:`_square_layout` (domains numbered
+    from ``base``), read-only."""
+    test, train = _square_layout(n)
+    slots = ((test + base) * n + train[:, 0] + base).astype(np.intp)
+    slots.flags.writeable = False
+    return slots
+
+
+@functools.lru_cache(maxsize=8)
+def _row_numbers(size: int) -> np.ndarray:
+    """``0..size-1``, read-only (scattered into slots, never written)."""
+    rows = np.arange(size, dtype=np.intp)
+    rows.flags.writeable = False
+    return rows
+
+
 def _in_square_layout(test: np.ndarray, train: np.ndarray, n: int) -> bool:
     """Whether the rows (``test`` (N,), ``train`` (N, 1)) are every off-diagonal (train, test) pair
     of ``n`` domains once, in the table's order (:func:`_square_layout`): the shared arrays of that
@@ -101,7 +146,10 @@ class CodedLong:
     def __init__(self, values, test, train, domains):
         self.values = np.ascontiguousarray(values, dtype=np.float64)
         self.test = np.ascontiguousarray(test, dtype=np.int64)
-        self.train = np.ascontiguousarray(train, dtype=np.int64).reshape(self.test.size, -1)
+        train = np.ascontiguousarray(train, dtype=np.int64)
+        # (N, r) as given: the shared layout arrays stay themselves (_in_square_layout checks by identity)
+        self.train = train if train.ndim == 2 and train.shape[0] == self.test.size else \
+            train.reshape(self.test.size, -1)
         self.domains = list(domains)
         self.tables: dict = {}
 
