@@ -16,7 +16,7 @@ import numpy as np
 from .. import transfer
 from ..exceptions import InvalidArgumentError
 from ..transfer import CodedLong, code_domains
-from ..transfer._table import _in_square_layout, _square_layout, _square_order
+from ..transfer._table import _in_square_layout, _row_numbers, _square_layout, _square_order
 from ._convert import _r_column
 
 __all__ = ["R_FUNCTIONS", "r_check_everywhere_dominance", "r_check_worstcase_dominance", "r_critical_gamma",
@@ -116,7 +116,12 @@ def _square_numbers(numbers: np.ndarray, values: np.ndarray, nrow: int) -> Coded
     if lo != 1 or hi * (hi - 1) != nrow or not np.isfinite(values).all():
         return None
     order = _square_order(numbers[:nrow], numbers[nrow:], hi, base=1)
-    return None if order is None else _placed(values, order, list(range(1, hi + 1)))
+    if order is None:
+        return None
+    if order[0] == 0 and order[-1] == nrow - 1 and (order == _row_numbers(nrow)).all():  # in that order already
+        test, train = _square_layout(hi)  # (later frames of its design: as they come, nothing to place)
+        return CodedLong(values, test, train, list(range(1, hi + 1)))
+    return _placed(values, order, list(range(1, hi + 1)))
 
 
 def _placed(values: np.ndarray, order: np.ndarray, domains: list) -> CodedLong:

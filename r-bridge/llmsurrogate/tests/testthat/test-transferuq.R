@@ -511,3 +511,41 @@ test_that("long data frames (r = 1 and r = 2) give what the same errors give as 
   expect_named(llmsurrogate:::.err_arg(dated, "err", NULL), "__rframe__")
   expect_identical(suppressWarnings(forecast_interval(dated, 0.9)), suppressWarnings(forecast_interval(err, 0.9)))
 })
+
+test_that("new designs (domains relabelled, rows shuffled) give the matrix's intervals; a kept design is reused only for identical domain columns", {
+  skip_if_no_llmsurrogate()
+  withr::local_options(llmsurrogate.transferUQ_notice = FALSE)
+  E <- CertaintyEquivalents$unnormalized[["abdg"]]
+  idx <- which(row(E) != col(E), arr.ind = TRUE)
+  set.seed(26)
+  for (k in 1:6) {  # more designs than the package keeps
+    relabel <- sample.int(44L)
+    rows <- sample(nrow(idx))
+    Ek <- E * (1 + k / 100)
+    d <- data.frame(train = relabel[idx[rows, 1]], test = relabel[idx[rows, 2]], val = Ek[idx][rows])
+    Er <- Ek
+    Er[relabel, relabel] <- Ek  # Er[train, test] = val
+    for (s in c("two", "left", "right")) {
+      expect_identical(forecast_interval(d, 0.9, s, mode = "transferUQ"), forecast_interval(Er, 0.9, s, mode = "transferUQ"))
+    }
+    # the same design with other errors: the bytes sent for d's domain columns, the matrix's interval
+    d2 <- d
+    d2$val <- d2$val * 2
+    sent <- llmsurrogate:::.err_arg(d, "err", NULL)$`__rlong__`$numbers
+    expect_identical(llmsurrogate:::.long_cache$numbers(unclass(d2), 3L), sent)
+    expect_identical(forecast_interval(d2, 0.8, "two", mode = "transferUQ"),
+                     forecast_interval(2 * Er, 0.8, "two", mode = "transferUQ"))
+    # the same first domain value but other rows' order: another design (not reused), same interval
+    d3 <- d[c(1L, 3L, 2L, 4:nrow(d)), ]
+    expect_null(llmsurrogate:::.long_cache$numbers(unclass(d3), 3L))
+    expect_identical(forecast_interval(d3, 0.95, "right", mode = "transferUQ"),
+                     forecast_interval(Er, 0.95, "right", mode = "transferUQ"))
+    # a missing error in a kept design: the errors given, as the matrix with that cell missing
+    d4 <- d
+    d4$val[3] <- NA
+    Er4 <- Er
+    Er4[d$train[3], d$test[3]] <- NA
+    expect_identical(suppressWarnings(forecast_interval(d4, 0.9, "two", mode = "transferUQ")),
+                     suppressWarnings(forecast_interval(Er4, 0.9, "two", mode = "transferUQ")))
+  }
+})
