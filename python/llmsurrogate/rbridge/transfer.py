@@ -62,19 +62,20 @@ def _r_long(spec: Any) -> CodedLong:
         codes_raw, labels = b"".join(numbers) if isinstance(numbers, list) else bytes(numbers), None
     else:
         codes_raw, labels = bytes(spec["codes"]), _r_column(spec["labels"], "the domain labels")
-    key = (nrow, ncol, errors_raw, codes_raw, labels and tuple(labels))  # errors first: where frames differ
-    for kept, hit in _LONG_CACHE:
-        if kept == key:
-            return hit
+    key = (nrow, ncol, errors_raw, codes_raw, labels and tuple(labels))
+    design = None  # a kept frame with these domain columns (frames of one design, other errors)
+    for kept, hit in _LONG_CACHE:  # one pass: this frame, else its design
+        if kept[3] == codes_raw and kept[:2] == key[:2] and kept[4] == key[4]:
+            if kept[2] == errors_raw:
+                return hit
+            design = design or hit
     codes = np.frombuffer(codes_raw, dtype="<i4")
     values = np.frombuffer(errors_raw, dtype="<f8").astype(np.float64)
     if codes.size != nrow * ncol or values.size != nrow or labels is not None and codes.size and \
             not 0 <= codes.min() <= codes.max() < len(labels):
         raise InvalidArgumentError(f"a long data frame from R has {codes.size} domain codes and {values.size} errors "
                                    f"for {nrow} rows and {ncol} domain columns")
-    design = next((hit for kept, hit in _LONG_CACHE if kept[:2] == key[:2] and kept[3] == codes_raw and
-                   kept[4] == key[4]), None)
-    if design is not None:  # the domain columns of a kept frame (frames of one design, other errors)
+    if design is not None:  # the domain columns of a kept frame
         order = design.__dict__.get("_r_order")
         if order is None:
             return _kept(key, CodedLong(values, design.test, design.train, design.domains))

@@ -206,11 +206,17 @@ NULL
   frames <- list()
   payloads <- list()
   heads <- numeric()  # the first value of each kept frame's first domain column (NA: not sent as numbers)
+  tails <- numeric()  # the first error of each kept frame (NA: none, or not doubles)
   list(
+    # (only kept frames whose first error is this one's: one vectorised comparison of `tails`)
     find = function(err) {
       d <- length(err)
       errors <- .subset2(err, d)
-      for (i in seq_along(frames)) {
+      candidates <- if (is.double(errors) && length(errors)) {
+        e <- errors[1L]
+        which(tails == e | is.na(tails) & is.na(e))
+      } else seq_along(frames)
+      for (i in candidates) {
         kept <- frames[[i]]
         if (length(kept) == d && identical(.subset2(kept, d), errors) && identical(kept, err)) return(payloads[[i]])
       }
@@ -238,6 +244,8 @@ NULL
       frames <<- c(list(err), frames)[seq_len(min(length(frames) + 1L, 4L))]
       payloads <<- c(list(payload), payloads)[seq_len(length(frames))]
       heads <<- c(if (length(x)) as.double(x[1L]) else NA_real_, heads)[seq_len(length(frames))]
+      e <- .subset2(err, length(err))
+      tails <<- c(if (is.double(e) && length(e)) e[1L] else NA_real_, tails)[seq_len(length(frames))]
       payload
     })
 })

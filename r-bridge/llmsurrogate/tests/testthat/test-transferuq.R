@@ -548,4 +548,13 @@ test_that("new designs (domains relabelled, rows shuffled) give the matrix's int
     expect_identical(suppressWarnings(forecast_interval(d4, 0.9, "two", mode = "transferUQ")),
                      suppressWarnings(forecast_interval(Er4, 0.9, "two", mode = "transferUQ")))
   }
+  # a kept frame is found again (also with NA as its first error), a frame with other errors is not
+  d5 <- d
+  d5$val[1] <- NA
+  sent <- llmsurrogate:::.err_arg(d5, "err", NULL)
+  expect_identical(llmsurrogate:::.long_cache$find(d5), sent)
+  expect_identical(llmsurrogate:::.long_cache$find(data.frame(unclass(d5))), sent)  # identical(), not the same object
+  d6 <- d5
+  d6$val[2] <- d6$val[2] + 1
+  expect_null(llmsurrogate:::.long_cache$find(d6))
 })
