@@ -94,10 +94,9 @@ def _square_order(train: np.ndarray, test: np.ndarray, n: int, base: int = 0) ->
     size = n * (n - 1)
     if n < 2 or train.shape != (size,) or test.shape != (size,):
         return None
-    slots = (n + base) * n + base  # the largest, test = train = n - 1 + base: (n - 1 + base) * (n + 1)
+    slots = (n + base) * n + base  # slots 0..(n - 1 + base) * (n + 1): the last, test = train = n - 1 + base
     slot = np.full(slots, -1, dtype=np.intp)
-    wide = np.intp if slots > 2**31 - 1 else None  # int32 numbers: no overflow in int32
-    slot[np.multiply(test, n, dtype=wide) + train] = _row_numbers(size)
+    slot[np.multiply(test, n, dtype=np.intp) + train] = _row_numbers(size)  # (intp: scatters faster than int32)
     order = slot[_square_slots(n, base)]
     return order if order.min() >= 0 else None
 
