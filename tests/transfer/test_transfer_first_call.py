@@ -242,30 +242,30 @@ def test_a_new_frame_of_a_kept_design_reads_as_a_fresh_one(cpt):
 
 
 def test_square_order_is_the_slot_placement():
-    """``_square_order``: where each row of the table's layout is, for rows that are every
+    """``square_order``: where each row of the table's layout is, for rows that are every
     off-diagonal pair once (any order, domains from 0 or 1); ``None`` for anything else. Checked
     against the placement by pair written out row by row."""
-    from llmsurrogate.transfer._table import _square_layout, _square_order
+    from llmsurrogate.transfer._table import square_layout, square_order
     rng = np.random.default_rng(26)
     for n in (2, 3, 7, 44):
         train, test = _square_rows(n)
         perm = rng.permutation(train.size)
         for base in (0, 1):
-            order = _square_order((train[perm] + base).astype("<i4"), (test[perm] + base).astype("<i4"), n, base=base)
+            order = square_order((train[perm] + base).astype("<i4"), (test[perm] + base).astype("<i4"), n, base=base)
             where = {(int(a), int(b)): i for i, (a, b) in enumerate(zip(train[perm], test[perm]))}
-            lt, ltr = _square_layout(n)
+            lt, ltr = square_layout(n)
             assert order.tolist() == [where[(int(a), int(b))] for a, b in zip(ltr[:, 0], lt)]
         bad = [train[perm].copy(), test[perm].copy()]
         bad[0][0] = bad[1][0]  # a row with its test domain as training domain
-        assert _square_order(bad[0], bad[1], n) is None
+        assert square_order(bad[0], bad[1], n) is None
         for corner in (0, n - 1):  # the first and last slots (test = train = the smallest, largest domain)
             bad = [train[perm] + 1, test[perm] + 1]
             bad[0][0] = bad[1][0] = corner + 1
-            assert _square_order(bad[0], bad[1], n, base=1) is None
+            assert square_order(bad[0], bad[1], n, base=1) is None
         twice = [train[perm].copy(), test[perm].copy()]
         twice[0][-1], twice[1][-1] = twice[0][0], twice[1][0]  # a pair twice (so one missing)
-        assert _square_order(twice[0], twice[1], n) is None
-        assert _square_order(train[:-1], test[:-1], n) is None  # a row short
+        assert square_order(twice[0], twice[1], n) is None
+        assert square_order(train[:-1], test[:-1], n) is None  # a row short
 
 
 def _numbers_spec(values, train, test) -> dict:

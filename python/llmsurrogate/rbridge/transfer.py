@@ -15,8 +15,7 @@ import numpy as np
 
 from .. import transfer
 from ..exceptions import InvalidArgumentError
-from ..transfer import CodedLong, code_domains
-from ..transfer._table import _in_square_layout, _row_numbers, _square_layout, _square_order
+from ..transfer import CodedLong, code_domains, in_square_layout, row_numbers, square_layout, square_order
 from ._convert import _r_column
 
 __all__ = ["R_FUNCTIONS", "r_check_everywhere_dominance", "r_check_worstcase_dominance", "r_critical_gamma",
@@ -95,15 +94,15 @@ def _r_long(spec: Any) -> CodedLong:
         codes = perm[:, 0][codes]
     codes = codes.reshape(ncol, nrow)
     test, train = codes[-1], codes[:-1].T
-    if ncol == 2 and len(domains) > 1 and _in_square_layout(test, train, len(domains)):
-        test, train = _square_layout(len(domains))  # shared: later tables see the layout at once
+    if ncol == 2 and len(domains) > 1 and in_square_layout(test, train, len(domains)):
+        test, train = square_layout(len(domains))  # shared: later tables see the layout at once
     return _kept(key, CodedLong(values, test, train, domains))
 
 
 def _square_numbers(numbers: np.ndarray, values: np.ndarray, nrow: int) -> CodedLong | None:
     """An ``r = 1`` frame of R's whole-number domains ``1..n`` (``numbers``: its training, then
     test column) with every off-diagonal (train, test) pair once, in any order, and finite errors:
-    its rows in the table's order (:func:`~llmsurrogate.transfer._table._square_layout`), the
+    its rows in the table's order (:func:`~llmsurrogate.transfer._table.square_layout`), the
     layout arrays shared, the order kept for frames of the same design (``_r_order``). Such a
     table is what numbering the domains (:func:`_numbered`) and placing each row by its pair
     (``ErrorTable._from_arrays``) give; the row order changes no table made from it, as no row
@@ -116,18 +115,18 @@ def _square_numbers(numbers: np.ndarray, values: np.ndarray, nrow: int) -> Coded
     lo, hi = int(numbers.min()), int(numbers.max())
     if lo != 1 or hi * (hi - 1) != nrow or not np.isfinite(values).all():
         return None
-    order = _square_order(numbers[:nrow], numbers[nrow:], hi, base=1)
+    order = square_order(numbers[:nrow], numbers[nrow:], hi, base=1)
     if order is None:
         return None
-    if order[0] == 0 and order[-1] == nrow - 1 and (order == _row_numbers(nrow)).all():  # in that order already
-        test, train = _square_layout(hi)  # (later frames of its design: as they come, nothing to place)
+    if order[0] == 0 and order[-1] == nrow - 1 and (order == row_numbers(nrow)).all():  # in that order already
+        test, train = square_layout(hi)  # (later frames of its design: as they come, nothing to place)
         return CodedLong(values, test, train, list(range(1, hi + 1)))
     return _placed(values, order, list(range(1, hi + 1)))
 
 
 def _placed(values: np.ndarray, order: np.ndarray, domains: list) -> CodedLong:
     """The ``r = 1`` coded table of these rows in the table's order (``values[order]``)."""
-    test, train = _square_layout(len(domains))
+    test, train = square_layout(len(domains))
     out = CodedLong(values[order], test, train, domains)
     out._r_order = order
     return out

@@ -48,7 +48,8 @@ from ._build import cv_ratio, error_table, error_tables, in_sample_errors, withi
 from ._dispatch import DomainCV, make_model
 from ._models import CPT, EU
 from ._results import EverywhereDominance, ForecastIntervals, IntervalTable, TransferApplication, WorstCaseCurve
-from ._table import CodedLong, ErrorTable, code_domains  # the last two: for the R bridge, not in __all__
+from ._table import (  # CodedLong and the rest: for the R bridge, not in __all__
+    CodedLong, ErrorTable, code_domains, in_square_layout, row_numbers, square_layout, square_order)
 
 __all__ = [
     "ErrorTable", "EU", "CPT", "error_table", "error_tables", "in_sample_errors", "within_domain_cv",

@@ -38,7 +38,7 @@ from .._validation import (
     check_probability,
 )
 from ..exceptions import InvalidArgumentError, LLMSurrogateWarning, ShapeError
-from ._table import CodedLong, ErrorTable, PooledErrors, _pooled, _square_layout, code_domains
+from ._table import CodedLong, ErrorTable, PooledErrors, _pooled, square_layout, code_domains
 
 _SIDES = {"two": "two", "upper": "upper", "lower": "lower", "right": "upper", "left": "lower"}
 DEFAULT_TAULIST = np.round(np.arange(0.5, 1.0 + 1e-9, 0.01), 10)
@@ -140,7 +140,7 @@ def _numpy_sorted(t: Any) -> np.ndarray | None:
     f = np.sort(values)
     if not (math.isfinite(f[0]) and math.isfinite(f[-1])):  # NaN sorts last, -inf first
         return None
-    if test is not _square_layout(n)[0]:  # (that layout has every test domain n - 1 times)
+    if test is not square_layout(n)[0]:  # (that layout has every test domain n - 1 times)
         if test.min() < 0:
             return None
         counts = np.bincount(test, minlength=n)

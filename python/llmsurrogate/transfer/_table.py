@@ -65,7 +65,7 @@ def code_domains(columns: Sequence[Any]) -> tuple[np.ndarray, list]:
 
 
 @functools.lru_cache(maxsize=8)
-def _square_layout(n: int) -> tuple[np.ndarray, np.ndarray]:
+def square_layout(n: int) -> tuple[np.ndarray, np.ndarray]:
     """The test (N,) and training domains (N, 1) of each error of an ``r = 1`` table of ``n``
     domains in the table's order (by test domain, then training domain: a matrix read column by
     column without its diagonal), read-only; tables in that layout share them."""
@@ -75,8 +75,8 @@ def _square_layout(n: int) -> tuple[np.ndarray, np.ndarray]:
     return test, train
 
 
-def _square_order(train: np.ndarray, test: np.ndarray, n: int, base: int = 0) -> np.ndarray | None:
-    """Where each row of the ``r = 1`` table's layout (:func:`_square_layout`) is among the rows
+def square_order(train: np.ndarray, test: np.ndarray, n: int, base: int = 0) -> np.ndarray | None:
+    """Where each row of the ``r = 1`` table's layout (:func:`square_layout`) is among the rows
     given by their training and test domains (``train``, ``test``: (N,) whole numbers in
     ``base..base+n-1``, any integer dtype), when those rows are every off-diagonal (train, test)
     pair of ``n`` domains once, in any order; ``None`` otherwise (a pair twice or missing, a row
@@ -84,11 +84,11 @@ def _square_order(train: np.ndarray, test: np.ndarray, n: int, base: int = 0) ->
     ``test * n + train`` and one gather of the off-diagonal ones: N rows fill N distinct
     off-diagonal slots exactly when every slot is filled.
 
-    >>> _square_order(np.array([1, 0, 2, 0, 2, 1]), np.array([0, 1, 0, 2, 1, 2]), 3).tolist()
+    >>> square_order(np.array([1, 0, 2, 0, 2, 1]), np.array([0, 1, 0, 2, 1, 2]), 3).tolist()
     [0, 2, 1, 4, 3, 5]
-    >>> _square_order(np.array([2, 1, 3, 1, 3, 2]), np.array([1, 2, 1, 3, 2, 3]), 3, base=1).tolist()
+    >>> square_order(np.array([2, 1, 3, 1, 3, 2]), np.array([1, 2, 1, 3, 2, 3]), 3, base=1).tolist()
     [0, 2, 1, 4, 3, 5]
-    >>> _square_order(np.array([1, 1, 2, 0, 2, 1]), np.array([0, 1, 0, 2, 1, 2]), 3) is None  # (1, 1)
+    >>> square_order(np.array([1, 1, 2, 0, 2, 1]), np.array([0, 1, 0, 2, 1, 2]), 3) is None  # (1, 1)
     True
     """
     size = n * (n - 1)
@@ -96,34 +96,34 @@ def _square_order(train: np.ndarray, test: np.ndarray, n: int, base: int = 0) ->
         return None
     slots = (n + base) * n + base  # slots 0..(n - 1 + base) * (n + 1): the last, test = train = n - 1 + base
     slot = np.full(slots, -1, dtype=np.intp)
-    slot[np.multiply(test, n, dtype=np.intp) + train] = _row_numbers(size)  # (intp: scatters faster than int32)
+    slot[np.multiply(test, n, dtype=np.intp) + train] = row_numbers(size)  # (intp: scatters faster than int32)
     order = slot[_square_slots(n, base)]
     return order if order.min() >= 0 else None
 
 
 @functools.lru_cache(maxsize=8)
 def _square_slots(n: int, base: int = 0) -> np.ndarray:
-    """The slots ``test * n + train`` of the rows of :func:`_square_layout` (domains numbered
+    """The slots ``test * n + train`` of the rows of :func:`square_layout` (domains numbered
     from ``base``), read-only."""
-    test, train = _square_layout(n)
+    test, train = square_layout(n)
     slots = ((test + base) * n + train[:, 0] + base).astype(np.intp)
     slots.flags.writeable = False
     return slots
 
 
 @functools.lru_cache(maxsize=8)
-def _row_numbers(size: int) -> np.ndarray:
+def row_numbers(size: int) -> np.ndarray:
     """``0..size-1``, read-only (scattered into slots, never written)."""
     rows = np.arange(size, dtype=np.intp)
     rows.flags.writeable = False
     return rows
 
 
-def _in_square_layout(test: np.ndarray, train: np.ndarray, n: int) -> bool:
+def in_square_layout(test: np.ndarray, train: np.ndarray, n: int) -> bool:
     """Whether the rows (``test`` (N,), ``train`` (N, 1)) are every off-diagonal (train, test) pair
-    of ``n`` domains once, in the table's order (:func:`_square_layout`): the shared arrays of that
+    of ``n`` domains once, in the table's order (:func:`square_layout`): the shared arrays of that
     layout, or equal to them."""
-    square_test, square_train = _square_layout(n)
+    square_test, square_train = square_layout(n)
     if test is square_test and (train is square_train or train.base is square_train):
         return True
     if test.shape != square_test.shape or train.shape != square_train.shape:
@@ -146,7 +146,7 @@ class CodedLong:
         self.values = np.ascontiguousarray(values, dtype=np.float64)
         self.test = np.ascontiguousarray(test, dtype=np.int64)
         train = np.ascontiguousarray(train, dtype=np.int64)
-        # (N, r) as given: the shared layout arrays stay themselves (_in_square_layout checks by identity)
+        # (N, r) as given: the shared layout arrays stay themselves (in_square_layout checks by identity)
         self.train = train if train.ndim == 2 and train.shape[0] == self.test.size else \
             train.reshape(self.test.size, -1)
         self.domains = list(domains)
@@ -319,7 +319,7 @@ class ErrorTable(Result):
                 raise NonFiniteError(f"argument `{arg}`: error at row {bad[0]} (0-based) is {values[bad[0]]}; "
                                      "every (train, test) combination needs a finite error")
         if r == 1 and values.size == n * (n - 1):  # the matrix layout: placed by (test, train) slot, no sort
-            if _in_square_layout(test, train, n):  # in that order already
+            if in_square_layout(test, train, n):  # in that order already
                 return cls._square(values, n, domains, name=name, metric=metric)
             slot = np.full(n * n, -1, dtype=np.int64)
             slot[test * n + train[:, 0]] = np.arange(values.size)
@@ -358,9 +358,9 @@ class ErrorTable(Result):
     @classmethod
     def _square(cls, values, n, domains, *, name, metric, copy=True) -> "ErrorTable":
         """The ``r = 1`` table of ``values`` (copied unless ``copy=False``) in the table's order
-        (:func:`_square_layout`); its test and training domains are the shared read-only arrays of
+        (:func:`square_layout`); its test and training domains are the shared read-only arrays of
         that layout."""
-        test, train = _square_layout(n)
+        test, train = square_layout(n)
         values = np.array(values, dtype=np.float64) if copy else np.ascontiguousarray(values, dtype=np.float64)
         return cls(values=values, test=test, train=train, domains=list(domains), name=name, metric=metric)
 
@@ -604,7 +604,7 @@ def _pooled_codes(values: np.ndarray, test: np.ndarray, train: np.ndarray, domai
             raise NonFiniteError(f"argument `{arg}`: the error at row {int(inf[0])} (0-based) is {values[inf[0]]}; "
                                  "errors must be finite (NaN marks a missing cell)")
     n = len(domains)
-    if finite and r == 1 and train.shape[1] == 1 and values.size == n * (n - 1) and _in_square_layout(test, train, n):
+    if finite and r == 1 and train.shape[1] == 1 and values.size == n * (n - 1) and in_square_layout(test, train, n):
         # the table's own r = 1 layout in its order (no test domain among the training domains, every
         # pair once): what the checks below and ErrorTable._from_arrays would give
         return ErrorTable._square(values, n, domains, name=name, metric="transfer error")
