@@ -225,7 +225,7 @@ class VLLMBackend(TokenizerMixin):
         """SamplingParams shared by every prompt of one engine call. Where the installed vLLM has
         ``skip_clone`` (0.32 does), the engine copies them shallowly per request instead of deep-copying
         them (the deep copy was the largest single cost of adding a request on a GPU: 0.96 s of 2.4 s
-        for 4,000 prompts, H200 profile in benchmarks/results/llm_gpu_risk.json). Safe here: the engine
+        for 4,000 prompts, H200 profile in benchmarks/results/llm_gpu_risk_h200.json). Safe here: the engine
         only rebinds fields of its copy or adds the model's own EOS ids to a shared set, the same ids for
         every request of the call."""
         if self._skip_clone_flag:

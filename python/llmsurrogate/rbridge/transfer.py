@@ -86,8 +86,7 @@ def _r_long(spec: Any) -> CodedLong:
             return _kept(key, placed)
     if labels is None:
         codes, domains = _numbered(codes)
-    elif labels == list(range(1, len(labels) + 1)) and set(map(type, labels)) == {int} or \
-            all(type(v) is int for v in labels) and all(a < b for a, b in zip(labels, labels[1:])):
+    elif all(type(v) is int for v in labels) and all(a < b for a, b in zip(labels, labels[1:])):
         domains, codes = labels, codes.astype(np.int64)  # R's whole numbers, ascending: sorted already
     else:
         perm, domains = code_domains([np.asarray(labels, dtype=object)])  # each label's number in sorted order

@@ -38,7 +38,7 @@ from .._validation import (
     check_probability,
 )
 from ..exceptions import InvalidArgumentError, LLMSurrogateWarning, ShapeError
-from ._table import CodedLong, ErrorTable, PooledErrors, _pooled, square_layout, code_domains
+from ._table import CodedLong, ErrorTable, PooledErrors, _pooled, code_domains, square_layout
 
 _SIDES = {"two": "two", "upper": "upper", "lower": "lower", "right": "upper", "left": "lower"}
 DEFAULT_TAULIST = np.round(np.arange(0.5, 1.0 + 1e-9, 0.01), 10)
