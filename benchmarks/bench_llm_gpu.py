@@ -189,6 +189,10 @@ def risk_main(argv):
     ap.add_argument("--ab-detokenize", action="store_true",
                     help="also time VLLMBackend with the engine detokenizing its outputs (the pre-0.2 scoring "
                          "passes), interleaved with the rest: the effect of detokenize=False in the same session")
+    ap.add_argument("--ab-front-end", action="store_true",
+                    help="also time VLLMBackend with its front end as before 0.2 in the same rounds: one LLM.generate "
+                         "call per pass (no tokenizing while the engine runs), and that with the params deep-copied "
+                         "per request and the outputs detokenized; then time where one call of each spends it")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "llm_gpu_risk.json"))
     a = ap.parse_args(argv)
     import sys
@@ -242,6 +246,10 @@ def risk_main(argv):
                 vl._detokenize_flag = True
 
         sides["VLLMBackend, outputs detokenized"] = detokenized
+    if a.ab_front_end:
+        sides[ONE_CALL] = lambda: out.__setitem__("vllm_one_call", _one_generate_call(vl, lambda: risk.risk_scores(df, task, vl)))
+        sides[OLD_FRONT_END] = lambda: out.__setitem__("vllm_old", _one_generate_call(vl, lambda: risk.risk_scores(df, task, vl),
+                                                                                       old_params=True))
     fk_rounds = []
     if a.folktexts_python:
         data_csv = tmp / "rows.csv"
@@ -294,6 +302,12 @@ def risk_main(argv):
                      "score_sd": float(np.std(ref_o)), "score_range": [float(ref_o.min()), float(ref_o.max())]}}
     if "vllm_detok" in out:
         agreement["max_abs_diff_vllm_detokenize_false_vs_true"] = float(np.max(np.abs(sv - out["vllm_detok"].scores)))
+    if a.ab_front_end:
+        agreement["max_abs_diff_vllm_vs_one_generate_call"] = float(np.max(np.abs(sv - out["vllm_one_call"].scores)))
+        agreement["max_abs_diff_vllm_vs_old_front_end"] = float(np.max(np.abs(sv - out["vllm_old"].scores)))
+        run.extra["front_end_one_call_s"] = {
+            "ours": _breakdown(vl, lambda: risk.risk_scores(df, task, vl)),
+            ONE_CALL: _breakdown(vl, lambda: _one_generate_call(vl, lambda: risk.risk_scores(df, task, vl)))}
     if "folktexts" in out:
         fk = np.asarray(out["folktexts"]["scores"])
         agreement["max_abs_diff_folktexts_bf16_vs_f32"] = float(np.max(np.abs(fk[:k] - ref)))
@@ -318,6 +332,64 @@ def risk_main(argv):
     print(json.dumps({k: run.extra[k] for k in ("prompts_per_s", "share_of_bf16_peak", "agreement",
                                                  "vllm_paths_in_timed_runs")}, indent=1), flush=True)
     run.write(a.out)
+
+
+#: the A/B sides of --ab-front-end
+ONE_CALL = "VLLMBackend, one generate call"
+OLD_FRONT_END = "VLLMBackend, one generate call, params deep-copied, outputs detokenized"
+
+
+class _GenerateOnly:
+    """An engine as VLLMBackend used it before LLM.enqueue: one ``generate`` call per pass."""
+
+    def __init__(self, llm):
+        self.llm = llm
+
+    def generate(self, *args, **kwargs):
+        return self.llm.generate(*args, **kwargs)
+
+
+def _one_generate_call(vl, fn, old_params: bool = False):
+    """``fn()`` with ``vl`` handing each pass to the engine in one generate call (and, with
+    ``old_params``, SamplingParams deep-copied per request and outputs detokenized, as before 0.2)."""
+    llm, flags = vl.llm, (vl._skip_clone_flag, vl._detokenize_flag)
+    vl.llm = _GenerateOnly(llm)
+    if old_params:
+        vl._skip_clone_flag = vl._detokenize_flag = False
+    try:
+        return fn()
+    finally:
+        vl.llm, (vl._skip_clone_flag, vl._detokenize_flag) = llm, flags
+
+
+def _breakdown(vl, fn) -> dict:
+    """Seconds one call ``fn()`` spends in all (total), tokenizing (summed over chunks, some in a
+    background thread), handing prompts to the engine (LLM.enqueue), waiting for it
+    (wait_for_completion) or in LLM.generate."""
+    spent = {"tokenize": 0.0, "enqueue": 0.0, "wait_for_completion": 0.0, "generate": 0.0}
+
+    def timed_call(name, f):
+        def g(*args, **kwargs):
+            t = time.perf_counter()
+            try:
+                return f(*args, **kwargs)
+            finally:
+                spent[name] += time.perf_counter() - t
+        return g
+
+    llm = vl.llm
+    vl._encode_room = timed_call("tokenize", vl._encode_room)
+    for name in ("enqueue", "wait_for_completion", "generate"):
+        setattr(llm, name, timed_call(name, getattr(llm, name)))
+    t0 = time.perf_counter()
+    try:
+        fn()
+    finally:
+        total = time.perf_counter() - t0
+        del vl._encode_room
+        for name in ("enqueue", "wait_for_completion", "generate"):
+            delattr(llm, name)
+    return {"total": total, **spent}
 
 
 def _prompts(task, row):

@@ -133,6 +133,69 @@ def test_scoring_passes_detokenize_nothing(real):
 
 
 @pytest.mark.vllm
+def test_prompts_go_to_the_engine_in_chunks_with_the_same_numbers(real, monkeypatch):
+    """Each pass tokenizes and hands its prompts to the engine chunk by chunk (LLM.enqueue, then one
+    wait_for_completion): with chunks of 5 prompts every number and text is the one a single
+    generate call gives, bit for bit, in the prompts' order."""
+    from llmsurrogate.llm import vllm as vllm_module
+
+    vl = real
+    prompts = _mc_prompts()  # 12 prompts: chunks of 5, 5, 2
+    ids = [5, 6, 40]
+    calls = {"enqueue": 0, "wait_for_completion": 0}
+    for name in calls:
+        original = getattr(vl.llm, name)
+
+        def counted(*args, _name=name, _f=original, **kwargs):
+            calls[_name] += 1
+            return _f(*args, **kwargs)
+        monkeypatch.setattr(vl.llm, name, counted)
+    monkeypatch.setattr(vllm_module, "ENQUEUE_CHUNK", 5)
+    chunked = (vl.next_token_logprobs(prompts, ids), vl.next_token_logprobs_after(prompts, [5, 6], ids),
+               vl.prompt_logprobs(prompts[:7]), vl.generate(prompts[:7], 2))
+    # chunks of 5 prompts (the after pass: 5 prompts, 10 sequences a chunk); one wait per pass
+    assert calls == {"enqueue": 3 + 3 + 2 + 2, "wait_for_completion": 4}
+    monkeypatch.undo()
+    whole = vl._generate(vl._encode_room(prompts, appended=1),
+                         vl._score_params(max_tokens=1, logprob_token_ids=ids))
+    np.testing.assert_array_equal(chunked[0], [[o.outputs[0].logprobs[0][t].logprob for t in ids] for o in whole])
+    np.testing.assert_array_equal(chunked[1], vl.next_token_logprobs_after(prompts, [5, 6], ids))
+    one = vl.prompt_logprobs(prompts[:7])
+    np.testing.assert_array_equal(chunked[2].values, one.values)
+    np.testing.assert_array_equal(chunked[2].token_ids, one.token_ids)
+    assert chunked[3] == vl.generate(prompts[:7], 2)
+
+
+@pytest.mark.vllm
+def test_a_failure_part_way_leaves_no_request_in_the_engine(real, monkeypatch):
+    """A prompt too long for the context in the third chunk is an error after two chunks were handed
+    to the engine: they are aborted, nothing is left unfinished, and the next call gives the numbers
+    it gives on a fresh engine. Requests an interrupted call left behind do not shift the outputs of
+    the next call, and outputs that do not match the prompts handed over are an error, never a number."""
+    from llmsurrogate.llm import vllm as vllm_module
+
+    vl = real
+    prompts = _mc_prompts()[:6]
+    want = vl.next_token_logprobs(prompts, [5, 6])
+    monkeypatch.setattr(vllm_module, "ENQUEUE_CHUNK", 2)
+    long = prompts[:4] + [" ".join(["word"] * 5000)] + prompts[4:]
+    with pytest.raises(InvalidArgumentError, match="more than the model's context"):
+        vl.next_token_logprobs(long, [5, 6])
+    assert vl.llm.llm_engine.get_num_unfinished_requests() == 0
+    np.testing.assert_array_equal(vl.next_token_logprobs(prompts, [5, 6]), want)
+    # an interrupted call's requests still in the engine: they finish first and are not taken for ours
+    vl.llm.enqueue(vl._prompts(vl._encode_room(prompts[::-1], appended=1)),
+                   vl._score_params(max_tokens=1, logprob_token_ids=[5, 6]), use_tqdm=False)
+    np.testing.assert_array_equal(vl.next_token_logprobs(prompts, [5, 6]), want)
+    assert vl.llm.llm_engine.get_num_unfinished_requests() == 0
+    # an engine that returns its outputs in another order (injected): an error naming the mismatch
+    wait = vl.llm.wait_for_completion
+    monkeypatch.setattr(vl.llm, "wait_for_completion", lambda *a, **k: wait(*a, **k)[::-1])
+    with pytest.raises(RuntimeError, match="outputs for other prompts"):
+        vl.next_token_logprobs(prompts, [5, 6])
+
+
+@pytest.mark.vllm
 def test_old_path_with_a_tiny_k_sends_every_prompt_to_the_exact_path(llama, hf_llama, real):
     """The branch of vLLMs without logprob_token_ids, forced on the real engine with k = 1: two
     requested tokens cannot both be the top 1, so every prompt takes the exact path (counted and

