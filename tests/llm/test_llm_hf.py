@@ -422,3 +422,34 @@ def test_lookahead_and_the_scoring_helpers_take_a_backend_name(models):
     assert by_name["answer"].tolist() == by_object["answer"].tolist()
     with pytest.raises(InvalidArgumentError, match="go with a backend name"):
         lap(PROMPTS, obj, model=path)
+
+
+def test_prompt_token_ids_equal_the_tokenizers_own_call(backends):
+    """The ids the backends encode prompts to come from the Rust tokenizer without offsets where the
+    tokenizer is in its plain state: the same ids as the tokenizer's own call, for every tokenizer
+    kind and for text holding special tokens, unicode, odd whitespace and nothing at all; a tokenizer
+    with truncation set, or one that splits special tokens, goes through its own call."""
+    from llmsurrogate.llm.hf import _token_ids
+
+    texts = PROMPTS + ["", " ", "\n\n  \t", "<|im_start|>user\nHi<|im_end|>", "naïve café — 東京 🙂",
+                       "Answer: A<|endoftext|>B", "x" * 3000]
+    for name, b in backends.items():
+        tok = b.tokenizer
+        assert tok.is_fast and hasattr(tok.backend_tokenizer, "encode_batch_fast"), name  # the fast path is taken
+        assert _token_ids(tok, texts) == tok(texts, add_special_tokens=True)["input_ids"], name
+    tok = backends["gpt2"].tokenizer
+    rust = tok.backend_tokenizer
+    rust.enable_truncation(4)  # a state the tokenizer's own call resets: its ids, not 4-token ones
+    try:
+        assert _token_ids(tok, texts[:3]) == [tok(t, add_special_tokens=True)["input_ids"] for t in texts[:3]]
+        assert max(map(len, _token_ids(tok, texts[:3]))) > 4
+    finally:
+        rust.no_truncation()
+    tok.split_special_tokens = True
+    try:
+        got = _token_ids(tok, ["<|im_start|>user"])
+        assert got == tok(["<|im_start|>user"], add_special_tokens=True)["input_ids"] and len(got[0]) > 2
+    finally:
+        tok.split_special_tokens = False
+        tok(["reset"])  # the tokenizer's own call puts its Rust tokenizer back
+    assert not rust.encode_special_tokens

@@ -132,6 +132,15 @@ def test_scoring_passes_detokenize_nothing(real):
     assert any(lp.decoded_token for o in texted for lp in o.outputs[0].logprobs[0].values())
 
 
+def _batch_invariant(vl):
+    """Equality of numbers from differently batched engine calls: bit for bit on the CPU engine;
+    on a GPU, vLLM's kernels are not batch-invariant (H200, vLLM 0.26: the chunked and one-call float32
+    log-probabilities were not bit for bit equal; they agree within the GPU's answer tolerance, 1e-3)."""
+    if vl.device == "cpu":
+        return np.testing.assert_array_equal
+    return lambda a, b: np.testing.assert_allclose(a, b, atol=ATOL[vl.device]["answer"], equal_nan=True)
+
+
 @pytest.mark.vllm
 def test_prompts_go_to_the_engine_in_chunks_with_the_same_numbers(real, monkeypatch):
     """Each pass tokenizes and hands its prompts to the engine chunk by chunk (LLM.enqueue, then one
@@ -158,10 +167,11 @@ def test_prompts_go_to_the_engine_in_chunks_with_the_same_numbers(real, monkeypa
     monkeypatch.undo()
     whole = vl._generate(vl._encode_room(prompts, appended=1),
                          vl._score_params(max_tokens=1, logprob_token_ids=ids))
-    np.testing.assert_array_equal(chunked[0], [[o.outputs[0].logprobs[0][t].logprob for t in ids] for o in whole])
-    np.testing.assert_array_equal(chunked[1], vl.next_token_logprobs_after(prompts, [5, 6], ids))
+    same = _batch_invariant(vl)
+    same(chunked[0], [[o.outputs[0].logprobs[0][t].logprob for t in ids] for o in whole])
+    same(chunked[1], vl.next_token_logprobs_after(prompts, [5, 6], ids))
     one = vl.prompt_logprobs(prompts[:7])
-    np.testing.assert_array_equal(chunked[2].values, one.values)
+    same(chunked[2].values, one.values)
     np.testing.assert_array_equal(chunked[2].token_ids, one.token_ids)
     assert chunked[3] == vl.generate(prompts[:7], 2)
 
@@ -182,11 +192,12 @@ def test_a_failure_part_way_leaves_no_request_in_the_engine(real, monkeypatch):
     with pytest.raises(InvalidArgumentError, match="more than the model's context"):
         vl.next_token_logprobs(long, [5, 6])
     assert vl.llm.llm_engine.get_num_unfinished_requests() == 0
-    np.testing.assert_array_equal(vl.next_token_logprobs(prompts, [5, 6]), want)
+    same = _batch_invariant(vl)
+    same(vl.next_token_logprobs(prompts, [5, 6]), want)
     # an interrupted call's requests still in the engine: they finish first and are not taken for ours
     vl.llm.enqueue(vl._prompts(vl._encode_room(prompts[::-1], appended=1)),
                    vl._score_params(max_tokens=1, logprob_token_ids=[5, 6]), use_tqdm=False)
-    np.testing.assert_array_equal(vl.next_token_logprobs(prompts, [5, 6]), want)
+    same(vl.next_token_logprobs(prompts, [5, 6]), want)
     assert vl.llm.llm_engine.get_num_unfinished_requests() == 0
     # an engine that returns its outputs in another order (injected): an error naming the mismatch
     wait = vl.llm.wait_for_completion
