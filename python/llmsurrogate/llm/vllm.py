@@ -266,7 +266,8 @@ class VLLMBackend(TokenizerMixin):
         Where the installed vLLM has ``LLM.enqueue`` (0.26 and 0.32 do), a chunk goes to the engine
         as soon as it is tokenized; an engine in its own process (vLLM's default on a GPU) starts on it
         while the next chunk is tokenized and added (with one ``LLM.generate`` call it waited for all
-        of them: 0.47 s of tokenizing for 4,000 prompts on an H200's host). A failure part way (a
+        of them: 1.64 s of tokenizing for 4,000 prompts on an H200's host,
+        benchmarks/results/llm_gpu_risk_h200_pipelined.json). A failure part way (a
         prompt too long in a later chunk, an interrupt) aborts what was handed over, so no request
         is left in the engine. The outputs are checked against the sequences handed over (count and
         tokens): a mismatch is an error, never a silently misattributed number."""
@@ -300,7 +301,7 @@ class VLLMBackend(TokenizerMixin):
 
     def _encoded_chunks(self, prompts: list[str], appended: int) -> Iterator[list[list[int]]]:
         """:meth:`_encode_room` in chunks of :data:`ENQUEUE_CHUNK` prompts, the next chunk tokenized
-        in a background thread (the tokenizer releases the GIL) while the caller hands the current
+        in a background thread (the Rust tokenizer releases the GIL) while the caller hands the current
         one to the engine; each prompt's ids are those :meth:`_encode_room` gives."""
         parts = [prompts[i:i + ENQUEUE_CHUNK] for i in range(0, len(prompts), ENQUEUE_CHUNK)]
         if len(parts) <= 1:
