@@ -9,8 +9,8 @@ import numpy as np
 
 from ..exceptions import InvalidArgumentError
 from ..llm.scoring import binary_probabilities
-from ._metrics import metric_value
 from ..results import Result, Summary, result_dataclass
+from ._metrics import metric_value
 from ._plots import curve_tables, plot_evaluation, plot_score_histogram
 
 
