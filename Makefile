@@ -204,8 +204,10 @@ r-docs:
 # for the reproducibility check goes to benchmarks/results/reproducibility/) and regenerates the
 # README's speed section from them; `bench-quick` (a few minutes) writes benchmarks/quick/
 # (git-ignored) and only prints the tables. transferUQ is installed from $(TRANSFERUQ_SRC) into a
-# scratch R library (skipped with a message when the source is missing).
-TRANSFERUQ_SRC ?= /work/.mirror/lihualei71+transferUQ/repo
+# scratch R library: a folder with its source or a git clone of https://github.com/lihualei71/transferUQ
+# (the results used commit e709f1b, version 0.1.0), e.g. `make bench TRANSFERUQ_SRC=~/src/transferUQ`.
+# Without it the transferUQ lines are skipped with a message that says where to get it.
+TRANSFERUQ_SRC ?=
 BENCH_ENV := TRANSFERUQ_SRC=$(TRANSFERUQ_SRC)
 
 # folktexts 0.7.1 (the peer of bench_risk_scores.py and bench_llm_cpu.py) in its own interpreter,

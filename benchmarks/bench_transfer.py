@@ -4,7 +4,7 @@ Part 1 (the 44-domain published matrices): every computation of the paper's appl
 forecast intervals at 3 levels x 3 sides, a 61-beta QTE curve and an ETE interval per model, and
 worst-case and everywhere dominance over 10 taus for 4 model pairs -- timed per function against
 the real transferUQ 0.1.0 (installed from its released source into a scratch R library by
-transferuq_setup(); source from --transferuq-src / $TRANSFERUQ_SRC, default the local mirror):
+transferuq_setup(); source from --transferuq-src / $TRANSFERUQ_SRC, a clone of github.com/lihualei71/transferUQ):
 
 * Python: ours vs transferUQ called through rpy2 in this process, interleaved (benchmarks/_harness.py);
   extra lines: our defaults, and a NumPy re-implementation of transferUQ's algorithms (written from
@@ -368,7 +368,14 @@ def large_child(n):
             "everywhere_dominates": int(dom.res.sum())}
 
 
-TRANSFERUQ_MIRROR = "/work/.mirror/lihualei71+transferUQ/repo"
+# Where to get the peer: its public repository, at the commit the results in benchmarks/results/ used
+# (transferUQ 0.1.0). Nothing is fetched here: pass a folder with its source or a git clone.
+TRANSFERUQ_REPOSITORY = "https://github.com/lihualei71/transferUQ"
+TRANSFERUQ_COMMIT = "e709f1b51ead52a3ca59d581d85ada6384d8d179"
+TRANSFERUQ_HOW = (f"set TRANSFERUQ_SRC (or --transferuq-src) to a folder with transferUQ's source or a git clone of "
+                  f"{TRANSFERUQ_REPOSITORY} (the results in benchmarks/results/ used commit {TRANSFERUQ_COMMIT[:7]}, "
+                  f"version 0.1.0): git clone {TRANSFERUQ_REPOSITORY} && "
+                  f"git -C transferUQ checkout {TRANSFERUQ_COMMIT}")
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -379,18 +386,20 @@ def _sudo():
 def transferuq_setup(src=None, lib=None):
     """Install transferUQ from its released source into a scratch R library (and our R package next to
     it, for the R section). ``src``: a source folder (with DESCRIPTION) or a git repository (bare or
-    not; its HEAD is exported to a temporary folder); default ``$TRANSFERUQ_SRC`` or the mirror at
-    /work/.mirror. Returns ``(library, None)`` or ``(None, reason to skip)``."""
+    not; its HEAD is exported to a temporary folder); default ``$TRANSFERUQ_SRC``. Returns
+    ``(library, None)`` or ``(None, reason to skip)``; the reason says where to get the source."""
     import shutil
     import tempfile
 
     if shutil.which("Rscript") is None:
         return None, "R (Rscript) is not installed"
-    src = Path(src or os.environ.get("TRANSFERUQ_SRC") or TRANSFERUQ_MIRROR)
+    src = src or os.environ.get("TRANSFERUQ_SRC")
+    if not src:
+        return None, f"transferUQ's source was not given; {TRANSFERUQ_HOW}"
+    src = Path(src)
     lib = Path(lib or os.environ.get("TRANSFERUQ_LIB") or Path(tempfile.gettempdir()) / "llmsurrogate-bench-rlib")
     if not src.exists():
-        return None, (f"transferUQ's source is not at {src}; set TRANSFERUQ_SRC (or --transferuq-src) to a folder "
-                      "with its released source or a git clone of github.com/lihualei71/transferUQ")
+        return None, f"transferUQ's source is not at {src}; {TRANSFERUQ_HOW}"
     need_lp = subprocess.run(["Rscript", "-e", "quit(status = !requireNamespace('lpSolve', quietly = TRUE))"],
                              capture_output=True).returncode != 0
     if need_lp:
@@ -456,7 +465,8 @@ def main():
 
     parser = argparse.ArgumentParser()
     add_common_args(parser)
-    parser.add_argument("--transferuq-src", default=None, help="transferUQ source folder or git repository")
+    parser.add_argument("--transferuq-src", default=None, help="transferUQ's source folder or a git clone of "
+                        "https://github.com/lihualei71/transferUQ (commit e709f1b); default $TRANSFERUQ_SRC")
     parser.add_argument("--transferuq-lib", default=None, help="scratch R library for transferUQ")
     parser.add_argument("--no-numpy-line", action="store_true", help="leave out the NumPy re-implementation")
     parser.add_argument("--skip-large", action="store_true", help="skip part 2 (large synthetic metadata)")

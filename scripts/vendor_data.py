@@ -1,7 +1,9 @@
-"""Copy the real data sets from ../shared/data into the package (python/llmsurrogate/data/).
+"""Copy the real data sets from the team's data folder into the package (python/llmsurrogate/data/).
 
-Run from the repository root: ``python scripts/vendor_data.py [path/to/shared/data]``.
-The package then carries the data, so a user's clone and wheel need no ``shared/`` folder.
+A maintainer's tool (users never run it): ``python scripts/vendor_data.py DATA_FOLDER``, where
+DATA_FOLDER holds the data sets as the team received them (certainty-equivalents-44,
+transfer-errors-44, acs-fixture and their README.md). The package then carries the data, so a user's
+clone and wheel need nothing else.
 CSV files are gzipped; file names are turned into slugs; ``index.csv`` keeps the original file
 names, the paper's Table 4 order, sources and observation counts. Attribution goes along in
 ``ATTRIBUTION.md``. Re-running gives byte-identical output (gzip mtime fixed at 0).
@@ -53,14 +55,14 @@ def write_gz(src: Path, dest: Path) -> None:
             shutil.copyfileobj(fin, fout)
 
 
-def main(shared: Path) -> None:
+def main(source: Path) -> None:
     if DEST.exists():
         shutil.rmtree(DEST)
     DEST.mkdir(parents=True)
-    shutil.copy(shared / "README.md", DEST / "ATTRIBUTION.md")
+    shutil.copy(source / "README.md", DEST / "ATTRIBUTION.md")
 
     # certainty-equivalents-44
-    src = shared / "certainty-equivalents-44"
+    src = source / "certainty-equivalents-44"
     rows = []
     entries = [(f, label, country, gains) for f, label, country, gains in LAB_SAMPLES]
     countries = sorted(p.name for p in src.glob("*_data_30countries.csv"))
@@ -83,15 +85,18 @@ def main(shared: Path) -> None:
     (DEST / "certainty_equivalents_44" / "index.csv").write_text(buf.getvalue())
 
     # transfer-errors-44
-    for path in sorted((shared / "transfer-errors-44").glob("*.csv")):
+    for path in sorted((source / "transfer-errors-44").glob("*.csv")):
         write_gz(path, DEST / "transfer_errors_44" / f"{path.name}.gz")
 
     # acs-fixture (small: copied as is)
     (DEST / "acs_fixture").mkdir()
-    for path in sorted((shared / "acs-fixture").iterdir()):
+    for path in sorted((source / "acs-fixture").iterdir()):
         shutil.copy(path, DEST / "acs_fixture" / path.name)
     print(f"wrote {sum(1 for p in DEST.rglob('*') if p.is_file())} files to {DEST}")
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT.parent / "shared" / "data")
+    if len(sys.argv) != 2 or not Path(sys.argv[1]).is_dir():
+        sys.exit("usage: python scripts/vendor_data.py DATA_FOLDER (the folder holding the data sets as received; "
+                 "the package already carries them in python/llmsurrogate/data/)")
+    main(Path(sys.argv[1]))

@@ -16,7 +16,8 @@ copied), writes for every ``test_*`` function of the files in ``FILES`` that cal
 Each case is one combination of the parameters its call reads (the others, e.g. pyfixest's
 demeaner backends, do not change the numbers), deduplicated. Run::
 
-    python tests/fe/make_pyfixest_cases.py /work/.mirror/py-econometrics+pyfixest/repo
+    git clone https://github.com/py-econometrics/pyfixest /tmp/pyfixest   # any clone with tag v0.60.0
+    python tests/fe/make_pyfixest_cases.py /tmp/pyfixest                  # or PYFIXEST_GIT=/tmp/pyfixest
 
 tests/fe/test_fe_pyfixest_cases.py runs the cases through both packages.
 """
@@ -26,6 +27,7 @@ from __future__ import annotations
 import ast
 import itertools
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -278,4 +280,9 @@ def main(git_dir: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "/work/.mirror/py-econometrics+pyfixest/repo")
+    source = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("PYFIXEST_GIT")
+    if not source or not Path(source).exists():
+        sys.exit(f"{'pyfixest clone not found at ' + source if source else 'no pyfixest clone given'}: pass a clone "
+                 f"of https://github.com/py-econometrics/pyfixest that has tag {TAG} (its folder or git directory) "
+                 "as the first argument or in PYFIXEST_GIT")
+    main(source)
