@@ -9,6 +9,7 @@ Each number is read from the README text, so editing either side without the oth
 from __future__ import annotations
 
 import inspect
+import json
 import math
 import re
 from pathlib import Path
@@ -16,7 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
 
 
 def _blocks() -> list[str]:
@@ -112,21 +114,37 @@ def test_the_tiny_model_numbers(ran):
     assert "seconds" not in _find(r"info = testing\.train_tiny_model\(.*?\n").group(0)
 
     ev, num, census = space["ev"], space["num"], space["census"]
-    m = _find(r"on these ([\d,]+) rows ROC AUC (\d\.\d\d) \[(\d\.\d\d), (\d\.\d\d)\] against a Bayes AUC of\s+"
-              r"(\d\.\d\d), ECE (\d\.\d+), scores between (\d\.\d\d) and (\d\.\d\d) where the true probabilities "
-              r"run from (\d\.\d\d) to (\d\.\d\d)")
+    # Trained in float32: the numbers differ from CPU to CPU (issue 34: a new Xeon gave AUC 0.72 where
+    # the README said 0.71). The README states each with the training's spread as "x ± t"; this machine's
+    # model must land inside, and the spread measured over kernel variants (validation/tiny_model_spread.py,
+    # five differently trained models) must lie inside the stated bands too, so the tolerance is the
+    # training's own and not a number picked to pass.
+    pm = r"(\d\.\d+) ± (\d\.\d+)"
+    m = _find(rf"on these ([\d,]+) rows ROC AUC {pm} \(its 95% interval about (\d\.\d+)\s+wide\) against a Bayes "
+              rf"AUC of\s+(\d\.\d\d), ECE {pm}, scores from {pm} up to {pm} where\s+the true probabilities run from "
+              r"(\d\.\d\d) to (\d\.\d\d)")
     assert len(census) == _number(m.group(1))
     auc = ev.metrics.set_index("metric").loc["roc_auc"]
-    assert (f"{auc['value']:.2f}", f"{auc['ci_low']:.2f}", f"{auc['ci_high']:.2f}") == m.group(2, 3, 4)
+    scores = np.asarray(num.scores)
+    ours = {"roc_auc": auc["value"], "ece": ev.metric("ece"), "score_min": scores.min(), "score_max": scores.max()}
+    stated = {"roc_auc": m.group(2, 3), "ece": m.group(6, 7), "score_min": m.group(8, 9), "score_max": m.group(10, 11)}
+    spread = json.loads((ROOT / "validation" / "results" / "tiny_model_spread.json").read_text())
+    assert spread["distinct_trained_models"] >= 3  # the variants really trained different models
+    for key, (centre, tol) in stated.items():
+        lo, hi = float(centre) - float(tol), float(centre) + float(tol)
+        assert lo <= ours[key] <= hi, f"{key}: {ours[key]:.4f} outside the README's {centre} ± {tol}"
+        assert lo <= spread["spread"][key][0] and spread["spread"][key][1] <= hi, (key, spread["spread"][key])
+    assert abs((auc["ci_high"] - auc["ci_low"]) - float(m.group(4))) <= 0.015
+    # no training in these: exact
     bayes = roc_auc_score(census["PINCP>50000"], census["p_true"])
     assert f"{bayes:.2f}" == m.group(5)
-    ece = ev.metric("ece")
-    digits = len(m.group(6).split(".")[1])
-    assert f"{ece:.{digits}f}" == m.group(6)
-    scores = np.asarray(num.scores)
-    assert (f"{scores.min():.2f}", f"{scores.max():.2f}") == m.group(7, 8)
-    assert (f"{census['p_true'].min():.2f}", f"{census['p_true'].max():.2f}") == m.group(9, 10)
+    assert (f"{census['p_true'].min():.2f}", f"{census['p_true'].max():.2f}") == m.group(12, 13)
     assert scores.max() - scores.min() < census["p_true"].max() - census["p_true"].min()  # under-confident
+    m = _find(r"five kernel variants trained five different models with AUC (\d\.\d+)-(\d\.\d+),\s+ECE "
+              r"(\d\.\d+)-(\d\.\d+)")
+    assert m.group(1, 2) == tuple(f"{v:.3f}" for v in spread["spread"]["roc_auc"])
+    assert m.group(3, 4) == tuple(f"{v:.3f}" for v in spread["spread"]["ece"])
+    assert len(spread["variants"]) == 5
 
     mass = _number(_find(r"answer-letter mass on the ACS rows is below (\d+e-\d+)").group(1))
     mc = space["mc"]
