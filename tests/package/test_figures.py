@@ -273,3 +273,127 @@ def test_risk_evaluation_roc_curve_per_group():
         ev.plot("roc")
     assert _legend(plot_roc(y, r, sex, labels={1: "male", 2: "female"}))[1:] == [
         f"female (AUC {roc_auc_score(y[sex == 2], r[sex == 2]):.3f})", f"male (AUC {roc_auc_score(y[sex == 1], r[sex == 1]):.3f})"]
+
+
+# --- issue 34 item 7: what a figure shows must fit in it ------------------------------------------
+
+HOURS_OPTIONS = ("Under 20 hours", "20 to 34 hours", "35 to 44 hours", "45 hours or more")
+
+
+def _k_option_scores(n=120):
+    """Real ``risk_scores`` of a 4-option ordered question (the levels' values 10, 27, 40, 50
+    hours) from a stand-in model: the score is the expected level, between 10 and 50."""
+    import math
+    import zlib
+
+    from llmsurrogate import testing
+    from llmsurrogate.llm.base import CallableBackend
+    from llmsurrogate.llm.tasks import AnswerOption, MultipleChoiceQuestion, Task, acs_columns
+
+    cols = {c.name: c for c in acs_columns()}
+    question = MultipleChoiceQuestion("How many hours does this person usually work per week?",
+                                      tuple(AnswerOption(t, v) for t, v in zip(HOURS_OPTIONS, (10, 27, 40, 50))),
+                                      ordered=True)
+    task = Task("Hours", columns=(cols["AGEP"], cols["SEX"], cols["SCHL"]), target="WKHP", question=question)
+
+    def model(prompt):  # the keys' probabilities vary with the prompt (its row and its option order)
+        p = np.random.default_rng(zlib.crc32(prompt.encode())).dirichlet([2, 3, 3, 1])
+        return {" " + k: math.log(v) for k, v in zip("ABCD", p)}
+
+    rows = testing.synthetic_census(n, seed=7).drop(columns="WKHP")  # no answers: the scores alone
+    return risk.risk_scores(rows, task, CallableBackend(model), orders="cyclic")
+
+
+def _bars_in_view(ax):
+    """The histogram's bars: (their heights, whether each lies inside the x limits)."""
+    lo, hi = sorted(ax.get_xlim())
+    heights = np.array([b.get_height() for b in ax.patches])
+    inside = np.array([lo - 1e-9 <= b.get_x() and b.get_x() + b.get_width() <= hi + 1e-9 for b in ax.patches])
+    return heights, inside
+
+
+def test_risk_scores_plot_of_k_options_shows_every_expected_level():
+    """K > 2 options: the score is the expected level (10..50 hours here), not a probability; the
+    histogram used fixed [0, 1] bins and drew nothing (every bar 0)."""
+    rs = _k_option_scores()
+    s = rs.scores
+    assert s.min() > 10 and s.max() < 50 and len(rs.meta["option_values"]) == 4
+    ax = rs.plot().axes[0]
+    heights, inside = _bars_in_view(ax)
+    assert heights.sum() == len(s) and inside.all()  # every row counted, every bar in view
+    lo, hi = ax.get_xlim()
+    assert lo <= 10 and hi >= 50  # the whole scale, so that the figure shows where on it the answers sit
+    assert "level" in ax.get_xlabel()
+    # by group, densities: each group's histogram integrates to 1 over the scale
+    groups = np.where(np.arange(len(s)) % 2 == 0, "even", "odd")
+    ax = rs.plot(groups=groups).axes[0]
+    for patch in ax.patches:
+        xy = patch.get_xy()
+        area = np.sum(np.diff(xy[:, 0]) * xy[:-1, 1]) if len(xy) > 2 else 0.0  # a step outline: width x height
+        assert area == pytest.approx(1.0, abs=1e-6)
+    # the function itself: scores off [0, 1] are not dropped silently
+    heights, inside = _bars_in_view(risk.plot_score_histogram(s, bins=8).axes[0])
+    assert heights.sum() == len(s) and inside.all()
+    for bad in [(0, 1), (30, 50), (50, 10), "10-50"]:
+        with pytest.raises(InvalidArgumentError, match="argument `value_range`"):
+            risk.plot_score_histogram(s, value_range=bad)
+    # binary scores keep their [0, 1] axis
+    y, r, _ = _scored()
+    ax = _risk_scores().plot().axes[0]
+    assert ax.get_xlim() == (0.0, 1.0) and ax.get_xlabel() == "risk score"
+    assert sum(b.get_height() for b in ax.patches) == len(r)
+
+
+def _inside_figure(fig, artist, tol=0.5):
+    box, frame = artist.get_window_extent(), fig.bbox
+    return frame.x0 - tol <= box.x0 and box.x1 <= frame.x1 + tol and frame.y0 - tol <= box.y0 and box.y1 <= frame.y1 + tol
+
+
+@pytest.mark.parametrize("distance", ["tv", "w1"])
+@pytest.mark.parametrize("names", [None, ("a", "b"), ("Bachelor's degree or higher", "High school or less")])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_answer_comparison_title_and_labels_are_not_cut(distance, names, weighted):
+    """The title gained " (weighted)" and ran past the figure's right edge (by 5 px with no
+    groups, 80 px with long group names); long group names pushed the x label out too."""
+    y, probs, _, w = _k_answers()
+    groups = None if names is None else np.array(names)[np.arange(len(y)) % 2]
+    cmp = risk.compare_answers(y, probs, groups, weights=w if weighted else None, ordered=True, n_boot=20)
+    fig = cmp.plot(distance=distance)
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    assert ax.get_title().endswith("(weighted)") == weighted
+    for artist in (ax.title, ax.xaxis.label, *ax.get_yticklabels()):
+        assert _inside_figure(fig, artist), (artist.get_text(), artist.get_window_extent(), fig.bbox)
+
+
+def _tick_boxes(fig, ax):
+    fig.canvas.draw()
+    return sorted((t.get_window_extent() for t in ax.get_xticklabels() if t.get_text()), key=lambda b: b.x0)
+
+
+@pytest.mark.parametrize("options", [HOURS_OPTIONS, ("Strongly disagree", "Disagree", "Neither agree nor disagree",
+                                                      "Agree", "Strongly agree", "Don't know", "Refused to answer")])
+@pytest.mark.parametrize("own_axes", [True, False])
+def test_plot_distributions_option_texts_do_not_overlap(options, own_axes):
+    """Ordinary option texts ("Under 20 hours") overlapped their neighbours under the bars."""
+    rng = np.random.default_rng(1)
+    k = len(options)
+    probs = rng.dirichlet(np.ones(k) * 2, size=300)
+    y = np.array(options)[[rng.choice(k, p=p) for p in probs]]
+    cmp = risk.compare_answers(y, pd.DataFrame(probs, columns=list(options)), ordered=True, n_boot=0)
+    if own_axes:
+        fig = cmp.plot_distributions()
+    else:
+        fig = plt.figure(figsize=(5, 3.2))
+        cmp.plot_distributions(ax=fig.add_subplot())
+        fig.tight_layout()
+    ax = fig.axes[0]
+    boxes = _tick_boxes(fig, ax)
+    assert [" ".join(t.get_text().split()) for t in ax.get_xticklabels()] == list(options)  # wrapped, not cut
+    assert len(boxes) == k
+    for left, right in zip(boxes, boxes[1:]):
+        assert left.x1 <= right.x0, (left, right)
+    legend = ax.get_legend().get_window_extent()
+    assert not any(legend.overlaps(b) for b in boxes)  # the legend sits under the labels
+    for artist in (ax.title, ax.get_legend(), *ax.get_xticklabels()):
+        assert _inside_figure(fig, artist), artist

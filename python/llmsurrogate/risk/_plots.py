@@ -258,9 +258,14 @@ def plot_roc(y, scores, groups=None, ax=None, *, labels: Mapping | Callable | No
     return finish(fig, owned)
 
 
-def plot_score_histogram(scores, groups=None, bins: int = 20, ax=None, *, labels: Mapping | Callable | None = None):
-    """Histogram of scores on [0, 1], one (density) histogram per group if ``groups`` (named
-    through ``labels``). On ``ax`` if given; returns the matplotlib Figure.
+def plot_score_histogram(scores, groups=None, bins: int = 20, ax=None, *, labels: Mapping | Callable | None = None,
+                         value_range: tuple[float, float] | None = None, xlabel: str | None = None):
+    """Histogram of scores, one (density) histogram per group if ``groups`` (named through
+    ``labels``). ``bins`` equal bins over ``value_range``; by default [0, 1] for scores in
+    [0, 1] (probabilities), else the scores' smallest to largest value, so that no score falls
+    outside the bins (the expected level of a question with K > 2 options, 10 ... 50 hours, is no
+    probability). ``xlabel``: the x axis' label (default ``"risk score"``, or ``"score"`` off
+    [0, 1]). On ``ax`` if given; returns the matplotlib Figure.
 
     Examples
     --------
@@ -268,11 +273,15 @@ def plot_score_histogram(scores, groups=None, bins: int = 20, ax=None, *, labels
     >>> fig = plot_score_histogram([.1, .2, .8, .7, .4, .35, .3, .5, .9, .2], bins=5)
     >>> [int(bar.get_height()) for bar in fig.axes[0].patches]  # counts in [0, .2), [.2, .4), ...
     [1, 4, 2, 1, 2]
-    >>> plt.close(fig)
+    >>> fig2 = plot_score_histogram([1.5, 2.5, 2.6, 3.9], bins=3, value_range=(1, 4))  # levels 1..4
+    >>> [int(bar.get_height()) for bar in fig2.axes[0].patches], [float(x) for x in fig2.axes[0].get_xlim()]
+    ([1, 2, 1], [1.0, 4.0])
+    >>> plt.close(fig); plt.close(fig2)
     """
     rr = as_float_array(scores, "scores", allow_nan=False)
+    lo, hi = _histogram_range(rr, value_range)
     fig, ax, owned = axes_for(ax, (5.5, 3.6))
-    edges = np.linspace(0, 1, bins + 1)
+    edges = np.linspace(lo, hi, bins + 1)
     if groups is None:
         ax.hist(rr, bins=edges, color="C0", edgecolor="white")
     else:
@@ -283,10 +292,30 @@ def plot_score_histogram(scores, groups=None, bins: int = 20, ax=None, *, labels
         for lab in np.unique(names):
             ax.hist(rr[names == lab], bins=edges, histtype="step", density=True, lw=1.5, label=str(lab))
         ax.legend(fontsize=8, title="group", title_fontsize=8)
-    ax.set_xlim(0, 1)
-    ax.set_xlabel("risk score")
+    ax.set_xlim(lo, hi)
+    ax.set_xlabel(xlabel if xlabel is not None else "risk score" if (lo, hi) == (0.0, 1.0) else "score")
     ax.set_ylabel("count" if groups is None else "density")
     return finish(fig, owned)
+
+
+def _histogram_range(scores: np.ndarray, value_range) -> tuple[float, float]:
+    """The histogram's span: ``value_range`` (checked to hold every score), else [0, 1] for
+    probabilities, else the scores' own span (one unit around a single value)."""
+    if value_range is None:
+        if scores.size == 0 or (scores.min() >= 0 and scores.max() <= 1):
+            return 0.0, 1.0
+        lo, hi = float(scores.min()), float(scores.max())
+        return (lo - 0.5, hi + 0.5) if lo == hi else (lo, hi)
+    try:
+        lo, hi = (float(v) for v in value_range)
+    except (TypeError, ValueError):
+        raise InvalidArgumentError(f"argument `value_range` must be two numbers (low, high); got {value_range!r}") from None
+    if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+        raise InvalidArgumentError(f"argument `value_range` must be finite with low < high; got {value_range!r}")
+    if scores.size and (scores.min() < lo or scores.max() > hi):
+        raise InvalidArgumentError(f"argument `value_range` ({lo:g}, {hi:g}) leaves out scores: they span "
+                                   f"{scores.min():g} to {scores.max():g}")
+    return lo, hi
 
 
 def plot_evaluation(ev: Any, ax=None, kind: str = "calibration") -> Any:

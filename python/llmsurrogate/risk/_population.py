@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._plotting import axes_for, finish, legend_below
+from .._plotting import axes_for, depth_below, finish, fit_tick_labels, legend_below
 from .._validation import align_by_label, as_float_array, check_allocation, check_choice, check_int
 from ..exceptions import InvalidArgumentError, LLMSurrogateWarning, ShapeError
 from ..results import Result, Summary, result_dataclass
@@ -254,8 +254,9 @@ class AnswerComparison(Result):
         return finish(fig, owned)
 
     def plot_distributions(self, ax=None, group: str | None = None):
-        """The human and the LLM answer shares of ``group`` (None: every row) side by side. On
-        ``ax`` if given; returns the matplotlib Figure.
+        """The human and the LLM answer shares of ``group`` (None: every row) side by side, each
+        option named under its bars (wrapped onto more lines, or turned upright, where the texts
+        would run into each other). On ``ax`` if given; returns the matplotlib Figure.
 
         Examples
         --------
@@ -268,13 +269,16 @@ class AnswerComparison(Result):
         sel = d[d["group"] == ("all rows" if group is None else str(group))]
         if sel.empty:
             raise InvalidArgumentError(f"argument `group`: no group {group!r}; groups: {sorted(set(d['group']))[:20]}")
-        fig, ax, owned = axes_for(ax, (5, 3.2))
+        fig, ax, owned = axes_for(ax, (max(5.0, 1.5 + 0.75 * len(sel)), 3.2))
         x = np.arange(len(sel))
         ax.bar(x - 0.2, sel["human"], width=0.4, label="population (human answers)", color="grey")
         ax.bar(x + 0.2, sel["llm"], width=0.4, label=f"LLM ({self.meta['llm_answer']})", color="tab:blue")
         ax.set_xticks(x, [str(o) for o in sel["option"]])
         ax.set(ylabel="share of answers", title=f"Answers: {'all rows' if group is None else group}")
-        legend_below(ax)
+        if owned:
+            fig.tight_layout()  # the axes' final width, which the option texts must share
+        fit_tick_labels(ax)
+        legend_below(ax, below=depth_below(ax))
         return finish(fig, owned)
 
 

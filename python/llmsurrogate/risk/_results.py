@@ -248,9 +248,11 @@ class RiskScores(Result):
         return Summary("LLM risk scores", facts=facts)
 
     def plot(self, ax=None, groups=None, bins: int = 20, **kwargs):
-        """Histogram of the scores on [0, 1] (one density histogram per group if ``groups``; see
-        :func:`~llmsurrogate.risk.plot_score_histogram`). On ``ax`` if given; returns the
-        matplotlib Figure.
+        """Histogram of the scores (one density histogram per group if ``groups``; see
+        :func:`~llmsurrogate.risk.plot_score_histogram`): on [0, 1] for a binary question, and
+        for a question with K > 2 options, whose score is the expected level in the options'
+        values, over the scale from the smallest option value to the largest. On ``ax`` if given;
+        returns the matplotlib Figure.
 
         Examples
         --------
@@ -261,4 +263,9 @@ class RiskScores(Result):
         >>> rs.plot().axes[0].get_xlabel()
         'risk score'
         """
+        values = self.meta.get("option_values") or []
+        if len(values) > 2 and "value_range" not in kwargs:  # the score is the expected level, not a probability
+            s = self.scores[np.isfinite(self.scores)]  # an expected level sits within the scale, up to rounding
+            kwargs["value_range"] = (min(min(values), s.min(initial=np.inf)), max(max(values), s.max(initial=-np.inf)))
+            kwargs.setdefault("xlabel", "score: expected level (option values)")
         return plot_score_histogram(self.scores, groups, bins=bins, ax=ax, **kwargs)
