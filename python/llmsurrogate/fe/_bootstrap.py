@@ -37,7 +37,7 @@ def _first_appearance(codes: np.ndarray) -> np.ndarray:
 
 def bootstrap(fml: str | Formula, data, *, param: str | None = None, n_boot: int = 1000, cluster: str | None = None,
               seed: int | None = None, fixef_tol: float = DEFAULT_TOL, fixef_maxiter: int = DEFAULT_MAXITER,
-              collin_tol: float = COLLIN_TOL, n_jobs: int | None = None) -> FeolsBootstrap:
+              collin_tol: float = COLLIN_TOL, n_jobs: int | None = None, weights=None, **kwargs) -> FeolsBootstrap:
     """Pairs bootstrap (``cluster=None``: rows resampled) or cluster bootstrap (``cluster="date"``:
     the levels of a column resampled as blocks) of the coefficient ``param`` of ``feols(fml, data)``.
 
@@ -64,6 +64,8 @@ def bootstrap(fml: str | Formula, data, *, param: str | None = None, n_boot: int
     fixef_tol, fixef_maxiter, collin_tol : as :func:`feols`.
     n_jobs : workers/threads (None: see :func:`llmsurrogate.num_threads`). The draws do not depend
         on it.
+    weights : None only: weights are not supported (an :class:`InvalidArgumentError`, as is any
+        other keyword, named).
 
     Returns
     -------
@@ -102,6 +104,16 @@ def bootstrap(fml: str | Formula, data, *, param: str | None = None, n_boot: int
     [2.0, 2.16]
     """
     started = time.perf_counter()
+    if weights is not None:
+        raise InvalidArgumentError("argument `weights`: the bootstrap does not support weights (each replication "
+                                   "weights the rows by their resampling counts); fit a weighted model with feols()")
+    for key in kwargs:
+        import difflib
+
+        known = ["param", "n_boot", "cluster", "seed", "fixef_tol", "fixef_maxiter", "collin_tol", "n_jobs"]
+        hint = difflib.get_close_matches(key, known, n=1)
+        raise InvalidArgumentError(f"unknown argument `{key}` of fe.bootstrap" + (f"; did you mean `{hint[0]}`?"
+                                                                                   if hint else ""))
     form = fml if isinstance(fml, Formula) else parse_formula(fml)
     n_boot = check_int(n_boot, "n_boot", minimum=1)
     seed = _check_seed(seed)

@@ -37,6 +37,20 @@ from ._vcov import VcovSpec, compute_vcov, parse_vcov
 COLLIN_TOL = 1e-9
 
 
+def check_columns(frame, columns, argument: str) -> None:
+    """Refuse MultiIndex columns, and a column of ``columns`` that ``frame`` has twice (pandas
+    would hand a DataFrame where a column is read): :class:`InvalidArgumentError` naming
+    ``argument``."""
+    if isinstance(frame.columns, pd.MultiIndex):
+        raise InvalidArgumentError(f"argument `{argument}` has MultiIndex columns; flatten them first (e.g. "
+                                   f"{argument}.columns = ['_'.join(map(str, c)) for c in {argument}.columns])")
+    counts = frame.columns.value_counts()
+    for c in dict.fromkeys(columns):
+        if counts.get(c, 0) > 1:
+            raise InvalidArgumentError(f"argument `{argument}` has {int(counts[c])} columns named {c!r}; rename or "
+                                       "drop the copies")
+
+
 def _numeric(frame, col: str) -> np.ndarray:
     s = frame[col]
     if not (pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s)) or pd.api.types.is_complex_dtype(s):
@@ -281,8 +295,13 @@ def build_design(form: Formula, frame: pd.DataFrame, data, spec: VcovSpec, weigh
     weight of 0, and with ``fixef_rm="singleton"`` the singletons. Each drop is counted, noted
     and warned about (``stacklevel`` as :func:`warnings.warn`'s inside this function: 2 names its
     caller)."""
+    check_columns(frame, form.columns() + list(spec.clusters) + ([weights] if isinstance(weights, str) else []),
+                  "data")
     require_columns(frame, form.columns(), "data")
     require_columns(frame, list(spec.clusters), "data")
+    if form.transformed:  # the columns read as numbers, refused as the plain formula refuses them
+        for c in form.numeric:
+            _numeric(frame, c)
     n_input = len(frame)
     if n_input == 0:
         raise InvalidArgumentError("argument `data` has no rows")
@@ -338,9 +357,12 @@ def build_design(form: Formula, frame: pd.DataFrame, data, spec: VcovSpec, weigh
     if w is not None:
         ok &= np.isfinite(w)
     model_spec, cat_levels = None, None
+    n_not_finite = 0
     if form.transformed and ok.any():
         from ._transforms import build
 
+        ok &= ~frame[list(form.variables)].isna().any(axis=1).to_numpy()  # missing: counted as such
+        n_before = int(ok.sum())
         built = build(form, frame, ok)
         names, model_spec = built.names, built.spec
         X = np.full((n_input, len(names)), np.nan)
@@ -351,11 +373,17 @@ def build_design(form: Formula, frame: pd.DataFrame, data, spec: VcovSpec, weigh
         kept = np.zeros(n_input, dtype=bool)
         kept[built.rows] = True
         ok &= kept & np.isfinite(y) & np.all(np.isfinite(X), axis=1)
+        n_not_finite = n_before - int(ok.sum())
     elif X is None:
         X = np.zeros((n_input, 0))
     notes: list[str] = []
     n_nan = int(n_input - ok.sum())
-    note_dropped(notes, n_nan, " (NaN/None)", stacklevel=stacklevel)
+    note_dropped(notes, n_nan - n_not_finite, " (NaN/None)", stacklevel=stacklevel)
+    if n_not_finite:  # pyfixest's rule: log() of a value <= 0, sqrt() of a negative one
+        msg = (f"{n_not_finite} row(s) dropped where a transform is not finite (log() of a value <= 0, sqrt() of a "
+               "negative value)")
+        notes.append(msg)
+        warnings.warn(msg, LLMSurrogateWarning, stacklevel=stacklevel)
     n_zero_weight = 0
     if w is not None:
         # a row of weight 0 carries no information: dropped (so that it counts in no N, level or
@@ -395,8 +423,9 @@ def build_design(form: Formula, frame: pd.DataFrame, data, spec: VcovSpec, weigh
         present = np.bincount(c[ok], minlength=len(labels)) > 0
         fe_codes.append(recode(c[ok])[0])
         fe_labels.append(labels.take(np.flatnonzero(present)))
-    if form.categorical:
-        cat_levels = {c: set(pd.unique(frame[c].to_numpy()[ok])) for c in form.categorical}
+    if form.categorical:  # the levels C()/i() saw, in the column's dtype (predict() matches new data to them)
+        cat_levels = {c: frame[c].iloc[np.flatnonzero(ok)].drop_duplicates().reset_index(drop=True)
+                      for c in form.categorical}
     return Design(form=form, y=y[ok], X=X[ok], w=None if w is None else w[ok], weights_name=weights_name,
                   fe_codes=fe_codes, cl_codes=[recode(c[ok])[0] for c in cl_raw],
                   n_input=n_input, n_dropped_nan=n_nan, n_dropped_singletons=n_singletons,

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from ..exceptions import InvalidArgumentError
 
 _NAME = re.compile(r"^[A-Za-z_.][A-Za-z0-9_.]*$")
+_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|" + r'"(?:[^"\\]|\\.)*"')
 _CALL = re.compile(r"^([A-Za-z_][A-Za-z0-9_.]*)\s*\(.*\)$", re.S)
 #: Most regressor terms a formula may expand to (``a*b*c`` is 7 terms), checked before they are built.
 MAX_TERMS = 1000
@@ -63,7 +64,8 @@ class Formula:
     a formula with transforms has terms that are tuples of expressions (``("C(f1)", "x")``), built
     by formulaic from ``rhs`` (its coefficient names come from formulaic: ``C(f1)[T.2]``).
     ``variables``: the data columns the outcome and the regressors read; ``categorical``: those
-    that ``C()``, ``factor()`` or ``i()`` encode.
+    that ``C()``, ``factor()`` or ``i()`` encode; ``numeric``: those read as numbers (the outcome's,
+    a bare column, the argument of a numeric function or ``poly()``, the ``z`` of ``i(x, z)``).
 
     Examples
     --------
@@ -85,6 +87,7 @@ class Formula:
     variables: tuple[str, ...] = ()
     categorical: tuple[str, ...] = ()
     outcome_variables: tuple[str, ...] = ()
+    numeric: tuple[str, ...] = ()
 
     @property
     def term_names(self) -> list[str]:
@@ -136,10 +139,21 @@ def _fail(message: str) -> InvalidArgumentError:
 
 
 def _split_top(text: str, seps: str, fml: str) -> list[tuple[str, str]]:
-    """``text`` split at the characters of ``seps`` outside parentheses: (separator before, piece)."""
-    out, depth, start, sep = [], 0, 0, ""
+    """``text`` split at the characters of ``seps`` outside parentheses and outside quoted strings
+    (``ref="(19,39]"``, ``ref='a+b'``): (separator before, piece)."""
+    out, depth, start, sep, quote, escaped = [], 0, 0, "", None, False
     for j, ch in enumerate(text):
-        if ch == "(":
+        if quote is not None:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = None
+            continue
+        if ch in "'\"":
+            quote = ch
+        elif ch == "(":
             depth += 1
         elif ch == ")":
             depth -= 1
@@ -148,10 +162,17 @@ def _split_top(text: str, seps: str, fml: str) -> list[tuple[str, str]]:
         elif depth == 0 and ch in seps:
             out.append((sep, text[start:j]))
             sep, start = ch, j + 1
+    if quote is not None:
+        raise _fail(f"unterminated string ({quote}) in {fml!r}")
     if depth:
         raise _fail(f"unbalanced `(` in {fml!r}")
     out.append((sep, text[start:]))
     return out
+
+
+def _blank_strings(text: str) -> str:
+    """``text`` with the contents of its quoted strings blanked (for a search outside them)."""
+    return _STRING.sub(lambda m: m.group(0)[0] * len(m.group(0)), text)
 
 
 def _check_name(name: str, fml: str) -> str:
@@ -168,20 +189,27 @@ class _Checker:
         self.fml = fml
         self.variables: list[str] = []
         self.categorical: list[str] = []
+        self.numeric_vars: list[str] = []  # the columns read as numbers
+        self.functions: set[str] = set()  # the names the formula calls (``np`` for ``np.log``)
 
     def refuse(self, what: str, expr: str):
         raise _fail(f"{what} in {expr!r} is not allowed in a formula ({_SUPPORTED})")
 
-    def name(self, node, expr: str) -> str:
+    def name(self, node, expr: str, numeric: bool = True) -> str:
         if not isinstance(node, ast.Name):
             self.refuse(f"`{ast.unparse(node)}` (a column name is expected here)", expr)
         _check_name(node.id, self.fml)
         self.variables.append(node.id)
+        if numeric:
+            self.numeric_vars.append(node.id)
         return node.id
 
     def constant(self, node, expr: str):
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-            return self.constant(node.operand, expr)
+            value = self.constant(node.operand, expr)
+            if isinstance(value, str):
+                self.refuse(f"`{ast.unparse(node)}` (a number or a short string is expected here)", expr)
+            return -value if isinstance(node.op, ast.USub) else value
         if not isinstance(node, ast.Constant) or not isinstance(node.value, (int, float, str)) \
                 or isinstance(node.value, bool) or (isinstance(node.value, str) and len(node.value) > 200):
             self.refuse(f"`{ast.unparse(node)}` (a number or a short string is expected here)", expr)
@@ -219,9 +247,11 @@ class _Checker:
     def function(self, node: ast.Call, expr: str) -> str:
         f = node.func
         if isinstance(f, ast.Name) and f.id in NUMERIC_FUNCTIONS + CATEGORICAL_FUNCTIONS + ("poly",):
+            self.functions.add(f.id)
             return f.id
         if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "np" \
                 and f.attr in _NP_FUNCTIONS:
+            self.functions.add("np")
             return f.attr
         if isinstance(f, ast.Name) and f.id in _MULTIPLE:
             raise _fail(f"{f.id}() in {self.fml!r}: multiple estimation (sw, csw, sw0, csw0, mvsw) is not supported; "
@@ -233,6 +263,7 @@ class _Checker:
         if _NAME.match(expr):
             _check_name(expr, self.fml)
             self.variables.append(expr)
+            self.numeric_vars.append(expr)
             return "name"
         if not _CALL.match(expr):
             raise _fail(f"{expr!r} in {self.fml!r} is not a column name or a supported term ({_SUPPORTED}); "
@@ -248,11 +279,11 @@ class _Checker:
             if fn in ("C", "factor"):
                 if len(tree.args) != 1 or tree.keywords:
                     self.refuse(f"`{fn}()` with more than a column (contrasts and levels are not supported)", expr)
-                self.categorical.append(self.name(tree.args[0], expr))
+                self.categorical.append(self.name(tree.args[0], expr, numeric=False))
             elif fn == "i":
                 if not 1 <= len(tree.args) <= 2:
                     self.refuse("`i()` with other than one or two columns", expr)
-                self.categorical.append(self.name(tree.args[0], expr))
+                self.categorical.append(self.name(tree.args[0], expr, numeric=False))
                 if len(tree.args) == 2:
                     self.name(tree.args[1], expr)
                 for kw in tree.keywords:
@@ -273,19 +304,19 @@ class _Checker:
         return "call"
 
 
-def _outcome(lhs: str, fml: str) -> tuple[str, list[str], bool]:
+def _outcome(lhs: str, fml: str) -> tuple[str, list[str], bool, set]:
     outcome = lhs.strip()
     if not outcome:
         raise _fail(f"one outcome before `~`; got {fml!r}")
     if _NAME.match(outcome):
-        return _check_name(outcome, fml), [outcome], False
+        return _check_name(outcome, fml), [outcome], False, set()
     if len(_split_top(outcome, "+", fml)) > 1:
         raise _fail(f"one outcome before `~` (several outcomes are not supported); got {outcome!r}")
     check = _Checker(fml)
     check.term(outcome)
     if check.categorical or outcome.startswith(("poly", "C(", "factor(", "i(")):
         raise _fail(f"the outcome {outcome!r} must be numeric (a column or log(), exp(), I(...) of columns)")
-    return outcome, list(dict.fromkeys(check.variables)), True
+    return outcome, list(dict.fromkeys(check.variables)), True, check.functions
 
 
 def parse_formula(fml: str) -> Formula:
@@ -304,12 +335,12 @@ def parse_formula(fml: str) -> Formula:
     if len(fml) > MAX_LENGTH:
         raise _fail(f"{len(fml):,} characters; at most {MAX_LENGTH:,}")
     lhs, rhs = fml.split("~", 1)
-    outcome, outcome_vars, outcome_transformed = _outcome(lhs, fml)
+    outcome, outcome_vars, outcome_transformed, outcome_functions = _outcome(lhs, fml)
     parts = [p for _, p in _split_top(rhs, "|", fml)]
     if len(parts) > 2:
         raise _fail(f"at most one `|` (regressors | fixed effects); got {fml!r} (instrumental variables are not "
                     "supported)")
-    if "~" in rhs:
+    if "~" in _blank_strings(rhs):
         raise _fail(f"one `~`; got {fml!r} (instrumental variables are not supported)")
 
     pieces = _split_top(parts[0], "+-", fml)
@@ -376,7 +407,12 @@ def parse_formula(fml: str) -> Formula:
     if not ordered:
         raise _fail(f"no regressor in {fml!r}; name at least one column after `~` (models with fixed effects "
                     "alone are not supported)")
+    clash = [v for v in outcome_vars + rhs_vars if v in check.functions | outcome_functions]
+    if clash:  # formulaic would read the column where the formula calls the function
+        raise _fail(f"column {clash[0]!r} has the name of the function `{clash[0]}()` that {fml!r} also calls; "
+                    "rename the column")
     return Formula(outcome=outcome, terms=tuple(ordered), fixef=tuple(fixef), intercept=intercept, text=fml.strip(),
                    transformed=transformed, rhs=parts[0].strip() if transformed else "",
                    variables=tuple(dict.fromkeys(outcome_vars + rhs_vars)),
-                   categorical=tuple(dict.fromkeys(check.categorical)), outcome_variables=tuple(outcome_vars))
+                   categorical=tuple(dict.fromkeys(check.categorical)), outcome_variables=tuple(outcome_vars),
+                   numeric=tuple(dict.fromkeys(outcome_vars + check.numeric_vars)))

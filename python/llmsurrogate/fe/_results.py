@@ -226,8 +226,11 @@ class FeolsResult(Result):
             return np.asarray(s.y - s.resid, dtype=np.float64)
         from .._validation import as_frame, require_columns
 
+        from ._estimation import check_columns
+
         frame = as_frame(newdata, "newdata")
         form = s.form
+        check_columns(frame, form.regressor_columns(), "newdata")
         require_columns(frame, form.regressor_columns(), "newdata")
         n = len(frame)
         beta = np.asarray(self.beta, dtype=np.float64)
@@ -239,22 +242,22 @@ class FeolsResult(Result):
             if len(rows):
                 xb[rows] = Xn[:, [names.index(t) for t in self.terms]] @ beta
         else:
+            from ._transforms import numeric_newdata
+
             xb = np.zeros(n)
             for t, b in zip(self.terms, beta):
                 v = np.ones(n)
                 for c in ([] if t == "Intercept" else t.split(":")):
-                    col = frame[c]
-                    if not (pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col)):
-                        raise InvalidArgumentError(f"argument `newdata`: column {c!r} is not numeric "
-                                                   f"(dtype {col.dtype})")
-                    v = v * col.to_numpy(dtype=np.float64, na_value=np.nan)
+                    v = v * numeric_newdata(frame, c).to_numpy(dtype=np.float64, na_value=np.nan)
                 xb = xb + b * v
         if self.fixef_names:
-            from ._estimation import _factorize_labels
+            from ._levels import match_levels
 
             effects = self._fixef_effects()
-            for fe, name in zip(form.fixef, self.fixef_names):
-                codes, labels = _factorize_labels(frame, fe)
+            for fe, name, labels in zip(form.fixef, self.fixef_names, s.fe_labels):
+                # each column's values matched to the fit's levels by value within a dtype family
+                # (3.0 is the level 3, True the level 1); -1: missing or not a level of the fit
+                codes = match_levels(frame, fe, labels.parts)
                 vals = effects[name].reindex(labels.strings()).to_numpy(dtype=np.float64)
                 add = np.full(n, np.nan)
                 add[codes >= 0] = vals[codes[codes >= 0]]
@@ -465,6 +468,34 @@ def _sort_key(levels) -> np.ndarray:
         return np.argsort(levels.strings(), kind="stable")
 
 
+def fixef_components(fe_codes: list) -> int:
+    """The connected components of the graph whose nodes are the levels of all the fixed effects
+    and whose edges join the levels that one observation has (each row links its level of the first
+    fixed effect to its level of every other): with two fixed effects their effects are identified,
+    up to one constant, exactly when this is 1 (Abowd, Creecy & Kramarz 2002).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> fixef_components([np.array([0, 0, 1, 1]), np.array([0, 1, 2, 3])])  # firms 0-1 share no worker
+    2
+    >>> fixef_components([np.array([0, 0, 1, 1]), np.array([0, 1, 1, 2])])
+    1
+    """
+    from scipy import sparse
+    from scipy.sparse.csgraph import connected_components
+
+    sizes = [int(c.max()) + 1 if len(c) else 0 for c in fe_codes]
+    offsets = np.cumsum([0] + sizes[:-1])
+    first = np.asarray(fe_codes[0], dtype=np.int64)
+    src = np.concatenate([first] * (len(fe_codes) - 1)) if len(fe_codes) > 1 else np.zeros(0, dtype=np.int64)
+    dst = np.concatenate([np.asarray(c, dtype=np.int64) + off for c, off in zip(fe_codes[1:], offsets[1:])]) \
+        if len(fe_codes) > 1 else np.zeros(0, dtype=np.int64)
+    total = int(sum(sizes))
+    graph = sparse.coo_matrix((np.ones(len(src)), (src, dst)), shape=(total, total))
+    return int(connected_components(graph, directed=False)[0])
+
+
 def _solve_effects(s: FittedSample, names: list) -> dict:
     """The fixed effects of a fit (see :meth:`FeolsResult._fixef_effects`)."""
     import warnings
@@ -494,14 +525,26 @@ def _solve_effects(s: FittedSample, names: list) -> dict:
         alpha = sums / np.bincount(s.fe_codes[0], weights=w, minlength=len(s.fe_labels[0]))
     else:
         D = sparse.hstack(blocks).tocsr()
-        A = (D.T @ sparse.diags(w) @ D).tocsc()
-        rhs = D.T @ (w * d)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            alpha = spsolve(A, rhs)
-        if not np.all(np.isfinite(alpha)) or np.max(np.abs(A @ alpha - rhs)) > 1e-8 * max(np.max(np.abs(rhs)), 1e-300):
-            warnings.warn("fixef(): the fixed effects are not connected (their split between fixed effects is not "
-                          "identified); the minimum-norm solution is returned", LLMSurrogateWarning, stacklevel=4)
+        n_components = fixef_components(s.fe_codes)
+        solved = False
+        if n_components == 1:
+            A = (D.T @ sparse.diags(w) @ D).tocsc()
+            rhs = D.T @ (w * d)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                alpha = spsolve(A, rhs)
+            # connected, yet singular: possible with three or more fixed effects
+            solved = bool(np.all(np.isfinite(alpha))) and \
+                np.max(np.abs(A @ alpha - rhs)) <= 1e-8 * max(np.max(np.abs(rhs)), 1e-300)
+        if not solved:
+            why = (f"not connected: their levels form {n_components} components (sets of levels that no observation "
+                   "links), so their split between fixed effects is not identified within each component"
+                   if n_components > 1 else "connected but not identified (a further fixed effect is nested in or "
+                   "collinear with the others)")
+            warnings.warn(f"fixef(): the fixed effects are {why}; returned: the minimum-norm solution among those with "
+                          "the first level in sorted order of each fixed effect after the first at 0 (sums of effects "
+                          "on observed combinations, and predict(), are identified; single effects are comparable "
+                          "only within a component)", LLMSurrogateWarning, stacklevel=4)
             sw = np.sqrt(w)
             alpha = lsqr(sparse.diags(sw) @ D, sw * d, atol=1e-14, btol=1e-14, iter_lim=100_000)[0]
     out, start = {}, 0

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import InvalidArgumentError
-from ._formula import Formula
+from ._formula import _STRING, Formula
 
 #: Most regressor columns a formula may build (a categorical with more levels belongs after `|`).
 MAX_COLUMNS = 5000
@@ -54,7 +54,18 @@ def _i(data, var2=None, *, ref=None):
         x = pd.Series(raw["x"] if name2 is not None else raw)
         x = x.drop(index=x.index[drop_rows])
         drop_one = (reduced_rank and name2 is None) or ref is not None
-        enc = encode_contrasts(x, contrasts=TreatmentContrasts(base=UNSET if ref is None else ref),
+        base = UNSET
+        if ref is not None:  # the level equal to `ref` by value within its dtype family (True is 1)
+            from ._levels import level_key
+
+            known = state.get("levels") or list(pd.unique(x.dropna()))
+            match = [lev for lev in known if level_key(lev) == level_key(ref)]
+            if not match:
+                shown = ", ".join(repr(v.item() if isinstance(v, np.generic) else v) for v in sorted(known, key=str)[:6])
+                raise InvalidArgumentError(f"argument `fml`: i({name}, ref={ref!r}): {ref!r} is not a level of {name!r} "
+                                           f"in the rows used (levels: {shown}{', ...' if len(known) > 6 else ''})")
+            base = match[0]
+        enc = encode_contrasts(x, contrasts=TreatmentContrasts(base=base),
                                levels=state.get("levels"), reduced_rank=drop_one, output="pandas",
                                _state=state.setdefault("contrasts", {}), _spec=spec).__wrapped__
         state.setdefault("levels", list(state["contrasts"].get("categories", [])) or None)
@@ -72,11 +83,27 @@ def _i(data, var2=None, *, ref=None):
     return FactorValues(wrapped, kind="categorical", spans_intercept=var2 is None, encoder=encoder)
 
 
-def _context() -> dict[str, Any]:
+def _context(strings: dict | None = None) -> dict[str, Any]:
     from formulaic.transforms import C, poly
 
     return {"log": _log, "exp": np.exp, "sqrt": np.sqrt, "abs": np.abs, "np": np, "C": C, "factor": C,
-            "i": _i, "poly": poly, "I": lambda x: x}
+            "i": _i, "poly": poly, "I": lambda x: x, **(strings or {})}
+
+
+def escape_strings(rhs: str) -> tuple[str, dict[str, str]]:
+    """``rhs`` with each quoted string (the levels of ``i(x, ref="...")``) replaced by a name that
+    the returned mapping gives the string's value: formulaic's tokenizer stops at a bracket inside
+    a string (``ref="(19,39]"``). The names start with ``__``, which no column name may."""
+    import ast
+
+    strings: dict[str, str] = {}
+
+    def sub(m):
+        name = f"__llmsurrogate_string_{len(strings)}__"
+        strings[name] = ast.literal_eval(m.group(0))
+        return name
+
+    return _STRING.sub(sub, rhs), strings
 
 
 @dataclass
@@ -111,6 +138,38 @@ def _estimated_columns(form: Formula, frame: pd.DataFrame) -> int:
 
 
 _OK = "__llmsurrogate_complete__"
+_POLY = re.compile(r"^poly\(\s*([A-Za-z_.][A-Za-z0-9_.]*)\s*,\s*\+?(\d+)\s*\)$")
+
+
+def _check_poly(form: Formula, frame: pd.DataFrame, ok: np.ndarray) -> None:
+    """``poly(x, d)`` needs ``d + 1`` distinct values of ``x`` (an orthogonal polynomial of degree
+    ``d`` on fewer points is not defined: formulaic's basis is NaN or rounding noise)."""
+    for term in form.terms:
+        for atom in term:
+            m = _POLY.match(atom)
+            if not m:
+                continue
+            col, d = m.group(1), int(m.group(2))
+            values = frame[col].to_numpy()[ok]
+            distinct = int(pd.Series(values).nunique(dropna=True))
+            if distinct < d + 1:
+                raise InvalidArgumentError(
+                    f"argument `fml`: {atom} needs at least {d + 1} distinct values of {col!r} in the rows used; it "
+                    f"has {distinct} (a polynomial of degree {d} is not defined on fewer points)")
+
+
+def _check_finite(frame: pd.DataFrame, what: str) -> None:
+    """Refuse a built column with an infinite value (``exp()`` beyond the range of a float64,
+    ``I(1 / x)`` at 0): a row dropped there would select on the variable's size."""
+    values = frame.to_numpy(dtype=np.float64)
+    bad = np.isinf(values)
+    if bad.any():
+        j = int(np.flatnonzero(bad.any(axis=0))[0])
+        name = str(frame.columns[j]) if what == "term" else str(what)
+        label = f"the outcome {name}" if what != "term" else name
+        raise InvalidArgumentError(
+            f"argument `fml`: {label} is beyond the range of a float64 in {int(bad[:, j].sum())} row(s) of `data` "
+            "(infinite: e.g. exp() of a value above 709); rescale the column it reads")
 
 
 def build(form: Formula, frame: pd.DataFrame, ok: np.ndarray) -> Built:
@@ -126,13 +185,15 @@ def build(form: Formula, frame: pd.DataFrame, ok: np.ndarray) -> Built:
         raise InvalidArgumentError(
             f"argument `fml`: the regressors would make about {n_cols:,} columns, more than {MAX_COLUMNS:,}; absorb "
             "a categorical column with many levels as a fixed effect (after `|`) instead of C()/i()")
+    _check_poly(form, frame, ok)
     sub = frame[list(form.variables)].reset_index(drop=True)
     sub[_OK] = np.where(ok, 1.0, np.nan)
+    rhs, strings = escape_strings(form.rhs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            mm = formulaic.Formula(f"{form.outcome} + {_OK} ~ {form.rhs}").get_model_matrix(
-                sub, na_action="drop", ensure_full_rank=True, output="pandas", context=_context())
+            mm = formulaic.Formula(f"{form.outcome} + {_OK} ~ {rhs}").get_model_matrix(
+                sub, na_action="drop", ensure_full_rank=True, output="pandas", context=_context(strings))
         except InvalidArgumentError:
             raise
         except Exception as err:  # formulaic's errors on data it cannot encode
@@ -147,27 +208,68 @@ def build(form: Formula, frame: pd.DataFrame, ok: np.ndarray) -> Built:
     lhs = mm.lhs.drop(columns=_OK)
     if lhs.shape[1] != 1:
         raise InvalidArgumentError(f"argument `fml`: the outcome {form.outcome!r} must be numeric")
+    _check_finite(X, "term")
+    if not form.outcome_column:
+        _check_finite(lhs, form.outcome)
     return Built(X=X.to_numpy(dtype=np.float64), names=[str(c) for c in X.columns], rows=kept,
                  y=None if form.outcome_column else lhs.iloc[:, 0].to_numpy(dtype=np.float64), spec=mm.rhs.model_spec)
 
 
-def build_new(form: Formula, spec: Any, frame: pd.DataFrame, levels: dict[str, set]) -> tuple[np.ndarray, list[str],
-                                                                                                np.ndarray]:
-    """The regressors of ``frame`` (new data) by the fitted ``spec``; rows with a missing value,
-    or a level of a categorical column not seen in the estimation (``levels``), or a transform
-    that is not finite are left out: returns ``X`` of the rows kept, the column names and the
-    kept positions."""
+def numeric_newdata(frame: pd.DataFrame, column: str) -> pd.Series:
+    """Column ``column`` of new data as numbers (the fit read it as numbers): a numeric or bool
+    column as it is, an object or text column whose values are all numbers (or missing) as floats;
+    :class:`InvalidArgumentError` naming ``newdata`` and the column for text (a CSV's ``"N/A"``),
+    dates, durations or other types."""
+    s = frame[column]
+    if (pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s)) and not pd.api.types.is_complex_dtype(s):
+        return s
+    if pd.api.types.is_object_dtype(s) or pd.api.types.is_string_dtype(s) or isinstance(s.dtype, pd.CategoricalDtype):
+        values = s.astype(object)
+        for label, v in values.items():
+            if pd.isna(v) if np.ndim(v) == 0 else False:
+                continue
+            if not isinstance(v, (int, float, np.integer, np.floating, np.bool_)):
+                raise InvalidArgumentError(
+                    f"argument `newdata`: column {column!r} must be numbers, as in the fit; it holds {v!r} (row "
+                    f"{label!r}); convert it first (e.g. pd.to_numeric(newdata[{column!r}], errors='coerce') makes "
+                    "text such as 'N/A' missing)")
+        return pd.Series(pd.to_numeric(values.where(values.notna(), np.nan)), index=s.index, dtype=np.float64)
+    raise InvalidArgumentError(f"argument `newdata`: column {column!r} must be numbers, as in the fit; it is "
+                               f"dtype {s.dtype}")
+
+
+def build_new(form: Formula, spec: Any, frame: pd.DataFrame, levels: dict) -> tuple[np.ndarray, list[str],
+                                                                                   np.ndarray]:
+    """The regressors of ``frame`` (new data) by the fitted ``spec``. The values of a ``C()`` /
+    ``i()`` column are matched to the fit's levels (``levels``: per column, a Series of the
+    levels in the fit's dtype) by value within a dtype family (:mod:`._levels`: ``True`` is the
+    level ``1``, ``3.0`` the level ``3``) and replaced by them, so that formulaic encodes each as
+    the fit did; a value of another family (text for numbers) is an error naming the column.
+    Rows with a missing value, an unseen level or a transform that is not finite are left out:
+    returns ``X`` of the rows kept, the column names and the kept positions."""
+    from ._levels import LevelMatcher
+
     cols = [c for c in form.variables if c not in form.outcome_variables]
+    columns = {c: frame[c] for c in cols}
+    for c in form.numeric:
+        if c in columns:
+            columns[c] = numeric_newdata(frame, c)
     ok = np.ones(len(frame), dtype=bool)
     for c in cols:
-        ok &= ~pd.isna(frame[c]).to_numpy()
-    for c, seen in levels.items():
-        ok &= frame[c].map(lambda v: v in seen).to_numpy(dtype=bool)
-    sub = frame[cols].iloc[np.flatnonzero(ok)].reset_index(drop=True)
+        ok &= ~pd.isna(columns[c]).to_numpy()
+    pos = {}
+    for c, fit_levels in levels.items():
+        fit_levels = fit_levels if isinstance(fit_levels, pd.Series) else pd.Series(list(fit_levels), dtype=object)
+        pos[c] = (LevelMatcher(fit_levels.tolist(), c).positions(frame[c]), fit_levels)
+        ok &= pos[c][0] >= 0
+    keep = np.flatnonzero(ok)
+    sub = pd.DataFrame({c: columns[c].iloc[keep].reset_index(drop=True) for c in cols})
+    for c, (p, fit_levels) in pos.items():
+        sub[c] = fit_levels.iloc[p[keep]].reset_index(drop=True)  # the fit's own level values and dtype
     if not len(sub):
         return np.zeros((0, len(spec.column_names))), list(spec.column_names), np.zeros(0, dtype=np.int64)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        X = spec.get_model_matrix(sub, na_action="drop", output="pandas", context=_context())
-    rows = np.flatnonzero(ok)[X.index.to_numpy()]
+        X = spec.get_model_matrix(sub, na_action="drop", output="pandas", context=_context(escape_strings(form.rhs)[1]))
+    rows = keep[X.index.to_numpy()]
     return X.to_numpy(dtype=np.float64), [str(c) for c in X.columns], rows
