@@ -225,7 +225,6 @@ class FeolsResult(Result):
         if newdata is None:
             return np.asarray(s.y - s.resid, dtype=np.float64)
         from .._validation import as_frame, require_columns
-
         from ._estimation import check_columns
 
         frame = as_frame(newdata, "newdata")
