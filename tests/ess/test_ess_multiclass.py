@@ -328,3 +328,41 @@ def test_cli_reads_k_probability_columns_and_matches_the_api(tmp_path):
     r = subprocess.run([exe, *base[:6], "squared", *base[7:], "--options", "1,2", "--out", str(tmp_path / "o4")],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 1 and "--options labels the --prediction columns of a multiclass --loss" in r.stderr
+
+
+class _Labelled:
+    """A classifier-like rule whose ``classes_`` label its ``predict_proba`` columns."""
+
+    def __init__(self, probs, classes):
+        self.probs, self.classes_ = probs, np.array(classes)
+
+    def predict_proba(self, frame):
+        return self.probs
+
+
+def test_boolean_outcome_pairs_with_false_true_labels():
+    """Issue 34 item 4: a boolean outcome with probability columns labelled ``[False, True]`` (a
+    DataFrame's columns, ``options=``, a predictor's ``classes_``) failed with "the value
+    np.int64(1) ... is not one of the classes [False, True]": the outcome was turned into 0/1
+    before it was matched with the labels. Reference: the same rows with the outcome as 0/1 codes
+    and the probabilities as an unlabelled array (columns 0, 1)."""
+    df, llm = _binary()
+    probs = np.column_stack([1 - llm, llm])
+    kw = dict(grid=[10, 50], algorithm=LogisticRegression())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LLMSurrogateWarning)  # the hard 0/1 predictions
+        ref = _run(df, probs, **kw)
+        flags = df.assign(y=df["y"].astype(bool))
+        assert flags["y"].dtype == bool
+        frame = pd.DataFrame(probs, columns=[False, True])
+        for pred, extra in [(frame, {}), (frame.iloc[:, ::-1], {}), (probs, {"options": [False, True]}),
+                            (frame, {"options": [False, True]}), (probs, {}),
+                            (_Labelled(probs, [False, True]), {})]:
+            res = _run(flags, pred, **kw, **extra)
+            pd.testing.assert_frame_equal(res.table[TABLE], ref.table[TABLE])
+        # 0/1 codes against [False, True] labels: the same classes
+        pd.testing.assert_frame_equal(_run(df, frame, **kw).table[TABLE], ref.table[TABLE])
+        # a label the data never hold: the message shows the outcome's own value, not a code
+        with pytest.raises(InvalidArgumentError, match=r"has the value (False|True) at row \d+ .*\['no', 'yes'\]") as err:
+            _run(flags, pd.DataFrame(probs, columns=["no", "yes"]), **kw)
+        assert "np." not in str(err.value)

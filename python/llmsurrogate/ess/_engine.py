@@ -247,6 +247,27 @@ def _class_labels(options: Any) -> list:
     return list(options)
 
 
+def _codes_of(index: pd.Index, values: np.ndarray) -> np.ndarray:
+    """Each value's position in the class labels ``index`` (-1: none). Matched by label, with
+    False/True the same classes as 0/1 either way (a boolean outcome against labels 0, 1 or the
+    columns 0..K-1 of an array; 0/1 codes against labels ``[False, True]``), as Python's ``==``
+    has them; pandas matches a boolean against a number only one way round."""
+    codes = index.get_indexer(pd.Index(values))
+    miss = np.flatnonzero(codes < 0)
+    if miss.size:
+        def binary(v):  # False/True/0/1 as 0/1, else None
+            return int(v) if isinstance(v, (bool, np.bool_, int, np.integer)) and v in (0, 1) else None
+
+        where = {}
+        for k, label in enumerate(index):
+            if binary(label) is not None:
+                where.setdefault(binary(label), k)
+        missed = pd.Series(values[miss], dtype=object)
+        lookup = {v: where.get(binary(v), -1) for v in missed.unique() if binary(v) is not None}
+        codes[miss] = missed.map(lookup).fillna(-1).to_numpy(dtype=np.int64)
+    return codes
+
+
 def _class_codes(raw_y: pd.Series, outcome: str, probs: np.ndarray | None, labels: list | None,
                  options: Any) -> tuple[np.ndarray, list]:
     """The outcome's class codes 0..K-1 (float) and the K class labels, in the order of the columns of
@@ -258,8 +279,6 @@ def _class_codes(raw_y: pd.Series, outcome: str, probs: np.ndarray | None, label
     if missing.size:
         raise NonFiniteError(f"outcome {outcome!r} has a missing value at row {int(missing[0])} (0-based); drop or "
                              "impute missing values first (or pass missing='drop')")
-    if raw_y.dtype == bool:
-        values = values.astype(np.int64)  # False/True are the classes 0/1
     categories = list(raw_y.cat.categories) if isinstance(raw_y.dtype, pd.CategoricalDtype) else None
     if options is not None:
         classes, source = _class_labels(options), "argument `options`"
@@ -285,12 +304,13 @@ def _class_codes(raw_y: pd.Series, outcome: str, probs: np.ndarray | None, label
     if probs is not None and probs.shape[1] != len(classes):
         raise ShapeError(f"argument `prediction` has {probs.shape[1]} columns but {source} names {len(classes)} "
                          "classes; pass one column of probabilities per class, in the order of the labels")
-    codes = index.get_indexer(pd.Index(values))
+    codes = _codes_of(index, values)
     bad = np.flatnonzero(codes < 0)
     if bad.size:
         hint = ("; label the columns: pass a DataFrame whose columns are the class labels, or options=[...] (one "
                 "label per column)") if options is None and labels is None and categories is None else ""
-        raise InvalidArgumentError(f"argument `outcome`: {outcome!r} has the value {values[bad[0]]!r} at row {bad[0]} "
+        value = values[bad[0]].item() if isinstance(values[bad[0]], np.generic) else values[bad[0]]
+        raise InvalidArgumentError(f"argument `outcome`: {outcome!r} has the value {value!r} at row {bad[0]} "
                                    f"(0-based), which is not one of the K = {len(classes)} classes "
                                    f"{classes[:20]!r} ({source}){hint}")
     return codes.astype(np.float64), classes
