@@ -6,8 +6,10 @@ Where it draws one panel it takes ``ax=``: given, it draws into that Axes and re
 
 The helpers here make the axes (:func:`axes_for`, :func:`finish`), switch an axis to a log scale
 when the values span decades and label its ticks as plain numbers (``4``, ``1,000``, never
-``4 × 10^0``: :func:`log_scale_if_wide`, :func:`plain_log_ticks`), and put a legend under an axes,
-off the data (:func:`legend_below`).
+``4 × 10^0``: :func:`log_scale_if_wide`, :func:`plain_log_ticks`), put a legend under an axes,
+off the data (:func:`legend_below`, :func:`depth_below`), widen a figure whose title or x label
+would be cut (:func:`widen_to_fit`, part of :func:`finish`) and keep x tick labels such as answer
+options from running into each other (:func:`fit_tick_labels`).
 
 Examples
 --------
