@@ -180,7 +180,8 @@
 # How a fixed-effect column crosses to Python, so that a level is found in `newdata` whatever type
 # its column has there, and fixef() names the levels as R writes them (as.character()): numbers as
 # doubles (named back from Python's "2001.0"), logicals as "TRUE"/"FALSE", factors and characters
-# as their labels, Dates as dates ("2021-03-01" on both sides); other types as they are.
+# as their labels, Dates as dates (text in `newdata` read as "%Y-%m-%d", NA where it is no date: Python
+# matches a level by value within its type, docs/methods/fe.md §3); other types as they are.
 .fe_kind <- function(x) {
   if (is.factor(x) || is.character(x) || is.logical(x)) return("text")
   if (inherits(x, "Date")) return("date")
@@ -193,7 +194,7 @@
   switch(kind,
     number = if (is.numeric(x) && !is.object(x)) as.double(x) else suppressWarnings(as.double(as.character(x))),
     text = if (is.character(x)) x else as.character(x),
-    date = if (inherits(x, "Date")) x else as.character(x),
+    date = if (inherits(x, "Date")) x else as.Date(as.character(x), format = "%Y-%m-%d"),
     x)
 }
 
