@@ -207,7 +207,10 @@ class FeolsResult(Result):
         estimation rows (order of :attr:`obs_index`); a DataFrame or a mapping of columns: one
         value per row of it, the formula's transforms applied, NaN where a value it needs is
         missing or a level (of a fixed effect, or of ``C()``/``i()``) was not in the estimation
-        rows (as pyfixest).
+        rows (as pyfixest). Levels are matched by value within a dtype family: ``True`` is the
+        level ``1`` of a 0/1 column, ``3.0`` the level ``3``; text for a column fitted on numbers
+        (or numbers for one fitted on text) is an :class:`InvalidArgumentError` naming the column
+        (docs/methods/fe.md §3).
 
         Examples
         --------
@@ -220,6 +223,10 @@ class FeolsResult(Result):
         [2.33, 4.67, nan]
         >>> {k: v.round(2).to_dict() for k, v in fit.fixef().items()}
         {'firm': {'a': 0.83, 'b': 3.17}}
+        >>> df["treated"] = [0, 1, 0, 1, 1, 0]
+        >>> fit2 = feols("y ~ x + C(treated) | firm", df)
+        >>> bool(fit2.predict(df.assign(treated=True))[0] == fit2.predict(df.assign(treated=1))[0])
+        True
         """
         s = self._fitted_sample()
         if newdata is None:

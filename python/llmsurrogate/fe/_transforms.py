@@ -169,7 +169,8 @@ def _check_finite(frame: pd.DataFrame, what: str) -> None:
         label = f"the outcome {name}" if what != "term" else name
         raise InvalidArgumentError(
             f"argument `fml`: {label} is beyond the range of a float64 in {int(bad[:, j].sum())} row(s) of `data` "
-            "(infinite: e.g. exp() of a value above 709); rescale the column it reads")
+            "(infinite: exp() of a value above 709, I(1 / x) at 0, or an infinite value in the column); rescale or "
+            "clean the column it reads")
 
 
 def build(form: Formula, frame: pd.DataFrame, ok: np.ndarray) -> Built:
