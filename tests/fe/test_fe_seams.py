@@ -144,6 +144,16 @@ def test_datetime_and_timedelta_in_transforms_are_refused(fml, column):
         quiet(fe.feols, fml, df)
 
 
+def test_numbers_as_text_in_the_fit_are_refused_not_dummy_coded():
+    # formulaic would encode a text column written bare as dummies, one per distinct number
+    df = treatment_frame()
+    text = df.assign(x=df["x"].round(3).astype(str))
+    with pytest.raises(InvalidArgumentError, match=r"`fml`: column 'x' is not numeric"):
+        quiet(fe.feols, "y ~ x + C(treated) | firm", text)
+    with pytest.raises(InvalidArgumentError, match=r"`fml`: column 'x' is not numeric"):
+        quiet(fe.feols, "y ~ x + C(treated)", text)
+
+
 def test_datetime_in_newdata_is_refused():
     df = treatment_frame()
     fit = quiet(fe.feols, "y ~ log(x + 10) | firm", df)
