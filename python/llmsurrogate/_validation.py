@@ -527,3 +527,50 @@ def fill_template(template: str, name: str, *args: Any, **values: Any) -> str:
                                    f"the {len(args)} value(s) given") from None
     except (ValueError, TypeError) as err:
         raise InvalidArgumentError(f"argument `{name}` cannot be filled: {err}") from None
+
+
+def named_columns(probs) -> list | None:
+    """The option names of a prediction's columns: a DataFrame's column labels, None for an array
+    or a DataFrame whose columns are the default ``RangeIndex`` 0..K-1 (``pd.DataFrame(array)``:
+    positions, not names)."""
+    import pandas as pd
+
+    if not isinstance(probs, pd.DataFrame):
+        return None
+    cols = probs.columns
+    if isinstance(cols, pd.RangeIndex) and cols.start == 0 and cols.step == 1:
+        return None
+    return list(cols)
+
+
+def match_options(names: list | None, options, what: str = "the columns of `probs`", arg: str = "probs"):
+    """The column order that puts named prediction columns ``names`` in the order of ``options``
+    (None: keep the order). Named columns and ``options=`` must name the same options, in any
+    order; a mismatch is an error naming both, never a silent relabelling.
+
+    Examples
+    --------
+    >>> from llmsurrogate._validation import match_options
+    >>> match_options(["never", "often", "rarely"], ["never", "rarely", "often"])
+    [0, 2, 1]
+    >>> match_options(None, ["a", "b"]) is None  # unnamed columns: `options` labels them in order
+    True
+    """
+    import pandas as pd
+
+    if options is None or names is None:
+        return None
+    options = list(options)
+    have, want = pd.Index(names), pd.Index(options)
+    if len(have) == len(want) and not have.has_duplicates and not want.has_duplicates:
+        order = have.get_indexer(want)
+        if (order >= 0).all():
+            return None if (order == np.arange(len(order))).all() else order.tolist()
+    extra = [o for o in options if o not in have]
+    spare = [c for c in names if c not in want]
+    why = (f"{extra[0]!r} is in `options` but not a column of `{arg}`" if extra else
+           f"column {spare[0]!r} of `{arg}` is not in `options`" if spare else "the labels repeat")
+    raise InvalidArgumentError(
+        f"arguments `options` ({options[:20]}) and `{arg}` ({what}: {list(names)[:20]}) name different answer "
+        f"options: {why}. Columns are matched to `options` by name, never relabelled by position: name the "
+        f"columns by the options (or pass `{arg}.to_numpy()` to label its columns by `options` in order)")

@@ -205,8 +205,12 @@ def test_predictor_object_options_categorical_and_codes_agree():
     res = _run(df, pred, grid=[10], options=CLASSES)
     assert pred.calls == 1
     pd.testing.assert_frame_equal(res.table[TABLE], ref.table[TABLE])
-    # a DataFrame from predict_proba whose columns are not the outcome's labels: options= relabels them
-    res = _run(df, _Predictor(truth.to_numpy(), as_frame=True), grid=[10], options=CLASSES)
+    # a DataFrame from predict_proba whose columns name other labels: options= does not relabel them
+    # (issue 34 §2: an error naming both); the same labels in another order are matched by name
+    with pytest.raises(InvalidArgumentError, match=r"`options` \(\['a', 'b', 'c'\]\) and `prediction` \(its columns: "
+                                                   r"\['A', 'B', 'C'\]\)"):
+        _run(df, _Predictor(truth.to_numpy(), as_frame=True), grid=[10], options=CLASSES)
+    res = _run(df, truth[["c", "a", "b"]], grid=[10], options=CLASSES)
     pd.testing.assert_frame_equal(res.table[TABLE], ref.table[TABLE])
     with pytest.raises(InvalidArgumentError, match=r"not one of the K = 3 classes \['A', 'B', 'C'\] \(the columns"):
         _run(df, _Predictor(truth.to_numpy(), as_frame=True), grid=[10])

@@ -108,6 +108,7 @@ def _calls() -> dict:
     out["ess.permutation"] = ess.permutation
     out["ess.default_grid"] = ess.default_grid
     out.update(_calls_round3())
+    out.update(_calls_label_pairing())
     out["os.abort"] = os.abort   # the harness's own test
     return out
 
@@ -1258,6 +1259,122 @@ def polars_null_case(draw) -> Case:
                 {"tau": 0.9}, ("err",), None)
 
 
+# ---- pairing by label: sorted and shuffled indexes (issue 34 §2) -----------------------------------
+
+def _calls_label_pairing() -> dict:
+    """Calls whose inputs a user takes from one frame after ordinary work (sorted, shuffled, pivoted):
+    risk_scores with a stand-in model whose answer depends on the person, its evaluation with groups and
+    weights, the K-option metrics, the answer comparison and the recalibration."""
+    import math as _math
+    import zlib
+
+    from llmsurrogate import risk, testing
+    from llmsurrogate.llm.base import CallableBackend
+
+    def backend():
+        def fn(prompt):
+            p = 0.05 + 0.9 * (zlib.crc32(prompt.encode()) % 1000) / 1000
+            return {" A": _math.log(1 - p), " B": _math.log(p)}
+        return CallableBackend(fn)
+
+    def scores_evaluate(data, groups=None, weights=None):
+        rs = risk.risk_scores(data, testing.synthetic_income_task(), backend())
+        kw = {} if weights is None else {"weights": weights}
+        ev = rs.evaluate(groups=groups, n_boot=0, **kw)
+        return ev.metrics, ev.groups
+
+    def scores_multiclass(data, weights=None, groups=None):
+        rs = risk.risk_scores(data, testing.synthetic_income_task(), backend())
+        y = rs.table["label"]
+        return (risk.evaluate_multiclass(y, rs.probabilities, weights=weights, n_boot=0).metrics,
+                risk.compare_answers(y, rs.probabilities, groups, weights=weights, n_boot=0).table)
+
+    return {
+        "lp.scores_evaluate": scores_evaluate,
+        "lp.scores_multiclass": scores_multiclass,
+        "lp.evaluate_multiclass": lambda *a, **k: risk.evaluate_multiclass(*a, n_boot=0, **k).metrics,
+        "lp.compare_answers": lambda *a, **k: risk.compare_answers(*a, n_boot=0, **k).table,
+        "lp.recalibrate_multiclass": lambda *a, **k: risk.recalibrate_multiclass(*a, folds=2, **k),
+    }
+
+
+LP_SCALE = ["never", "rarely", "often"]
+
+
+def _relabel(frame: pd.DataFrame, how: str, rng: np.random.Generator) -> pd.DataFrame:
+    """``frame`` (index 0..n-1) after ordinary work: shuffled, sorted by a column, reversed, or with
+    text labels in a shuffled order."""
+    if how == "shuffled":
+        return frame.sample(frac=1, random_state=int(rng.integers(2**31)))
+    if how == "sorted":
+        return frame.sort_values(frame.columns[0], kind="stable")
+    if how == "reversed":
+        return frame.iloc[::-1]
+    return frame.set_axis([f"p{i}" for i in rng.permutation(len(frame))]).sample(
+        frac=1, random_state=int(rng.integers(2**31)))
+
+
+@st.composite
+def label_pairing_case(draw) -> Case:
+    """A call on inputs whose pandas indexes are shuffled or sorted (each input possibly in an order
+    of its own), against the same call on plain arrays aligned by hand; a duplicated index is an
+    error naming the argument."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    how = draw(st.sampled_from(["shuffled", "sorted", "reversed", "text-labels"]))
+    own_order = draw(st.booleans())  # weights and groups in an order of their own
+    kind = draw(st.sampled_from(["scores", "scores-multiclass", "multiclass", "compare", "recalibrate",
+                                 "pivoted-options", "duplicates"]))
+    label = f"label pairing {kind} index={how} own_order={own_order}"
+    if kind in ("scores", "scores-multiclass", "duplicates"):
+        from llmsurrogate import testing
+
+        n = draw(st.integers(8, 24))
+        base = testing.synthetic_census(n, seed=int(rng.integers(1000)))[["AGEP", "SEX", "SCHL", "WKHP",
+                                                                            "PINCP>50000"]]
+        base = base.assign(W=np.round(rng.uniform(0.2, 5, n), 3))
+        data = _relabel(base, how, rng)
+        if kind == "duplicates":
+            data = data.set_axis(list(data.index[:-1]) + [data.index[0]])
+            return Case(label, "lp.scores_evaluate", (data,), {}, ("data",), None)
+        groups, weights = data["SEX"], data["W"]
+        if own_order:
+            perm = rng.permutation(n)
+            groups, weights = groups.iloc[perm], weights.iloc[rng.permutation(n)]
+        plain = data.reset_index(drop=True)
+        fn = "lp.scores_evaluate" if kind == "scores" else "lp.scores_multiclass"
+        return Case(label, fn, (data,), {"groups": groups, "weights": weights}, (),
+                    (fn, (plain,), {"groups": plain["SEX"].to_numpy(), "weights": plain["W"].to_numpy()}))
+    n = draw(st.integers(6, 30))
+    probs = rng.dirichlet([1, 1, 1], size=n)
+    y = np.array([LP_SCALE[rng.choice(3, p=row)] for row in probs], dtype=object)
+    y[:3] = LP_SCALE
+    w = np.round(rng.uniform(0.1, 4, n), 3)
+    g = np.array(["a", "b", "c"] * n, dtype=object)[:n]
+    frame = _relabel(pd.DataFrame({"y": y, "w": w, "g": g, **dict(zip(LP_SCALE, probs.T))}), how, rng)
+    yy, ww, gg, pp = frame["y"], frame["w"], frame["g"], frame[LP_SCALE]
+    if own_order:
+        yy, ww, gg = yy.iloc[rng.permutation(n)], ww.iloc[rng.permutation(n)], gg.iloc[rng.permutation(n)]
+    ref_p = frame[LP_SCALE].to_numpy()
+    opts = {"options": LP_SCALE}
+    if kind == "pivoted-options":  # columns alphabetical, as after a pivot; options in the scale's order
+        pp = pp[sorted(LP_SCALE)]
+        fn = draw(st.sampled_from(["lp.evaluate_multiclass", "lp.compare_answers"]))
+        label += f" {fn}"
+        kw = {"weights": ww, "options": LP_SCALE, "ordered": True}
+        ref_kw = {"weights": frame["w"].to_numpy(), "options": LP_SCALE, "ordered": True}
+        return Case(label, fn, (yy, pp), kw, (), (fn, (frame["y"].to_numpy(), ref_p), ref_kw))
+    if kind == "multiclass":
+        return Case(label, "lp.evaluate_multiclass", (yy, pp), {"weights": ww}, (),
+                    ("lp.evaluate_multiclass", (frame["y"].to_numpy(), ref_p), {"weights": frame["w"].to_numpy(), **opts}))
+    if kind == "compare":
+        return Case(label, "lp.compare_answers", (yy, pp, gg), {"weights": ww}, (),
+                    ("lp.compare_answers", (frame["y"].to_numpy(), ref_p, frame["g"].to_numpy()),
+                     {"weights": frame["w"].to_numpy(), **opts}))
+    # recalibrate: a frame in the order (and with the index) of `probs`; compared after reset_index
+    return Case(label, "lp.recalibrate_multiclass", (yy, pp), {"weights": ww}, (),
+                ("lp.recalibrate_multiclass", (frame["y"].to_numpy(), ref_p), {"weights": frame["w"].to_numpy(), **opts}))
+
+
 def known_cases() -> list[Case]:
     y = np.array([0.0, 1.0, 0.0, 1.0, 1.0, 0.0])
     s = np.array([0.1, 0.8, 0.3, 0.7, 0.6, 0.2])
@@ -1444,6 +1561,26 @@ def test_hostile_inputs_long(strategy, per_batch, batches):
     @given(data=st.data())
     def run(data):
         check(data.draw(st.lists(strategy(), min_size=1, max_size=per_batch)))
+
+    run()
+
+
+def test_hostile_label_pairing():
+    """Sorted and shuffled indexes (issue 34 §2): every call equals the call on aligned plain arrays."""
+    @_profile(batches=12)
+    @given(data=st.data())
+    def run(data):
+        check(data.draw(st.lists(label_pairing_case(), min_size=1, max_size=8)))
+
+    run()
+
+
+@pytest.mark.slow
+def test_hostile_label_pairing_long():
+    @_profile(batches=150)
+    @given(data=st.data())
+    def run(data):
+        check(data.draw(st.lists(label_pairing_case(), min_size=1, max_size=12)))
 
     run()
 

@@ -25,6 +25,8 @@ from .._validation import (
     as_frame,
     check_choice,
     check_int,
+    match_options,
+    named_columns,
     reject_lossy,
     require_columns,
 )
@@ -194,13 +196,17 @@ def _drop_missing(frame, outcome, prediction, features, exclude, y_override):
     return frame, prediction, y_override
 
 
-def _class_probabilities(frame: pd.DataFrame, prediction: Any, loss: str) -> tuple[pd.DataFrame, Any, list | None]:
+def _class_probabilities(frame: pd.DataFrame, prediction: Any, loss: str,
+                         options: Any = None) -> tuple[pd.DataFrame, Any, list | None]:
     """A multiclass loss's LLM prediction as ``(frame, probs, labels)``: ``probs`` an ``n x K`` float
     array (rows in the order of ``frame``; NaN kept for ``missing="drop"``), ``labels`` the class
     labels of its columns where it names them (a DataFrame's columns; a predictor's ``classes_``,
     as scikit-learn's classifiers and ``LLMPredictor`` have), else ``None``. ``prediction``:
     ``None`` (an error curve), an object with ``predict_proba(frame)`` (called once), a DataFrame
-    (paired with ``data`` by row label, as every pandas input) or an array."""
+    (paired with ``data`` by row label, as every pandas input) or an array. With ``options`` and
+    named columns (a DataFrame's labels other than the default 0..K-1, a predictor's ``classes_``)
+    both must name the same classes: the columns are put in the order of ``options`` by name, and
+    a mismatch is an error naming both (never a relabelling by position)."""
     if prediction is None:
         return frame, None, None
     if isinstance(prediction, str):
@@ -237,6 +243,14 @@ def _class_probabilities(frame: pd.DataFrame, prediction: Any, loss: str) -> tup
     if arr.shape[0] != len(frame):
         raise ShapeError(f"argument `prediction` has {arr.shape[0]} rows but `data` has {len(frame)}; pass one row of "
                          "class probabilities per row of `data`, in the same order")
+    if options is not None:
+        named = named_columns(raw) if isinstance(raw, pd.DataFrame) else labels
+        what = "its columns" if isinstance(raw, pd.DataFrame) else f"the `classes_` of {type(prediction).__name__}"
+        order = match_options(named, _class_labels(options), what=what, arg="prediction")
+        if order is not None:
+            arr = arr[:, order]
+        if named is not None:
+            labels = _class_labels(options)
     return frame, arr, labels
 
 
@@ -339,7 +353,7 @@ def prepare(data: Any, outcome: str, prediction: Any, features: Any, loss: Any, 
         if y_override is not None:
             raise InvalidArgumentError(f"loss {loss!r} scores class probabilities; it does not apply to a transformed "
                                        "outcome")
-        frame, prediction, labels = _class_probabilities(frame, prediction, loss)
+        frame, prediction, labels = _class_probabilities(frame, prediction, loss, options)
     elif options is not None:
         raise InvalidArgumentError("argument `options` labels the K classes of a multiclass loss; it applies only with "
                                    f"loss={MULTICLASS_LOSSES[0]!r} or loss={MULTICLASS_LOSSES[1]!r}")

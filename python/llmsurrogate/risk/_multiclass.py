@@ -28,25 +28,63 @@ from scipy.optimize import minimize
 from .. import _core
 from .._losses import probability_rows, row_brier, row_log_loss, row_rps
 from .._plotting import axes_for, finish
-from .._validation import align_by_label, check_allocation, check_choice, check_int, check_real
+from .._validation import (
+    align_by_label,
+    check_allocation,
+    check_choice,
+    check_int,
+    check_real,
+    match_options,
+    named_columns,
+)
 from ..exceptions import EmptyInputError, InvalidArgumentError, LLMSurrogateWarning, ShapeError
 from ..results import Result, Summary, result_dataclass
 from ._metrics import EPS, _bins, _level, _seed, _weights, bootstrap_ci, metric_value
 
 #: logits are computed from probabilities clipped to [LOGIT_CLIP, 1 - LOGIT_CLIP] (as the binary recalibrators do)
 LOGIT_CLIP = 1e-6
+#: a fitted temperature above this has run off to infinity: log p / T then spans under 1.4% (|log 1e-6| / 1000),
+#: the recalibrated probabilities are uniform to that precision, and TemperatureScaling warns
+RUNAWAY_TEMPERATURE = 1e3
 
 
 # --- inputs --------------------------------------------------------------------------------------
 
-def _options_of(probs, options) -> list:
+def _options_of(probs, options):
+    """``(probs, options)``: named columns put in the order of ``options`` (matched by name), the
+    options a DataFrame's columns, ``options=`` or None (codes 0..K-1)."""
     if options is not None:
-        if isinstance(options, (str, bytes)):
+        if isinstance(options, (str, bytes)) or not hasattr(options, "__iter__"):
             raise InvalidArgumentError("argument `options` must be a sequence with one label per column of `probs`")
-        return list(options)
+        options = list(options)
+        order = match_options(named_columns(probs), options)
+        if order is not None:
+            probs = probs.iloc[:, order]
+        return probs, options
     if isinstance(probs, pd.DataFrame):
-        return list(probs.columns)
-    return None  # codes 0..K-1
+        return probs, list(probs.columns)
+    return probs, None  # codes 0..K-1
+
+
+def _risk_scores(probs):
+    """``(probs, ordered)``: a :class:`~llmsurrogate.risk.RiskScores` passed as ``probs`` gives its
+    answer distribution and whether its question is ordered; anything else passes (ordered None)."""
+    from ._results import RiskScores
+
+    if isinstance(probs, RiskScores):
+        return probs.probabilities, bool(probs.meta.get("ordered", False))
+    return probs, None
+
+
+def resolve_ordered(ordered, y, hint) -> bool:
+    """``ordered`` as given; None: a RiskScores' ``ordered`` (``hint``), else whether ``y`` is an
+    ordered categorical, else False."""
+    if ordered is not None:
+        return bool(ordered)
+    if hint is not None:
+        return hint
+    dtype = getattr(y, "dtype", None)
+    return bool(isinstance(dtype, pd.CategoricalDtype) and dtype.ordered)
 
 
 def _as_probs(probs, name: str = "probs") -> np.ndarray:
@@ -106,7 +144,8 @@ def multiclass_inputs(y, probs, weights=None, options=None) -> tuple[np.ndarray,
     >>> codes.tolist(), options, w.tolist()  # y's order; probs reordered to match by label
     ([1, 0], ['no', 'yes'], [1.0, 1.0])
     """
-    opts = _options_of(probs, options)
+    probs, _ = _risk_scores(probs)
+    probs, opts = _options_of(probs, options)
     y, probs, weights = align_by_label(("y", y), ("probs", probs), ("weights", weights))
     p = _as_probs(probs)
     codes = _codes(y, p.shape[1], opts)
@@ -468,10 +507,17 @@ class MulticlassEvaluation(Result):
         return finish(fig, owned)
 
 
-def evaluate_multiclass(y, probs, *, weights=None, options=None, ordered: bool = False, bins: int = 10,
+def evaluate_multiclass(y, probs, *, weights=None, options=None, ordered: bool | None = None, bins: int = 10,
                         n_boot: int = 200, seed: int = 42, level: float = 0.95) -> MulticlassEvaluation:
     """Every K-option metric with row-bootstrap CIs: log loss, Brier, RPS (``ordered=True``),
     accuracy, one-vs-rest AUC (macro, weighted), top-label and class-wise ECE.
+
+    ``probs``: an n x K array, a DataFrame with one column per option, or a
+    :class:`~llmsurrogate.risk.RiskScores` (its :attr:`~llmsurrogate.risk.RiskScores.probabilities`).
+    ``options=`` with named columns (a DataFrame's) must name the same options, in any order: the
+    columns are put in the order of ``options`` by name (columns alphabetical after a pivot,
+    ``options=`` in the scale's order), and a mismatch is an error. ``ordered``: None (default)
+    takes it from a RiskScores' question, else from an ordered categorical ``y``, else False.
 
     Replicate ``b`` resamples the rows ``_core.risk_bootstrap_indices(n, seed, b)`` -- the rows
     :func:`~llmsurrogate.risk.evaluate` resamples -- and a row keeps its weight; ``se`` is the sd
@@ -492,8 +538,9 @@ def evaluate_multiclass(y, probs, *, weights=None, options=None, ordered: bool =
     >>> bool(lo < ev.metric("accuracy") < hi)
     True
     """
+    probs, hint = _risk_scores(probs)
+    ordered = resolve_ordered(ordered, y, hint)
     c, p, w, opts = multiclass_inputs(y, probs, weights, options)
-    ordered = bool(ordered)
     bins, seed, level = _bins(bins), _seed(seed), _level(level)
     n_boot = check_int(n_boot, "n_boot", minimum=0)
     check_allocation(8.0 * n_boot * 8, "n_boot", n_boot, "the bootstrap replicates")
@@ -547,6 +594,7 @@ class _Scaling:
     def __init__(self):
         self.params_: dict | None = None
         self.n_options_: int | None = None
+        self.options_: list | None = None  # the option names fitted on (None: unnamed columns)
 
     def _check_fitted(self, p: np.ndarray) -> None:
         if self.params_ is None:
@@ -555,17 +603,46 @@ class _Scaling:
             raise ShapeError(f"argument `probs` has {p.shape[1]} columns; the scaling was fitted on {self.n_options_}")
 
     def fit(self, y, probs, *, weights=None, options=None):
+        probs, _ = _risk_scores(probs)
         c, p, w, _ = multiclass_inputs(y, probs, weights, options)
         self.n_options_ = p.shape[1]
+        self.options_ = list(options) if options is not None else named_columns(probs)
         self.params_ = self._fit(c, _logits(p), w / w.mean())
         return self
 
     def transform(self, probs) -> np.ndarray:
-        index = probs.index if isinstance(probs, pd.DataFrame) else None
+        """The recalibrated probabilities: a DataFrame in, a DataFrame out (its index and columns);
+        an array in, an array out. Named columns are matched to the options fitted on by name (any
+        order; other names are an error); unnamed columns are taken in the fitted order."""
+        probs, _ = _risk_scores(probs)
+        frame = probs if isinstance(probs, pd.DataFrame) else None
         p = _as_probs(probs)
         self._check_fitted(p)
+        order = self._fitted_order(named_columns(probs))
+        if order is not None:
+            p = p[:, order]
         out = _softmax(self._apply(_logits(p)))
-        return pd.DataFrame(out, index=index, columns=probs.columns) if index is not None else out
+        if order is not None:
+            out = out[:, np.argsort(order)]  # back to the columns' own order
+        return pd.DataFrame(out, index=frame.index, columns=frame.columns) if frame is not None else out
+
+    def _fitted_order(self, names):
+        """The permutation putting the named columns ``names`` in the fitted options' order."""
+        if names is None or self.options_ is None:
+            return None
+        have, want = pd.Index(names), pd.Index(self.options_)
+        if not have.has_duplicates:
+            order = have.get_indexer(want)
+            if (order >= 0).all():
+                return None if (order == np.arange(len(order))).all() else order
+        extra = [c for c in names if c not in want]
+        lost = [o for o in self.options_ if o not in have]
+        why = (f"column {extra[0]!r} is not one of them" if extra else
+               f"option {lost[0]!r} has no column" if lost else "its column labels repeat")
+        raise InvalidArgumentError(
+            f"argument `probs` has the columns {list(names)[:20]}, but this {type(self).__name__} was fitted on the "
+            f"options {self.options_[:20]}: {why}. Columns are matched to the fitted options by name; name them "
+            f"as in the fit (or pass `probs.to_numpy()` with the columns in the fitted order)")
 
     def fit_transform(self, y, probs, **kwargs):
         return self.fit(y, probs, **kwargs).transform(probs)
@@ -598,7 +675,14 @@ class TemperatureScaling(_Scaling):
             nll, g = _nll_grad(z / t, c, w)
             return nll, np.array([-np.sum(g * z) / t])
         res = minimize(f, x0=[0.0], jac=True, method="L-BFGS-B", options={"gtol": 1e-10, "ftol": 1e-14})
-        return {"temperature": float(math.exp(res.x[0]))}
+        t = float(math.exp(res.x[0]))
+        if t > RUNAWAY_TEMPERATURE:
+            warnings.warn(
+                f"TemperatureScaling: the fit ran off (T = {t:.3g}): the likelihood keeps rising as T grows, so on "
+                f"these rows the probabilities carry no signal about the answers (or point away from them), and the "
+                f"recalibrated probabilities are uniform (1/K) up to {1 / t:.1g}; check the pairing of `y` and `probs` "
+                f"and the labels, or fit on more rows", LLMSurrogateWarning, stacklevel=3)
+        return {"temperature": t}
 
     def _apply(self, z):
         return z / self.params_["temperature"]
@@ -639,10 +723,14 @@ class VectorScaling(_Scaling):
 
 
 def recalibrate_multiclass(y, probs, method: str = "temperature", *, folds: int = 5, seed: int = 0, weights=None,
-                           options=None) -> np.ndarray:
+                           options=None) -> pd.DataFrame:
     """Cross-fitted K-option recalibration: each row is mapped by a scaling (``"temperature"`` or
     ``"vector"``) fitted on the other folds, so no row is recalibrated with its own answer (the
     folds of ``risk.recalibrate``).
+
+    Returns a DataFrame in the order of ``probs``: its index (a labelled ``probs``; else 0..n-1;
+    ``y`` and ``weights`` are paired with it by label) and one column per option, named by the
+    options (a DataFrame's columns, in its own order; else ``options``, else 0..K-1).
 
     Examples
     --------
@@ -656,7 +744,11 @@ def recalibrate_multiclass(y, probs, method: str = "temperature", *, folds: int 
     True
     """
     check_choice(method, "method", ["temperature", "vector"])
-    c, p, w, _ = multiclass_inputs(y, probs, weights, options)
+    probs, _ = _risk_scores(probs)
+    probs, y, weights = align_by_label(("probs", probs), ("y", y), ("weights", weights))  # the order of `probs`
+    names = named_columns(probs)
+    order = match_options(names, options)
+    c, p, w, opts = multiclass_inputs(y, probs, weights, options)
     seed = check_int(seed, "seed", minimum=0, maximum=2**64 - 1)
     folds = check_int(folds, "folds", minimum=2)
     if folds > len(c):
@@ -668,4 +760,7 @@ def recalibrate_multiclass(y, probs, method: str = "temperature", *, folds: int 
         test = perm[f::folds]
         train = np.setdiff1d(perm, test)
         out[test] = cls().fit(c[train], p[train], weights=w[train]).transform(p[test])
-    return out
+    if order is not None:  # named columns matched to `options`: back to the columns' own order
+        out, opts = out[:, np.argsort(order)], names
+    index = probs.index if isinstance(probs, (pd.DataFrame, pd.Series)) else pd.RangeIndex(len(c))
+    return pd.DataFrame(out, index=index, columns=pd.Index(opts))

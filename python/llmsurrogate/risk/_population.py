@@ -27,7 +27,7 @@ from .._validation import align_by_label, as_float_array, check_allocation, chec
 from ..exceptions import InvalidArgumentError, LLMSurrogateWarning, ShapeError
 from ..results import Result, Summary, result_dataclass
 from ._metrics import _level, _seed, bootstrap_ci
-from ._multiclass import _argmax_last, _replicates, multiclass_inputs
+from ._multiclass import _argmax_last, _replicates, _risk_scores, multiclass_inputs, resolve_ordered
 
 DISTANCES = ("tv", "w1")
 INTERVALS = ("hull", "basic", "percentile")
@@ -142,8 +142,17 @@ def _groups(groups, n: int):
     if missing.size:
         raise InvalidArgumentError(f"argument `groups` has {missing.size} missing label(s), the first at position "
                                    f"{missing[0]}; drop those rows or give them a label")
-    labels, inv = np.unique(arr.astype(str), return_inverse=True)
-    return inv.astype(np.int64), labels.tolist()
+    # the labels as they are (1 and "1" are two groups; numpy scalars become Python's), sorted
+    # where they sort, else in the order they first occur
+    codes, uniques = pd.factorize(pd.Index(arr, dtype=object, tupleize_cols=False))
+    labels = [v.item() if isinstance(v, np.generic) else v for v in uniques]
+    try:
+        order = sorted(range(len(labels)), key=labels.__getitem__)
+    except TypeError:  # labels of kinds that do not compare (1 and "1")
+        order = list(range(len(labels)))
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    return rank[codes], [labels[i] for i in order]
 
 
 @result_dataclass
@@ -266,9 +275,18 @@ class AnswerComparison(Result):
         6
         """
         d = self.distributions
-        sel = d[d["group"] == ("all rows" if group is None else str(group))]
+        scope = d["scope"] if "scope" in d else np.where(d["group"] == "all rows", "pooled", "group")
+        if group is None:
+            sel = d[scope == "pooled"]
+        else:
+            sel = d[(scope == "group") & d["group"].map(lambda g: g == group and type(g) is type(group))]
+            if sel.empty:  # a label given as text, "1" for group 1
+                sel = d[(scope == "group") & (d["group"].astype(str) == str(group))]
+                if sel["group"].map(repr).nunique() > 1:
+                    raise InvalidArgumentError(f"argument `group`: {group!r} matches several groups "
+                                               f"({sel['group'].unique().tolist()}); give the label as it is")
         if sel.empty:
-            raise InvalidArgumentError(f"argument `group`: no group {group!r}; groups: {sorted(set(d['group']))[:20]}")
+            raise InvalidArgumentError(f"argument `group`: no group {group!r}; groups: {self.meta['groups'][:20]}")
         fig, ax, owned = axes_for(ax, (max(5.0, 1.5 + 0.75 * len(sel)), 3.2))
         x = np.arange(len(sel))
         ax.bar(x - 0.2, sel["human"], width=0.4, label="population (human answers)", color="grey")
@@ -282,7 +300,7 @@ class AnswerComparison(Result):
         return finish(fig, owned)
 
 
-def compare_answers(y, probs, groups=None, *, weights=None, options=None, ordered: bool = False, values=None,
+def compare_answers(y, probs, groups=None, *, weights=None, options=None, ordered: bool | None = None, values=None,
                     llm_answer: str = "probabilities", interval: str = "hull", n_boot: int = 200, seed: int = 42,
                     level: float = 0.95) -> AnswerComparison:
     """Compare the LLM's answer distribution with the (weighted) distribution of the human answers
@@ -293,6 +311,13 @@ def compare_answers(y, probs, groups=None, *, weights=None, options=None, ordere
     shares q_gk = Σ_{i∈g} w_i p_ik / Σ_{i∈g} w_i (``llm_answer="probabilities"``) or the weighted
     shares of its argmax answers (``"argmax"``; see the module notes on why that is not the model's
     distribution). Both sides use the same rows and weights, so they describe the same population.
+
+    ``probs``: an n x K array, a DataFrame with one column per option (``options=`` with named
+    columns must name the same options; the columns are put in its order by name) or a
+    :class:`~llmsurrogate.risk.RiskScores`. ``ordered``: None (default) takes it from a RiskScores'
+    question, else from an ordered categorical ``y``, else False. ``groups`` keep their labels as
+    they are (``1`` and ``"1"`` are two groups); in ``table`` and ``distributions`` the column
+    ``scope`` tells a group from the pooled rows (``"all rows"``), whatever the groups are called.
 
     CIs: ``n_boot`` row-bootstrap replicates (``_core.risk_bootstrap_indices``; weights travel
     with rows; groups resampled with them), quantiles q_lo, q_hi. ``interval="basic"``:
@@ -321,10 +346,11 @@ def compare_answers(y, probs, groups=None, *, weights=None, options=None, ordere
     """
     check_choice(llm_answer, "llm_answer", ["probabilities", "argmax"])
     check_choice(interval, "interval", list(INTERVALS))
+    probs, hint = _risk_scores(probs)
+    ordered = resolve_ordered(ordered, y, hint)
     y, probs, weights, groups = align_by_label(("y", y), ("probs", probs), ("weights", weights), ("groups", groups))
     c, p, w, opts = multiclass_inputs(y, probs, weights, options)
     g, labels = _groups(groups, len(c))
-    ordered = bool(ordered)
     if values is not None and not ordered:
         raise InvalidArgumentError("argument `values` (positions of ordered options) needs ordered=True")
     steps = _steps(values, p.shape[1]) if ordered else None
@@ -372,8 +398,8 @@ def compare_answers(y, probs, groups=None, *, weights=None, options=None, ordere
         if groups is None and r < n_groups:
             continue
         for k, opt in enumerate(opts):
-            dist_rows.append({"group": lab, "option": opt, "human": float(H[r, k]), "llm": float(Q[r, k]),
-                              "n": int(cnt[r]), "weight": float(W[r])})
+            dist_rows.append({"scope": "group" if r < n_groups else "pooled", "group": lab, "option": opt,
+                              "human": float(H[r, k]), "llm": float(Q[r, k]), "n": int(cnt[r]), "weight": float(W[r])})
     meta = {"n": int(len(c)), "options": [str(o) for o in opts], "ordered": ordered, "llm_answer": llm_answer,
             "interval": interval, "n_boot": n_boot, "seed": int(seed), "level": float(level),
             "weighted": weights is not None, "groups": labels if groups is not None else []}

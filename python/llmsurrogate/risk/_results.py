@@ -124,7 +124,9 @@ class RiskEvaluation(Result):
 
 @result_dataclass
 class RiskScores(Result):
-    """Risk scores of each row: ``table`` with ``row`` (position), ``score``, ``answer_mass`` (mean
+    """Risk scores of each row: ``table``, indexed by the data's row labels (a pandas frame's index,
+    else 0..n-1, so that weights and groups taken from the data pair with it by label), with
+    ``row`` (position), ``score``, ``answer_mass`` (mean
     next-token mass on the answer tokens, or on digits for numeric), ``label`` (if the data hold the
     target) and, for multiple choice, ``score_order_k`` per answer order; for a question with K > 2
     options (and for ``numeric_scale``) ``prob_<option value>`` per option, the answer
@@ -171,10 +173,10 @@ class RiskScores(Result):
         >>> backend = CallableBackend(lambda prompt: {" A": math.log(0.2), " B": math.log(0.8)})
         >>> rs = risk_scores(datasets.load_acs_income_rows().head(2), acs_income_task(), backend,
         ...                  correct_order_bias=False)
-        >>> rs.probabilities.round(3)  # "Below $50,000" (value 0) is key A
+        >>> rs.probabilities.round(3)  # "Below $50,000" (value 0) is key A; rows keep the data's labels
              0    1
-        0  0.2  0.8
         1  0.2  0.8
+        2  0.2  0.8
         """
         import pandas as pd
 

@@ -70,20 +70,39 @@ def risk_scores(data, task, backend, method: str = "multiple_choice", *, model: 
     >>> from llmsurrogate import datasets
     >>> from llmsurrogate.llm import CallableBackend, acs_income_task
     >>> backend = CallableBackend(lambda prompt: {" A": math.log(0.3), " B": math.log(0.7)})
-    >>> rs = risk_scores(datasets.load_acs_income_rows().head(3), acs_income_task(), backend)
-    >>> rs.table.round(2)
+    >>> rows = datasets.load_acs_income_rows().head(3)
+    >>> rs = risk_scores(rows, acs_income_task(), backend)
+    >>> rs.table.round(2)  # indexed by the rows' own labels; `row` is the position
        row  score  answer_mass  score_order_0  score_order_1  label
-    0    0    0.5          1.0            0.7            0.3      0
-    1    1    0.5          1.0            0.7            0.3      0
-    2    2    0.5          1.0            0.7            0.3      0
+    1    0    0.5          1.0            0.7            0.3      0
+    2    1    0.5          1.0            0.7            0.3      0
+    8    2    0.5          1.0            0.7            0.3      0
     """
     check_choice(method, "method", METHODS)
+    index = _row_labels(data)  # before any prompt is scored
     backend = as_backend(backend, model)
     with progress_reporter(progress) as report, using_cache(cache) as store:  # a folder: opened once, closed
         label = f"scoring prompts ({method})"
-        return _score_rows(data, task, backend, method, store, batch_size, correct_order_bias, spelling, chat,
-                           system_prompt, few_shot, max_new_tokens,
-                           lambda _label, done, total: report(label, done, total), orders)
+        scores = _score_rows(data, task, backend, method, store, batch_size, correct_order_bias, spelling, chat,
+                             system_prompt, few_shot, max_new_tokens,
+                             lambda _label, done, total: report(label, done, total), orders)
+    scores.table.index = index  # the data's row labels: weights and groups taken from `data` pair by label
+    return scores
+
+
+def _row_labels(data):
+    """The row labels the scores table carries: a pandas frame's index (0..n-1 for other inputs),
+    so that weights, groups and answers taken from ``data`` pair with the scores by label after
+    ``df.sort_values(...)`` or ``df.sample(frac=1)``. An index with duplicated labels cannot pair
+    rows: refused, before any prompt is scored."""
+    index = as_frame(data, "data").index
+    if index.has_duplicates:
+        dup = index[index.duplicated()][0]
+        raise InvalidArgumentError(
+            f"argument `data` has duplicated row labels (label {dup!r} appears more than once); the scores keep "
+            f"the data's row labels so that weights and groups pair with them by label. Pass "
+            f"`data.reset_index(drop=True)` (and take weights and groups from that frame)")
+    return index
 
 
 #: the scoring methods of :func:`risk_scores` (and ``llmsurrogate risk --method``)
