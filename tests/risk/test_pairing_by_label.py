@@ -45,7 +45,7 @@ def shuffled(n=120, seed=5):
 
 
 def test_risk_scores_table_keeps_the_data_index():
-    df, mixed = shuffled()
+    _, mixed = shuffled()
     rs = risk.risk_scores(mixed, testing.synthetic_income_task(), person_backend())
     assert rs.table.index.equals(mixed.index)
     assert rs.table["row"].tolist() == list(range(len(mixed)))  # `row` stays the position
@@ -69,7 +69,7 @@ def test_risk_scores_evaluate_pairs_groups_by_label():
 
 
 def test_weights_and_groups_pair_by_label_with_risk_scores_probabilities():
-    df, mixed = shuffled()
+    _, mixed = shuffled()
     rs = risk.risk_scores(mixed, testing.synthetic_income_task(), person_backend())
     y, p, w, g = mixed["PINCP>50000"], rs.probabilities, mixed["W"], mixed["SEX"]
     got = risk.evaluate_multiclass(y, p, weights=w, n_boot=0)
@@ -150,7 +150,8 @@ def test_ess_llm_error_options_reorder_named_columns():
 
     y, probs = three_options(n=80)
     data = pd.DataFrame({"y": y, "x": np.random.default_rng(3).normal(size=len(y))})
-    kw = dict(outcome="y", loss="multiclass_log", features=["x"], grid=[20, 40], seed=0, algorithm="majority")
+    kw = {"outcome": "y", "loss": "multiclass_log", "features": ["x"], "grid": [20, 40], "seed": 0,
+          "algorithm": "majority"}
     got = ess.equivalent_sample_size(data, prediction=probs, options=list(SCALE), **kw)
     want = ess.equivalent_sample_size(data, prediction=probs[list(SCALE)].to_numpy(), options=list(SCALE), **kw)
     assert got.llm_error == pytest.approx(want.llm_error, rel=1e-12)
