@@ -280,5 +280,6 @@ def test_binary_word_values_label_the_larger_option_one_and_bad_labels_are_clear
     assert task.labels(pd.DataFrame({"SMOKES": ["yes", "no", "no", "yes"]})).tolist() == [1, 0, 0, 1]
     with pytest.raises(InvalidArgumentError, match="column 'SMOKES': value 'maybe' at row 1"):
         task.labels(pd.DataFrame({"SMOKES": ["yes", "maybe"]}))
-    with pytest.raises(InvalidArgumentError, match="column 'PINCP>50000' must hold whole-number labels"):
+    with pytest.raises(InvalidArgumentError, match="column 'PINCP>50000': value 'high' at row 0 .* is not a whole "
+                                                   "number; the labels are 0 and 1"):
         base.labels(pd.DataFrame({"PINCP>50000": ["high", "low"]}))

@@ -47,6 +47,7 @@ from ..exceptions import ColumnNotFoundError, InvalidArgumentError, LLMSurrogate
 __all__ = [
     "Column", "AnswerOption", "MultipleChoiceQuestion", "NumericQuestion", "Threshold", "Task",
     "acs_income_task", "acs_columns", "TEMPLATE_VERSION", "TASK_LAYOUT", "ORDERS", "ALL_ORDERS_MAX_K", "SCALE_MAX_K",
+    "ALL_ORDERS_LIMIT_K",
 ]
 
 #: Bumped whenever a template changes the text it renders; part of every cache key.
@@ -88,27 +89,74 @@ def _code_key(value: Any) -> Any:
     return value
 
 
-def _option_index(question, column_values, column: str) -> np.ndarray:
+def _row_words(index, row: int) -> str:
+    """``row 3 (0-based)``, and the row's index label where it is not its position (a sorted or
+    filtered frame)."""
+    label = index[row]
+    same = isinstance(label, numbers.Integral) and not isinstance(label, (bool, np.bool_)) and int(label) == row
+    return f"row {row} (0-based)" if same else f"row {row} (0-based; index label {_plain(label)!r})"
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars as Python's, so messages read ``2.5``, not ``np.float64(2.5)``."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _whole_key(value: Any) -> int | None:
+    """A data value as the whole number it reads as (``1``, ``1.0``, ``"1"``, ``True``), else None."""
+    if isinstance(value, np.bool_):
+        return int(value)
+    key = _code_key(value)
+    return key if isinstance(key, int) else None
+
+
+def _answer_codes(column_values, column: str, allowed, read, question, missing_ok: bool):
+    """``(codes, missing)``: each row's ``read(value)`` looked up in ``allowed`` (a dict key -> code),
+    and where the answer is missing; a value that is no option's is an error naming the column, the
+    row and the value (``read`` returning None: not a whole number), a missing one too unless
+    ``missing_ok``."""
+    codes, uniques = column_values.factorize()  # a pandas Series; missing values get -1
+    found = []
+    for j, value in enumerate(uniques):
+        key = read(value)
+        if key is None or key not in allowed:
+            row = _row_words(column_values.index, int(np.flatnonzero(codes == j)[0]))
+            options = (f"the values of the answer options of {question.text!r:.60} "
+                       f"({[_plain(o.value) for o in question.options]})" if question is not None
+                       else "0 and 1 (a binary label)")
+            what = (f"is not a whole number; the labels are {options}" if key is None and read is _whole_key
+                    else f"is not one of {options}")
+            raise InvalidArgumentError(f"column {column!r}: value {_plain(value)!r} at {row} {what}; fix or drop "
+                                       f"that row (a row without an answer is left out of the evaluation)")
+        found.append(allowed[key])
+    missing = codes < 0
+    if missing.any() and not missing_ok:
+        raise InvalidArgumentError(f"column {column!r} has a missing answer at "
+                                   f"{_row_words(column_values.index, int(np.flatnonzero(missing)[0]))}; drop those "
+                                   f"rows first")
+    out = np.asarray(found, dtype=np.int64)[np.where(missing, 0, codes)] if found else np.zeros(len(codes), np.int64)
+    return out, missing
+
+
+def _option_index(question, column_values, column: str, missing_ok: bool = False):
     """Each row's answer option (its position in ``question.options``): a data value matches an
     option's value as in :meth:`MultipleChoiceQuestion.key_of` (``1.0``, ``1`` and ``"1"`` alike); a
-    value that matches no option, or a missing one, is an error naming the column."""
+    value that matches no option is an error naming the column, the row and the value, a missing one
+    too unless ``missing_ok`` (then ``(index, missing)``, index 0 where missing)."""
     declared = {}
     for j, o in enumerate(question.options):
         declared.setdefault(_code_key(o.value), j)
-    codes, uniques = column_values.factorize()  # a pandas Series
-    found = []
-    for value in uniques:
+
+    def read(value):
         try:
-            found.append(declared[_code_key(value)])
-        except (KeyError, TypeError):
-            row = int(np.flatnonzero(codes == len(found))[0])
-            raise InvalidArgumentError(
-                f"column {column!r}: value {value!r} at row {row} (0-based) is not one of the values of the "
-                f"answer options of {question.text!r:.60} ({[o.value for o in question.options]})") from None
-    if (codes < 0).any():
-        raise InvalidArgumentError(f"column {column!r} has a missing answer at row "
-                                   f"{int(np.flatnonzero(codes < 0)[0])} (0-based); drop those rows first")
-    return np.asarray(found, dtype=np.int64)[codes]
+            key = _code_key(value)
+            hash(key)
+            return key
+        except TypeError:
+            return object()  # unhashable: no option's
+
+    index, missing = _answer_codes(column_values, column, declared, read, question, missing_ok)
+    return (index, missing) if missing_ok else index
 
 
 @dataclasses.dataclass(frozen=True)
@@ -257,6 +305,11 @@ class AnswerOption:
     def __post_init__(self):
         if not isinstance(self.text, str) or not self.text.strip():
             raise InvalidArgumentError("AnswerOption `text` must be a non-empty string")
+        broken = [ch for ch in LINE_BREAKS if ch in self.text]
+        if broken:  # "Yes.\nC. Maybe" would read as a third option line in the prompt
+            raise InvalidArgumentError(
+                f"AnswerOption `text` {self.text!r:.80} holds a line break ({broken[0]!r}); an option is one line of "
+                f"the prompt, and a break would start a line that reads as another option: write it on one line")
         if self.numeric_value is None:
             try:
                 object.__setattr__(self, "numeric_value", float(self.value))
@@ -269,12 +322,19 @@ class AnswerOption:
 
 KEYS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
+#: the characters that end a line (``str.splitlines``'s): none may stand in an option's text
+LINE_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+
 #: how the answer orders of a K-option question are averaged (docs/methods/survey.md §7): every
 #: one of the K! orders, or the K cyclic rotations of the question's order
 ORDERS = ("all", "cyclic")
 
 #: ``orders=None`` averages all K! orders up to this K, the K rotations above it (5! = 120 prompts per row)
 ALL_ORDERS_MAX_K = 4
+
+#: ``orders="all"`` is refused above this K: 6! = 720 prompts per row (K = 7 is 5,040 per row, 44 s a row on
+#: a CPU tiny model, and the K! orders are built in memory: K = 12 is 479 million); ``orders="cyclic"`` has K
+ALL_ORDERS_LIMIT_K = 6
 
 #: the most options a numbered scale (``numeric_scale``) can have: one digit token per level
 SCALE_MAX_K = 9
@@ -318,6 +378,19 @@ class MultipleChoiceQuestion:
         texts = [o.text for o in opts]
         if len(set(texts)) != len(texts):
             raise InvalidArgumentError(f"answer options must have distinct texts; got {texts}")
+        seen = {}
+        for o in opts:  # a data value is matched to an option as _code_key reads it (1, 1.0, "1" and True alike)
+            try:
+                key = _code_key(o.value)
+                first = seen.setdefault(key, o)
+            except TypeError:  # an unhashable value: matched by nothing
+                raise InvalidArgumentError(f"AnswerOption {o.text!r}: `value` must be a number or a string; got "
+                                           f"{o.value!r:.60}") from None
+            if first is not o:
+                raise InvalidArgumentError(
+                    f"the answer options {first.text!r} and {o.text!r} have values that read alike ({first.value!r} "
+                    f"and {o.value!r}): an answer in the data could not tell them apart; give each option a distinct "
+                    f"value")
         for name in ("ordered", "numbered"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise InvalidArgumentError(f"argument `{name}` must be true or false; got {getattr(self, name)!r:.60}")
@@ -379,7 +452,8 @@ class MultipleChoiceQuestion:
         raise InvalidArgumentError(f"value {value!r} matches no answer option of {self.text!r}")
 
     def permutations(self) -> list["MultipleChoiceQuestion"]:
-        """All K! orderings (keys stay A, B, ... by position), the identity first.
+        """All K! orderings (keys stay A, B, ... by position), the identity first; refused above
+        K = 6 (:data:`ALL_ORDERS_LIMIT_K`, 720 orderings), where :meth:`rotations` is the way.
 
         Examples
         --------
@@ -388,7 +462,17 @@ class MultipleChoiceQuestion:
         >>> len(perms), [o.text for o in perms[1].options], perms[1].key_of(2)
         (6, ['S', 'L', 'M'], 'B')
         """
+        self._check_all_orders()
         return [dataclasses.replace(self, options=tuple(p)) for p in itertools.permutations(self.options)]
+
+    def _check_all_orders(self) -> None:
+        k = len(self.options)
+        if k > ALL_ORDERS_LIMIT_K:
+            raise InvalidArgumentError(
+                f"argument `orders`: orders='all' takes every one of the K! answer orders, {math.factorial(k):,} "
+                f"prompts per row for the {k} options of {self.text!r:.60}; it is refused above "
+                f"{ALL_ORDERS_LIMIT_K} options ({math.factorial(ALL_ORDERS_LIMIT_K)} orders). Use orders='cyclic' "
+                f"(the {k} rotations: every option once at every key; the default above {ALL_ORDERS_MAX_K} options)")
 
     def rotations(self) -> list["MultipleChoiceQuestion"]:
         """The K cyclic rotations of the options (keys stay A, B, ... by position), the identity
@@ -405,8 +489,9 @@ class MultipleChoiceQuestion:
         return [dataclasses.replace(self, options=self.options[s:] + self.options[:s]) for s in range(k)]
 
     def order_scheme(self, orders: str | None = None) -> str:
-        """``orders`` checked and resolved: ``"all"`` (K! orders) or ``"cyclic"`` (the K rotations);
-        None: ``"all"`` up to K = 4 (24 orders), ``"cyclic"`` above (5! would be 120 prompts per row).
+        """``orders`` checked and resolved: ``"all"`` (K! orders, at most K = 6: 720) or ``"cyclic"``
+        (the K rotations); None: ``"all"`` up to K = 4 (24 orders), ``"cyclic"`` above (5! would be
+        120 prompts per row).
 
         Examples
         --------
@@ -424,6 +509,8 @@ class MultipleChoiceQuestion:
             raise InvalidArgumentError(
                 f"argument `orders` must be one of {list(ORDERS)} (or None: 'all' up to {ALL_ORDERS_MAX_K} options, "
                 f"'cyclic' above); got {orders!r:.60}")
+        if orders == "all":
+            self._check_all_orders()
         return orders
 
     def orderings(self, orders: str | None = None) -> list["MultipleChoiceQuestion"]:
@@ -610,10 +697,13 @@ class Task:
         Binary tasks, and questions with K > 2 options whose values are all whole numbers: integer
         labels (0/1 for a binary task; a binary question with word values, ``"no"``/``"yes"``, gives 1
         for the option with the larger numeric value). A question with K > 2 options whose values are not all whole
-        numbers (``"employed"``, ``2.5``): the options' values as declared, one per row (a data value
-        matches an option as in :meth:`MultipleChoiceQuestion.key_of`: ``1.0``, ``1`` and ``"1"``
-        alike), the labels of :attr:`RiskScores.probabilities`' columns; a value that matches no
-        option, or a missing one, is an error naming the column.
+        numbers (``"employed"``, ``2.5``): the options' values as declared, one per row, the labels
+        of :attr:`RiskScores.probabilities`' columns. A data value matches an option as in
+        :meth:`MultipleChoiceQuestion.key_of` (``1.0``, ``1``, ``"1"`` and ``True`` alike); a value
+        that matches no option (``2.5`` for options 1, 2, 3; ``2`` for a 0/1 label), or a missing one,
+        is an error naming the column, the row and the value (:func:`~llmsurrogate.risk.risk_scores`
+        scores rows without an answer and leaves them out of the evaluation). A threshold reads the
+        raw target: a missing target gives 0, as in folktexts.
 
         Examples
         --------
@@ -626,31 +716,63 @@ class Task:
         >>> work = Task("Work", columns=task.columns[:1], target="ESR", question=status)
         >>> work.labels(pd.DataFrame({"ESR": ["unemployed", " employed"]})).tolist()
         ['unemployed', 'employed']
+        >>> work.labels(pd.DataFrame({"ESR": ["employed", "retired"]}))
+        Traceback (most recent call last):
+        ...
+        llmsurrogate.exceptions.InvalidArgumentError: column 'ESR': value 'retired' at row 1 (0-based) is not one of the values of the answer options of 'Employment?' (['employed', 'unemployed', 'not in labor force']); fix or drop that row (a row without an answer is left out of the evaluation)
+        """
+        labels, missing, column = self.labels_with_missing(frame)
+        if missing.any():
+            raise InvalidArgumentError(f"column {column!r} has a missing answer at "
+                                       f"{_row_words(frame.index, int(np.flatnonzero(missing)[0]))}; drop those rows "
+                                       f"first")
+        return labels
+
+    def labels_with_missing(self, frame):
+        """``(labels, missing, column)``: :meth:`labels` with rows without an answer allowed:
+        ``missing`` (bool, one per row) marks them and their entry of ``labels`` is a placeholder
+        (0, or NaN / None for the options' own values); ``column`` is the column read. Every other
+        value is checked as :meth:`labels` checks it.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> labels, missing, column = acs_income_task().labels_with_missing(pd.DataFrame({"PINCP>50000": [1, None, 0]}))
+        >>> labels[~missing].tolist(), missing.tolist(), column
+        ([1, 0], [False, True, False], 'PINCP>50000')
         """
         if self.label_name in frame.columns:
             column = self.label_name
         elif self.target not in frame.columns:
             raise ColumnNotFoundError(f"data has neither {self.label_name!r} nor {self.target!r}")
         elif self.threshold is not None:
-            return self.threshold.apply(frame[self.target])
+            try:
+                out = self.threshold.apply(frame[self.target])
+            except (TypeError, ValueError):
+                raise InvalidArgumentError(f"column {self.target!r} must hold numbers: the threshold "
+                                           f"{self.label_name!r} reads it") from None
+            return out, np.zeros(len(out), dtype=bool), self.target
         else:
             column = self.target
         q = self.question
+        values = frame[column]
         whole = q is None or self.threshold is not None or all(
             isinstance(o.value, numbers.Real) and math.isfinite(float(o.value)) and float(o.value).is_integer()
             for o in q.options)
         if whole:  # whole-number option values (0/1 for most binary tasks): integers, as before K-option questions
-            try:
-                return np.asarray(frame[column], dtype=np.int64)
-            except (TypeError, ValueError):
-                raise InvalidArgumentError(f"column {column!r} must hold whole-number labels (the values of the "
-                                           "answer options); drop or recode the other values first") from None
-        index = _option_index(q, frame[column], column)
+            if q is None or self.threshold is not None:  # a 0/1 label
+                allowed, about = {0: 0, 1: 1}, None
+            else:
+                allowed, about = {int(o.value): int(o.value) for o in q.options}, q
+            return (*_answer_codes(values, column, allowed, _whole_key, about, missing_ok=True), column)
+        index, missing = _option_index(q, values, column, missing_ok=True)
         if len(q.options) == 2:  # binary with word values: 1 for the option with the larger numeric value
-            return (index == int(np.argmax(q.values))).astype(np.int64)
-        values = [o.value for o in q.options]
-        plain = all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in values)
-        return np.array(values, dtype=np.float64 if plain else object)[index]
+            return (index == int(np.argmax(q.values))).astype(np.int64), missing, column
+        declared = [o.value for o in q.options]
+        plain = all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in declared)
+        out = np.array(declared, dtype=np.float64 if plain else object)[index]
+        out[missing] = np.nan if plain else None
+        return out, missing, column
 
     def with_features(self, subset: Sequence[str]) -> "Task":
         """The same task restricted to ``subset`` (in the task's column order).

@@ -22,7 +22,7 @@ from ._metrics import best_threshold
 from ._multiclass import evaluate_multiclass
 from ._population import compare_answers
 from ._robustness import permutation_importance, prompt_variations
-from ._scores import METHODS, few_shot_examples, risk_scores
+from ._scores import METHODS, _check_inputs, few_shot_examples, risk_scores
 
 
 @click.command("risk")
@@ -151,6 +151,9 @@ def risk_command(data_path, task_spec, backend, model, method, cache_dir, out_di
                                "average; it does not go with --no-order-correction or another --method")
     options = _check_options(task, method, threshold=threshold is not None or bool(fit_threshold),
                              robustness=variations or importance)
+    with cli_names(orders="--orders", method="--method", data=f"--data {data_path.name}"):
+        # the task and the answers of the rows to score, checked before the model is loaded
+        _check_inputs(frame, task, method, not no_order_correction, orders)
     weights = _survey_weights(frame, weight_col, data_path)
     cache = Cache(cache_dir)
     if backend == "openai":
@@ -181,6 +184,9 @@ def risk_command(data_path, task_spec, backend, model, method, cache_dir, out_di
         if fit_threshold:
             fitted = risk_scores(plan["threshold_rows"], task, be, **score)
     res.table["row"] = frame.index.to_numpy()  # the row of --data (0-based), also after --subsample
+    if res.unlabelled:
+        click.echo(f"{res.unlabelled} of {len(res.table)} rows have no answer in column {task.label_name!r} of --data "
+                   f"{data_path.name}: scored (scores.csv), and left out of the metrics")
     write_frame(out_dir / "scores.csv", res.table)
     written = ["scores.csv"]
     meta = dict(res.meta)
@@ -211,7 +217,8 @@ def risk_command(data_path, task_spec, backend, model, method, cache_dir, out_di
         written += _evaluate_options(res, groups, weights, names, out_dir, n_boot=n_boot, seed=seed, plot=not no_plot)
     elif "label" in res.table:
         groups = _group_labels(task, frame, gcol)
-        with names:
+        with names, warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".* rows have no answer", category=LLMSurrogateWarning)
             ev = res.evaluate(groups=groups, n_boot=n_boot, threshold=threshold, seed=seed,
                               **({} if weights is None else {"weights": weights}))
         write_frame(out_dir / "metrics.csv", ev.metrics)
@@ -293,6 +300,14 @@ def _evaluate_options(res, groups, weights, names, out_dir, *, n_boot, seed, plo
     data, by group (answers.csv); returns the files written."""
     probs = res.probabilities
     labels = res.table["label"]
+    keep = labels.notna().to_numpy()
+    if not keep.all():  # rows without an answer: scored, left out of the metrics
+        if not keep.any():
+            raise InvalidArgumentError("no scored row of --data has an answer: there is nothing to evaluate against")
+        labels, probs = labels[keep], probs[keep]
+        labels = labels.astype("int64") if str(labels.dtype) == "Int64" else labels
+        groups = None if groups is None else np.asarray(groups)[keep]
+        weights = None if weights is None else np.asarray(weights)[keep]
     ordered = bool(res.meta.get("ordered", False))
     with names:
         ev = evaluate_multiclass(labels, probs, weights=weights, ordered=ordered, n_boot=n_boot, seed=seed)
@@ -350,9 +365,12 @@ def _plan_rows(frame, task, data_path, train_path, *, subsample, few_shot, balan
                 examples = few_shot_examples(pool, task, few_shot, seed=seed, balanced=balanced)
             left = pool.drop(index=examples.index)
         if fit_threshold:
+            gone = task.labels_with_missing(left)[1]
+            if gone.any():  # rows without an answer cannot fit a threshold
+                left = left[~gone]
             if fit_threshold > len(left):
                 raise InvalidArgumentError(f"--fit-threshold {fit_threshold}: {source} has {len(left)} rows left "
-                                           f"(after the --few-shot examples)")
+                                           f"(after the --few-shot examples{', with an answer' if gone.any() else ''})")
             rng = np.random.default_rng([seed, 2])
             threshold_rows = left.iloc[np.sort(rng.choice(len(left), fit_threshold, replace=False))]
         if train_path is None:

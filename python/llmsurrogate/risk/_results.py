@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from typing import Any
 
 import numpy as np
 
-from ..exceptions import InvalidArgumentError
+from ..exceptions import InvalidArgumentError, LLMSurrogateWarning
 from ..llm.scoring import binary_probabilities
 from ..results import Result, Summary, result_dataclass
 from ._metrics import metric_value
@@ -135,7 +136,8 @@ class RiskScores(Result):
 
     Made by :func:`~llmsurrogate.risk.risk_scores`; ``scores`` is the score column as an array,
     ``probabilities`` the answer distribution as a frame, and ``evaluate()`` scores the scores
-    against the labels.
+    against the labels. Rows without an answer in the data are scored like the others, their
+    ``label`` is missing, ``evaluate()`` leaves them out and :attr:`unlabelled` counts them.
 
     Examples
     --------
@@ -155,6 +157,27 @@ class RiskScores(Result):
     @property
     def scores(self) -> np.ndarray:
         return self.table["score"].to_numpy(float)
+
+    @property
+    def unlabelled(self) -> int:
+        """How many scored rows have no answer (a missing label): scored, and left out of :meth:`evaluate`."""
+        return int(self.meta.get("unlabelled_rows", 0))
+
+    def _labelled(self):
+        """(labels, scores, keep) of the rows with an answer; ``keep`` None when every row has one."""
+        labels = self.table["label"]
+        keep = labels.notna().to_numpy()
+        if keep.all():
+            return labels, self.table["score"], None
+        if not keep.any():
+            raise InvalidArgumentError(f"none of the {len(keep)} scored rows has an answer (every label is missing); "
+                                       f"there is nothing to evaluate against")
+        warnings.warn(f"{int((~keep).sum())} of {len(keep)} rows have no answer (a missing label): they are "
+                      f"scored, and left out of the evaluation", LLMSurrogateWarning, stacklevel=3)
+        labels = labels[keep]
+        if str(labels.dtype) == "Int64":
+            labels = labels.astype("int64")
+        return labels, self.table["score"][keep], keep
 
     @property
     def probabilities(self):
@@ -225,9 +248,14 @@ class RiskScores(Result):
             raise InvalidArgumentError("these scores have no labels; pass the data with the target column")
         from ._evaluation import evaluate  # inside: _evaluation imports this module (a cycle)
 
-        ev = evaluate(self.table["label"], self.table["score"], groups, **kwargs)
+        labels, scores, keep = self._labelled()
+        if keep is not None:  # the per-row arguments, of every scored row: those of the labelled rows
+            groups = _rows(groups, keep, self.table.index)
+            if "weights" in kwargs:
+                kwargs["weights"] = _rows(kwargs["weights"], keep, self.table.index)
+        ev = evaluate(labels, scores, groups, **kwargs)
         if ev.roc is None:  # the curves the figures draw, for an evaluate() that does not keep them
-            tables = curve_tables(self.table["label"], self.table["score"], groups, bins=ev.meta["bins"],
+            tables = curve_tables(labels, scores, groups, bins=ev.meta["bins"],
                                   seed=ev.meta["seed"], min_share=kwargs.get("min_group_share", 0.04))
             ev = dataclasses.replace(ev, **tables)
         return ev
@@ -247,6 +275,8 @@ class RiskScores(Result):
         facts = {"task": self.meta.get("task"), "method": self.meta.get("method"), "rows": len(t),
                  "mean score": float(t["score"].mean()), "mean answer mass": float(t["answer_mass"].mean()),
                  "rows with answer mass < 0.1": int((t["answer_mass"] < 0.1).sum())}
+        if self.unlabelled:
+            facts["rows without an answer (scored, left out of evaluate)"] = self.unlabelled
         return Summary("LLM risk scores", facts=facts)
 
     def plot(self, ax=None, groups=None, bins: int = 20, **kwargs):
@@ -271,3 +301,21 @@ class RiskScores(Result):
             kwargs["value_range"] = (min(min(values), s.min(initial=np.inf)), max(max(values), s.max(initial=-np.inf)))
             kwargs.setdefault("xlabel", "score: expected level (option values)")
         return plot_score_histogram(self.scores, groups, bins=bins, ax=ax, **kwargs)
+
+
+def _rows(values, keep, index):
+    """A per-row argument of every scored row (an array, a list, a Series on the table's index)
+    restricted to the rows ``keep``; anything else (None, a Series on another index, which is
+    paired by label) as given."""
+    import pandas as pd
+
+    if values is None or isinstance(values, (str, bytes)):
+        return values
+    if isinstance(values, (pd.Series, pd.Index)):
+        if isinstance(values, pd.Series) and not values.index.equals(index):
+            return values
+        return values[keep] if isinstance(values, pd.Index) else values.iloc[np.flatnonzero(keep)]
+    arr = np.asarray(values, dtype=object) if not isinstance(values, np.ndarray) else values
+    if arr.ndim >= 1 and len(arr) == len(keep):
+        return np.asarray(values)[keep]
+    return values

@@ -108,20 +108,25 @@ def _interval(draws: np.ndarray, level: float) -> tuple[float, float, float]:
 
 
 def _labelled_scores(data, variants: Mapping[str, Task], backend, method, score_kwargs):
-    """The scores of every variant on the rows of ``data`` (n, V) and the labels."""
+    """The scores of every variant on the rows of ``data`` with an answer (n, V) and their labels
+    (rows without an answer are scored, and left out: their label is missing)."""
     cols, y = [], None
     for name, task in variants.items():
         rs = risk_scores(data, task, backend, method, **score_kwargs)
         if "label" not in rs.table:
             raise InvalidArgumentError(f"argument `data` has no label column ({task.label_name!r} or "
                                        f"{task.target!r}); a variation is judged against the labels")
-        lab = rs.table["label"].to_numpy(np.float64)
-        if y is not None and not np.array_equal(lab, y):
+        lab = rs.table["label"].to_numpy(np.float64, na_value=np.nan)
+        if y is not None and not np.array_equal(lab, y, equal_nan=True):
             raise InvalidArgumentError(f"variant {name!r} reads other labels from `data` than the first variant; "
                                        "variants must share the target and threshold")
         y = lab
         cols.append(rs.table["score"].to_numpy(np.float64))
-    return y, np.column_stack(cols)
+    keep = ~np.isnan(y)
+    if not keep.any():
+        raise InvalidArgumentError(f"argument `data`: no row has an answer in {task.label_name!r} or {task.target!r}; "
+                                   f"a variation is judged against the labels")
+    return y[keep], np.column_stack(cols)[keep]
 
 
 def _variants(task, variants) -> dict[str, Task]:

@@ -120,8 +120,8 @@ def _score_rows(data, task, backend, method, cache, batch_size, correct_order_bi
     if kind == "multiple_choice" and task.question is None:
         raise InvalidArgumentError(f"task {task.name!r} has no multiple-choice question; use method='numeric'")
     question = task.question
-    if question is not None and method in ("multiple_choice", "chain_of_thought"):
-        question.order_scheme(orders)  # `orders` checked before any prompt is scored
+    frame = as_frame(data, "data")
+    answers = _check_inputs(frame, task, method, correct_order_bias, orders)  # before any prompt is scored
     probs = None
     examples = None
     if few_shot is not None:
@@ -161,17 +161,55 @@ def _score_rows(data, task, backend, method, cache, batch_size, correct_order_bi
             warnings.simplefilter("ignore", RuntimeWarning)  # a row whose orders state no answer: NaN
             table["stated_score"] = np.nanmean(stated, axis=1)
 
-    frame = as_frame(data, "data")
-    if task.label_name in frame.columns or task.target in frame.columns:
-        table["label"] = task.labels(frame)
+    if answers is not None:
+        table["label"] = _label_column(*answers)
     meta = {"task": task.name, "task_fingerprint": task.fingerprint(), "method": method,
             "backend": dict(getattr(backend, "identity", {})), "correct_order_bias": bool(correct_order_bias),
             "chat": bool(chat), "few_shot": 0 if examples is None else len(examples[0]),
             **_option_meta(question, method, correct_order_bias, orders),
             **({"max_new_tokens": int(max_new_tokens)} if method == "chain_of_thought" else {}),
             "cache_hits": cache.hits - h0, "cache_misses": cache.misses - m0,
-            "cache_rejected": cache.rejected - r0}
+            "cache_rejected": cache.rejected - r0,
+            **({} if answers is None else {"unlabelled_rows": int(answers[1].sum())})}
     return RiskScores(table=table, meta=meta)
+
+
+def _check_inputs(frame, task, method, correct_order_bias, orders):
+    """The checks of the task and the data that :func:`risk_scores` (and ``llmsurrogate risk``,
+    before it loads the model) makes before any prompt is scored: ``orders`` (bounded, and only
+    where it chooses orders), the options' probability columns, and the answers column read as
+    the task's options (:meth:`~llmsurrogate.llm.tasks.Task.labels_with_missing`). Returns
+    ``(labels, missing)``, or None when ``frame`` holds no label column."""
+    question = task.question
+    if orders is not None and method not in ("multiple_choice", "chain_of_thought"):
+        raise InvalidArgumentError(f"argument `orders` chooses the answer orders that method='multiple_choice' and "
+                                   f"'chain_of_thought' average; method={method!r} scores one prompt per row, so "
+                                   f"`orders` would do nothing: leave it out")
+    if orders is not None and not correct_order_bias:
+        raise InvalidArgumentError("argument `orders` chooses the answer orders that correct_order_bias=True "
+                                   "averages; with correct_order_bias=False only the question's own order is "
+                                   "scored, so `orders` would do nothing: leave it out")
+    if question is not None and method in ("multiple_choice", "chain_of_thought"):
+        question.order_scheme(orders)  # refuses orders='all' above 6 options
+    if question is not None and method == "numeric_scale":
+        question.scale()  # at most 9 levels
+    if question is not None and (method == "numeric_scale" or (len(question.options) > 2 and method not in
+                                                               ("numeric", "numeric_argmax"))):
+        probability_columns(question)  # the prob_<value> columns: distinct names
+    if task.label_name not in frame.columns and task.target not in frame.columns:
+        return None
+    labels, missing, _column = task.labels_with_missing(frame)
+    return labels, missing
+
+
+def _label_column(labels, missing):
+    """The ``label`` column of a scores table: the labels, missing where a row has no answer
+    (integer labels then become pandas' nullable ``Int64``)."""
+    if not missing.any():
+        return labels
+    if labels.dtype == np.int64:
+        return pd.arrays.IntegerArray(labels, missing.copy())
+    return labels  # NaN or None already stand where the answer is missing
 
 
 def probability_columns(question) -> list[str]:
@@ -227,7 +265,8 @@ def few_shot_examples(data, task, n: int, *, seed: int = 42, balanced: bool = Tr
     question's order, for K > 2), ``n // K`` each; the ``n mod K`` rows left over go to options
     drawn at random, one row each. Otherwise a simple random sample. The rows come in random order
     (so the labels do not come in blocks) and keep their index in ``data``, so a caller can leave
-    them out of the rows it scores. The draw depends on ``seed`` only.
+    them out of the rows it scores. Rows without an answer (a missing label) are never drawn. The
+    draw depends on ``seed`` only.
 
     Examples
     --------
@@ -242,12 +281,14 @@ def few_shot_examples(data, task, n: int, *, seed: int = 42, balanced: bool = Tr
     frame = as_frame(data, "data")
     n = check_int(n, "n", minimum=1)
     seed = check_int(seed, "seed", minimum=0)
-    labels = task.labels(frame)
+    labels, missing, _column = task.labels_with_missing(frame)  # rows without an answer are never drawn
     rng = np.random.default_rng([seed, 1])
     if not balanced:
-        if n > len(frame):
-            raise InvalidArgumentError(f"argument `n`: {n} few-shot examples asked, but the data has {len(frame)} rows")
-        take = rng.choice(len(frame), n, replace=False)
+        answered = np.flatnonzero(~missing)
+        if n > len(answered):
+            raise InvalidArgumentError(f"argument `n`: {n} few-shot examples asked, but the data has {len(answered)} "
+                                       f"rows with an answer")
+        take = answered[rng.choice(len(answered), n, replace=False)]
     else:
         classes = _label_classes(task)
         per = [n // len(classes)] * len(classes)
@@ -256,7 +297,7 @@ def few_shot_examples(data, task, n: int, *, seed: int = 42, balanced: bool = Tr
             per[left.pop(int(rng.integers(len(left))))] += 1
         take = []
         for label, k in zip(classes, per):
-            where = np.flatnonzero(labels == label)
+            where = np.flatnonzero((labels == label) & ~missing)
             if k > len(where):
                 raise InvalidArgumentError(
                     f"argument `n`: {n} class-balanced few-shot examples need {k} rows of label {label} "
