@@ -219,3 +219,19 @@ def test_temperature_scaling_warns_when_the_fit_runs_off():
         truth = rng.dirichlet([1, 1, 1], size=400)
         yy = np.array([rng.choice(3, p=row) for row in truth])
         risk.TemperatureScaling().fit(yy, truth)
+
+
+def test_binary_temperature_warns_when_the_fit_runs_off():
+    """The binary ``fit_recalibrator(method="temperature")`` ran off the same way (T = 1.7e14 on
+    scores that carry no signal, with no word)."""
+    r = np.array([.2, .8] * 50)
+    y = np.array([0, 0, 1, 1] * 25)  # every score meets each label equally often
+    with pytest.warns(LLMSurrogateWarning, match="ran off"):
+        rec = risk.fit_recalibrator(y, r, "temperature")
+    assert rec.params["temperature"] > 1e3
+    np.testing.assert_allclose(rec(r), 0.5, atol=1e-3)
+    with warnings.catch_warnings():  # scores with signal: no word
+        warnings.simplefilter("error", LLMSurrogateWarning)
+        rng = np.random.default_rng(0)
+        p = rng.uniform(0.05, 0.95, 300)
+        risk.fit_recalibrator((rng.random(300) < p).astype(int), p, "temperature")

@@ -40,12 +40,10 @@ from .._validation import (
 from ..exceptions import EmptyInputError, InvalidArgumentError, LLMSurrogateWarning, ShapeError
 from ..results import Result, Summary, result_dataclass
 from ._metrics import EPS, _bins, _level, _seed, _weights, bootstrap_ci, metric_value
+from ._recalibration import RUNAWAY_TEMPERATURE, warn_runaway_temperature  # noqa: F401 - RUNAWAY_TEMPERATURE re-exported
 
 #: logits are computed from probabilities clipped to [LOGIT_CLIP, 1 - LOGIT_CLIP] (as the binary recalibrators do)
 LOGIT_CLIP = 1e-6
-#: a fitted temperature above this has run off to infinity: log p / T then spans under 1.4% (|log 1e-6| / 1000),
-#: the recalibrated probabilities are uniform to that precision, and TemperatureScaling warns
-RUNAWAY_TEMPERATURE = 1e3
 
 
 # --- inputs --------------------------------------------------------------------------------------
@@ -676,12 +674,7 @@ class TemperatureScaling(_Scaling):
             return nll, np.array([-np.sum(g * z) / t])
         res = minimize(f, x0=[0.0], jac=True, method="L-BFGS-B", options={"gtol": 1e-10, "ftol": 1e-14})
         t = float(math.exp(res.x[0]))
-        if t > RUNAWAY_TEMPERATURE:
-            warnings.warn(
-                f"TemperatureScaling: the fit ran off (T = {t:.3g}): the likelihood keeps rising as T grows, so on "
-                f"these rows the probabilities carry no signal about the answers (or point away from them), and the "
-                f"recalibrated probabilities are uniform (1/K) up to {1 / t:.1g}; check the pairing of `y` and `probs` "
-                f"and the labels, or fit on more rows", LLMSurrogateWarning, stacklevel=3)
+        warn_runaway_temperature(t, "TemperatureScaling", stacklevel=3)
         return {"temperature": t}
 
     def _apply(self, z):

@@ -3,12 +3,29 @@
 from __future__ import annotations
 
 import dataclasses
+import warnings
 
 import numpy as np
 
 from .._validation import as_float_array, check_choice, check_int
-from ..exceptions import InvalidArgumentError
+from ..exceptions import InvalidArgumentError, LLMSurrogateWarning
 from ._metrics import _yr
+
+#: a fitted temperature above this has run off to infinity: the logits over T then span under 1.4%
+#: (|log 1e-6| / 1000), the recalibrated probabilities are uniform to that precision, and the fit warns
+RUNAWAY_TEMPERATURE = 1e3
+
+
+def warn_runaway_temperature(t: float, who: str, stacklevel: int) -> None:
+    """Warn that a temperature fit ran off (docs/methods/survey.md §2.1): the likelihood keeps rising
+    as T grows, which happens when the predictions carry no signal about the answers (or point
+    away from them) on the fitting rows."""
+    if t > RUNAWAY_TEMPERATURE:
+        warnings.warn(
+            f"{who}: the fit ran off (T = {t:.3g}): the likelihood keeps rising as T grows, so on these rows the "
+            f"probabilities carry no signal about the answers (or point away from them), and the recalibrated "
+            f"probabilities are uniform; check the pairing of the answers and the probabilities, or fit on more "
+            f"rows", LLMSurrogateWarning, stacklevel=stacklevel + 1)
 
 
 def _logit(r: np.ndarray) -> np.ndarray:
@@ -74,7 +91,9 @@ def fit_recalibrator(y, scores, method: str = "platt") -> Recalibrator:
     if method == "temperature":
         res = minimize(lambda v: nll(np.exp(-v[0]), 0.0), x0=[0.0], method="Nelder-Mead",
                        options={"xatol": 1e-8, "fatol": 1e-10})
-        return Recalibrator("temperature", {"temperature": float(np.exp(res.x[0]))})
+        t = float(np.exp(res.x[0]))
+        warn_runaway_temperature(t, 'fit_recalibrator(method="temperature")', stacklevel=2)
+        return Recalibrator("temperature", {"temperature": t})
     if method == "platt":
         res = minimize(lambda v: nll(v[0], v[1]), x0=[1.0, 0.0], method="BFGS")
         return Recalibrator("platt", {"a": float(res.x[0]), "b": float(res.x[1])})
