@@ -147,11 +147,13 @@ class Summary:
 
 def _encode(value: Any) -> Any:
     if isinstance(value, pd.DataFrame):
-        return {"__frame__": {
+        out = {
             "columns": [str(c) for c in value.columns],
             "dtypes": [str(t) for t in value.dtypes],
             "data": {str(c): [_encode(v) for v in value[c].tolist()] for c in value.columns},
-        }}
+        }
+        out.update(_encode_index(value.index))
+        return {"__frame__": out}
     if isinstance(value, np.ndarray):
         return {"__array__": {"dtype": str(value.dtype), "shape": list(value.shape),
                               "data": [_encode(v) for v in value.ravel().tolist()]}}
@@ -173,6 +175,26 @@ def _encode(value: Any) -> Any:
     raise InvalidArgumentError(f"cannot store a value of type {type(value).__name__} in a result's JSON")
 
 
+def _encode_index(index: pd.Index) -> dict:
+    """A frame's row labels where they are not the default 0..n-1 (a scores table keeps the data's
+    index, so that what is paired with it by label still pairs after a save and a load): ``index``
+    (and ``index_name``); labels JSON cannot hold as they are (dates, tuples) are not stored."""
+    if isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1 and index.name is None:
+        return {}
+    if isinstance(index, pd.MultiIndex):
+        return {}
+    try:
+        labels = [_encode(v) for v in index.tolist()]
+    except InvalidArgumentError:
+        return {}
+    if any(not (v is None or isinstance(v, (str, int, float, bool))) for v in labels):
+        return {}
+    out = {"index": labels}
+    if index.name is not None and isinstance(index.name, (str, int)):
+        out["index_name"] = index.name
+    return out
+
+
 def _decode(value: Any) -> Any:
     if isinstance(value, dict):
         if "__frame__" in value:
@@ -184,6 +206,8 @@ def _decode(value: Any) -> Any:
                     frame[c] = frame[c].astype(t)
                 except (TypeError, ValueError):
                     pass
+            if "index" in spec:
+                frame.index = pd.Index(spec["index"], name=spec.get("index_name"))
             return frame
         if "__array__" in value:
             spec = value["__array__"]

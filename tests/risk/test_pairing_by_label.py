@@ -235,3 +235,18 @@ def test_binary_temperature_warns_when_the_fit_runs_off():
         rng = np.random.default_rng(0)
         p = rng.uniform(0.05, 0.95, 300)
         risk.fit_recalibrator((rng.random(300) < p).astype(int), p, "temperature")
+
+
+def test_saved_scores_keep_their_row_labels():
+    """A RiskScores saved to JSON and loaded again kept its rows but lost its labels (RangeIndex), so
+    groups from the shuffled frame paired with other people after ``from_json``."""
+    _, mixed = shuffled(n=60)
+    rs = risk.risk_scores(mixed, testing.synthetic_income_task(), person_backend())
+    back = risk.RiskScores.from_json(rs.to_json())
+    assert back.table.index.equals(mixed.index)
+    pd.testing.assert_frame_equal(back.evaluate(groups=mixed["SEX"], n_boot=0).groups,
+                                  rs.evaluate(groups=mixed["SEX"], n_boot=0).groups)
+    text = rs.table.set_axis([f"p{i}" for i in range(60)])  # text labels, and a named index
+    text.index.name = "person"
+    again = risk.RiskScores.from_json(risk.RiskScores(table=text, meta=rs.meta).to_json()).table
+    assert again.index.equals(text.index) and again.index.name == "person"
