@@ -11,10 +11,13 @@ Faults (chosen per request from a seeded generator, so a run is reproducible):
 * ``echo_auth``: answers 500 with a body that quotes the request's Authorization header (a hostile
   server: the client must not put the key into its errors).
 
-Counts (thread-safe): ``requests`` (all), ``forwarded`` (reached upstream), ``delivered`` (a
-complete 200 went back), per fault kind, and per prompt text (``prompt_requests`` /
-``prompt_delivered``). ``log`` holds (time, prompt, event): ``"arrive"`` when a request comes in,
-then its outcome (a fault's name, ``"delivered"``, ``"http_<status>"``) when it is answered.
+Counts (thread-safe): ``requests`` (every POST: completions and vLLM's ``/tokenize``), ``get``
+(GETs: the model list a client reads to tell the server; forwarded, never faulted, counted nowhere
+else), ``forwarded`` (reached upstream), per fault kind; and for completion requests only
+(``.../completions``): ``delivered`` (a complete 200 went back) and per prompt text
+(``prompt_requests`` / ``prompt_delivered``). ``log`` holds (time, prompt, event) of completion
+requests: ``"arrive"`` when one comes in, then its outcome (a fault's name, ``"delivered"``,
+``"http_<status>"``) when it is answered.
 """
 
 from __future__ import annotations
@@ -127,7 +130,9 @@ class FaultProxy:
                     return name
         return None
 
-    def _note(self, prompt: str, outcome: str) -> None:
+    def _note(self, prompt: str, outcome: str, completion: bool = True) -> None:
+        if not completion:  # /tokenize: counted in `requests` (and its faults) only
+            return
         with self._lock:
             if outcome not in FAULTS:  # faults are counted when injected (a slow one may still sleep)
                 self.counts[outcome] += 1
@@ -135,7 +140,7 @@ class FaultProxy:
             if outcome == "delivered":
                 self.prompt_delivered[prompt] += 1
 
-    def _forward(self, handler, body: bytes):
+    def _forward(self, handler, body: bytes, count: bool = True):
         conn = http.client.HTTPConnection(self.up_host, self.up_port, timeout=120)
         headers = {k: v for k, v in handler.headers.items() if k.lower() not in ("host", "content-length", "connection")}
         headers["Content-Length"] = str(len(body))
@@ -143,8 +148,9 @@ class FaultProxy:
         r = conn.getresponse()
         data = r.read()
         conn.close()
-        with self._lock:
-            self.counts["forwarded"] += 1
+        if count:
+            with self._lock:
+                self.counts["forwarded"] += 1
         return r.status, r.getheader("Content-Type") or "application/json", data
 
     @staticmethod
@@ -159,10 +165,20 @@ class FaultProxy:
         handler.wfile.flush()
 
     def _handle(self, handler, body: bytes) -> None:
+        if handler.command == "GET":
+            with self._lock:
+                self.counts["get"] += 1
+            try:
+                status, ctype, data = self._forward(handler, b"", count=False)
+                self._reply(handler, status, data, ctype)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            return
         prompt = _prompt_of(body) if body else ""
+        completion = handler.path.split("?")[0].endswith("/completions")
         with self._lock:
             self.counts["requests"] += 1
-            if body:
+            if body and completion:
                 self.prompt_requests[prompt] += 1
                 self.log.append((time.monotonic(), prompt, "arrive"))
         if self.latency:
@@ -175,16 +191,16 @@ class FaultProxy:
             if fault == "429":
                 self._reply(handler, 429, b'{"error": {"message": "rate limited", "type": "rate_limit"}}',
                             extra={"Retry-After": f"{self.retry_after:g}"})
-                self._note(prompt, "429")
+                self._note(prompt, "429", completion)
                 return
             if fault == "500":
                 self._reply(handler, 500, b'{"error": {"message": "internal error", "type": "server_error"}}')
-                self._note(prompt, "500")
+                self._note(prompt, "500", completion)
                 return
             if fault == "echo_auth":
                 msg = json.dumps({"error": {"message": f"bad auth header: {handler.headers.get('Authorization')}"}})
                 self._reply(handler, 500, msg.encode())
-                self._note(prompt, "echo_auth")
+                self._note(prompt, "echo_auth", completion)
                 return
             status, ctype, data = self._forward(handler, body)
             if fault == "slow":
@@ -193,11 +209,11 @@ class FaultProxy:
                     self._reply(handler, status, data, ctype)
                 except OSError:
                     pass
-                self._note(prompt, "slow")
+                self._note(prompt, "slow", completion)
                 return
             if fault == "truncated":
                 self._reply(handler, 200, data[: len(data) // 2], ctype)
-                self._note(prompt, "truncated")
+                self._note(prompt, "truncated", completion)
                 return
             if fault == "drop":
                 handler.close_connection = True
@@ -205,9 +221,9 @@ class FaultProxy:
                     handler.connection.shutdown(2)
                 except OSError:
                     pass
-                self._note(prompt, "drop")
+                self._note(prompt, "drop", completion)
                 return
             self._reply(handler, status, data, ctype)
-            self._note(prompt, "delivered" if status == 200 else f"http_{status}")
+            self._note(prompt, "delivered" if status == 200 else f"http_{status}", completion)
         except (BrokenPipeError, ConnectionResetError):
-            self._note(prompt, "client_gone")
+            self._note(prompt, "client_gone", completion)

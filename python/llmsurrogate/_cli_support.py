@@ -44,6 +44,7 @@ from . import _manifest
 from ._atomic import check_output_file, is_stream, write_text
 from ._deprecation import REMOVED_IN
 from ._progress import RichProgress
+from ._redact import redact_text
 from .exceptions import InvalidArgumentError, LLMSurrogateError
 
 __all__ = ["CommandLineGroup", "FiniteFloat", "NJobs", "NameList", "PositiveIntList", "RUN_JSON", "Seed", "Subsets",
@@ -122,7 +123,7 @@ def cli_warnings(names: contextlib.AbstractContextManager | None = None):
         text = one_line(message)
         if isinstance(names, _Renamer):
             text = names.rename(text)
-        click.secho(f"Warning: {_CLI_ARGUMENT.sub(lambda m: m.group(1), text)}", fg="yellow", err=True)
+        click.secho(f"Warning: {redact_text(_CLI_ARGUMENT.sub(lambda m: m.group(1), text))}", fg="yellow", err=True)
 
     with warnings.catch_warnings():
         warnings.showwarning = show
@@ -140,14 +141,15 @@ def handle_errors(fn):
     error) exit 1; Ctrl-C exits 130; a reader of the output that went away (``| head -1``) ends
     the command quietly with 141 (:func:`exit_on_closed_output`). click's own usage errors (exit 2)
     pass through. With ``LLMSURROGATE_DEBUG=1`` an unexpected exception keeps its traceback. A package error that
-    names a command-line argument as an API one (``argument `--data f.csv```) names it plainly."""
+    names a command-line argument as an API one (``argument `--data f.csv```) names it plainly. No
+    URL in a message keeps its userinfo or a secret query value (:mod:`llmsurrogate._redact`)."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
         except LLMSurrogateError as err:
-            message = _CLI_ARGUMENT.sub(lambda m: m.group(1), one_line(err))
+            message = redact_text(_CLI_ARGUMENT.sub(lambda m: m.group(1), one_line(err)))
             click.secho(f"Error: {message}", fg="red", err=True)
             sys.exit(1)
         except KeyboardInterrupt:
@@ -160,7 +162,7 @@ def handle_errors(fn):
                 exit_on_closed_output()
             if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
                 raise
-            detail = one_line(err) or "(no message)"
+            detail = redact_text(one_line(err)) or "(no message)"
             click.secho(f"Error: {type(err).__name__}: {detail} (set {DEBUG_ENV}=1 for the traceback)",
                         fg="red", err=True)
             sys.exit(1)
@@ -465,11 +467,12 @@ def start_run(inputs: Iterable[tuple[str, Path]] = (), seeds: dict[str, int | No
 
 def write_run_json(path: Path | None, manifest: dict[str, Any], fields: dict[str, Any] | None = None) -> None:
     """Write the run record ``path`` atomically: ``fields`` and the ``manifest``, completed now
-    (``None``: no record, see :func:`check_output_and_record`)."""
+    (``None``: no record, see :func:`check_output_and_record`). No URL in it keeps its userinfo or a
+    secret query value (:func:`llmsurrogate._redact.redact_text`, whatever field holds it)."""
     if path is None:
         return
     record = {**(fields or {}), "manifest": _manifest.finish(manifest)}
-    write_text(path, json.dumps(record, indent=1, default=str))
+    write_text(path, redact_text(json.dumps(record, indent=1, default=str)))
 
 
 def use_agg_backend() -> None:

@@ -7,10 +7,13 @@ inputs are hashed as they are when read), :func:`finish` completes it after (the
 libraries a run imported, such as torch, are known only then).
 
 The command line never holds a secret: API keys come from environment variables only, and the value
-after any option whose name contains ``key`` is replaced by ``***`` all the same.
+after any option whose name contains ``key`` is replaced by ``***`` all the same; a URL in any word
+loses its userinfo and secret query values (:func:`llmsurrogate._redact.redact_url`).
 
 >>> redact_command_line(["llmsurrogate", "score", "--api-key-env", "MY_KEY", "--api-key=sk-1", "--out", "o"])
 ['llmsurrogate', 'score', '--api-key-env', '***', '--api-key=***', '--out', 'o']
+>>> redact_command_line(["llmsurrogate", "risk", "--base-url", "http://me:pw@h/v1?api_key=s"])
+['llmsurrogate', 'risk', '--base-url', 'http://***@h/v1?api_key=***']
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
+from ._redact import REDACTED, redact_text
 
 __all__ = ["CORE_DISTS", "IMPORTED_DISTS", "REDACTED", "file_sha256", "redact_command_line", "package_versions",
            "start", "finish"]
@@ -37,8 +41,6 @@ IMPORTED_DISTS = {"torch": "torch", "transformers": "transformers", "tokenizers"
                   "openai": "openai", "pyfixest": "pyfixest", "pyarrow": "pyarrow", "polars": "polars",
                   "rpy2": "rpy2", "dask": "dask", "distributed": "distributed", "ray": "ray",
                   "llama-cpp-python": "llama_cpp"}
-#: What replaces the value of an option whose name contains ``key``.
-REDACTED = "***"
 
 
 def file_sha256(path: str | os.PathLike) -> str:
@@ -52,10 +54,11 @@ def file_sha256(path: str | os.PathLike) -> str:
 
 def redact_command_line(argv: Sequence[str]) -> list[str]:
     """``argv`` with the value of every option whose name contains ``key`` (any case) replaced by
-    :data:`REDACTED`: the next word, or what follows ``=`` in ``--name=value``."""
+    :data:`REDACTED`: the next word, or what follows ``=`` in ``--name=value``; every URL in a word
+    redacted (:func:`llmsurrogate._redact.redact_text`)."""
     out: list[str] = []
     hide_next = False
-    for word in map(str, argv):
+    for word in map(redact_text, argv):
         if hide_next:
             out.append(REDACTED)
             hide_next = False

@@ -274,7 +274,7 @@ def test_vllm_server_agrees_with_transformers_keyed_by_token_id(vllm_server, hf,
     from llmsurrogate.llm.scoring import option_probabilities
 
     prompts = _mc_prompts(6)
-    text_keyed = _backend(vllm_server.url)
+    text_keyed = _backend(vllm_server.url, token_ids=False)
     spell = text_keyed.answer_tokens(["A", "B"])
     ids = [i for k in "AB" for _, i in spell[k]]
     text_keyed.next_token_logprobs(prompts, ids)
@@ -369,6 +369,99 @@ def test_token_ids_needs_a_vllm_server(server):
     with pytest.raises(CapabilityError, match="token_ids=True needs a vLLM server"):
         be.next_token_logprobs(_mc_prompts(2), ids)
     assert be.ledger.responses == 0
+
+
+@needs_server
+def test_server_kind_is_asked_once_and_llama_cpp_keeps_text_keys(server, tmp_path):
+    """Issue 34, item 6: token_ids=None (the default) asks the model list once (GET /models:
+    llama.cpp's cards say owned_by "me", so text keys), stores the answer with the responses (a
+    rerun asks nothing), and a text-keyed identity is the one token_ids=False has (the scoring
+    cache's keys of earlier runs stay valid). topk_summary reports the unseen-mass bound."""
+    prompts = _mc_prompts(4, seed=71)
+    with FaultProxy(server.url) as proxy:
+        be = _backend(proxy.url, cache=tmp_path, top_logprobs=5)
+        assert be.uses_token_ids(ask=False) is None and proxy.counts["get"] == 0  # making it sends nothing
+        ids = [i for k in "AB" for _, i in be.answer_tokens(["A", "B"])[k]]
+        with pytest.warns(Warning, match="outside the top 5"):
+            lp = be.next_token_logprobs(prompts, ids)
+        assert be.token_ids is False and proxy.counts["get"] == 1
+        assert be.identity == _backend(proxy.url, top_logprobs=5, token_ids=False).identity
+        assert "token_ids" not in be.identity
+        again = _backend(proxy.url, cache=tmp_path, top_logprobs=5)
+        assert all(again.is_cached(prompts))  # the stored answer says how they were keyed: no request
+        with pytest.warns(Warning, match="outside the top 5"):
+            np.testing.assert_array_equal(again.next_token_logprobs(prompts, ids), lp)
+        assert proxy.counts["get"] == 1 and proxy.counts["requests"] == len(prompts)
+    rep = be.topk_report(prompts)
+    summary = be.topk_summary()
+    assert summary["keyed_by"] == "token text" and summary["prompts"] == len(prompts)
+    assert summary["unseen_bound_max"] == pytest.approx(float(rep.unseen_bound.max()))
+    assert summary["unseen_bound_max"] == pytest.approx(1 - float(rep.topk_mass.min()))
+    assert summary["k_min"] == 5 and 0 < summary["unseen_bound_max"] < 1
+
+
+@needs_server
+def test_cli_token_ids_flag_and_unseen_bound_in_run_json(server, tmp_path):
+    """The command line: run.json's topk says how the log-probabilities were keyed and the
+    unseen-mass bound (equal to the bound a text-keyed backend reports for the same prompts);
+    --token-ids forces id keys (llama.cpp has no /tokenize: refused by name), --no-token-ids text."""
+    from llmsurrogate import testing
+    from llmsurrogate.llm.openai_backend import OpenAIBackend
+    from llmsurrogate.llm.prompts import multiple_choice_prompt
+    from llmsurrogate.llm.tasks import acs_income_task
+
+    frame = testing.synthetic_census(3, seed=17)
+    data = tmp_path / "rows.csv"
+    frame.to_csv(data, index=False)
+    out = subprocess.run(_score_args(server.url, data, tmp_path / "c1", tmp_path / "o1"), env=_env(),
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    topk = json.loads((tmp_path / "o1" / "run.json").read_text())["topk"]
+    task = acs_income_task()
+    prompts = [multiple_choice_prompt(task, r, q) for r in frame.to_dict("records") for q in task.question.permutations()]
+    ref = OpenAIBackend(MODEL_ALIAS, base_url=server.url, token_ids=False)
+    with pytest.warns(Warning):
+        ref.next_token_logprobs(prompts, [i for _, i in ref.answer_tokens(["A"])["A"]])
+    rep = ref.topk_report(prompts)
+    assert topk["keyed_by"] == "token text" and topk["prompts"] == len(prompts) and topk["top_logprobs"] == 20
+    assert topk["unseen_bound_max"] == pytest.approx(float(rep.unseen_bound.max()), rel=1e-6)
+    assert "unseen" in out.stdout and "keyed by token text" in out.stdout
+    forced = subprocess.run(_score_args(server.url, data, tmp_path / "c2", tmp_path / "o2", "--token-ids"),
+                            env=_env(), capture_output=True, text=True, timeout=300)
+    assert forced.returncode == 1 and "needs a vLLM server" in forced.stderr, forced.stderr[-2000:]
+    off = subprocess.run(_score_args(server.url, data, tmp_path / "c3", tmp_path / "o3", "--no-token-ids"),
+                         env=_env(), capture_output=True, text=True, timeout=300)
+    assert off.returncode == 0, off.stderr[-2000:]
+    assert json.loads((tmp_path / "o3" / "run.json").read_text())["topk"]["keyed_by"] == "token text"
+
+
+@pytest.mark.vllm
+def test_vllm_server_is_keyed_by_token_id_by_default(vllm_server, tmp_path):
+    """Issue 34, item 6: against vLLM's server the default keys by token id (its model list says
+    owned_by "vllm"): every one of the 800 tokens counts once (mass 1) where text keys merge the
+    byte tokens (673 keys, 0.84 of the mass); the command line does the same, --no-token-ids not."""
+    prompts = _mc_prompts(4, seed=81)
+    be = _backend(vllm_server.url)
+    ids = [i for k in "AB" for _, i in be.answer_tokens(["A", "B"])[k]]
+    be.next_token_logprobs(prompts, ids)
+    rep = be.topk_report(prompts)
+    assert be.token_ids is True and be.identity["token_ids"] is True
+    assert (rep.k >= 800).all() and (rep.topk_mass > 1 - 1e-4).all()
+    text = _backend(vllm_server.url, token_ids=False)
+    text.next_token_logprobs(prompts, ids)
+    collapsed = text.topk_report(prompts)
+    print(f"vLLM server, default: {int(rep.k.min())} keys, mass {rep.topk_mass.min():.6f}; text keys: "
+          f"{int(collapsed.k.min())} keys, mass {collapsed.topk_mass.min():.3f}")
+    assert (collapsed.k < 800).all() and (collapsed.topk_mass < 0.99).all()
+    from llmsurrogate import testing
+
+    data = tmp_path / "rows.csv"
+    testing.synthetic_census(2, seed=19).to_csv(data, index=False)
+    for flag, keyed in (((), "token id"), (("--no-token-ids",), "token text")):
+        out = subprocess.run(_score_args(vllm_server.url, data, tmp_path / f"c{len(flag)}", tmp_path / f"o{len(flag)}",
+                                         *flag), env=_env(), capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr[-3000:]
+        assert json.loads((tmp_path / f"o{len(flag)}" / "run.json").read_text())["topk"]["keyed_by"] == keyed
 
 
 @needs_server

@@ -17,11 +17,16 @@ request is made of (``model``, ``base_url``, ``endpoint``, ``system``, ``extra_b
 lives there, on top of :meth:`HTTPTransport._run`.
 
 The API key is read from the environment only, and scrubbed (:class:`_Scrubber`) from every
-message, log line and stored response.
+message, log line and stored response. So are the credentials an endpoint URL may carry
+(``http://user:PASSWORD@host/v1``, ``?api_key=SECRET``): the URL is shown, recorded and keyed
+redacted (:func:`llmsurrogate._redact.redact_url`: no userinfo, no secret query value), and its
+secrets are scrubbed like the key, with the HTTP Basic token a client makes of the userinfo. The
+query of the URL goes with every request (the ``openai`` client's ``default_query``).
 """
 
 from __future__ import annotations
 
+import base64
 import concurrent.futures as cf
 import json
 import logging
@@ -38,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from .._optional import require
+from .._redact import REDACTED, redact_logs, redact_text, url_secrets
 from .._validation import check_int
 from ..exceptions import ComputationError, InvalidArgumentError
 from ._ledger import Ledger
@@ -66,16 +72,24 @@ class RequestFailedError(ComputationError):
 
 
 class _Scrubber:
-    """Replaces the API key's value in any text (exception messages, logged lines)."""
+    """Replaces the API key's value and the endpoint URL's secrets (``others``: userinfo, secret
+    query values, their Basic token; those shorter than 4 characters are left to the URL
+    redaction) in any text (exception messages, logged lines), and redacts every URL in it."""
 
-    def __init__(self, secret: str | None):
+    def __init__(self, secret: str | None, others: list[str] | tuple[str, ...] = ()):
         self._secret = secret or None
+        self._all = sorted({s for s in others if len(s) >= 4} | ({self._secret} if self._secret else set()),
+                           key=len, reverse=True)
 
     def __call__(self, text: Any) -> str:
-        s = str(text)
-        if self._secret and self._secret in s:
-            s = s.replace(self._secret, "***")
+        s = redact_text(text)
+        for secret in self._all:
+            if secret in s:
+                s = s.replace(secret, REDACTED)
         return s
+
+    def holds_secret(self, text: str) -> bool:
+        return any(secret in text for secret in self._all)
 
     def __repr__(self) -> str:
         return "_Scrubber(***)"
@@ -152,8 +166,19 @@ def _retry_after(headers) -> float | None:
 def _normalise_url(url: str) -> str:
     u = str(url).strip().rstrip("/")
     if not re.match(r"^https?://[^\s/]+", u):
-        raise InvalidArgumentError(f"argument `base_url` must be an http(s) URL such as http://127.0.0.1:8000/v1; got {u!r}")
+        raise InvalidArgumentError(f"argument `base_url` must be an http(s) URL such as http://127.0.0.1:8000/v1; got "
+                                   f"{redact_text(u)!r}")
     return u
+
+
+def _split_query(url: str) -> tuple[str, dict[str, str]]:
+    """``url`` without its query and fragment, and the query's parameters (for the ``openai``
+    client's ``default_query``: a query left in its ``base_url`` would end up before the path)."""
+    from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(query="", fragment="")).rstrip("/"), dict(parse_qsl(parts.query,
+                                                                                     keep_blank_values=True))
 
 
 class HTTPTransport:
@@ -182,9 +207,10 @@ class HTTPTransport:
         self.max_tokens = None if max_tokens is None else check_int(max_tokens, "max_tokens", minimum=0)
         self.limiter = RateLimiter(requests_per_minute, tokens_per_minute)
 
-    def _connect(self, cache: Any, api_key_env: str) -> None:
+    def _connect(self, cache: Any, api_key_env: str, url: str) -> None:
         """The response store, the stop flag, the progress callback and the client (the key is
-        read from the environment variable ``api_key_env`` here and nowhere else)."""
+        read from the environment variable ``api_key_env`` here and nowhere else) for the endpoint
+        ``url`` as given (credentials and all; ``self.base_url`` is its redacted form)."""
         self._cache: Cache | NullCache = self._as_response_cache(cache)
         self._memory: dict[str, bytes] = {}
         self._budget_lock = threading.Lock()
@@ -193,12 +219,15 @@ class HTTPTransport:
         self.progress = None
         self._progress_lock = threading.Lock()
         key = os.environ.get(api_key_env)
-        self._scrub = _Scrubber(key)
+        self._scrub = _Scrubber(key, url_secrets(url))
+        self._endpoint = url  # the URL requests go to: never shown (self.base_url is)
+        redact_logs()  # the HTTP clients' own log records (httpx logs each request's URL)
         openai = require("openai", purpose="OpenAIBackend")
         self._openai = openai
         # the client holds the key; it is never printed (see __repr__) and never leaves this object
-        self._client = openai.OpenAI(api_key=key or "no-key", base_url=self.base_url, max_retries=0,
-                                     timeout=self.timeout)
+        base, query = _split_query(url)
+        self._client = openai.OpenAI(api_key=key or "no-key", base_url=base, max_retries=0, timeout=self.timeout,
+                                     default_query=query or None)
 
     @staticmethod
     def _as_response_cache(cache):
@@ -218,9 +247,10 @@ class HTTPTransport:
 
 
     def _request_key(self, kind: str, prompt: str, params: Mapping[str, Any]) -> str:
-        head = {"url": self.identity["base_url"], "endpoint": self.endpoint, "model": self.model}
+        head = {"url": self._identity["base_url"], "endpoint": self.endpoint, "model": self.model}
         return Cache.key(backend="openai-http", model=json.dumps(head, sort_keys=True), prompt=prompt,
-                         template=RESPONSE_TEMPLATE, params={"kind": kind, **params, "extra_body": self.identity["extra_body"]})
+                         template=RESPONSE_TEMPLATE, params={"kind": kind, **params,
+                                                             "extra_body": self._identity["extra_body"]})
 
     def _body(self, prompt: str, params: Mapping[str, Any]) -> dict[str, Any]:
         p = dict(params)
@@ -308,7 +338,7 @@ class HTTPTransport:
                 raise CapabilityError(f"{self.base_url} refused the request's log-probability options "
                                       f"(logprobs/top_logprobs/echo): {msg}") from None
             hint = ""
-            if status in (401, 403) and not self._scrub._secret:
+            if status in (401, 403) and not self._scrub._secret and "@" not in self._endpoint.split("/")[2]:
                 hint = f" (the environment variable {self.api_key_env} is not set)"
             raise RequestFailedError(f"{self.base_url} answered HTTP {status}{hint}: {msg}") from None
         except (ValueError, oa.APIResponseValidationError) as err:  # truncated or malformed JSON
@@ -403,14 +433,16 @@ class HTTPTransport:
             return None
         return json.loads(bytes(got).decode("utf-8"))
 
-    def _store(self, key: str, data: dict[str, Any]) -> None:
-        blob = json.dumps(data, sort_keys=True, separators=(",", ":")).encode("utf-8")
-        if self._scrub._secret and self._scrub._secret.encode("utf-8") in blob:  # a server echoing the key back
-            blob = self._scrub(blob.decode("utf-8")).encode("utf-8")
+    def _store(self, key: str, data: dict[str, Any], kind: str = "openai_response") -> None:
+        text = json.dumps(data, sort_keys=True, separators=(",", ":"))
+        if self._scrub.holds_secret(text):  # a server echoing the key or a URL secret back
+            for secret in self._scrub._all:
+                text = text.replace(secret, REDACTED)
+        blob = text.encode("utf-8")
         if isinstance(self._cache, NullCache):
             self._memory[key] = blob
         else:
-            self._cache.put_many([(key, np.frombuffer(blob, dtype=np.uint8))], kind="openai_response")
+            self._cache.put_many([(key, np.frombuffer(blob, dtype=np.uint8))], kind=kind)
 
     def _run(self, kind: str, prompts: list[str], params: dict[str, Any]) -> list[dict[str, Any]]:
         """Responses for every prompt, ``concurrency`` requests at a time. On a budget stop or a
@@ -479,41 +511,98 @@ class HTTPTransport:
     def _where(self) -> str:
         return str(getattr(self._cache, "path", "memory only: pass cache= to keep them"))
 
-    def _tokenize(self, text: str) -> int | None:
-        """The id of ``text`` as one token, from the server's ``/tokenize`` (vLLM; no special tokens);
-        None where it is several tokens. Stored in the response cache: a rerun sends nothing."""
+    def _server_url(self, path: str, *, root: bool = False) -> tuple[str, dict[str, str]]:
+        """The URL of ``path`` on the endpoint (``root``: beside ``/v1``, as vLLM's ``/tokenize``),
+        without userinfo but with the endpoint's query, and the request's headers: HTTP Basic from
+        the userinfo where there is one (as the ``openai`` client sends), else the key as Bearer."""
+        from urllib.parse import unquote, urlsplit, urlunsplit
+
+        parts = urlsplit(self._endpoint)
+        userinfo, _, host = parts.netloc.rpartition("@")
+        prefix = parts.path.rstrip("/")
+        if root and prefix.endswith("/v1"):
+            prefix = prefix[:-3]
+        url = urlunsplit((parts.scheme, host, prefix + path, parts.query, ""))
+        headers = {"Content-Type": "application/json"}
+        if userinfo:
+            user, _, password = userinfo.partition(":")
+            token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode("utf-8")).decode("ascii")
+            headers["Authorization"] = f"Basic {token}"
+        elif self._scrub._secret:
+            headers["Authorization"] = f"Bearer {self._scrub._secret}"
+        return url, headers
+
+    def _server_json(self, path: str, body: dict[str, Any] | None, *, kind: str, root: bool = False,
+                     valid=lambda data: isinstance(data, dict)) -> tuple[int, Any]:
+        """``(200, JSON)`` of a GET (``body`` None) or POST to ``path`` on the server (outside the
+        ``openai`` client: vLLM's ``/tokenize``, the model list), or ``(status, None)`` for an HTTP
+        error that retrying cannot fix; connection errors, timeouts, 5xx, 408, 429 and bodies that
+        are not ``valid`` JSON are retried as every request is (counted in the ledger under
+        ``kind``). :class:`RequestFailedError` when the retries are spent."""
         import urllib.error
         import urllib.request
 
+        url, headers = self._server_url(path, root=root)
+        data_bytes = None if body is None else json.dumps(body).encode("utf-8")
+        for attempt in range(self.max_retries + 1):
+            with self.ledger._lock:
+                self.ledger.requests += 1
+            try:
+                with urllib.request.urlopen(urllib.request.Request(url, data=data_bytes, headers=headers),
+                                            timeout=self.timeout) as r:
+                    data = json.loads(r.read())
+                if valid(data):
+                    return 200, data
+            except urllib.error.HTTPError as err:
+                if err.code < 500 and err.code not in (408, 429):
+                    return err.code, None
+            except (OSError, ValueError):  # connection, timeout, truncated or malformed body: retried
+                pass
+            if attempt < self.max_retries:
+                self.ledger.retry(kind)
+                self._sleep(random.uniform(0.0, min(self.max_backoff, self.backoff * 2 ** attempt)))
+        raise RequestFailedError(f"{self.base_url}: {path} failed after {self.max_retries + 1} attempts")
+
+    def _detect_vllm(self, *, ask: bool = True) -> bool | None:
+        """Whether the endpoint is vLLM's OpenAI server, from its model list (``GET /models``):
+        vLLM's cards say ``owned_by: "vllm"`` (llama.cpp's ``"me"`` or ``"llamacpp"``, OpenAI's
+        ``"openai"``/``"system"``). The answer is stored in the response cache (a rerun asks
+        nothing); a list refused with 401/403 counts as no for this object only (a key set later
+        may open it). ``ask=False``: None where nothing is stored yet, and no request."""
+        key = self._request_key("models", self.model, {})
+        data = self._lookup(key)
+        if data is None:
+            if not ask:
+                return None
+            try:
+                status, listing = self._server_json("/models", None, kind="models", valid=lambda d: True)
+            except RequestFailedError as err:
+                raise RequestFailedError(f"{err} (the model list tells a vLLM server, whose log-probabilities are "
+                                         "keyed by token id; pass token_ids=True or False to skip the check)") from None
+            if status in (401, 403):
+                return False
+            cards = [m for m in ((listing or {}).get("data") if isinstance(listing, dict) else None) or []
+                     if isinstance(m, dict)]
+            mine = [m for m in cards if m.get("id") == self.model] or cards
+            owners = sorted({str(m.get("owned_by")) for m in mine})
+            data = {"status": status, "owned_by": owners, "vllm": "vllm" in owners}
+            self._store(key, data, kind="openai_models")
+            log.info("%s serves %r (owned_by %s): %s", self.base_url, self.model, owners or "unknown",
+                     "vLLM, log-probabilities keyed by token id" if data["vllm"] else "keyed by token text")
+        return bool(data["vllm"])
+
+    def _tokenize(self, text: str) -> int | None:
+        """The id of ``text`` as one token, from the server's ``/tokenize`` (vLLM; no special tokens);
+        None where it is several tokens. Stored in the response cache: a rerun sends nothing."""
         key = self._request_key("tokenize", text, {})
         data = self._lookup(key)
         if data is None:
-            url = (self.base_url[:-3] if self.base_url.endswith("/v1") else self.base_url) + "/tokenize"
-            headers = {"Content-Type": "application/json"}
-            if self._scrub._secret:
-                headers["Authorization"] = f"Bearer {self._scrub._secret}"
-            body = json.dumps({"model": self.model, "prompt": text, "add_special_tokens": False}).encode("utf-8")
-            for attempt in range(self.max_retries + 1):
-                with self.ledger._lock:
-                    self.ledger.requests += 1
-                try:
-                    with urllib.request.urlopen(urllib.request.Request(url, data=body, headers=headers),
-                                                timeout=self.timeout) as r:
-                        data = json.loads(r.read())
-                    if isinstance(data, dict) and isinstance(data.get("tokens"), list):
-                        break
-                except urllib.error.HTTPError as err:
-                    if err.code < 500 and err.code not in (408, 429):
-                        raise CapabilityError(f"{self.base_url} has no /tokenize (HTTP {err.code}): token_ids=True "
-                                              "needs a vLLM server") from None
-                except (OSError, ValueError):  # connection, timeout, truncated or malformed body: retried
-                    pass
-                data = None
-                if attempt < self.max_retries:
-                    self.ledger.retry("tokenize")
-                    self._sleep(random.uniform(0.0, min(self.max_backoff, self.backoff * 2 ** attempt)))
+            status, data = self._server_json("/tokenize", {"model": self.model, "prompt": text,
+                                                           "add_special_tokens": False}, kind="tokenize", root=True,
+                                             valid=lambda d: isinstance(d, dict) and isinstance(d.get("tokens"), list))
             if data is None:
-                raise RequestFailedError(f"{self.base_url}: /tokenize failed after {self.max_retries + 1} attempts")
+                raise CapabilityError(f"{self.base_url} has no /tokenize (HTTP {status}): token_ids=True "
+                                      "needs a vLLM server")
             self._store(key, {"tokens": [int(t) for t in data["tokens"]]})
         toks = data["tokens"]
         return int(toks[0]) if len(toks) == 1 else None

@@ -18,9 +18,14 @@ counts the prompts with a requested spelling outside the top k (a warning says h
 Byte tokens. A server that keys ``top_logprobs`` by token *text* merges the distinct byte tokens
 of a byte-level BPE vocabulary that decode to the same text (vLLM, with the package's tiny model:
 800 tokens asked for, 673 keys summing to 0.84 came back), so the top-k mass and
-``unseen_bound`` are wrong. ``token_ids=True`` (vLLM's servers) asks for keys by token id instead
-(``return_tokens_as_token_ids``) and finds each spelling's id through the server's ``/tokenize``
-(stored in the response cache like every response): every token counts once.
+``unseen_bound`` are wrong. Keyed by token id instead (``return_tokens_as_token_ids``, vLLM's
+servers), each spelling's id found through the server's ``/tokenize`` (stored in the response cache
+like every response), every token counts once. By default (``token_ids=None``) the backend asks the
+server's model list (``GET /models``, once; the answer is stored in the response cache) and keys by
+token id where the served model's card says ``owned_by: "vllm"``; ``token_ids=True`` / ``False``
+(the command line's ``--token-ids`` / ``--no-token-ids``) decide without asking (a vLLM server behind
+a gateway that rewrites the list; a server that is none). The unseen-mass bound is reported either
+way (:meth:`OpenAIBackend.topk_report`, :meth:`OpenAIBackend.topk_summary`).
 
 Token matching follows the risk-score spec: a key ``K`` is matched by the single tokens ``"K"``,
 ``" K"`` and ``"\\nK"`` (leading space or newline, §1.6), case-sensitively unless
@@ -49,7 +54,10 @@ producer tag, so upgrading torch or llmsurrogate does not re-bill a paid API.
 Nothing leaked: the API key is read from the environment variable ``api_key_env`` only. It is
 never stored on the backend's attributes, its repr, the cache, the identity (cache keys and
 results), logs or the text of an exception (messages are scrubbed, and errors are raised without
-the client's exception chained).
+the client's exception chained). Credentials in ``base_url`` (``http://user:PASSWORD@host/v1``,
+``?api_key=SECRET``) are used for the requests and shown nowhere: ``base_url``, the repr, the
+identity and every message hold the URL redacted (:mod:`llmsurrogate._redact`), and the secrets
+(with the HTTP Basic token of the userinfo) are scrubbed like the key.
 """
 
 from __future__ import annotations
@@ -67,6 +75,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._redact import redact_url
 from .._validation import check_choice, check_int
 from ..exceptions import InvalidArgumentError, LLMSurrogateWarning
 from ._http import (  # noqa: F401 - the transport's names stay importable from here
@@ -145,7 +154,8 @@ class OpenAIBackend(HTTPTransport):
     ----------
     model : the model name the endpoint serves (``"gpt-4o-mini"``, the ``--served-model-name``).
     base_url : the endpoint (``"https://api.openai.com/v1"``, ``"http://127.0.0.1:8000/v1"``);
-        requests go there and nowhere else.
+        requests go there and nowhere else, with its query (``?api-version=...``). Userinfo and
+        secret query values are used, never shown: the attribute ``base_url`` holds the URL redacted.
     api_key_env : the environment variable holding the key (read once, never stored in the
         open); a local server without a key gets a placeholder.
     endpoint : ``"completions"`` (raw prompts, echo for prompt log-probabilities; vLLM,
@@ -166,7 +176,8 @@ class OpenAIBackend(HTTPTransport):
     extra_body : extra JSON fields sent with every request (part of the cache key).
     token_ids : key next-token log-probabilities by token id (vLLM's ``return_tokens_as_token_ids``)
         and match the spellings through the server's ``/tokenize``; exact top-k mass with
-        byte-level tokenizers. vLLM's servers only (``vllm serve``); default off.
+        byte-level tokenizers. vLLM's servers only (``vllm serve``). ``None`` (default): decided
+        on first use from the server's model list (vLLM: on), see :meth:`uses_token_ids`.
 
     Examples
     --------
@@ -197,11 +208,12 @@ class OpenAIBackend(HTTPTransport):
                  max_retries: int = 8, backoff: float = 0.5, max_backoff: float = 60.0, timeout: float = 60.0,
                  prices: Mapping[str, float] | None = None, max_cost: float | None = None,
                  max_tokens: int | None = None, cache: Any = None, extra_body: Mapping[str, Any] | None = None,
-                 prompts_per_call: int = 256, token_ids: bool = False):
+                 prompts_per_call: int = 256, token_ids: bool | None = None):
         if not isinstance(model, str) or not model:
             raise InvalidArgumentError("argument `model` must be the non-empty name of the served model")
         self.model = model
-        self.base_url = _normalise_url(base_url)
+        url = _normalise_url(base_url)
+        self.base_url = redact_url(url)  # shown and recorded; requests go to `url` (the client holds it)
         if not isinstance(api_key_env, str) or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", api_key_env):
             raise InvalidArgumentError("argument `api_key_env` must be the NAME of an environment variable "
                                        "(the key itself is never passed as an argument)")
@@ -218,21 +230,52 @@ class OpenAIBackend(HTTPTransport):
                              max_tokens=max_tokens)
         self.extra_body = dict(extra_body or {})
         self.prompts_per_call = check_int(prompts_per_call, "prompts_per_call", minimum=1)
-        if not isinstance(token_ids, bool):
-            raise InvalidArgumentError(f"argument `token_ids` must be True or False; got {token_ids!r}")
+        if token_ids is not None and not isinstance(token_ids, bool):
+            raise InvalidArgumentError(f"argument `token_ids` must be True, False or None (ask the server); "
+                                       f"got {token_ids!r}")
+        #: keyed by token id (True), by text (False), or not decided yet (None: :meth:`uses_token_ids`)
         self.token_ids = token_ids
         self._server_ids: dict[str, int | None] = {}
         self._topk: dict[str, dict[str, Any]] = {}
-        self._connect(cache, api_key_env)
-        self.identity = {"backend": "openai", "model": self.model, "base_url": self._scrub(self.base_url),
-                         "endpoint": self.endpoint, "top_logprobs": self.top_logprobs, "system": self.system,
-                         "temperature": self.temperature, "seed": self.seed,
-                         "extra_body": json.loads(self._scrub(json.dumps(self.extra_body, sort_keys=True)))}
-        if self.token_ids:  # only then: the identities (and cache keys) of text-keyed runs stay as they were
-            self.identity["token_ids"] = True
+        self._connect(cache, api_key_env, url)
+        self._identity = {"backend": "openai", "model": self.model, "base_url": self._scrub(self.base_url),
+                          "endpoint": self.endpoint, "top_logprobs": self.top_logprobs, "system": self.system,
+                          "temperature": self.temperature, "seed": self.seed,
+                          "extra_body": json.loads(self._scrub(json.dumps(self.extra_body, sort_keys=True)))}
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        """What the scoring layer's cache keys and the results' ``meta["backend"]`` hold: the model,
+        the endpoint (redacted), the decoding settings and ``token_ids: True`` when keyed by token
+        id (only then: text-keyed identities stay as they were). Reading it decides the keying
+        (:meth:`uses_token_ids`: a request the first time, with ``token_ids=None``)."""
+        ident = dict(self._identity)
+        if self.uses_token_ids():
+            ident["token_ids"] = True
+        return ident
+
+    def uses_token_ids(self, *, ask: bool = True) -> bool | None:
+        """Whether next-token log-probabilities are keyed by token id: ``token_ids`` as given, or,
+        with ``token_ids=None``, whether the server is vLLM's (its model list, ``GET /models``,
+        says ``owned_by: "vllm"`` for the model; asked once, the answer stored in the response
+        cache). ``ask=False``: None instead of a request while undecided.
+
+        Examples
+        --------
+        >>> OpenAIBackend("my-model", base_url="http://127.0.0.1:8000/v1", token_ids=False).uses_token_ids()
+        False
+        >>> OpenAIBackend("my-model", base_url="http://127.0.0.1:8000/v1").uses_token_ids(ask=False) is None
+        True
+        """
+        if self.token_ids is None:
+            decided = self._detect_vllm(ask=ask)
+            if decided is None:
+                return None
+            self.token_ids = decided
+        return self.token_ids
 
     def __repr__(self) -> str:
-        return f"OpenAIBackend(model={self.model!r}, base_url={self.identity['base_url']!r}, endpoint={self.endpoint!r})"
+        return f"OpenAIBackend(model={self.model!r}, base_url={self.base_url!r}, endpoint={self.endpoint!r})"
 
     def __getstate__(self):
         raise TypeError("OpenAIBackend cannot be pickled (it holds a client with the API key); build one per process")
@@ -327,7 +370,7 @@ class OpenAIBackend(HTTPTransport):
         params = self._next_token_params()
         # the keys the spellings have in the response: their texts, or "token_id:<server id>" (a
         # spelling that is not one token of the server's vocabulary is never among them)
-        keys = [self._id_key(t) for t in texts] if self.token_ids else texts
+        keys = [self._id_key(t) for t in texts] if self.uses_token_ids() else texts
         resp = self._run("next_token", prompts, params)
         out = np.full((len(prompts), len(ids)), -np.inf, dtype=np.float32)
         truncated = 0
@@ -358,9 +401,9 @@ class OpenAIBackend(HTTPTransport):
                           LLMSurrogateWarning, stacklevel=2)
         return out
 
-    def _next_token_params(self) -> dict[str, Any]:
+    def _next_token_params(self, token_ids: bool | None = None) -> dict[str, Any]:
         params = {"max_tokens": 1, "temperature": 0.0, "seed": self.seed, "logprobs": self.top_logprobs}
-        if self.token_ids:
+        if self.uses_token_ids() if token_ids is None else token_ids:
             params["token_ids"] = True
         return params
 
@@ -395,6 +438,30 @@ class OpenAIBackend(HTTPTransport):
             rec = self._topk.get(hashlib.sha256(p.encode("utf-8")).hexdigest())
             rows.append(rec or dict.fromkeys(cols, np.nan))
         return pd.DataFrame(rows)
+
+    def topk_summary(self) -> dict[str, Any]:
+        """The top-k report of every prompt scored through this object, in a few numbers (what the
+        command line writes to ``run.json`` as ``topk``): ``keyed_by`` (``"token id"``,
+        ``"token text"``, or None while undecided), ``top_logprobs`` (k asked for), ``prompts``
+        scored, and over them ``unseen_bound_max`` / ``unseen_bound_mean`` (the most mass outside
+        the top k: ``1 - topk_mass``), ``topk_mass_min``, ``k_min`` (distinct tokens the server
+        returned) and ``prompts_with_keys_unseen`` (an answer key with no spelling in the top k).
+
+        Examples
+        --------
+        >>> OpenAIBackend("my-model", base_url="http://127.0.0.1:8000/v1", token_ids=False).topk_summary()
+        {'keyed_by': 'token text', 'top_logprobs': 20, 'prompts': 0}
+        """
+        decided = self.uses_token_ids(ask=False)
+        out: dict[str, Any] = {"keyed_by": None if decided is None else ("token id" if decided else "token text"),
+                               "top_logprobs": self.top_logprobs, "prompts": len(self._topk)}
+        recs = list(self._topk.values())
+        if recs:
+            bounds = [r["unseen_bound"] for r in recs]
+            out.update(unseen_bound_max=max(bounds), unseen_bound_mean=sum(bounds) / len(bounds),
+                       topk_mass_min=min(r["topk_mass"] for r in recs), k_min=min(r["k"] for r in recs),
+                       prompts_with_keys_unseen=sum(1 for r in recs if r["keys_unseen"]))
+        return out
 
     def prompt_logprobs(self, prompts: Sequence[str]) -> RaggedLogprobs:
         """log p(token | tokens before) of every prompt token, from the completions endpoint with
@@ -493,10 +560,18 @@ class OpenAIBackend(HTTPTransport):
         >>> backend.is_cached(["Question: Is it? A. No. B. Yes. Answer:"]), backend.ledger.requests
         ([False], 0)
         """
-        params = {"next_token": self._next_token_params(),
-                  "prompt_logprobs": {"max_tokens": 1, "temperature": 0.0, "seed": self.seed, "logprobs": 0,
-                                      "echo": True}}[kind]
-        keys = [self._request_key(kind, p, params) for p in check_prompts(prompts)]
-        found = self._cache.get_many(keys)
-        return [k in found or k in self._memory for k in keys]
+        check_choice(kind, "kind", ["next_token", "prompt_logprobs"])
+        prompts = check_prompts(prompts)
+        echo = {"max_tokens": 1, "temperature": 0.0, "seed": self.seed, "logprobs": 0, "echo": True}
+        if kind == "prompt_logprobs":
+            variants = [echo]
+        else:  # keyed as decided; undecided (nothing asked, nothing stored yet): stored either way
+            decided = self.uses_token_ids(ask=False)
+            variants = [self._next_token_params(t) for t in ([decided] if decided is not None else [False, True])]
+        stored = [False] * len(prompts)
+        for params in variants:
+            keys = [self._request_key(kind, p, params) for p in prompts]
+            found = self._cache.get_many(keys)
+            stored = [s or k in found or k in self._memory for s, k in zip(stored, keys)]
+        return stored
 

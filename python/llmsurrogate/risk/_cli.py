@@ -106,12 +106,16 @@ from ._scores import METHODS, _check_inputs, few_shot_examples, risk_scores
               help="--backend openai: stop cleanly before using more tokens than this.")
 @click.option("--timeout", "request_timeout", type=click.FloatRange(min=0, min_open=True), default=None,
               help="--backend openai: seconds per request (60).")
+@click.option("--token-ids/--no-token-ids", "token_ids", default=None,
+              help="--backend openai: key the next-token log-probabilities by token id (vLLM's servers: exact top-k "
+              "mass with byte-level tokenizers) or by token text. Default: by token id where the server's model list "
+              "says vLLM (asked once). run.json's topk reports the keying and the unseen-mass bound.")
 @handle_errors
 def risk_command(data_path, task_spec, backend, model, method, cache_dir, out_dir, batch_size, device, max_new_tokens,
                  no_order_correction, orders, chat, group_col, weight_col, n_boot, no_plot, features, subsample,
                  few_shot, no_balance, fit_threshold, threshold, train_path, seed, variations, importance, system_prompt, base_url,
                  api_key_env, endpoint, concurrency, rpm, tpm, price_input, price_output, max_cost, max_tokens_budget,
-                 request_timeout):
+                 request_timeout, token_ids):
     """LLM risk scores for every row of --data, with metrics when the label is present."""
     outputs = ("scores.csv", "threshold_scores.csv", "metrics.csv", "metrics.json", "calibration.png",
                "metrics_by_option.csv", "answers.csv", "variations_metrics.csv", "variations_spread.csv",
@@ -164,7 +168,8 @@ def risk_command(data_path, task_spec, backend, model, method, cache_dir, out_di
             prices = {"input": price_input or 0.0, "output": price_output or 0.0}
         be = make_backend("openai", model, base_url=base_url, api_key_env=api_key_env, endpoint=endpoint,
                           concurrency=concurrency, requests_per_minute=rpm, tokens_per_minute=tpm, prices=prices,
-                          max_cost=max_cost, max_tokens=max_tokens_budget, timeout=request_timeout, cache=cache)
+                          max_cost=max_cost, max_tokens=max_tokens_budget, timeout=request_timeout, cache=cache,
+                          token_ids=token_ids)
     else:
         be = make_backend(backend, model, device=device, batch_size=batch_size)
     gcol = group_col or task.sensitive_attribute
@@ -247,12 +252,19 @@ def risk_command(data_path, task_spec, backend, model, method, cache_dir, out_di
             fig = ev.plot(kind="both")  # calibration by group beside the ROC curve
             save_figure(fig, out_dir / "calibration.png", dpi=130)
             written.append("calibration.png")
+    topk = be.topk_summary() if hasattr(be, "topk_summary") else None
+    if topk is not None:  # the keying and the unseen-mass bound of the HTTP backend's top-k log-probabilities
+        meta["topk"] = topk
     write_run_json(out_dir / RUN_JSON, manifest, meta)
     written.append(RUN_JSON)
     rejected = f" ({cache.rejected} stored outputs rejected: damaged or from another version)" if cache.rejected else ""
     click.echo(f"cache: {meta['cache_hits']} prompts reused, {meta['cache_misses']} computed{rejected}")
     if ledger is not None:
         click.echo(f"requests: {ledger.summary()}")
+    if topk is not None and topk["prompts"]:
+        click.echo(f"top-{topk['top_logprobs']} log-probabilities keyed by {topk['keyed_by']}: at most "
+                   f"{topk['unseen_bound_max']:.3g} of the next-token mass unseen (mean {topk['unseen_bound_mean']:.3g}, "
+                   f"{topk['prompts']} prompts)")
     click.echo(f"Wrote {', '.join(written)} to {out_dir}/")
 
 
