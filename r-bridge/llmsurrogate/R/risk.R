@@ -131,7 +131,9 @@ risk_scores <- function(data, task, model, backend = "transformers", method = "m
 #' @param seed Bootstrap seed.
 #' @param level Confidence level of the bootstrap intervals (0.95: 95% intervals).
 #' @param options K options: the option of each column of `scores`, where its column names are
-#'   not (a character or numeric vector of length K, in the columns' order).
+#'   not (a character or numeric vector of length K, in the columns' order). Column names that
+#'   are the options in another order (alphabetical after a pivot) are matched by name and put in
+#'   the order of `options`; names that share some options but not all are an error.
 #' @param ordered K options: are the options ordered (a scale)? `NULL` (default): `TRUE` when `y`
 #'   is an ordered factor. Ordered options add the ranked probability score.
 #' @return Binary scores: a data frame with one row per metric: `metric`, `value`, `se`, `ci_low`,
@@ -319,8 +321,41 @@ compare_answers <- function(y, scores, groups = NULL, weights = NULL, options = 
   .probability_matrix(scores, opts, "scores", "options", "answer", call)
 }
 
+# Column names that are the options in another order are put in the order of `options` by name
+# (columns alphabetical after a pivot, `options` in the scale's order); names that share some
+# options but not all are an error naming both, never a relabelling by position. Columns whose
+# names are not options at all (none, a data frame's V1, V2, ..., "p_low", ...) are labelled by
+# `options` in order, as documented.
+.match_option_columns <- function(scores, options, call) {
+  cols <- colnames(scores)
+  k <- NCOL(scores)
+  if (is.null(options) || is.null(cols) || any(is.na(cols)) || any(!nzchar(cols)) || !is.atomic(options) ||
+      length(options) != k || anyNA(options)) {
+    return(scores)
+  }
+  if (identical(cols, paste0("V", seq_len(k))) || identical(cols, paste0("X", seq_len(k)))) return(scores)
+  names <- if (all(startsWith(cols, "prob_"))) substring(cols, 6L) else cols
+  opts <- as.character(if (is.factor(options)) as.character(options) else options)
+  if (identical(names, opts)) return(scores)
+  if (!anyDuplicated(names) && !anyDuplicated(opts) && setequal(names, opts)) {
+    return(scores[, match(opts, names), drop = FALSE])
+  }
+  if (!length(intersect(names, opts))) return(scores)  # names that are not options: `options` labels them
+  extra <- setdiff(opts, names)
+  why <- if (length(extra)) {
+    sprintf("\"%s\" is in `options` but not a column of `scores`", extra[1])
+  } else {
+    sprintf("column \"%s\" of `scores` is not in `options`", setdiff(names, opts)[1])
+  }
+  .abort(sprintf(paste("arguments `options` (%s) and `scores` (its columns %s) name different options: %s;",
+                       "columns are matched to `options` by name, never relabelled by position: name the",
+                       "columns by the options (or pass unname(scores) to label them by `options` in order)"),
+                 .show_options(opts), .show_options(names), why), call)
+}
+
 # The arguments of a K-option call, checked in R's words and ready for the bridge.
 .option_args <- function(y, scores, groups, weights, options, ordered, call) {
+  scores <- .match_option_columns(scores, options, call)
   opts <- .score_options(scores, options, call)
   p <- .score_matrix(scores, opts, call)
   if (is.null(ordered)) {
