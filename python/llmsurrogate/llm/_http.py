@@ -602,7 +602,7 @@ class HTTPTransport:
                                              valid=lambda d: isinstance(d, dict) and isinstance(d.get("tokens"), list))
             if data is None:
                 raise CapabilityError(f"{self.base_url} has no /tokenize (HTTP {status}): token_ids=True "
-                                      "needs a vLLM server")
+                                      "needs a vLLM server (token_ids=False, --no-token-ids: keyed by token text)")
             self._store(key, {"tokens": [int(t) for t in data["tokens"]]})
         toks = data["tokens"]
         return int(toks[0]) if len(toks) == 1 else None
