@@ -107,12 +107,13 @@ def redact_text(text: object) -> str:
 
 
 def url_secrets(url: str) -> list[str]:
-    """The secret strings of ``url`` as they may appear elsewhere: the userinfo, its user name and
-    password (as written and percent-decoded), the values of secret parameters (both forms) and
-    the HTTP Basic token of the userinfo (what a client sends in ``Authorization``). Longest first.
+    """The secret strings of ``url`` as they may appear elsewhere: the userinfo and its password
+    (as written and percent-decoded; the user name alone only where there is no password: then it
+    is the token), the values of secret parameters (both forms) and the HTTP Basic token of the
+    userinfo (what a client sends in ``Authorization``). Longest first.
 
     >>> url_secrets("http://me:pw%21@h/v1?token=t0k")
-    ['me:pw%21', 'bWU6cHch', 'me:pw!', 'pw%21', 'pw!', 't0k', 'me']
+    ['me:pw%21', 'bWU6cHch', 'me:pw!', 'pw%21', 'pw!', 't0k']
     """
     parts = _split(str(url))
     if parts is None:
@@ -121,7 +122,9 @@ def url_secrets(url: str) -> list[str]:
     found: list[str] = []
     if userinfo:
         user, _, password = userinfo.partition(":")
-        found += [userinfo, user, password, unquote(userinfo), unquote(user), unquote(password)]
+        found += [userinfo, password, unquote(userinfo), unquote(password)]
+        if not password:  # https://TOKEN@host: the name is the secret
+            found += [user, unquote(user)]
         token = f"{unquote(user)}:{unquote(password)}".encode("utf-8")
         found.append(base64.b64encode(token).decode("ascii"))
     query, _, fragment = rest.partition("#")

@@ -88,8 +88,15 @@ class _Scrubber:
                 s = s.replace(secret, REDACTED)
         return s
 
-    def holds_secret(self, text: str) -> bool:
-        return any(secret in text for secret in self._all)
+    def stored(self, text: str) -> str:
+        """``text`` (a response about to be stored) without the key and the URL's secrets of 8
+        characters or more: a server that echoes them back leaves none in the cache, and a
+        short one cannot alter a response by coincidence (the URL redaction is not applied:
+        a prompt or an answer may hold a URL of its own)."""
+        for secret in self._all:
+            if (secret == self._secret or len(secret) >= 8) and secret in text:
+                text = text.replace(secret, REDACTED)
+        return text
 
     def __repr__(self) -> str:
         return "_Scrubber(***)"
@@ -434,10 +441,7 @@ class HTTPTransport:
         return json.loads(bytes(got).decode("utf-8"))
 
     def _store(self, key: str, data: dict[str, Any], kind: str = "openai_response") -> None:
-        text = json.dumps(data, sort_keys=True, separators=(",", ":"))
-        if self._scrub.holds_secret(text):  # a server echoing the key or a URL secret back
-            for secret in self._scrub._all:
-                text = text.replace(secret, REDACTED)
+        text = self._scrub.stored(json.dumps(data, sort_keys=True, separators=(",", ":")))  # a server echoing a secret
         blob = text.encode("utf-8")
         if isinstance(self._cache, NullCache):
             self._memory[key] = blob
