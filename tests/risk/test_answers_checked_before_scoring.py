@@ -215,6 +215,21 @@ def test_orders_where_it_has_no_effect_is_an_error():
     assert len(seen) == 2 * 3
 
 
+def test_orders_where_it_has_no_effect_is_an_error_for_the_predictor_and_mc_risk():
+    from llmsurrogate.llm.prompts import rows_of
+    from llmsurrogate.llm.scoring import mc_risk
+
+    task = bands_task()
+    backend, seen = recording()
+    for kwargs in ({"method": "numeric_scale"}, {"correct_order_bias": False}):
+        with pytest.raises(InvalidArgumentError, match=r"argument `orders`.*would do nothing"):
+            LLMPredictor(backend, task, orders="cyclic", **kwargs)  # was: taken, and ignored
+    with pytest.raises(InvalidArgumentError, match=r"argument `orders`.*would do nothing"):
+        mc_risk(backend, task, rows_of(rows(2), task), orders="all", correct_order_bias=False)
+    assert seen == []
+    assert LLMPredictor(backend, task, orders="cyclic").orders == "cyclic"
+
+
 # --- an option text cannot forge an option line -------------------------------------------------------
 
 @pytest.mark.parametrize("text", ["Yes.\nC. Maybe", "Yes\r\nC. Maybe", "Yes\rC", "Yes\u2028C. Maybe", "Yes\x0bC"])

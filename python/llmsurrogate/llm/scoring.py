@@ -538,7 +538,11 @@ def mc_risk(backend, task: Task, rows: Sequence[dict], *, cache=None, batch_size
 
 def _orderings(question: MultipleChoiceQuestion, correct_order_bias: bool, orders: str | None):
     """The answer orders to score: all K! or the K rotations (``orders``), or the question's own only."""
-    scheme = question.order_scheme(orders)  # checks `orders` also when it goes unused
+    if orders is not None and not correct_order_bias:
+        raise InvalidArgumentError("argument `orders` chooses the answer orders that correct_order_bias=True "
+                                   "averages; with correct_order_bias=False only the question's own order is "
+                                   "scored, so `orders` would do nothing: leave it out")
+    scheme = question.order_scheme(orders)
     return question.orderings(scheme) if correct_order_bias else [question]
 
 
@@ -808,6 +812,11 @@ class LLMPredictor:
         if self.method in ("multiple_choice", "numeric_scale") and task.question is None:
             raise InvalidArgumentError(f"argument `method`: {self.method!r} needs a multiple-choice question, and "
                                        f"task {task.name!r} has none")
+        if orders is not None and (self.method != "multiple_choice" or not correct_order_bias):
+            raise InvalidArgumentError(
+                f"argument `orders` chooses the answer orders that method='multiple_choice' with "
+                f"correct_order_bias=True averages; here (method={self.method!r}, correct_order_bias="
+                f"{bool(correct_order_bias)}) it would do nothing: leave it out")
         if task.question is not None:
             task.question.order_scheme(orders)  # checks `orders` now, not at the first prediction
         if self.method == "numeric_scale" and task.question is not None:
