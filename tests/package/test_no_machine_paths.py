@@ -59,8 +59,10 @@ def _findings(files: list[Path], patterns: list[str]) -> list[str]:
 
 
 def _machine_patterns() -> list[str]:
-    """FORBIDDEN plus this checkout's own absolute location and its parent (whatever machine runs it)."""
-    extra = [re.escape(str(REPO)) + r"(?![\w.-])", re.escape(str(REPO.parent)) + r"/"]
+    """FORBIDDEN plus a file inside this checkout named by its absolute path (wherever the checkout is:
+    a clone in /tmp/x must not flag an example's ``cd /tmp/x``, but ``/tmp/x/python/...`` is a path of
+    this machine)."""
+    extra = [re.escape(str(REPO)) + r"/[\w.]"]
     home = Path.home()
     if str(home) not in ("/", ""):
         extra.append(re.escape(str(home)) + r"/")
