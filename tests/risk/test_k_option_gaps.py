@@ -283,3 +283,17 @@ def test_binary_word_values_label_the_larger_option_one_and_bad_labels_are_clear
     with pytest.raises(InvalidArgumentError, match="column 'PINCP>50000': value 'high' at row 0 .* is not a whole "
                                                    "number; the labels are 0 and 1"):
         base.labels(pd.DataFrame({"PINCP>50000": ["high", "low"]}))
+
+
+def test_evaluate_of_k_option_scores_points_to_evaluate_multiclass():
+    """Issue 34 (a side finding): RiskScores.evaluate() on a K > 2 question failed with "argument `y`
+    must hold 0/1 labels; got 'employed'"; it now names the K-option evaluation, and the call it names
+    works as written."""
+    rows = status_rows(24, seed=5)
+    rs = risk.risk_scores(rows, status_task(), CallableBackend(oracle))
+    with pytest.raises(InvalidArgumentError, match=r"3 options.*evaluate_multiclass\(rs\.table\['label'\], rs\)"):
+        rs.evaluate()
+    ev = risk.evaluate_multiclass(rs.table["label"], rs, n_boot=0)
+    code = np.array([STATUS.index(v) for v in rs.table["label"]])
+    p = rs.probabilities.to_numpy()
+    assert ev.metric("log_loss") == pytest.approx(-np.mean(np.log(p[np.arange(len(code)), code])), abs=1e-12)

@@ -246,6 +246,12 @@ class RiskScores(Result):
         """
         if "label" not in self.table:
             raise InvalidArgumentError("these scores have no labels; pass the data with the target column")
+        k = sum(1 for c in self.table.columns if str(c).startswith("prob_"))
+        if k > 2:  # the score is an expected level on the options' scale, not a probability of 1
+            raise InvalidArgumentError(
+                f"these scores answer a question with {k} options: `evaluate()` judges a yes/no question's "
+                f"probabilities; use `risk.evaluate_multiclass(rs.table['label'], rs)` (log loss, Brier, RPS, "
+                f"accuracy, AUC, ECE over the {k} options) or `risk.compare_answers(...)`")
         from ._evaluation import evaluate  # inside: _evaluation imports this module (a cycle)
 
         labels, scores, keep = self._labelled()
