@@ -543,6 +543,31 @@ def named_columns(probs) -> list | None:
     return list(cols)
 
 
+def name_order(names, options) -> tuple[bool, list | None, list, list]:
+    """``(match, order, lost, extra)``: whether columns named ``names`` hold exactly the ``options``;
+    if so ``order``, the permutation putting them in the order of ``options`` (None: already in it);
+    else the options without a column (``lost``) and the columns that are no option (``extra``), both
+    empty when a label repeats. The one matching of column names to options (``match_options``; the
+    multiclass recalibrators' ``transform``), each caller wording its own error.
+
+    Examples
+    --------
+    >>> from llmsurrogate._validation import name_order
+    >>> name_order(["b", "a"], ["a", "b"])
+    (True, [1, 0], [], [])
+    >>> name_order(["a", "c"], ["a", "b"])
+    (False, None, ['b'], ['c'])
+    """
+    import pandas as pd
+
+    have, want = pd.Index(list(names)), pd.Index(list(options))
+    if len(have) == len(want) and not have.has_duplicates and not want.has_duplicates:
+        order = have.get_indexer(want)
+        if (order >= 0).all():
+            return True, (None if (order == np.arange(len(order))).all() else order.tolist()), [], []
+    return False, None, [o for o in options if o not in have], [c for c in names if c not in want]
+
+
 def match_options(names: list | None, options, what: str = "the columns of `probs`", arg: str = "probs"):
     """The column order that puts named prediction columns ``names`` in the order of ``options``
     (None: keep the order). Named columns and ``options=`` must name the same options, in any
@@ -556,18 +581,12 @@ def match_options(names: list | None, options, what: str = "the columns of `prob
     >>> match_options(None, ["a", "b"]) is None  # unnamed columns: `options` labels them in order
     True
     """
-    import pandas as pd
-
     if options is None or names is None:
         return None
     options = list(options)
-    have, want = pd.Index(names), pd.Index(options)
-    if len(have) == len(want) and not have.has_duplicates and not want.has_duplicates:
-        order = have.get_indexer(want)
-        if (order >= 0).all():
-            return None if (order == np.arange(len(order))).all() else order.tolist()
-    extra = [o for o in options if o not in have]
-    spare = [c for c in names if c not in want]
+    match, order, extra, spare = name_order(names, options)
+    if match:
+        return order
     why = (f"{extra[0]!r} is in `options` but not a column of `{arg}`" if extra else
            f"column {spare[0]!r} of `{arg}` is not in `options`" if spare else "the labels repeat")
     raise InvalidArgumentError(

@@ -35,6 +35,7 @@ from .._validation import (
     check_int,
     check_real,
     match_options,
+    name_order,
     named_columns,
 )
 from ..exceptions import EmptyInputError, InvalidArgumentError, LLMSurrogateWarning, ShapeError
@@ -628,13 +629,9 @@ class _Scaling:
         """The permutation putting the named columns ``names`` in the fitted options' order."""
         if names is None or self.options_ is None:
             return None
-        have, want = pd.Index(names), pd.Index(self.options_)
-        if not have.has_duplicates:
-            order = have.get_indexer(want)
-            if (order >= 0).all():
-                return None if (order == np.arange(len(order))).all() else order
-        extra = [c for c in names if c not in want]
-        lost = [o for o in self.options_ if o not in have]
+        match, order, lost, extra = name_order(names, self.options_)
+        if match:
+            return None if order is None else np.asarray(order)
         why = (f"column {extra[0]!r} is not one of them" if extra else
                f"option {lost[0]!r} has no column" if lost else "its column labels repeat")
         raise InvalidArgumentError(
