@@ -29,7 +29,7 @@ from ._demean import (
 )
 from ._formula import Formula, parse_formula
 from ._results import FeolsResult, FittedSample
-from ._vcov import VcovSpec, compute_vcov, parse_vcov
+from ._vcov import VcovInputs, VcovSpec, check_variances, compute_vcov, parse_vcov, to_units
 
 #: Relative pivot below which a regressor counts as collinear with the ones before it (and the
 #: fixed effects): its demeaned, partialled-out sum of squares over its sum of squares about its
@@ -491,9 +491,8 @@ def fit_design(design: Design, spec: VcovSpec, *, fixef_tol: float, fixef_maxite
         beta = r * (G @ beta_s)
         if first:
             beta[0] = ay * (my + by * (G[0] @ beta_s))
-        Q = G @ vc.vcov @ G.T
-        se = r * np.sqrt(np.diag(Q))
-        V = (r[:, None] * Q) * r[None, :]
+    V, se, Q = to_units(vc.vcov, G, r)
+    check_variances(names, Q, spec)
     bad = [nm for nm, bj, sj in zip(names, beta, se) if not (np.isfinite(bj) and np.isfinite(sj))]
     if bad:
         raise InvalidArgumentError(
@@ -519,7 +518,11 @@ def fit_design(design: Design, spec: VcovSpec, *, fixef_tol: float, fixef_maxite
         resid_y = resid * (ay * by)  # the residuals in the outcome's units
     sample = FittedSample(rows=design.rows, y=y, X=X[:, keep], resid=resid_y, w=w, fe_codes=fe_codes,
                           fe_labels=design.fe_labels, spec=design.spec, categorical_levels=design.categorical_levels,
-                          form=form, names=list(names), beta=beta)
+                          form=form, names=list(names), beta=beta,
+                          vcov_inputs=VcovInputs(X=Xt, resid=resid, w=None if w is None else wn, bread=bread,
+                                                 fe_codes=fe_codes, fe_names=list(fe_names),
+                                                 cluster_codes=dict(zip(spec.clusters, cl_codes)),
+                                                 fweights=wmax if fweights else None, G=G, r=r))
     res = FeolsResult(
         formula=form.text,
         outcome=form.outcome,

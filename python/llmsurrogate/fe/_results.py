@@ -52,6 +52,7 @@ class FittedSample:
     names: list
     beta: np.ndarray
     effects: Any = None  # the fixed effects, once computed
+    vcov_inputs: Any = None  # _vcov.VcovInputs: what FeolsResult.with_vcov() recomputes the variance from
 
 
 class _FixefNames(list):
@@ -137,6 +138,9 @@ class FeolsResult(Result):
     #: residual degrees of freedom: nobs minus the coefficients and the fixed-effect levels (one
     #: level of each fixed effect after the first is redundant), as fixest's df.residual
     df_resid: Any = None
+    #: the small-sample corrections other than the defaults, {"k_adj": bool, "G_adj": bool}
+    #: (:meth:`with_vcov`); None: the defaults (both True)
+    ssc: Any = None
 
     @classmethod
     def _from_fields(cls, fields: dict[str, Any]) -> "FeolsResult":
@@ -282,6 +286,89 @@ class FeolsResult(Result):
         if s.effects is None:
             s.effects = _solve_effects(s, self.fixef_names)
         return {k: v.copy() for k, v in s.effects.items()}
+
+    def with_vcov(self, vcov, data=None, *, k_adj: bool = True, G_adj: bool = True) -> "FeolsResult":
+        """The fit with another variance, without refitting (pyfixest's ``fit.vcov(vcov, data)``,
+        as a new result: this one is unchanged). ``vcov`` as :func:`feols` takes it; the numbers
+        are those of ``feols(..., vcov=vcov)`` on the same rows. A cluster column is taken from the
+        fit when it is one of its fixed effects (one column) or was a cluster column of the fit,
+        else from ``data``: the data of the fit, with its rows (``n_input``) in the same order
+        (the rows of the fit are taken by :attr:`obs_index`); a missing value in an estimation row
+        is an error (``feols(..., vcov=...)`` would drop the row: refit). ``k_adj``, ``G_adj``:
+        the small-sample factors ``(N - 1)/(N - df_k)`` and ``G/(G - 1)`` (``G = N`` for
+        hetero, HC2, HC3), fixest's ``ssc(adj = , cluster.adj = )``; both False give sandwich's
+        HC0/HC2/HC3 (``_vcov`` module docstring).
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd; from llmsurrogate import fe
+        >>> df = pd.DataFrame({"firm": np.repeat(np.arange(10), 5), "x": np.random.default_rng(0).normal(size=50)})
+        >>> df["y"] = 1.5 * df["x"] + df["firm"] + np.sin(np.arange(50))
+        >>> fit = fe.feols("y ~ x | firm", df)
+        >>> bool(np.isclose(fit.with_vcov({"CRV1": "firm"}).se()["x"],
+        ...                 fe.feols("y ~ x | firm", df, vcov={"CRV1": "firm"}).se()["x"], rtol=1e-12))
+        True
+        >>> fit.with_vcov("hetero", k_adj=False, G_adj=False).vcov_type
+        'hetero (HC1); no small-sample factor'
+        """
+        import copy
+
+        from ._demean import factorize, recode
+        from ._vcov import check_variances, compute_vcov, parse_vcov, ssc_label, to_units
+
+        for name, flag in (("k_adj", k_adj), ("G_adj", G_adj)):
+            if not isinstance(flag, (bool, np.bool_)):
+                raise InvalidArgumentError(f"argument `{name}` must be True or False; got {flag!r}")
+        s = self._fitted_sample()
+        inputs = s.vcov_inputs
+        if inputs is None:
+            raise InvalidArgumentError("this FeolsResult keeps no variance inputs: refit it with feols()")
+        spec = parse_vcov(vcov)
+        codes = []
+        frame = None
+        for name in spec.clusters:
+            if name in inputs.cluster_codes:
+                codes.append(inputs.cluster_codes[name])
+                continue
+            if name in inputs.fe_names:
+                codes.append(inputs.fe_codes[inputs.fe_names.index(name)])
+                continue
+            if data is None:
+                raise InvalidArgumentError(
+                    f"argument `vcov`: cluster column {name!r} is neither a fixed effect nor a cluster column of the "
+                    "fit; pass the data of the fit as `data`")
+            if frame is None:
+                from .._validation import as_frame
+
+                frame = as_frame(data, "data")
+                if len(frame) != self.n_input:
+                    raise InvalidArgumentError(
+                        f"argument `data` has {len(frame)} rows; the fit was estimated on data of {self.n_input} rows "
+                        "(pass the same data)")
+            if name not in frame.columns:
+                raise InvalidArgumentError(f"argument `vcov`: cluster column {name!r} is not in `data`")
+            raw = factorize(frame[name].to_numpy()[np.asarray(s.rows)])[0]
+            if np.any(raw < 0):
+                raise InvalidArgumentError(
+                    f"argument `vcov`: cluster column {name!r} is missing in {int(np.sum(raw < 0))} of the "
+                    f"{len(raw)} estimation rows; feols(..., vcov=...) would drop them: refit with that vcov")
+            codes.append(recode(raw)[0])
+        vc = compute_vcov(spec, X=inputs.X, resid=inputs.resid, w=inputs.w, bread=inputs.bread,
+                          fe_codes=inputs.fe_codes, fe_names=inputs.fe_names, cluster_codes=codes,
+                          fweights=inputs.fweights, k_adj=bool(k_adj), G_adj=bool(G_adj))
+        V, se, Q = to_units(vc.vcov, inputs.G, inputs.r)
+        check_variances(self.terms, Q, spec)
+        bad = [t for t, v in zip(self.terms, se) if not np.isfinite(v)]
+        if bad:
+            raise InvalidArgumentError(f"argument `vcov`: the standard error of {bad[0]!r} is not finite")
+        default = bool(k_adj) and bool(G_adj)
+        out = copy.copy(self)
+        for field, value in (("vcov_matrix", V), ("std_errors", se), ("vcov_type", ssc_label(spec.label, k_adj, G_adj)),
+                             ("df_t", int(vc.df_t)), ("df_k", int(vc.df_k)),
+                             ("n_clusters", {name: int(c.max()) + 1 for name, c in zip(spec.clusters, codes)}),
+                             ("ssc", None if default else {"k_adj": bool(k_adj), "G_adj": bool(G_adj)})):
+            object.__setattr__(out, field, value)
+        return out
 
     def _series(self, values, name: str):
         return pd.Series(np.asarray(values, dtype=float), index=pd.Index(self.terms, name="Coefficient"), name=name)
@@ -454,8 +541,14 @@ class FeolsResult(Result):
         if self.weights is not None:
             facts["Weights"] = self.weights
         notes = list(self.notes)
-        notes.append(f"t tests with {self.df_t} degrees of freedom; small-sample corrections as pyfixest's defaults "
-                     "(docs/methods/lookahead.md §5.3.1).")
+        if self.ssc is None:
+            notes.append(f"t tests with {self.df_t} degrees of freedom; small-sample corrections as pyfixest's defaults "
+                         "(docs/methods/lookahead.md §5.3.1).")
+        else:
+            applied = [f for f, on in (("(N-1)/(N-K)", self.ssc["k_adj"]), ("G/(G-1)", self.ssc["G_adj"])) if on]
+            notes.append(f"t tests with {self.df_t} degrees of freedom; small-sample factors: "
+                         f"{' and '.join(applied) if applied else 'none'} (G = N for hetero, HC2, HC3; "
+                         "llmsurrogate.fe._vcov).")
         return Summary(f"OLS with fixed effects: {self.outcome}", facts=facts, tables=[("", self.tidy())],
                        notes=notes, float_format="{:.6g}")
 

@@ -20,6 +20,15 @@ Notation: N rows, k regressors (after collinear ones are dropped), ``bread = (X�
 Frequency weights (``weights_type="fweights"``, as pyfixest): a row of weight w counts as w rows:
 ``N = Σ w_i``; iid and CRV1 as above with that N; the hetero scores are ``sqrt(w_i) x̃_i e_i``
 (and ``h_i / w_i`` the leverage of HC2/HC3).
+
+Other small-sample corrections (:meth:`FeolsResult.with_vcov`'s ``k_adj`` and ``G_adj``, fixest's
+``ssc(adj = , cluster.adj = )`` with fixest's meaning): the factors above are products of
+``(N − 1)/(N − df_k)`` (``k_adj``) and ``G/(G − 1)`` (``G_adj``; ``G = N`` for hetero/HC2/HC3, as
+fixest's hetero is clustering by row: ``(N−1)/(N−df_k) · N/(N−1) = N/(N−df_k)``; no factor for
+iid, whose ``Σ w_i e_i² / (N − 1)`` times ``(N−1)/(N−df_k)`` is the ``/(N − df_k)`` above). Without
+both (``k_adj=False, G_adj=False``) hetero, HC2 and HC3 are sandwich's ``vcovHC`` HC0, HC2 and HC3,
+and CRV1 is ``vcovCL(type = "HC0", cadjust = FALSE)`` (per cluster dimension). pyfixest's
+``ssc(k_adj=False)`` applies no factor to hetero at all (here: ``k_adj=False, G_adj=False``).
 """
 
 from __future__ import annotations
@@ -81,6 +90,44 @@ def _meat_clusters(scores: np.ndarray, codes: np.ndarray, groups: int) -> np.nda
     return sums.T @ sums
 
 
+def ssc_label(label: str, k_adj: bool = True, G_adj: bool = True) -> str:
+    """``label`` with the small-sample factors applied when they are not both (the default).
+
+    >>> ssc_label("HC2", k_adj=False, G_adj=False)
+    'HC2; no small-sample factor'
+    >>> ssc_label("CRV1 by firm", k_adj=False)
+    'CRV1 by firm; small-sample factor G/(G-1) only'
+    >>> ssc_label("iid")
+    'iid'
+    """
+    if k_adj and G_adj:
+        return label
+    if not k_adj and not G_adj:
+        return f"{label}; no small-sample factor"
+    return f"{label}; small-sample factor {'(N-1)/(N-K)' if k_adj else 'G/(G-1)'} only"
+
+
+@dataclass(frozen=True)
+class VcovInputs:
+    """What :func:`compute_vcov` reads, kept by a fit (in its estimation sample, not saved) so that
+    :meth:`FeolsResult.with_vcov` recomputes the variance without refitting: the demeaned
+    regressors of the coefficients kept and the residuals (both on the fit's standardized scale),
+    the normalized weights, the bread, the fixed effects' codes and names, the codes of the fit's
+    own cluster columns (by name), the frequency-weight factor, and the map back to the columns'
+    units (``G``, ``r``: ``V = r (G V_s G') r``)."""
+
+    X: np.ndarray
+    resid: np.ndarray
+    w: np.ndarray | None
+    bread: np.ndarray
+    fe_codes: list
+    fe_names: list
+    cluster_codes: dict
+    fweights: float | None
+    G: np.ndarray
+    r: np.ndarray
+
+
 @dataclass(frozen=True)
 class VcovResult:
     vcov: np.ndarray
@@ -92,11 +139,13 @@ class VcovResult:
 
 def compute_vcov(spec: VcovSpec, *, X: np.ndarray, resid: np.ndarray, w: np.ndarray | None, bread: np.ndarray,
                  fe_codes: list[np.ndarray], fe_names: list[str], cluster_codes: list[np.ndarray],
-                 fweights: float | None = None) -> VcovResult:
+                 fweights: float | None = None, k_adj: bool = True, G_adj: bool = True) -> VcovResult:
     """The variance of the coefficients (see the module docstring). ``X`` and ``resid`` are the
     demeaned regressors and the residuals (unweighted); ``cluster_codes`` one code array per
     cluster column of ``spec``. ``fweights``: None for analytic weights, else the factor that turns
-    ``w`` into the frequency weights (``w * fweights``)."""
+    ``w`` into the frequency weights (``w * fweights``). ``k_adj``, ``G_adj``: the factors
+    ``(N - 1)/(N - df_k)`` and ``G/(G - 1)`` (fixest's ``ssc(adj, cluster.adj)``; the module
+    docstring)."""
     rows, k = X.shape
     n = rows if fweights is None else int(round(float(np.sum(w)) * fweights))
     levels = [int(c.max()) + 1 for c in fe_codes]
@@ -109,8 +158,8 @@ def compute_vcov(spec: VcovSpec, *, X: np.ndarray, resid: np.ndarray, w: np.ndar
         if n - df_k <= 0:
             raise InvalidArgumentError(
                 f"argument `data`: {n} rows leave no residual degrees of freedom for {k} regressors and {k_fe} fixed-effect levels")
-        sigma2 = float(np.sum(ww * resid**2)) / (n - df_k)
-        return VcovResult(bread * sigma2, df_k, n - df_k, ((n - 1) / (n - df_k),), ())
+        sigma2 = float(np.sum(ww * resid**2)) / ((n - df_k) if k_adj else (n - 1))
+        return VcovResult(bread * sigma2, df_k, n - df_k, ((n - 1) / (n - df_k) if k_adj else 1.0,), ())
     if spec.kind in ("hetero", "HC2", "HC3"):
         df_k = k + k_fe
         if n - df_k <= 0:
@@ -129,7 +178,8 @@ def compute_vcov(spec: VcovSpec, *, X: np.ndarray, resid: np.ndarray, w: np.ndar
                     f"argument `vcov`: {spec.kind} is undefined here: a row has leverage 1 (it alone determines a "
                     "coefficient); use 'hetero' (HC1)")
             scores = scores / (np.sqrt(1 - lev) if spec.kind == "HC2" else (1 - lev))[:, None]
-        adj = n / (n - df_k)
+        # (n-1)/(n-df_k) * n/(n-1), written as n/(n-df_k) when both apply
+        adj = n / (n - df_k) if k_adj and G_adj else (n - 1) / (n - df_k) if k_adj else n / (n - 1) if G_adj else 1.0
         return VcovResult(adj * bread @ (scores.T @ scores) @ bread, df_k, n - df_k, (adj,), ())
     # CRV1
     dims: list[tuple[np.ndarray, int, str]] = []
@@ -160,8 +210,35 @@ def compute_vcov(spec: VcovSpec, *, X: np.ndarray, resid: np.ndarray, w: np.ndar
     if n - df_k <= 0:
         raise InvalidArgumentError(
             f"argument `data`: {n} rows leave no residual degrees of freedom for {k} regressors and the fixed effects")
-    adj = (n - 1) / (n - df_k) * g_min / (g_min - 1)
+    if k_adj and G_adj:
+        adj = (n - 1) / (n - df_k) * g_min / (g_min - 1)
+    else:
+        adj = ((n - 1) / (n - df_k) if k_adj else 1.0) * (g_min / (g_min - 1) if G_adj else 1.0)
     v = np.zeros((k, k))
     for (codes, g, _), sign in zip(dims, signs):
         v += sign * adj * (bread @ _meat_clusters(scores, codes, g) @ bread)
     return VcovResult(v, df_k, g_min - 1, (adj,) * len(dims), tuple(d[1] for d in dims))
+
+
+def to_units(vcov_s: np.ndarray, G: np.ndarray, r: np.ndarray):
+    """The variance ``vcov_s`` of the coefficients of the standardized columns in the columns'
+    units: ``Q = G V_s G'``, the standard errors ``r * sqrt(diag(Q))`` (exact where ``V``
+    over- or underflows) and ``V = r Q r``. Returns ``V, se, Q``."""
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        Q = G @ vcov_s @ G.T
+        se = r * np.sqrt(np.diag(Q))
+        V = (r[:, None] * Q) * r[None, :]
+    return V, se, Q
+
+
+def check_variances(names, Q: np.ndarray, spec: VcovSpec) -> None:
+    """Refuse a variance matrix ``Q`` with a negative diagonal entry (possible with two-way
+    clustering, whose ``V_a + V_b - V_ab`` need not be positive semi-definite; fixest then
+    replaces it by its nearest such matrix, this package refuses): :class:`InvalidArgumentError`
+    naming ``vcov`` and the first such coefficient of ``names``."""
+    negative = [name for name, q in zip(names, np.diag(Q)) if q < 0]
+    if negative:
+        why = (" (the two-way clustered variance V_a + V_b - V_ab is not positive semi-definite here)"
+               if len(spec.clusters) == 2 else "")
+        raise InvalidArgumentError(f"argument `vcov`: the variance of {negative[0]!r} is negative{why}; use another "
+                                   "vcov (one-way clusters, or 'hetero')")
