@@ -152,7 +152,8 @@ test_that("predict(newdata) with fixed effects equals lm()'s; an unseen level or
                class = "llmsurrogate_error")
   expect_error(predict(f, newdata = nd, se.fit = TRUE), "argument `se.fit` is not an argument of predict()",
                class = "llmsurrogate_error")
-  expect_error(predict(f, newdata = nd, type = "link"), "argument `type` must be \"response\"",
+  expect_identical(predict(f, newdata = nd, type = "link"), predict(f, newdata = nd))  # the same for OLS (fixest's)
+  expect_error(predict(f, newdata = nd, type = "terms"), "argument `type` must be \"response\" or \"link\"",
                class = "llmsurrogate_error")
   expect_error(predict(f, newdata = as.matrix(nd)), "argument `newdata` must be a data frame",
                class = "llmsurrogate_error")
@@ -274,7 +275,7 @@ test_that("fixest's spellings: cluster = , se = , vcov = \"hetero\"/\"cluster\"/
   expect_identical(vcov(feols(y ~ x + z | firm + year, d, se = "standard")), vcov(iid))
   expect_identical(vcov(feols(y ~ x + z | firm + year, d, vcov = "iid")), vcov(iid))
   err <- function(expr, pattern) expect_error(expr, pattern, class = "llmsurrogate_error")
-  err(feols(y ~ x | firm, d, ssc = list()), "argument `ssc` \\(fixest's\\) is not an argument of feols\\(\\): the small")
+  err(feols(y ~ x | firm, d, ssc = list()), "argument `ssc` must be made by ssc\\(\\)")
   err(feols(y ~ x | firm, d, fixef.rm = "none"), "argument `fixef.rm` .*use `fixef_rm`")
   err(feols(y ~ x | firm, d, nthreads = 2), "use `n_jobs`")
   err(feols(y ~ x | firm, d, split = ~g), "argument `split`")

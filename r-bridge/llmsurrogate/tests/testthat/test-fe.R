@@ -207,7 +207,7 @@ test_that("methods: print, summary, coef, confint, vcov, nobs, tidy, glance, as.
   expect_equal(unname(confint(f, "z", level = 0.9)[1, ]), unname(b[["z"]] + c(-1, 1) * qt(0.95, f$df_t) * se[["z"]]),
                tolerance = 1e-12)
   # the Python table's 95% intervals are the same
-  expect_equal(as.data.frame(f)$conf_low, unname(ci[, 1]), tolerance = 1e-12)
+  expect_equal(as.data.frame(f)$conf.low, unname(ci[, 1]), tolerance = 1e-12)
   expect_true(isSymmetric(vcov(f)))
   expect_identical(nobs(f), nrow(d))
   expect_output(print(f), "CRV1 by date \\(12 clusters\\); t tests with 11 degrees of freedom")
@@ -244,7 +244,8 @@ test_that("etable: text, LaTeX and a data frame, from fits and lists of fits", {
   expect_identical(names(df), c("row", "(1)", "(2)"))
   expect_identical(df[["(1)"]][df$row == "Observations"], format(nobs(f1), big.mark = ","))
   expect_error(etable(lm(y ~ x, d)), "etable\\(\\) takes fits from feols")
-  expect_error(etable(f1, format = "html"), "should be one of")
+  expect_error(etable(f1, format = "html"), "argument `format` must be \"text\", \"latex\" or \"data.frame\"",
+               class = "llmsurrogate_error")
 })
 
 test_that("bad input: each error names its argument", {
