@@ -40,6 +40,8 @@ class Sample:
     notes: list
     lap_mean: float
     lap_sd: float
+    lap_min: float  # the smallest and largest LAP of the sample (the marginal-effect plot's range)
+    lap_max: float
     signal_sd: float
 
 
@@ -106,4 +108,5 @@ def prepare(data, outcome: str, signal: str, lap: str, fe, controls, standardize
     lap_v = sub[lap].to_numpy(dtype=np.float64)
     return Sample(frame=sub, formula=fml, form=form, baseline_formula=base_fml, interaction=f"{signal}:{lap}", fe=fe,
                   n_input=n_input, n_dropped=n_dropped, notes=notes, lap_mean=float(lap_v.mean()),
-                  lap_sd=float(np.std(lap_v, ddof=1)), signal_sd=float(np.std(sub[signal].to_numpy(float), ddof=1)))
+                  lap_sd=float(np.std(lap_v, ddof=1)), lap_min=float(lap_v.min()), lap_max=float(lap_v.max()),
+                  signal_sd=float(np.std(sub[signal].to_numpy(float), ddof=1)))

@@ -92,5 +92,6 @@ def lookahead_test(data, outcome: str, signal: str, lap: str, *, fe=("firm", "da
         p_greater=float(t_dist.sf(stat, df)), p_less=float(t_dist.cdf(stat, df)),
         p_two_sided=float(2 * t_dist.sf(abs(stat), df)),
         nobs=int(full.nobs), n_input=int(sample.n_input), n_dropped=int(sample.n_dropped),
-        lap_mean=sample.lap_mean, lap_sd=sample.lap_sd, signal_sd=sample.signal_sd, magnitudes=mags,
+        lap_mean=sample.lap_mean, lap_sd=sample.lap_sd,
+        lap_min=sample.lap_min, lap_max=sample.lap_max, signal_sd=sample.signal_sd, magnitudes=mags,
         fit=full.to_json(indent=None), baseline_fit=base.to_json(indent=None), notes=tuple(notes))

@@ -98,6 +98,8 @@ class LookaheadTest(Result):
     n_dropped: int
     lap_mean: float
     lap_sd: float
+    lap_min: float  # the smallest and largest LAP of the rows used (standardised where asked)
+    lap_max: float
     signal_sd: float
     magnitudes: dict
     fit: str  # the interaction regression's JSON (FeolsResult.to_json)

@@ -538,22 +538,69 @@ cate_ess <- function(data, outcome, treatment, prediction, propensity = NULL, fe
 #' (log x axis when the grid spans a factor of 20 or more), for `ess()` results also the fixed
 #' rule's error as a horizontal line with its band and the ESS lower bound as a dashed line.
 #'
+#' The two bands are each error's own (marginal) interval; they can overlap where the test
+#' rejects, because the test compares the two errors on the same held-out rows. An `ess()` result
+#' therefore gets a second panel with what the test uses: the paired difference (algorithm's
+#' error minus the fixed rule's) at each N with its one-sided lower confidence bound at level
+#' 1 - `alpha` (`table$diff`, `table$lower_diff`); the test rejects "the algorithm does as well
+#' as the rule" at N where that bound lies above 0 (filled points).
+#'
 #' @param x A result of [ess()] or [error_curve()].
 #' @param y Unused.
-#' @param ... Passed to `plot.window()`-level graphics calls (e.g. `main`).
+#' @param ... Passed to [graphics::plot()] for the error curve (e.g. `cex.axis`).
 #' @return `x`, invisibly.
+#' @examplesIf llmsurrogate_available()
+#' set.seed(1)
+#' d <- data.frame(x = rnorm(400))
+#' d$y <- d$x + rnorm(400)
+#' d$llm <- 0.8 * d$x
+#' res <- ess(d, "y", "llm", algorithm = "lasso", grid = c(2, 5, 10, 20, 50, 100), n_jobs = 1)
+#' plot(res)
+#' res$table[c("n_train", "diff", "lower_diff", "reject")]
+#' plot(error_curve(d, "y", algorithm = "lasso", grid = c(2, 5, 10, 20, 50, 100), n_jobs = 1))
 #' @export
 plot.llmsurrogate_ess <- function(x, y, ...) {
   t <- x$table
   z <- stats::qnorm(1 - x$alpha / 2)
+  level <- sprintf("%g%%", 100 * (1 - x$alpha))
+  show_bound <- is.finite(x$lower_bound) && x$lower_bound >= 1
+  op <- graphics::par(mfrow = c(2L, 1L), mar = c(3.6, 4.2, 2.2, 1), mgp = c(2.3, 0.7, 0), las = 1)
+  on.exit(graphics::par(op), add = TRUE)
+
+  # the two errors, each with its own (marginal) band
   .curve_plot(t$n_train, t$algo_error, t$algo_se * z,
               extra = c(x$llm_error - z * x$llm_se, x$llm_error + z * x$llm_se), title = x$title, ...)
-  graphics::abline(h = x$llm_error, col = "firebrick", lwd = 2)
   graphics::rect(min(t$n_train) / 10, x$llm_error - z * x$llm_se, max(t$n_train) * 10,
                  x$llm_error + z * x$llm_se, col = grDevices::adjustcolor("firebrick", 0.15), border = NA)
-  graphics::abline(v = x$lower_bound, lty = 2)
-  graphics::legend("topright", c(x$algorithm, "fixed rule", sprintf("ESS bound %d", as.integer(x$lower_bound))),
-                   col = c("steelblue", "firebrick", "black"), lty = c(1, 1, 2), lwd = c(2, 2, 1), bty = "n", cex = 0.8)
+  graphics::abline(h = x$llm_error, col = "firebrick", lwd = 2)
+  if (show_bound) graphics::abline(v = x$lower_bound, lty = 2)
+  graphics::legend("topright", c(sprintf("%s (error at N)", x$algorithm), "fixed rule",
+                                 sprintf("bands: %s CI of each error alone", level),
+                                 if (show_bound) sprintf("ESS lower bound %d", as.integer(x$lower_bound))),
+                   col = c("steelblue", "firebrick", "grey60", if (show_bound) "black"),
+                   lty = c(1, 1, NA, if (show_bound) 2), lwd = c(2, 2, NA, if (show_bound) 1),
+                   pch = c(NA, NA, 15, if (show_bound) NA), pt.cex = 1.6, cex = 0.75, inset = 0.01,
+                   bg = grDevices::adjustcolor("white", 0.85), box.col = NA)
+
+  # what the test uses: the paired difference on the same rows, with its one-sided bound
+  n <- t$n_train
+  lo <- t$lower_diff
+  use_log <- max(n) / max(min(n), 1) >= 20
+  graphics::plot(n, t$diff, type = "n", log = if (use_log) "x" else "",
+                 ylim = range(c(t$diff, lo, 0), finite = TRUE), xlab = "training size N",
+                 ylab = "error difference")
+  graphics::title(main = sprintf("Paired test: %s minus fixed rule, same rows", x$algorithm), cex.main = 0.8,
+                  font.main = 1)
+  graphics::abline(h = 0, col = "grey40")
+  ok <- is.finite(lo) & is.finite(t$diff) & t$diff > lo
+  graphics::arrows(n[ok], t$diff[ok], n[ok], lo[ok], angle = 90, length = 0.04, col = "darkorange3", lwd = 1.5)
+  graphics::lines(n, t$diff, col = "darkorange3", lwd = 2)
+  graphics::points(n, t$diff, pch = ifelse(t$reject, 19, 1), col = "darkorange3", cex = 0.9)
+  if (show_bound) graphics::abline(v = x$lower_bound, lty = 2)
+  graphics::legend("topright", c("paired difference", sprintf("one-sided %s lower bound", level),
+                                 "rejected at N (bound > 0)"),
+                   col = "darkorange3", lty = c(1, 1, NA), lwd = c(2, 1.5, NA), pch = c(NA, NA, 19),
+                   cex = 0.75, inset = 0.01, bg = grDevices::adjustcolor("white", 0.85), box.col = NA)
   invisible(x)
 }
 

@@ -76,6 +76,7 @@
 #' @param n_jobs Threads (`NULL`: all cores or `LLMSURROGATE_NUM_THREADS`).
 #' @return An `"llmsurrogate_lookahead_test"`: a list with `estimate`, `std_error`, `statistic`,
 #'   `df`, `p_greater`, `p_less`, `p_two_sided`, `nobs`, `n_dropped`, `magnitudes` (§2.3),
+#'   `lap_mean`, `lap_sd`, `lap_min`, `lap_max` (LAP in the rows used, standardised where asked),
 #'   `table` (a one-row data frame), and the two regressions `regression` and `baseline` (fits
 #'   as from [feols()]). Methods: `print()`, `summary()` (the full report with both regressions),
 #'   `coef()`, `confint()`, `as.data.frame()`, `tidy()`, `plot()` (the marginal effect of the
@@ -153,20 +154,23 @@ tidy.llmsurrogate_lookahead_test <- function(x, ...) {
 
 #' @rdname lookahead_test
 #' @param y Unused.
-#' @param level_band For `plot()`: the level of the pointwise band.
+#' @param level_band For `plot()`: the level of the pointwise band. The plot draws the marginal
+#'   effect of the signal, `coef(signal) + coef(interaction) * LAP`, from the smallest to the
+#'   largest LAP of the rows used (`lap_min`, `lap_max`), the mean LAP dashed.
 #' @export
 plot.llmsurrogate_lookahead_test <- function(x, y, level_band = 0.95, ...) {
   fit <- x$regression
   b <- coef(fit)
   v <- vcov(fit)
   g <- x$signal
-  lap <- seq(x$lap_mean - 2 * x$lap_sd, x$lap_mean + 2 * x$lap_sd, length.out = 101L)
+  # over the LAP values of the estimation sample (LAP is a probability: mean +/- 2 SD went below 0)
+  lap <- seq(x$lap_min, x$lap_max, length.out = 101L)
   me <- b[[g]] + b[[x$term]] * lap
   se <- sqrt(v[g, g] + lap^2 * v[x$term, x$term] + 2 * lap * v[g, x$term])
   q <- stats::qt(1 - (1 - level_band) / 2, fit$df_t)
   lo <- me - q * se
   hi <- me + q * se
-  graphics::plot(lap, me, type = "n", ylim = range(lo, hi, 0), xlab = sprintf("%s (mean +/- 2 SD)", x$lap),
+  graphics::plot(lap, me, type = "n", ylim = range(lo, hi, 0), xlab = sprintf("%s (its range in the sample)", x$lap),
                  ylab = sprintf("marginal effect of %s on %s", g, x$outcome), ...)
   graphics::polygon(c(lap, rev(lap)), c(lo, rev(hi)), col = "grey85", border = NA)
   graphics::lines(lap, me, lwd = 2)

@@ -210,7 +210,8 @@ coef.llmsurrogate_result <- function(object, ...) {
 #'
 #' Base-graphics plot of an `"llmsurrogate_intervals"` result: one panel per metric, a
 #' horizontal segment from `lower` to `upper` per model, with a logarithmic x axis for the raw
-#' transfer error.
+#' transfer error. Each x axis is labelled with its metric, the logarithmic one with
+#' "(log scale)".
 #'
 #' @param x An `"llmsurrogate_intervals"` object, from [llmsurrogate_demo()].
 #' @param y Unused.
@@ -238,7 +239,7 @@ plot.llmsurrogate_intervals <- function(x, y, log_raw = TRUE, col = "steelblue",
     ends <- ends[is.finite(ends)]
     use_log <- log_raw && metrics[i] == "raw transfer error" && length(ends) && all(ends > 0)
 
-    graphics::par(mai = c(0.6, if (i == 1L) label_width + 0.25 else 0.15, 0.45, 0.15))
+    graphics::par(mai = c(0.7, if (i == 1L) label_width + 0.25 else 0.15, 0.45, 0.15))
     graphics::plot.new()
     graphics::plot.window(xlim = range(ends), ylim = c(0.5, n + 0.5), log = if (use_log) "x" else "")
     graphics::abline(v = graphics::axTicks(1), col = "grey90")
@@ -248,6 +249,7 @@ plot.llmsurrogate_intervals <- function(x, y, log_raw = TRUE, col = "steelblue",
     graphics::axis(2, at = n:1, labels = if (i == 1L) labels else FALSE, las = 1, cex.axis = 0.8)
     graphics::box()
     graphics::title(main = metrics[i], cex.main = 0.9, font.main = 1)
+    graphics::title(xlab = if (use_log) paste(metrics[i], "(log scale)") else metrics[i], line = 2.2, cex.lab = 0.8)
   }
   graphics::mtext(x$title, outer = TRUE, line = 0.5, cex = 0.8)
   invisible(x)
@@ -301,12 +303,14 @@ plot.llmsurrogate_intervals <- function(x, y, log_raw = TRUE, col = "steelblue",
 #' `coef()` the estimates by term, `confint()` their bootstrap intervals. `plot()` draws the
 #' top-label reliability diagram of an evaluation (the share of correct most-probable answers
 #' against the confidence, with bootstrap intervals) or the distances of a comparison with their
-#' intervals (every row in black, each group in blue).
+#' intervals, one panel per distance (total variation; Wasserstein-1 for ordered options): each
+#' group in blue, the mean of the groups in orange, all rows pooled in black.
 #'
 #' @param x,object The result.
 #' @param parm,level For `confint()`: which estimates (names or positions; all by default) and the
 #'   level, which must be the one the result was computed at.
-#' @param distance For plotting a comparison: `"tv"` or `"w1"`.
+#' @param distance For plotting a comparison: `NULL` (default) for every distance it has, or
+#'   `"tv"`, `"w1"` or both.
 #' @param y,... Unused.
 #' @return `print()` and `plot()` return `x` invisibly; `tidy()` a data frame; `coef()` a named
 #'   numeric vector; `confint()` a matrix with one row per estimate.
@@ -435,24 +439,49 @@ plot.llmsurrogate_multiclass_evaluation <- function(x, y, ...) {
 
 #' @rdname llmsurrogate_options
 #' @export
-plot.llmsurrogate_answer_comparison <- function(x, y, distance = "tv", ...) {
-  distance <- .check_string(distance, "distance")
-  t <- x$table[x$table$distance == distance & x$table$scope != "group_mean", , drop = FALSE]
-  if (!nrow(t)) {
-    .abort(sprintf("argument `distance`: no \"%s\" distance in this comparison%s", distance,
-                   if (identical(distance, "w1")) " (w1 needs ordered = TRUE)" else ""), sys.call())
+plot.llmsurrogate_answer_comparison <- function(x, y, distance = NULL, ...) {
+  call <- sys.call()
+  have <- unique(x$table$distance)
+  if (is.null(distance)) {
+    distance <- intersect(c("tv", "w1"), have)
+  } else if (!is.character(distance) || !length(distance) || anyNA(distance)) {
+    .abort(sprintf("argument `distance` must be NULL (every distance) or a character vector of \"tv\" and \"w1\"; got %s",
+                   .r_type(distance)), call)
   }
-  pos <- rev(seq_len(nrow(t)))
-  col <- ifelse(t$scope == "pooled", "black", "steelblue")
-  hi <- max(c(t$value, t$ci_high), na.rm = TRUE)
-  label <- if (distance == "tv") "total variation distance" else "Wasserstein-1 distance (scale steps)"
-  op <- graphics::par(mar = c(4.5, max(4, 0.5 + 0.6 * max(nchar(t$group))), 3, 1))
+  for (d in distance) {
+    if (!d %in% have) {
+      .abort(sprintf("argument `distance`: no \"%s\" distance in this comparison%s", d,
+                     if (identical(d, "w1")) " (w1 needs ordered = TRUE)" else ""), call)
+    }
+  }
+  labels <- c(tv = "total variation distance", w1 = "Wasserstein-1 distance (scale steps)")
+  # rows from the top: each group, the mean of the groups, all rows pooled
+  scope_order <- c(group = 1L, group_mean = 2L, pooled = 3L)
+  tabs <- lapply(distance, function(d) {
+    t <- x$table[x$table$distance == d, , drop = FALSE]
+    t[order(scope_order[t$scope], seq_len(nrow(t))), , drop = FALSE]
+  })
+  groups <- tabs[[1]]$group
+  n <- length(groups)
+  pos <- rev(seq_len(n))
+  col <- c(group = "steelblue", group_mean = "darkorange3", pooled = "black")[tabs[[1]]$scope]
+  op <- graphics::par(mfrow = c(1L, length(distance)), oma = c(0, 0, 2, 0))
   on.exit(graphics::par(op), add = TRUE)
-  graphics::plot(t$value, pos, xlim = c(0, if (is.finite(hi) && hi > 0) hi * 1.05 else 1), ylim = c(0.5, nrow(t) + 0.5),
-                 pch = 19, col = col, yaxt = "n", ylab = "", xlab = paste(label, "(LLM vs population)"),
-                 main = paste0("Does the LLM answer like the population?",
-                               if (isTRUE(x$meta$weighted)) " (weighted)" else ""), ...)
-  graphics::axis(2, at = pos, labels = t$group, las = 1)
-  .error_bars(t$value, pos, t$ci_low, t$ci_high, TRUE, col)
+  for (i in seq_along(distance)) {
+    t <- tabs[[i]]
+    hi <- max(c(t$value, t$ci_high), na.rm = TRUE)
+    left <- if (i == 1L) max(4, 0.5 + 0.55 * max(nchar(groups))) else 1
+    graphics::par(mar = c(4.5, left, 2, 1))
+    graphics::plot(t$value, pos, xlim = c(0, if (is.finite(hi) && hi > 0) hi * 1.05 else 1), ylim = c(0.5, n + 0.5),
+                   pch = ifelse(t$scope == "group", 19, 15), col = col, yaxt = "n", ylab = "",
+                   xlab = labels[[distance[i]]], ...)
+    graphics::axis(2, at = pos, labels = if (i == 1L) groups else FALSE, las = 1)
+    n_groups <- sum(t$scope == "group")
+    if (n_groups > 0L && n_groups < n) graphics::abline(h = n - n_groups + 0.5, col = "grey80")
+    .error_bars(t$value, pos, t$ci_low, t$ci_high, TRUE, col)
+    graphics::title(main = toupper(distance[i]), cex.main = 0.9, font.main = 1)
+  }
+  graphics::mtext(paste0("Does the LLM answer like the population? Distances between their answer distributions",
+                         if (isTRUE(x$meta$weighted)) " (weighted)" else ""), outer = TRUE, line = 0.5, font = 2)
   invisible(x)
 }
