@@ -15,11 +15,9 @@
 #'   labels as levels), `subject` (the study's subject id, unique within a domain), `z1`, `z2`,
 #'   `p1` and `ce` (numeric); 121120 rows when all domains are loaded.
 #' @seealso [certainty_equivalent_domains()]
-#' @examples
-#' if (llmsurrogate_available()) {
-#'   ce <- load_certainty_equivalents(domains = 7)
-#'   head(ce)
-#' }
+#' @examplesIf llmsurrogate_available()
+#' ce <- load_certainty_equivalents(domains = 7)
+#' head(ce)
 #' @export
 load_certainty_equivalents <- function(domains = NULL, extra_columns = FALSE) {
   if (!is.null(domains)) {
@@ -43,8 +41,8 @@ load_certainty_equivalents <- function(domains = NULL, extra_columns = FALSE) {
 #'   (study, and country for l'Haridon and Vieider 2019), `country`, `gains_only` (1 if the study
 #'   used gains-only lotteries), `n_obs` and `original_file` (file name in the replication
 #'   repository).
-#' @examples
-#' if (llmsurrogate_available()) head(certainty_equivalent_domains())
+#' @examplesIf llmsurrogate_available()
+#' head(certainty_equivalent_domains())
 #' @export
 certainty_equivalent_domains <- function() {
   .call("datasets.certainty_equivalent_domains")
@@ -68,12 +66,11 @@ certainty_equivalent_domains <- function() {
 #'   each the positions `"1"` to `"44"` (Python's 0-based labels plus one, so that names and
 #'   positions agree). `transfer_error_models()`: a data frame with one row per available matrix
 #'   and columns `kind` and `model`.
-#' @examples
-#' if (llmsurrogate_available()) {
-#'   rf <- load_transfer_errors("RF")
-#'   dim(rf)
-#'   summary(rf[row(rf) != col(rf)])
-#' }
+#' @examplesIf llmsurrogate_available()
+#' rf <- load_transfer_errors("RF")
+#' dim(rf)
+#' summary(rf[row(rf) != col(rf)])
+#' head(transfer_error_models())
 #' @export
 load_transfer_errors <- function(model, kind = "unnormalized") {
   model <- .check_string(model, "model")
@@ -106,11 +103,9 @@ transfer_error_models <- function() {
 #'   worker), `SCHL` (education), `MAR` (marital status), `OCCP` (occupation code), `POBP` (place
 #'   of birth), `RELP` (relationship), `WKHP` (hours per week), `SEX`, `RAC1P` (race) and the
 #'   label `PINCP>50000` (0/1). `load_acs_golden_prompt()`: a single string.
-#' @examples
-#' if (llmsurrogate_available()) {
-#'   load_acs_income_rows()
-#'   cat(load_acs_golden_prompt())
-#' }
+#' @examplesIf llmsurrogate_available()
+#' load_acs_income_rows()
+#' cat(load_acs_golden_prompt())
 #' @export
 load_acs_income_rows <- function() {
   .call("datasets.load_acs_income_rows")
@@ -135,12 +130,10 @@ load_acs_golden_prompt <- function() {
 #' @return A data frame with `n` rows and columns `AGEP`, `COW`, `SCHL`, `MAR`, `OCCP`, `POBP`,
 #'   `RELP`, `WKHP`, `SEX`, `RAC1P` (census codes), `PINCP>50000` (0/1) and `p_true`.
 #' @seealso [load_acs_income_rows()] for ten real rows.
-#' @examples
-#' if (llmsurrogate_available()) {
-#'   d <- synthetic_census(500, seed = 1)
-#'   head(d)
-#'   evaluate_risk_scores(d[["PINCP>50000"]], d$p_true, n_boot = 0)
-#' }
+#' @examplesIf llmsurrogate_available()
+#' d <- synthetic_census(500, seed = 1)
+#' head(d)
+#' evaluate_risk_scores(d[["PINCP>50000"]], d$p_true, n_boot = 0)
 #' @export
 synthetic_census <- function(n = 1000, seed = 0) {
   n <- .check_scalar(n, "n")

@@ -17,13 +17,11 @@
 #'   `summary` (the printed summary text), `title`, `kind` (the Python class name) and `json`
 #'   (the Python result as JSON text). It has `print()`, `summary()`, `as.data.frame()` and
 #'   `plot()` methods.
-#' @examples
-#' if (llmsurrogate_available()) {
-#'   res <- llmsurrogate_demo()
-#'   res
-#'   head(as.data.frame(res))
-#'   plot(res)
-#' }
+#' @examplesIf llmsurrogate_available()
+#' res <- llmsurrogate_demo()
+#' res
+#' head(as.data.frame(res))
+#' plot(res)
 #' @export
 llmsurrogate_demo <- function(tau = 0.95) {
   tau <- .check_scalar(tau, "tau")

@@ -79,24 +79,24 @@
 #'   table; the tuned hyperparameters, JSON in `table$params`, as one column `param_<name>`
 #'   each), `confint()`, `coef()`, and, with 'broom' installed, `tidy()` and `glance()` methods
 #'   (see [llmsurrogate_result]).
-#' @examples
-#' if (llmsurrogate_available()) {
-#'   set.seed(1)
-#'   d <- data.frame(y = rnorm(400))
-#'   d$llm <- 0.2
-#'   res <- ess(d, "y", "llm", algorithm = "mean", grid = c(1, 2, 5, 10, 20))
-#'   res$lower_bound
+#' @examplesIf llmsurrogate_available()
+#' set.seed(1)
+#' d <- data.frame(y = rnorm(400))
+#' d$llm <- 0.2
+#' res <- ess(d, "y", "llm", algorithm = "mean", grid = c(1, 2, 5, 10, 20))
+#' res$lower_bound
+#' # the comparison algorithm's error curve alone, without a fixed rule
+#' error_curve(d, "y", algorithm = "mean", grid = c(1, 2, 5, 10, 20))
 #'
-#'   # K = 3 classes: the LLM's probabilities in three columns, scored by the log loss
-#'   x <- rnorm(300)
-#'   p <- exp(cbind(0, x, -x))
-#'   p <- p / rowSums(p)
-#'   answers <- data.frame(x = x, answer = factor(apply(p, 1, function(r) sample(c("a", "b", "c"), 1, prob = r))),
-#'                         prob_a = p[, 1], prob_b = p[, 2], prob_c = p[, 3])
-#'   mc <- ess(answers, "answer", c("prob_a", "prob_b", "prob_c"), algorithm = "mean",
-#'             grid = c(5, 20, 50), loss = "multiclass_log")
-#'   mc$llm_error
-#' }
+#' # K = 3 classes: the LLM's probabilities in three columns, scored by the log loss
+#' x <- rnorm(300)
+#' p <- exp(cbind(0, x, -x))
+#' p <- p / rowSums(p)
+#' answers <- data.frame(x = x, answer = factor(apply(p, 1, function(r) sample(c("a", "b", "c"), 1, prob = r))),
+#'                       prob_a = p[, 1], prob_b = p[, 2], prob_c = p[, 3])
+#' mc <- ess(answers, "answer", c("prob_a", "prob_b", "prob_c"), algorithm = "mean",
+#'           grid = c(5, 20, 50), loss = "multiclass_log")
+#' mc$llm_error
 #' @export
 ess <- function(data, outcome, prediction, features = NULL, algorithm = "rf", grid = NULL,
                 loss = "squared", alpha = 0.05, variance = "difference", regime = "hybrid",
@@ -150,18 +150,16 @@ error_curve <- function(data, outcome, features = NULL, algorithm = "rf", grid =
 #'   for the treated share (a completely randomised experiment).
 #' @return An object of class `c("llmsurrogate_ess", "llmsurrogate_result")`, as from [ess()];
 #'   the errors are on the scale of the transformed outcome.
-#' @examples
-#' if (llmsurrogate_available()) {
-#'   set.seed(2)
-#'   n <- 600
-#'   x <- rnorm(n)
-#'   d <- rbinom(n, 1, 0.5)
-#'   y <- x + d * (1 + x) + rnorm(n)
-#'   exp_data <- data.frame(x = x, d = d, y = y, tau_llm = 1 + 0.8 * x)
-#'   res <- cate_ess(exp_data, "y", "d", "tau_llm", propensity = 0.5, algorithm = "lasso",
-#'                   grid = c(5, 10, 20, 50, 100))
-#'   res$lower_bound
-#' }
+#' @examplesIf llmsurrogate_available()
+#' set.seed(2)
+#' n <- 600
+#' x <- rnorm(n)
+#' d <- rbinom(n, 1, 0.5)
+#' y <- x + d * (1 + x) + rnorm(n)
+#' exp_data <- data.frame(x = x, d = d, y = y, tau_llm = 1 + 0.8 * x)
+#' res <- cate_ess(exp_data, "y", "d", "tau_llm", propensity = 0.5, algorithm = "lasso",
+#'                 grid = c(5, 10, 20, 50, 100))
+#' res$lower_bound
 #' @export
 cate_ess <- function(data, outcome, treatment, prediction, propensity = NULL, features = NULL,
                      algorithm = "rf", grid = NULL, alpha = 0.05, variance = "difference",

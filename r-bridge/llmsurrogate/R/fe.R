@@ -302,20 +302,18 @@
 #' @seealso [etable()], [fixef()], [lookahead_test()]
 #' @importFrom stats coef confint nobs quantile vcov fitted residuals predict df.residual model.matrix weights
 #' @importFrom stats deviance sigma formula terms variable.names case.names na.action model.frame logLik
-#' @examples
-#' if (llmsurrogate_available()) {
-#'   set.seed(1)
-#'   d <- data.frame(firm = factor(sample(letters[1:10], 300, TRUE)),
-#'                   date = as.Date("2020-01-01") + sample(0:14, 300, TRUE), x = rnorm(300))
-#'   d$y <- 2 * d$x + as.integer(d$firm) / 10 + rnorm(300)
-#'   fit <- feols(y ~ x | firm + date, d, cluster = ~date)
-#'   fit
-#'   coef(fit)
-#'   confint(fit)
-#'   head(resid(fit))
-#'   fixef(fit)$firm
-#'   predict(fit, newdata = data.frame(x = 1, firm = c("a", "z"), date = as.Date("2020-01-03")))
-#' }
+#' @examplesIf llmsurrogate_available()
+#' set.seed(1)
+#' d <- data.frame(firm = factor(sample(letters[1:10], 300, TRUE)),
+#'                 date = as.Date("2020-01-01") + sample(0:14, 300, TRUE), x = rnorm(300))
+#' d$y <- 2 * d$x + as.integer(d$firm) / 10 + rnorm(300)
+#' fit <- feols(y ~ x | firm + date, d, cluster = ~date)
+#' fit
+#' coef(fit)
+#' confint(fit)
+#' head(resid(fit))
+#' fixef(fit)$firm
+#' predict(fit, newdata = data.frame(x = 1, firm = c("a", "z"), date = as.Date("2020-01-03")))
 #' @export
 feols <- function(formula, data, vcov = "iid", weights = NULL, fixef_rm = "singleton", n_jobs = NULL,
                   se = NULL, cluster = NULL, ..., ssc = NULL) {
@@ -641,15 +639,13 @@ model.frame.llmsurrogate_feols <- function(formula, ...) {
 #' @param ... Nothing: an argument is an error naming it.
 #' @return A named list, one element per fixed effect (`firm`, `year^month`), each a numeric
 #'   vector named by level (as `as.character()` writes the column's values).
-#' @examples
-#' if (llmsurrogate_available()) {
-#'   set.seed(1)
-#'   d <- data.frame(firm = sample(c("a", "b", "c"), 200, TRUE), year = sample(2001:2004, 200, TRUE),
-#'                   x = rnorm(200))
-#'   d$y <- d$x + c(a = 0, b = 1, c = 3)[d$firm] + rnorm(200)
-#'   fe <- fixef(feols(y ~ x | firm + year, d))
-#'   fe$firm - fe$firm[["a"]]   # about 0, 1, 3
-#' }
+#' @examplesIf llmsurrogate_available()
+#' set.seed(1)
+#' d <- data.frame(firm = sample(c("a", "b", "c"), 200, TRUE), year = sample(2001:2004, 200, TRUE),
+#'                 x = rnorm(200))
+#' d$y <- d$x + c(a = 0, b = 1, c = 3)[d$firm] + rnorm(200)
+#' fe <- fixef(feols(y ~ x | firm + year, d))
+#' fe$firm - fe$firm[["a"]]   # about 0, 1, 3
 #' @export
 fixef <- function(object, ...) UseMethod("fixef")
 
@@ -1124,18 +1120,16 @@ glance.llmsurrogate_feols <- function(x, ...) {
 #' @return For `"text"` and `"latex"` a string of class `"llmsurrogate_etable"` (printed as is;
 #'   `cat()` or `writeLines()` it into a file); for `"data.frame"` the table, its row labels in
 #'   column `row`.
-#' @examples
-#' if (llmsurrogate_available()) {
-#'   set.seed(1)
-#'   d <- data.frame(firm = sample(1:10, 300, TRUE), date = sample(1:15, 300, TRUE), x = rnorm(300),
-#'                   z = rnorm(300))
-#'   d$y <- 2 * d$x + rnorm(300)
-#'   f1 <- feols(y ~ x | firm, d)
-#'   f2 <- feols(y ~ x + z | firm + date, d, vcov = ~date)
-#'   etable(f1, f2)
-#'   etable(f1, f2, vcov = "hetero")
-#'   etable(f1, f2, format = "latex")
-#' }
+#' @examplesIf llmsurrogate_available()
+#' set.seed(1)
+#' d <- data.frame(firm = sample(1:10, 300, TRUE), date = sample(1:15, 300, TRUE), x = rnorm(300),
+#'                 z = rnorm(300))
+#' d$y <- 2 * d$x + rnorm(300)
+#' f1 <- feols(y ~ x | firm, d)
+#' f2 <- feols(y ~ x + z | firm + date, d, vcov = ~date)
+#' etable(f1, f2)
+#' etable(f1, f2, vcov = "hetero")
+#' etable(f1, f2, format = "latex")
 #' @export
 etable <- function(..., format = c("text", "latex", "data.frame"), digits = 3, stars = TRUE, vcov = NULL, se = NULL,
                    cluster = NULL, ssc = NULL) {

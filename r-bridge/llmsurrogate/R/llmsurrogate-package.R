@@ -58,8 +58,8 @@ llmsurrogate_available <- function() {
 #' Version of the 'llmsurrogate' Python package in use
 #'
 #' @return The Python package's version string, e.g. `"0.1.0"`.
-#' @examples
-#' if (llmsurrogate_available()) llmsurrogate_version()
+#' @examplesIf llmsurrogate_available()
+#' llmsurrogate_version()
 #' @export
 llmsurrogate_version <- function() {
   .py_guard(as.character(.py$`__version__`))

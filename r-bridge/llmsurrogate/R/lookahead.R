@@ -82,17 +82,16 @@
 #'   `coef()`, `confint()`, `as.data.frame()`, `tidy()`, `plot()` (the marginal effect of the
 #'   signal across LAP values) and [etable()].
 #' @seealso [lookahead_bootstrap()], [lap()], [feols()]
-#' @examples
-#' if (llmsurrogate_available()) {
-#'   set.seed(1)
-#'   n <- 2000
-#'   d <- data.frame(firm = factor(sample(1:100, n, TRUE)), date = sample(1:60, n, TRUE),
-#'                   llm = sample(c(-1, 0, 1), n, TRUE), lap = runif(n))
-#'   d$ret <- 0.2 * d$llm + 0.5 * d$llm * d$lap + rnorm(n)
-#'   res <- lookahead_test(d, "ret", "llm", "lap")
-#'   res
-#'   etable(res)
-#' }
+#' @examplesIf llmsurrogate_available()
+#' set.seed(1)
+#' n <- 2000
+#' d <- data.frame(firm = factor(sample(1:100, n, TRUE)), date = sample(1:60, n, TRUE),
+#'                 llm = sample(c(-1, 0, 1), n, TRUE), lap = runif(n))
+#' d$ret <- 0.2 * d$llm + 0.5 * d$llm * d$lap + rnorm(n)
+#' res <- lookahead_test(d, "ret", "llm", "lap")
+#' res
+#' etable(res)
+#' plot(res)  # the signal's marginal effect across the observed LAP values
 #' @export
 lookahead_test <- function(data, outcome, signal, lap, fe = c("firm", "date"), cluster = "date",
                            controls = character(), standardize = FALSE, n_jobs = NULL) {
@@ -206,17 +205,15 @@ plot.llmsurrogate_lookahead_test <- function(x, y, level_band = 0.95, ...) {
 #'   frame). Methods: `print()`, `summary()`, `plot()` (the histogram of Figure III),
 #'   `as.data.frame()`, `quantile()`.
 #' @seealso [lookahead_test()]
-#' @examples
-#' if (llmsurrogate_available()) {
-#'   set.seed(1)
-#'   n <- 1000
-#'   d <- data.frame(firm = sample(1:50, n, TRUE), date = sample(1:40, n, TRUE),
-#'                   llm = sample(c(-1, 0, 1), n, TRUE), lap = runif(n))
-#'   d$ret <- 0.2 * d$llm + 0.5 * d$llm * d$lap + rnorm(n)
-#'   boot <- lookahead_bootstrap(d, "ret", "llm", "lap", n_boot = 200, seed = 1)
-#'   boot
-#'   plot(boot)
-#' }
+#' @examplesIf llmsurrogate_available()
+#' set.seed(1)
+#' n <- 1000
+#' d <- data.frame(firm = sample(1:50, n, TRUE), date = sample(1:40, n, TRUE),
+#'                 llm = sample(c(-1, 0, 1), n, TRUE), lap = runif(n))
+#' d$ret <- 0.2 * d$llm + 0.5 * d$llm * d$lap + rnorm(n)
+#' boot <- lookahead_bootstrap(d, "ret", "llm", "lap", n_boot = 200, seed = 1)
+#' boot
+#' plot(boot)
 #' @export
 lookahead_bootstrap <- function(data, outcome, signal, lap, fe = c("firm", "date"), n_boot = 10000, seed = NULL,
                                 resample = "obs", controls = character(), standardize = FALSE, reference = NULL,
@@ -324,6 +321,15 @@ plot.llmsurrogate_lookahead_bootstrap <- function(x, y, breaks = 50, ...) {
 #' @return A numeric vector, one score per text (`NA` where a text has no scored token), or a
 #'   data frame with `details = TRUE`.
 #' @seealso [lookahead_test()]
+#' @examplesIf llmsurrogate_available() && reticulate::py_module_available("torch")
+#' \donttest{
+#' # any local model folder; tiny_model() builds a small GPT-2 in seconds (5 training steps here)
+#' m <- tiny_model(steps = 5)
+#' texts <- c("Apple reported record revenue for the quarter.",
+#'            "Shares fell after the company cut its full-year forecast.")
+#' lap(texts, m$model)
+#' lap(texts, m$model, k = 0.5, details = TRUE)  # the bottom half of the tokens, with the details
+#' }
 #' @export
 lap <- function(texts, model, k = 0.2, method = "min_k", cache = NULL, backend = "transformers", batch_size = 16,
                 agg = "geometric", details = FALSE, device = NULL) {

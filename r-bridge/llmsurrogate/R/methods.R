@@ -29,18 +29,16 @@
 #' @return `print()` returns `x` invisibly; `summary()` a `"summary.llmsurrogate_result"`;
 #'   `as.data.frame()`, `tidy()` and `glance()` data frames; `confint()` a matrix with one row
 #'   per estimate; `coef()` a named numeric vector.
-#' @examples
-#' if (llmsurrogate_available()) {
-#'   set.seed(1)
-#'   d <- data.frame(y = rnorm(80), x = rnorm(80))
-#'   d$llm <- d$x / 2
-#'   res <- ess(d, "y", "llm", algorithm = "lasso", grid = c(2, 5, 10), n_jobs = 1)
-#'   res
-#'   summary(res)
-#'   confint(res)
-#'   coef(res)
-#'   head(as.data.frame(res))
-#' }
+#' @examplesIf llmsurrogate_available()
+#' set.seed(1)
+#' d <- data.frame(y = rnorm(80), x = rnorm(80))
+#' d$llm <- d$x / 2
+#' res <- ess(d, "y", "llm", algorithm = "lasso", grid = c(2, 5, 10), n_jobs = 1)
+#' res
+#' summary(res)
+#' confint(res)
+#' coef(res)
+#' head(as.data.frame(res))
 #' @name llmsurrogate_result
 NULL
 
@@ -219,8 +217,8 @@ coef.llmsurrogate_result <- function(object, ...) {
 #' @param col,lwd Colour and width of the interval segments.
 #' @param ... Further graphical parameters for [graphics::segments()].
 #' @return `x`, invisibly.
-#' @examples
-#' if (llmsurrogate_available()) plot(llmsurrogate_demo())
+#' @examplesIf llmsurrogate_available()
+#' plot(llmsurrogate_demo())
 #' @export
 plot.llmsurrogate_intervals <- function(x, y, log_raw = TRUE, col = "steelblue", lwd = 3, ...) {
   tab <- x$table
@@ -314,16 +312,14 @@ plot.llmsurrogate_intervals <- function(x, y, log_raw = TRUE, col = "steelblue",
 #' @param y,... Unused.
 #' @return `print()` and `plot()` return `x` invisibly; `tidy()` a data frame; `coef()` a named
 #'   numeric vector; `confint()` a matrix with one row per estimate.
-#' @examples
-#' if (llmsurrogate_available()) {
-#'   p <- rbind(c(.7, .2, .1), c(.1, .6, .3), c(.2, .2, .6), c(.3, .3, .4))
-#'   colnames(p) <- c("a", "b", "c")
-#'   ev <- evaluate_risk_scores(c("a", "b", "c", "c"), p, n_boot = 20)
-#'   coef(ev)
-#'   confint(ev, "accuracy")
-#'   cmp <- compare_answers(c("a", "b", "b", "c"), p, n_boot = 20)
-#'   coef(cmp)
-#' }
+#' @examplesIf llmsurrogate_available()
+#' p <- rbind(c(.7, .2, .1), c(.1, .6, .3), c(.2, .2, .6), c(.3, .3, .4))
+#' colnames(p) <- c("a", "b", "c")
+#' ev <- evaluate_risk_scores(c("a", "b", "c", "c"), p, n_boot = 20)
+#' coef(ev)
+#' confint(ev, "accuracy")
+#' cmp <- compare_answers(c("a", "b", "b", "c"), p, n_boot = 20)
+#' coef(cmp)
 #' @name llmsurrogate_options
 NULL
 

@@ -21,13 +21,11 @@
 #' @seealso [quantile_interval()], [weighted_upper_quantile()].
 #' @references Andrews, Fudenberg, Lei, Liang and Wu (2025), "The Transfer Performance of Economic
 #'   Models", Definition 2.
-#' @examples
-#' if (llmsurrogate_available()) {
-#'   x <- c(3, 1, 2, 4, 6, 5)
-#'   upper_quantile(x, 0.5)  # 3
-#'   lower_quantile(x, 0.5)  # 4
-#'   upper_quantile(x, c(0, 1/3, 1))
-#' }
+#' @examplesIf llmsurrogate_available()
+#' x <- c(3, 1, 2, 4, 6, 5)
+#' upper_quantile(x, 0.5)  # 3
+#' lower_quantile(x, 0.5)  # 4
+#' upper_quantile(x, c(0, 1/3, 1))
 #' @export
 upper_quantile <- function(values, tau, n_jobs = NULL) {
   values <- .check_numeric(values, "values")
@@ -57,10 +55,8 @@ lower_quantile <- function(values, tau, n_jobs = NULL) {
 #' @inheritParams upper_quantile
 #' @param tau A single level in (1/2, 1\]; at lower levels the ends would cross.
 #' @return A named numeric vector `c(lower = , upper = )`.
-#' @examples
-#' if (llmsurrogate_available()) {
-#'   quantile_interval(1:100, 0.95)  # c(lower = 6, upper = 95)
-#' }
+#' @examplesIf llmsurrogate_available()
+#' quantile_interval(1:100, 0.95)  # c(lower = 6, upper = 95)
 #' @export
 quantile_interval <- function(values, tau, n_jobs = NULL) {
   values <- .check_numeric(values, "values")
@@ -91,12 +87,11 @@ quantile_interval <- function(values, tau, n_jobs = NULL) {
 #'   `weighted_quantile_interval()` a named vector `c(lower = , upper = )`.
 #' @references Andrews, Fudenberg, Lei, Liang and Wu (2025), "The Transfer Performance of Economic
 #'   Models", Section 3.1 and Definition 5.
-#' @examples
-#' if (llmsurrogate_available()) {
-#'   weighted_upper_quantile(c(1, 2, 3), c(0.2, 0, 0.8), c(0.2, 0.21, 1))  # 1 3 3
-#'   weighted_upper_quantile(c(1, 2), c(1, 1), 0.9, inf_weight = 1)       # Inf
-#'   weighted_quantile_interval(1:4, rep(1, 4), 0.75)                      # 2 3
-#' }
+#' @examplesIf llmsurrogate_available()
+#' weighted_upper_quantile(c(1, 2, 3), c(0.2, 0, 0.8), c(0.2, 0.21, 1))  # 1 3 3
+#' weighted_upper_quantile(c(1, 2), c(1, 1), 0.9, inf_weight = 1)       # Inf
+#' weighted_lower_quantile(c(1, 2, 3), c(0.2, 0, 0.8), c(0.1, 0.5))     # 1 3
+#' weighted_quantile_interval(1:4, rep(1, 4), 0.75)                      # 2 3
 #' @export
 weighted_upper_quantile <- function(values, weights, tau, inf_weight = 0, n_jobs = NULL) {
   args <- .weighted_args(values, weights, inf_weight)

@@ -51,17 +51,15 @@
 #'   orders; each row sums to 1): give those columns to [evaluate_risk_scores()] or
 #'   [compare_answers()] as `scores`.
 #' @seealso [evaluate_risk_scores()], [tiny_model()], [synthetic_census()]
-#' @examples
+#' @examplesIf llmsurrogate_available()
 #' \donttest{
-#' if (llmsurrogate_available()) {
-#'   library(llmsurrogate)
-#'   m <- tiny_model()  # a tiny GPT-2, trained for a minute or less; m$model, m$task
-#'   census <- synthetic_census(200, seed = 7)
-#'   scores <- risk_scores(census, task = m$task, model = m$model, method = "numeric")
-#'   head(scores)
-#'   evaluate_risk_scores(census[["PINCP>50000"]], scores$score, n_boot = 100)
-#'   cor(scores$score, census$p_true)  # the true probabilities are known here
-#' }
+#' library(llmsurrogate)
+#' m <- tiny_model()  # a tiny GPT-2, trained for a minute or less; m$model, m$task
+#' census <- synthetic_census(200, seed = 7)
+#' scores <- risk_scores(census, task = m$task, model = m$model, method = "numeric")
+#' head(scores)
+#' evaluate_risk_scores(census[["PINCP>50000"]], scores$score, n_boot = 100)
+#' cor(scores$score, census$p_true)  # the true probabilities are known here
 #' }
 #' @export
 risk_scores <- function(data, task, model, backend = "transformers", method = "multiple_choice",
@@ -147,23 +145,21 @@ risk_scores <- function(data, task, model, backend = "transformers", method = "m
 #'   reliability diagram), `coef()`, `confint()` and, with 'broom' installed, `tidy()` (broom's
 #'   `term`, `estimate`, `std.error`, `conf.low`, `conf.high`) methods.
 #' @seealso [compare_answers()] for the LLM's answer distribution against the population's.
-#' @examples
-#' if (llmsurrogate_available()) {
-#'   y <- c(0, 0, 1, 1, 0, 1, 0, 0, 1, 0)
-#'   r <- c(.1, .2, .8, .7, .4, .6, .3, .5, .9, .2)
-#'   evaluate_risk_scores(y, r, n_boot = 50)
+#' @examplesIf llmsurrogate_available()
+#' y <- c(0, 0, 1, 1, 0, 1, 0, 0, 1, 0)
+#' r <- c(.1, .2, .8, .7, .4, .6, .3, .5, .9, .2)
+#' evaluate_risk_scores(y, r, n_boot = 50)
 #'
-#'   # three ordered options, with survey weights
-#'   set.seed(1)
-#'   p <- matrix(runif(300), 100)
-#'   p <- p / rowSums(p)
-#'   colnames(p) <- c("low", "mid", "high")
-#'   answer <- factor(apply(p, 1, function(pr) sample(colnames(p), 1, prob = pr)),
-#'                    levels = colnames(p), ordered = TRUE)
-#'   ev <- evaluate_risk_scores(answer, p, weights = runif(100, 0.5, 2), n_boot = 50)
-#'   ev
-#'   coef(ev)
-#' }
+#' # three ordered options, with survey weights
+#' set.seed(1)
+#' p <- matrix(runif(300), 100)
+#' p <- p / rowSums(p)
+#' colnames(p) <- c("low", "mid", "high")
+#' answer <- factor(apply(p, 1, function(pr) sample(colnames(p), 1, prob = pr)),
+#'                  levels = colnames(p), ordered = TRUE)
+#' ev <- evaluate_risk_scores(answer, p, weights = runif(100, 0.5, 2), n_boot = 50)
+#' ev
+#' coef(ev)
 #' @export
 evaluate_risk_scores <- function(y, scores, groups = NULL, weights = NULL, threshold = 0.5, n_boot = 200,
                                  seed = 42, level = 0.95, options = NULL, ordered = NULL) {
@@ -254,18 +250,16 @@ evaluate_risk_scores <- function(y, scores, groups = NULL, weights = NULL, thres
 #'   LLM shares) and `meta`; `print()`, `summary()`, `plot()` (the distances with their intervals),
 #'   `coef()`, `confint()` and, with 'broom' installed, `tidy()` methods.
 #' @seealso [evaluate_risk_scores()]
-#' @examples
-#' if (llmsurrogate_available()) {
-#'   set.seed(2)
-#'   p <- matrix(rexp(1200), 400)
-#'   p <- p / rowSums(p)
-#'   colnames(p) <- c("never", "sometimes", "often")
-#'   answer <- apply(p, 1, function(pr) sample(colnames(p), 1, prob = pr))  # the LLM is right
-#'   age <- rep(c("18-39", "40+"), 200)
-#'   cmp <- compare_answers(answer, p, groups = age, ordered = TRUE, n_boot = 100)
-#'   cmp
-#'   plot(cmp)
-#' }
+#' @examplesIf llmsurrogate_available()
+#' set.seed(2)
+#' p <- matrix(rexp(1200), 400)
+#' p <- p / rowSums(p)
+#' colnames(p) <- c("never", "sometimes", "often")
+#' answer <- apply(p, 1, function(pr) sample(colnames(p), 1, prob = pr))  # the LLM is right
+#' age <- rep(c("18-39", "40+"), 200)
+#' cmp <- compare_answers(answer, p, groups = age, ordered = TRUE, n_boot = 100)
+#' cmp
+#' plot(cmp)
 #' @export
 compare_answers <- function(y, scores, groups = NULL, weights = NULL, options = NULL, ordered = NULL, values = NULL,
                             llm_answer = "probabilities", interval = "hull", n_boot = 200, seed = 42,

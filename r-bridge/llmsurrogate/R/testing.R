@@ -27,14 +27,12 @@
 #' @return A list with `model` (the model folder, for `risk_scores(model = )`), `task` (the task
 #'   file, for `risk_scores(task = )`), `seconds` (training time) and `final_loss`.
 #' @seealso [risk_scores()], whose examples use it.
-#' @examples
+#' @examplesIf llmsurrogate_available()
 #' \donttest{
-#' if (llmsurrogate_available()) {
-#'   m <- tiny_model()  # under a minute or so
-#'   census <- synthetic_census(200, seed = 7)
-#'   scores <- risk_scores(census, task = m$task, model = m$model, method = "numeric")
-#'   evaluate_risk_scores(census[["PINCP>50000"]], scores$score, n_boot = 0)
-#' }
+#' m <- tiny_model()  # under a minute or so
+#' census <- synthetic_census(200, seed = 7)
+#' scores <- risk_scores(census, task = m$task, model = m$model, method = "numeric")
+#' evaluate_risk_scores(census[["PINCP>50000"]], scores$score, n_boot = 0)
 #' }
 #' @export
 tiny_model <- function(path = tempfile("llmsurrogate-tiny-model-"), steps = 300, seed = 0) {

@@ -105,20 +105,26 @@
 #'   `qte_interval()`: a data.frame `beta, lb, ub`. The `check_*` functions: a data.frame `tau,
 #'   res`. `critical_gamma()`: a numeric vector (the largest Gamma with dominance; `Inf` if it
 #'   always holds, `NA` if not even at Gamma = 1).
-#' @examples
-#' if (llmsurrogate_available()) {
-#'   E <- matrix(c(NA, 3, 5, 1, NA, 6, 2, 4, NA), 3)
-#'   forecast_interval(E, tau = 0.8)           # c(2, 5)
-#'   # transferUQ's README
-#'   err_CPT <- CertaintyEquivalents$unnormalized[["abdg"]]
-#'   err_RF <- CertaintyEquivalents$unnormalized[["RF"]]
-#'   forecast_interval(err_CPT, 0.8)
-#'   forecast_interval(err_CPT, c(0.8, 0.9))   # one row per level
-#'   qte_interval(err_CPT, 0.8, betas = 0.5)
-#'   qte_interval(err_CPT, 0.8, betas = 0.5, order = "transferUQ")
-#'   check_everywhere_dominance(err_CPT, err_RF, c(0.9, 0.96))
-#'   check_everywhere_dominance(err_CPT, err_RF, c(0.9, 0.96), mode = "transferUQ")
-#' }
+#' @examplesIf llmsurrogate_available()
+#' E <- matrix(c(NA, 3, 5, 1, NA, 6, 2, 4, NA), 3)
+#' forecast_interval(E, tau = 0.8)           # c(2, 5)
+#' # transferUQ's README
+#' err_CPT <- CertaintyEquivalents$unnormalized[["abdg"]]
+#' err_RF <- CertaintyEquivalents$unnormalized[["RF"]]
+#' forecast_interval(err_CPT, 0.8)
+#' forecast_interval(err_CPT, c(0.8, 0.9))   # one row per level
+#' qte_interval(err_CPT, 0.8, betas = 0.5)
+#' qte_interval(err_CPT, 0.8, betas = 0.5, order = "transferUQ")
+#' check_everywhere_dominance(err_CPT, err_RF, c(0.9, 0.96))
+#' check_everywhere_dominance(err_CPT, err_RF, c(0.9, 0.96), mode = "transferUQ")
+#' # test domains weighted (here every second one twice), or reweighted by up to Gamma
+#' weighted_forecast_interval(err_CPT, rep(c(1, 2), length.out = nrow(err_CPT)), 0.8)
+#' worst_case_interval(err_CPT, 0.8, Gamma = 2)
+#' check_worstcase_dominance(err_CPT, err_RF, c(0.9, 0.96), Gamma = 2)
+#' critical_gamma(err_CPT, err_RF, c(0.9, 0.96))   # the largest Gamma with dominance
+#' everywhere_dominance_box(err_CPT, err_RF, c(0.9, 0.96))
+#' # the mean transfer error, with the errors' known bound
+#' ete_interval(err_CPT, 0.8, bd = max(err_CPT, na.rm = TRUE))
 #' @name transfer_inference
 NULL
 

@@ -26,11 +26,9 @@
 #' @param cache Optional folder for finished fits: an interrupted build resumes from it.
 #' @return A data.frame with columns `train` (or `train_1`, ..., `train_r`), `test`, `error`.
 #' @seealso [transfer_within_domain_cv()], [load_certainty_equivalents()].
-#' @examples
-#' if (llmsurrogate_available()) {
-#'   ce <- load_certainty_equivalents(domains = c(7, 8, 9))
-#'   transfer_error_table(ce, "cpt:g", metric = "rmse")
-#' }
+#' @examplesIf llmsurrogate_available()
+#' ce <- load_certainty_equivalents(domains = c(7, 8, 9))
+#' transfer_error_table(ce, "cpt:g", metric = "rmse")
 #' @export
 transfer_error_table <- function(samples, model = "cpt", r = 1, metric = c("mse", "rmse"), normalize = NULL,
                                  subsets = "all", shortfall_models = NULL, domain = "domain",
@@ -71,11 +69,9 @@ transfer_error_table <- function(samples, model = "cpt", r = 1, metric = c("mse"
 #' @param models Character vector of model names (see [transfer_error_table()]).
 #' @param k Number of folds.
 #' @return A data.frame: `domain` and one column of CV errors per model.
-#' @examples
-#' if (llmsurrogate_available()) {
-#'   ce <- load_certainty_equivalents(domains = c(7, 8, 9))
-#'   cv <- transfer_within_domain_cv(ce, c("eu", "cpt:g"), k = 3)
-#' }
+#' @examplesIf llmsurrogate_available()
+#' ce <- load_certainty_equivalents(domains = c(7, 8, 9))
+#' cv <- transfer_within_domain_cv(ce, c("eu", "cpt:g"), k = 3)
 #' @export
 transfer_within_domain_cv <- function(samples, models = c("eu", "cpt", "rf"), k = 10, metric = c("mse", "rmse"),
                                       domain = "domain", features = c("z1", "z2", "p1"), target = "ce",
