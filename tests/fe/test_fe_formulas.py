@@ -120,7 +120,9 @@ def test_rows_missing_a_level_are_dropped_not_zero_dummies():
     ("y ~ log(x)[0]", "not a column|log"),
     ("y ~ I(x)[0]", "not a column|I"),
     ("y ~ {x ** 2}", "not a column"),
-    ("y ~ `x`", "not a column"),
+    ("y ~ `__import__`", "not a column"),  # a name in backticks is a column's, never one of ours
+    ("y ~ log(`__builtins__`)", "not a column"),
+    ("y ~ log(x.__class__)", "not a column"),  # R's dotted name, but with a part of ours
     ("y ~ np.random.seed(0)", "np.random.seed"),
     ("y ~ np.lib.npyio.savetxt('PWNED', x)", "np.lib"),
     ("y ~ I(2 ** 10 ** 10)", "exponent"),
@@ -201,3 +203,40 @@ def test_the_bootstrap_takes_the_column_of_a_transform(fml, param):
         assert boot.draws[b] == pytest.approx(want, rel=1e-8)
     with pytest.raises(InvalidArgumentError, match="`param`.*C\\(g\\)\\[T.b\\]"):
         fe.bootstrap("y ~ x + C(g)", d, param="C(g)", n_boot=2, seed=1)
+
+
+def test_r_names_with_dots_and_backticks_are_columns_everywhere():
+    """Issue 35 §4: R's dotted names (``x.1``, ``firm.id``) and names in backticks are column names
+    inside every function as outside; the fit equals the one on the same columns renamed."""
+    rng = np.random.default_rng(35)
+    n = 80
+    df = pd.DataFrame({"x.1": rng.uniform(1, 2, n), "my var": rng.normal(size=n), "firm.id": rng.choice(list("abcd"), n),
+                       "y.0": rng.normal(size=n)})
+    plain = df.rename(columns={"x.1": "x1", "my var": "myvar", "firm.id": "firm", "y.0": "y0"})
+    for ours, ref in [("y.0 ~ log(x.1) + `my var` | firm.id", "y0 ~ log(x1) + myvar | firm"),
+                      ("y.0 ~ C(firm.id) + poly(x.1, 2) + I(x.1 ** 2):`my var`", "y0 ~ C(firm) + poly(x1, 2) + I(x1 ** 2):myvar"),
+                      ("log(x.1) ~ i(firm.id, `my var`, ref='b')", "log(x1) ~ i(firm, myvar, ref='b')"),
+                      ("`my var` ~ x.1 | `firm.id`", "myvar ~ x1 | firm")]:
+        a, b = fe.feols(ours, df), fe.feols(ref, plain)
+        np.testing.assert_allclose(a.coef().to_numpy(), b.coef().to_numpy(), rtol=1e-12)
+        np.testing.assert_allclose(a.se().to_numpy(), b.se().to_numpy(), rtol=1e-12)
+        assert len(a.coef()) == len(b.coef())
+    with pytest.raises(InvalidArgumentError, match="the function `as.numeric`"):
+        fe.feols("y.0 ~ as.numeric(x.1)", df)
+
+
+def test_categorical_levels_in_their_order_without_unused_ones():
+    """A pandas Categorical encoded by C()/i() keeps its categories' order and drops those no row
+    used has (the reference is the first used, as R's lm() takes a factor's)."""
+    rng = np.random.default_rng(7)
+    n = 90
+    edu = rng.choice(["low", "mid", "high"], n)
+    df = pd.DataFrame({"edu": pd.Categorical(edu, categories=["none", "low", "mid", "high"]), "x": rng.normal(size=n)})
+    df["y"] = df["x"] + pd.Series(edu).map({"low": 0.0, "mid": 1.0, "high": 3.0}) + rng.normal(size=n)
+    fit = fe.feols("y ~ x + C(edu)", df)
+    assert list(fit.coef().index) == ["Intercept", "x", "C(edu)[T.mid]", "C(edu)[T.high]"]
+    X = np.column_stack([np.ones(n), df["x"], edu == "mid", edu == "high"]).astype(float)
+    np.testing.assert_allclose(fit.coef().to_numpy(), np.linalg.lstsq(X, df["y"], rcond=None)[0], rtol=1e-10)
+    assert list(fe.feols("y ~ x + i(edu)", df).coef().index) == ["Intercept", "x", "edu::mid", "edu::high"]
+    pred = fit.predict(pd.DataFrame({"x": [0.0, 0.0], "edu": ["high", "none"]}))
+    assert np.isclose(pred[0], fit.coef()["Intercept"] + fit.coef()["C(edu)[T.high]"]) and np.isnan(pred[1])

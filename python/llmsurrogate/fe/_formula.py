@@ -13,6 +13,10 @@ Two kinds of regressor parts, one grammar:
   ``I(...)`` (arithmetic: ``+ - * / **``), ``poly(x, d)``, combined with ``:`` and ``*``; an
   outcome such as ``log(y)``.
 
+Column names are Python's (``x1``), R's with dots (``x.1``, ``firm.id``, anywhere a name may
+stand, also inside the functions) or any text in backticks (```my var```); formulaic gets the
+last two in backticks.
+
 Formulaic evaluates a term such as ``C(x)`` as a Python expression, so no text reaches it before
 it has passed an allow-list here: each term must parse as a Python expression made only of column
 names, numbers, the functions above, arithmetic, and the keyword ``ref=`` of ``i()`` (no attribute
@@ -35,7 +39,15 @@ from dataclasses import dataclass
 from ..exceptions import InvalidArgumentError
 
 _NAME = re.compile(r"^[A-Za-z_.][A-Za-z0-9_.]*$")
+#: A column name in backticks (R's and formulaic's quoting of a name that is not syntactic: ```my var```).
+_QUOTED = re.compile(r"^`([^`]+)`$")
 _STRING = re.compile(r"'(?:[^'\\]|\\.)*'|" + r'"(?:[^"\\]|\\.)*"')
+#: A quoted string or a name in backticks (text that is not read as code).
+_QUOTES = re.compile(_STRING.pattern + r"|`[^`]*`")
+#: Where a name in an expression is a column name that Python cannot read as one: a name in
+#: backticks, or R's name with dots (``x.1``) that is not a function's (not followed by ``(``).
+_R_NAME = re.compile(r"`[^`]*`|(?<![A-Za-z0-9_.])[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]*)+(?![A-Za-z0-9_.`])"
+                     r"(?!\s*\()")
 _CALL = re.compile(r"^([A-Za-z_][A-Za-z0-9_.]*)\s*\(.*\)$", re.S)
 #: Most regressor terms a formula may expand to (``a*b*c`` is 7 terms), checked before they are built.
 MAX_TERMS = 1000
@@ -51,8 +63,8 @@ CATEGORICAL_FUNCTIONS = ("C", "factor", "i")
 _NP_FUNCTIONS = ("log", "exp", "sqrt", "abs")
 _MULTIPLE = ("sw", "csw", "sw0", "csw0", "mvsw")
 _ALLOWED_OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
-_SUPPORTED = ("C(x), factor(x), i(x), i(x, ref=...), i(x, z), log(), exp(), sqrt(), abs(), I(...) with + - * / **, "
-              "poly(x, degree), and `:` / `*` between terms")
+_SUPPORTED = ("column names (x, x.1, `my var`), C(x), factor(x), i(x), i(x, ref=...), i(x, z), log(), exp(), sqrt(), "
+              "abs(), I(...) with + - * / **, poly(x, degree), and `:` / `*` between terms")
 
 
 @dataclass(frozen=True)
@@ -103,7 +115,7 @@ class Formula:
     @property
     def outcome_column(self) -> str | None:
         """The outcome's column when the outcome is a column (not ``log(y)``)."""
-        return self.outcome if _NAME.match(self.outcome) else None
+        return self.outcome if _NAME.match(self.outcome) or self.outcome_variables == (self.outcome,) else None
 
     def regressor_columns(self) -> list[str]:
         """The data columns the regressors and the fixed effects read (what new data need).
@@ -139,19 +151,19 @@ def _fail(message: str) -> InvalidArgumentError:
 
 
 def _split_top(text: str, seps: str, fml: str) -> list[tuple[str, str]]:
-    """``text`` split at the characters of ``seps`` outside parentheses and outside quoted strings
-    (``ref="(19,39]"``, ``ref='a+b'``): (separator before, piece)."""
+    """``text`` split at the characters of ``seps`` outside parentheses, quoted strings
+    (``ref="(19,39]"``, ``ref='a+b'``) and names in backticks: (separator before, piece)."""
     out, depth, start, sep, quote, escaped = [], 0, 0, "", None, False
     for j, ch in enumerate(text):
         if quote is not None:
             if escaped:
                 escaped = False
-            elif ch == "\\":
+            elif ch == "\\" and quote != "`":
                 escaped = True
             elif ch == quote:
                 quote = None
             continue
-        if ch in "'\"":
+        if ch in "'\"`":
             quote = ch
         elif ch == "(":
             depth += 1
@@ -163,7 +175,7 @@ def _split_top(text: str, seps: str, fml: str) -> list[tuple[str, str]]:
             out.append((sep, text[start:j]))
             sep, start = ch, j + 1
     if quote is not None:
-        raise _fail(f"unterminated string ({quote}) in {fml!r}")
+        raise _fail(f"unterminated {'name' if quote == '`' else 'string'} ({quote}) in {fml!r}")
     if depth:
         raise _fail(f"unbalanced `(` in {fml!r}")
     out.append((sep, text[start:]))
@@ -171,15 +183,48 @@ def _split_top(text: str, seps: str, fml: str) -> list[tuple[str, str]]:
 
 
 def _blank_strings(text: str) -> str:
-    """``text`` with the contents of its quoted strings blanked (for a search outside them)."""
-    return _STRING.sub(lambda m: m.group(0)[0] * len(m.group(0)), text)
+    """``text`` with the contents of its quoted strings and names in backticks blanked (for a search
+    outside them)."""
+    return _QUOTES.sub(lambda m: m.group(0)[0] * len(m.group(0)), text)
 
 
 def _check_name(name: str, fml: str) -> str:
-    if not _NAME.match(name) or name.startswith("__"):
+    """The column that ``name`` (``x``, ``x.1`` or ```my var```) names; an error for anything else
+    and for a name that starts with ``__`` (the names the package itself uses) or has such a part
+    after a dot (``x.__class__``)."""
+    m = _QUOTED.match(name)
+    col = m.group(1) if m else name
+    if not (m or _NAME.match(name)) or col.startswith("__") or any(p.startswith("__") for p in col.split(".")):
         raise _fail(f"{name!r} in {fml!r} is not a column name or a supported term ({_SUPPORTED}; create other "
                     "columns first)")
-    return name
+    return col
+
+
+def _is_name(text: str) -> bool:
+    """Whether ``text`` is a column name as a formula writes one (``x``, ``x.1``, ```my var```)."""
+    return bool(_NAME.match(text) or _QUOTED.match(text))
+
+
+def _r_names(text: str, fml: str, replace) -> str:
+    """``text`` with each name that Python would not read as a column's (R's ``x.1``, ```my var```:
+    :data:`_R_NAME`, outside quoted strings) replaced by ``replace(spelling, column)``."""
+    blank = _QUOTES.sub(lambda m: m.group(0) if m.group(0)[0] == "`" else m.group(0)[0] * len(m.group(0)), text)
+    out, last = [], 0
+    for m in _R_NAME.finditer(blank):
+        spelling = text[m.start():m.end()]
+        out += [text[last:m.start()], replace(spelling, _check_name(spelling, fml))]
+        last = m.end()
+    return "".join(out) + text[last:]
+
+
+def formulaic_text(text: str) -> str:
+    """A term, the regressors or the outcome of a parsed formula as formulaic reads them: R's names
+    with dots in backticks (formulaic would read ``x.1`` as Python).
+
+    >>> formulaic_text("log(x.1) + C(firm.id) + `my var`:z + np.log(z)")
+    'log(`x.1`) + C(`firm.id`) + `my var`:z + np.log(z)'
+    """
+    return _r_names(text, text, lambda spelling, col: spelling if spelling.startswith("`") else f"`{col}`")
 
 
 class _Checker:
@@ -191,28 +236,37 @@ class _Checker:
         self.categorical: list[str] = []
         self.numeric_vars: list[str] = []  # the columns read as numbers
         self.functions: set[str] = set()  # the names the formula calls (``np`` for ``np.log``)
+        self.columns: dict[str, str] = {}  # placeholder -> column, for the names Python cannot read
+        self.spelled: dict[str, str] = {}  # placeholder -> the name as written
+
+    def show(self, node) -> str:
+        """``node`` as text, with the column names as written."""
+        text = ast.unparse(node)
+        for key, spelling in self.spelled.items():
+            text = text.replace(key, spelling)
+        return text
 
     def refuse(self, what: str, expr: str):
         raise _fail(f"{what} in {expr!r} is not allowed in a formula ({_SUPPORTED})")
 
     def name(self, node, expr: str, numeric: bool = True) -> str:
         if not isinstance(node, ast.Name):
-            self.refuse(f"`{ast.unparse(node)}` (a column name is expected here)", expr)
-        _check_name(node.id, self.fml)
-        self.variables.append(node.id)
+            self.refuse(f"`{self.show(node)}` (a column name is expected here)", expr)
+        col = self.columns[node.id] if node.id in self.columns else _check_name(node.id, self.fml)
+        self.variables.append(col)
         if numeric:
-            self.numeric_vars.append(node.id)
-        return node.id
+            self.numeric_vars.append(col)
+        return col
 
     def constant(self, node, expr: str):
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             value = self.constant(node.operand, expr)
             if isinstance(value, str):
-                self.refuse(f"`{ast.unparse(node)}` (a number or a short string is expected here)", expr)
+                self.refuse(f"`{self.show(node)}` (a number or a short string is expected here)", expr)
             return -value if isinstance(node.op, ast.USub) else value
         if not isinstance(node, ast.Constant) or not isinstance(node.value, (int, float, str)) \
                 or isinstance(node.value, bool) or (isinstance(node.value, str) and len(node.value) > 200):
-            self.refuse(f"`{ast.unparse(node)}` (a number or a short string is expected here)", expr)
+            self.refuse(f"`{self.show(node)}` (a number or a short string is expected here)", expr)
         return node.value
 
     def numeric(self, node, expr: str):
@@ -229,7 +283,7 @@ class _Checker:
                 r = node.right.operand if isinstance(node.right, ast.UnaryOp) else node.right
                 k = r.value if isinstance(r, ast.Constant) else None
                 if not isinstance(k, (int, float)) or isinstance(k, bool) or abs(k) > MAX_EXPONENT:
-                    self.refuse(f"the exponent `{ast.unparse(node.right)}` (a number up to {MAX_EXPONENT} is "
+                    self.refuse(f"the exponent `{self.show(node.right)}` (a number up to {MAX_EXPONENT} is "
                                 "expected)", expr)
             else:
                 self.numeric(node.right, expr)
@@ -242,7 +296,7 @@ class _Checker:
                 self.refuse(f"`{fn}()` with {len(node.args)} argument(s) or keywords (one is expected)", expr)
             self.numeric(node.args[0], expr)
         else:
-            self.refuse(f"`{ast.unparse(node)}`", expr)
+            self.refuse(f"`{self.show(node)}`", expr)
 
     def function(self, node: ast.Call, expr: str) -> str:
         f = node.func
@@ -256,20 +310,35 @@ class _Checker:
         if isinstance(f, ast.Name) and f.id in _MULTIPLE:
             raise _fail(f"{f.id}() in {self.fml!r}: multiple estimation (sw, csw, sw0, csw0, mvsw) is not supported; "
                         "fit each formula with its own call")
-        self.refuse(f"the function `{ast.unparse(f)}`", expr)
+        self.refuse(f"the function `{self.show(f)}`", expr)
+
+    def placeholder(self, spelling: str, col: str) -> str:
+        """A Python name standing for column ``col`` (written ``spelling``) in the expression that
+        :mod:`ast` parses: ``__col<k>__`` (no column may start with ``__``)."""
+        for key, c in self.columns.items():
+            if c == col:
+                return key
+        key = f"__col{len(self.columns)}__"
+        self.columns[key], self.spelled[key] = col, spelling
+        return key
 
     def term(self, expr: str) -> str:
         """Check one atom (a column, or a call); returns its kind: 'name' or 'call'."""
-        if _NAME.match(expr):
-            _check_name(expr, self.fml)
-            self.variables.append(expr)
-            self.numeric_vars.append(expr)
+        if _is_name(expr):
+            col = _check_name(expr, self.fml)
+            self.variables.append(col)
+            self.numeric_vars.append(col)
             return "name"
         if not _CALL.match(expr):
             raise _fail(f"{expr!r} in {self.fml!r} is not a column name or a supported term ({_SUPPORTED}); "
                         "group terms with `:` and `*`, not parentheses")
+        fn = _CALL.match(expr).group(1)
+        if fn not in NUMERIC_FUNCTIONS + CATEGORICAL_FUNCTIONS + ("poly",) + _MULTIPLE and not (
+                fn.startswith("np.") and fn[3:] in _NP_FUNCTIONS):
+            self.refuse(f"the function `{fn}`", expr)  # also R's as.numeric(), which Python cannot parse
+        protected = _r_names(expr, self.fml, self.placeholder)  # names refused here, with their message
         try:
-            tree = ast.parse(expr, mode="eval").body
+            tree = ast.parse(protected, mode="eval").body
         except (SyntaxError, RecursionError, MemoryError, ValueError):
             raise _fail(f"{expr!r} in {self.fml!r} is not a valid term ({_SUPPORTED})") from None
         if not isinstance(tree, ast.Call):
@@ -308,8 +377,9 @@ def _outcome(lhs: str, fml: str) -> tuple[str, list[str], bool, set]:
     outcome = lhs.strip()
     if not outcome:
         raise _fail(f"one outcome before `~`; got {fml!r}")
-    if _NAME.match(outcome):
-        return _check_name(outcome, fml), [outcome], False, set()
+    if _is_name(outcome):
+        col = _check_name(outcome, fml)
+        return col, [col], False, set()
     if len(_split_top(outcome, "+", fml)) > 1:
         raise _fail(f"one outcome before `~` (several outcomes are not supported); got {outcome!r}")
     check = _Checker(fml)
@@ -334,7 +404,10 @@ def parse_formula(fml: str) -> Formula:
         raise InvalidArgumentError(f"argument `fml` must be a formula such as 'y ~ x1 + x2 | firm + date'; got {fml!r}")
     if len(fml) > MAX_LENGTH:
         raise _fail(f"{len(fml):,} characters; at most {MAX_LENGTH:,}")
-    lhs, rhs = fml.split("~", 1)
+    tilde = _blank_strings(fml).find("~")
+    if tilde < 0:
+        raise InvalidArgumentError(f"argument `fml` must be a formula such as 'y ~ x1 + x2 | firm + date'; got {fml!r}")
+    lhs, rhs = fml[:tilde], fml[tilde + 1:]
     outcome, outcome_vars, outcome_transformed, outcome_functions = _outcome(lhs, fml)
     parts = [p for _, p in _split_top(rhs, "|", fml)]
     if len(parts) > 2:
@@ -373,7 +446,7 @@ def parse_formula(fml: str) -> Formula:
                     raise _fail(f"empty term in {fml!r}")
                 if check.term(a) == "call":
                     transformed = True
-            factors.append(atoms)
+            factors.append(tuple(_check_name(a, fml) if _is_name(a) else a for a in atoms))
         for r in range(1, len(factors) + 1):
             for combo in itertools.combinations(factors, r):
                 terms.append(tuple(a for atoms in combo for a in atoms))
@@ -384,19 +457,19 @@ def parse_formula(fml: str) -> Formula:
         seen.setdefault(frozenset(t), t)
     ordered = sorted(seen.values(), key=len)  # stable: by degree, then appearance
     fixef: list[tuple[str, ...]] = []
-    if len(parts) == 2 and "(" in parts[1]:
+    if len(parts) == 2 and "(" in _blank_strings(parts[1]):
         multiple = any(re.search(rf"\b{m}\s*\(", parts[1]) for m in _MULTIPLE)
         raise _fail(f"the fixed effects in {fml!r} must be columns joined by `+` and `^`" + (
             " (multiple estimation: sw, csw, ... is not supported; fit each formula with its own call)" if multiple
             else ""))
     if len(parts) == 2:
-        for raw in parts[1].split("+"):
+        for _, raw in _split_top(parts[1], "+", fml):
             piece = raw.strip()
             if not piece:
                 raise _fail(f"empty fixed effect in {fml!r}")
             if piece == "0":
                 continue
-            fe = tuple(_check_name(p.strip(), fml) for p in piece.split("^"))
+            fe = tuple(_check_name(p.strip(), fml) for _, p in _split_top(piece, "^", fml))
             if fe not in fixef:
                 fixef.append(fe)
     if fixef:

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import InvalidArgumentError
-from ._formula import _STRING, Formula
+from ._formula import _QUOTES, Formula, formulaic_text
 
 #: Most regressor columns a formula may build (a categorical with more levels belongs after `|`).
 MAX_COLUMNS = 5000
@@ -99,11 +99,13 @@ def escape_strings(rhs: str) -> tuple[str, dict[str, str]]:
     strings: dict[str, str] = {}
 
     def sub(m):
+        if m.group(0)[0] == "`":  # a column name in backticks, with its quotes
+            return m.group(0)
         name = f"__llmsurrogate_string_{len(strings)}__"
         strings[name] = ast.literal_eval(m.group(0))
         return name
 
-    return _STRING.sub(sub, rhs), strings
+    return _QUOTES.sub(sub, rhs), strings
 
 
 @dataclass
@@ -119,7 +121,8 @@ class Built:
     spec: Any
 
 
-_CATEGORICAL_ATOM = re.compile(r"^(?:C|factor|i)\(\s*([A-Za-z_.][A-Za-z0-9_.]*)")
+_COLUMN = r"([A-Za-z_.][A-Za-z0-9_.]*|`[^`]+`)"  # a column name as a formula writes it
+_CATEGORICAL_ATOM = re.compile(r"^(?:C|factor|i)\(\s*" + _COLUMN)
 
 
 def _estimated_columns(form: Formula, frame: pd.DataFrame) -> int:
@@ -131,14 +134,15 @@ def _estimated_columns(form: Formula, frame: pd.DataFrame) -> int:
         size = 1
         for atom in term:
             m = _CATEGORICAL_ATOM.match(atom)
-            if m and m.group(1) in levels:
-                size *= max(levels[m.group(1)], 1)
+            col = m.group(1).strip("`") if m else None
+            if col in levels:
+                size *= max(levels[col], 1)
         total += size
     return total
 
 
 _OK = "__llmsurrogate_complete__"
-_POLY = re.compile(r"^poly\(\s*([A-Za-z_.][A-Za-z0-9_.]*)\s*,\s*\+?(\d+)\s*\)$")
+_POLY = re.compile(r"^poly\(\s*" + _COLUMN + r"\s*,\s*\+?(\d+)\s*\)$")
 
 
 def _check_poly(form: Formula, frame: pd.DataFrame, ok: np.ndarray) -> None:
@@ -149,7 +153,7 @@ def _check_poly(form: Formula, frame: pd.DataFrame, ok: np.ndarray) -> None:
             m = _POLY.match(atom)
             if not m:
                 continue
-            col, d = m.group(1), int(m.group(2))
+            col, d = m.group(1).strip("`"), int(m.group(2))
             values = frame[col].to_numpy()[ok]
             distinct = int(pd.Series(values).nunique(dropna=True))
             if distinct < d + 1:
@@ -178,7 +182,9 @@ def build(form: Formula, frame: pd.DataFrame, ok: np.ndarray) -> Built:
     evaluated on every row (``poly()``'s basis is that of all rows), the rows missing a value in any
     column the fit uses (``ok`` False: the fixed effects, weights, clusters, outcome) dropped with
     the rows formulaic drops before the dummies are encoded (a level seen only in dropped rows has
-    no column)."""
+    no column). The levels of a pandas Categorical that ``C()``/``i()`` encode are in the order of
+    its categories, those without a row used dropped (the reference is the first one used, as R's
+    ``lm()`` takes it); other columns' levels are sorted."""
     import formulaic
 
     n_cols = _estimated_columns(form, frame.loc[ok] if isinstance(frame, pd.DataFrame) else frame)
@@ -188,12 +194,17 @@ def build(form: Formula, frame: pd.DataFrame, ok: np.ndarray) -> Built:
             "a categorical column with many levels as a fixed effect (after `|`) instead of C()/i()")
     _check_poly(form, frame, ok)
     sub = frame[list(form.variables)].reset_index(drop=True)
+    for c in form.categorical:  # a categorical's order is its categories', of those in the rows used (as R's
+        if isinstance(sub[c].dtype, pd.CategoricalDtype):  # lm() drops a factor's unused levels)
+            present = set(sub[c][ok].dropna())
+            sub[c] = sub[c].cat.set_categories([v for v in sub[c].cat.categories if v in present])
     sub[_OK] = np.where(ok, 1.0, np.nan)
-    rhs, strings = escape_strings(form.rhs)
+    rhs, strings = escape_strings(formulaic_text(form.rhs))
+    outcome = form.outcome if not form.outcome_column or form.outcome.isidentifier() else f"`{form.outcome}`"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            mm = formulaic.Formula(f"{form.outcome} + {_OK} ~ {rhs}").get_model_matrix(
+            mm = formulaic.Formula(f"{formulaic_text(outcome)} + {_OK} ~ {rhs}").get_model_matrix(
                 sub, na_action="drop", ensure_full_rank=True, output="pandas", context=_context(strings))
         except InvalidArgumentError:
             raise
