@@ -22,7 +22,7 @@ from ..exceptions import InvalidArgumentError, LLMSurrogateWarning
 from ..fe import FeolsResult, etable, feols
 from ._convert import _listed, _r_frame, from_r
 
-__all__ = ["R_FUNCTIONS", "FeolsHandle", "RSpelling", "r_etable", "r_feols", "r_formula", "r_term_names"]
+__all__ = ["R_FUNCTIONS", "FeolsHandle", "RSpelling", "r_etable", "r_feols", "r_formula", "r_term_names", "r_vcov"]
 
 # A coefficient name's part from an encoded variable: ``C(g)[T.b]``, ``factor(g)[b]``, ``poly(x, 2)[1]``.
 _ENCODED = re.compile(r"^(.*\))\[(?:T\.)?(.*)\]$", re.S)
@@ -329,6 +329,53 @@ def r_weights(handle: Any) -> Any:
     return np.asarray(h.weights, dtype=np.float64)[h.fit.obs_index]
 
 
+def _is_fit_data(fit: FeolsResult, frame) -> bool:
+    """Whether ``frame`` (all rows of a data frame, with the formula's columns) is the data ``fit``
+    was estimated on: its outcome (a plain column) equals the fit's on the estimation rows and its
+    prediction there the fitted values (to 1e-8 of their scale)."""
+    s = fit._fitted_sample()
+    rows = fit.obs_index
+    if len(frame) != fit.n_input:
+        return False
+    fitted = np.asarray(s.y - s.resid, dtype=np.float64)
+    scale = max(float(np.max(np.abs(s.y))) if len(s.y) else 0.0, 1e-300)
+    outcome = s.form.outcome_column
+    try:
+        if outcome is not None:
+            y = frame[outcome].to_numpy(dtype=np.float64, na_value=np.nan)[rows]
+            if not np.allclose(y, s.y, rtol=0.0, atol=1e-12 * scale):
+                return False
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pred = fit.predict(frame)[rows]
+    except (InvalidArgumentError, KeyError, TypeError, ValueError):
+        return False
+    return bool(np.all(np.isfinite(pred)) and np.max(np.abs(pred - fitted), initial=0.0) <= 1e-8 * scale)
+
+
+def r_vcov(handle: Any, vcov: Any, data: Any = None, adj: bool = True, cluster_adj: bool = True,
+           ssc_words: str = "", data_name: str = "the data") -> dict:
+    """R's ``summary(fit, vcov = )``, ``vcov(fit, vcov = )``, ...: the fit of ``handle`` with its
+    variance recomputed (:meth:`FeolsResult.with_vcov`), as :func:`r_feols` returns it
+    (``{"fit", "handle"}``). ``data``: when a cluster column is neither a fixed effect nor a
+    cluster column of the fit, the columns R found by the name of the fit's data (``data_name``;
+    all its rows, the formula's columns and the cluster columns), refused unless it is the data of
+    the fit (:func:`_is_fit_data`); ``ssc_words``: the label's small-sample part as R writes it
+    (``ssc(adj = FALSE)``)."""
+    h = _handle(handle)
+    frame = None if data is None else _r_frame(data)
+    if frame is not None and not _is_fit_data(h.fit, frame):
+        raise InvalidArgumentError(
+            f"the cluster columns are read from the fit's data, {data_name}, found by its name where the method was "
+            "called; that data is not the one the fit was estimated on (other rows or values): refit with "
+            "feols(..., vcov = ...)")
+    fit = h.fit.with_vcov(vcov, frame, k_adj=bool(adj), G_adj=bool(cluster_adj))
+    if ssc_words:  # fixest's words for the small-sample corrections in R's label
+        object.__setattr__(fit, "vcov_type", fit.vcov_type.split("; ")[0] + "; " + ssc_words)
+    return {"fit": _in_r_terms(fit, h.formula, h.r_variables), "handle": FeolsHandle(fit, h.formula, h.weights,
+                                                                                     h.r_variables)}
+
+
 def r_etable(fits: Any, type: str = "text", digits: Any = 3, stars: bool = True):
     """:func:`llmsurrogate.fe.etable` of fits sent as their JSON (``FeolsResult.to_json``): a string
     for ``"text"`` and ``"tex"``, for ``"df"`` the table with its row labels in a column ``row``;
@@ -343,4 +390,5 @@ def r_etable(fits: Any, type: str = "text", digits: Any = 3, stars: bool = True)
 
 #: What R may call here (``.call("fe.<name>")``).
 R_FUNCTIONS = {"feols": r_feols, "etable": r_etable, "obs_rows": r_obs_rows, "fitted": r_fitted, "resid": r_resid,
-               "predict": r_predict, "fixef": r_fixef, "model_matrix": r_model_matrix, "weights": r_weights}
+               "predict": r_predict, "fixef": r_fixef, "model_matrix": r_model_matrix, "weights": r_weights,
+               "vcov": r_vcov}

@@ -130,7 +130,6 @@
 # Arguments of fixest::feols() that feols() names otherwise or does not take, with what to use.
 .fixest_arguments <- c(
   fml = "use `formula`", fixef.rm = "use `fixef_rm`", nthreads = "use `n_jobs`", cores = "use `n_jobs`",
-  ssc = "the small-sample corrections are always fixest's defaults (docs/methods/lookahead.md §5.3.1)",
   split = "fit each subsample with feols(y ~ x, data[rows, ])", fsplit = "fit each subsample with feols(y ~ x, data[rows, ])",
   subset = "give the rows as data[rows, ]",
   panel.id = "panel variances are not supported; cluster the standard errors (cluster = ~firm)",
@@ -144,7 +143,7 @@
 )
 
 # feols()'s own arguments, for the message on an unknown one.
-.feols_arguments <- c("formula", "data", "vcov", "weights", "fixef_rm", "n_jobs", "se", "cluster")
+.feols_arguments <- c("formula", "data", "vcov", "weights", "fixef_rm", "n_jobs", "se", "cluster", "ssc")
 
 # An error for arguments of feols() it does not take (`dots`: match.call()'s `...`): what to use
 # instead where fixest has the argument, else feols()'s arguments and the closest one.
@@ -358,16 +357,23 @@
 #' and `cluster = ~firm` (or `"firm"`); an argument feols() does not take is an error that says
 #' what to use.
 #'
-#' How the standard errors compare with R's: `lm()` with factor dummies and
-#' `sandwich::vcovCL(type = "HC1")` or `estimatr::lm_robust()` give the same numbers where the
-#' definitions coincide; they differ where a fixed effect is nested in the cluster variable
-#' (fixest counts its levels out of the degrees of freedom, `lm()` and estimatr keep them), see
-#' docs/methods/lookahead.md §5.3.1.
+#' How the standard errors compare with R's (`lm()` with the fixed effects as `factor()` dummies;
+#' `K` its number of coefficients, `n` of rows): `"iid"` is `vcov(lm)`; `"hetero"` is
+#' `sandwich::vcovHC(type = "HC1")` and `estimatr::lm_robust(se_type = "HC1")`; a one-way cluster
+#' is `sandwich::vcovCL(type = "HC1")` and `lm_robust(se_type = "stata")`, except where a fixed
+#' effect is nested in the cluster variable (fixest counts its levels as 1 in `K`: the variance is
+#' theirs times `(n - K) / (n - K + L - 1)` for a nested fixed effect of `L` levels). `"HC2"` and
+#' `"HC3"` follow pyfixest: sandwich's `vcovHC(type = "HC2")` (`"HC3"`) and estimatr's times
+#' `n / (n - K)` (2.6% more variance for n = 80 and K = 2); `ssc = ssc(adj = FALSE, cluster.adj =
+#' FALSE)` gives sandwich's and estimatr's values (see [ssc()] for every factor). Two-way
+#' clustering multiplies each of the three terms by `G_min / (G_min - 1)` (fixest's), where
+#' `vcovCL()` uses each term's own `G`.
 #'
 #' @param formula A formula such as `y ~ x1 + x1:x2 | firm + date`, or the same as a string.
 #' @param data A data frame (or tibble).
 #' @param vcov `"iid"` (default), `"hetero"` (HC1), `"HC2"`, `"HC3"` (both without fixed
-#'   effects), `"cluster"`, `"twoway"`, `list(CRV1 = "date")`, `list(CRV1 = c("firm", "date"))`
+#'   effects; sandwich's times `n / (n - K)` unless `ssc = ssc(adj = FALSE, cluster.adj = FALSE)`,
+#'   see Details), `"cluster"`, `"twoway"`, `list(CRV1 = "date")`, `list(CRV1 = c("firm", "date"))`
 #'   (two-way; also `"firm+date"`), or a one-sided formula `~date` / `~firm + date` for clustered
 #'   errors.
 #' @param weights `NULL`, the name of a column of `data` (or `~w`), or a numeric vector of
@@ -377,8 +383,8 @@
 #' @param se,cluster fixest's spellings: `se` one of `"iid"` (`"standard"`), `"hetero"`,
 #'   `"cluster"`, `"twoway"` (instead of `vcov`); `cluster` the cluster columns (`~firm`,
 #'   `~firm + date`, `"firm"`).
-#' @param ... Nothing: an argument feols() does not take (fixest's `ssc`, `split`, `fixef.rm`,
-#'   ...) is an error of class `"llmsurrogate_error"` saying what to use.
+#' @param ... Nothing: an argument feols() does not take (fixest's `split`, `fixef.rm`, ...) is
+#'   an error of class `"llmsurrogate_error"` saying what to use.
 #' @return An `"llmsurrogate_feols"` fit: a list with `coefficients`, `vcov_matrix`, `terms`,
 #'   `nobs`, `r2`, `r2_within`, `rmse`, `df_t` (the t tests' degrees of freedom), `df_k`,
 #'   `df_resid`, `fe_levels`, `n_clusters`, the drop counts, `table` (one row per term: `term`,
@@ -393,25 +399,24 @@
 #' @seealso [etable()], [fixef()], [update.llmsurrogate_feols()], [lookahead_test()]
 #' @importFrom stats coef confint nobs quantile vcov fitted residuals predict df.residual model.matrix weights
 #' @importFrom stats deviance sigma formula terms variable.names case.names na.action model.frame logLik
-#' @examples
-#' if (llmsurrogate_available()) {
-#'   set.seed(1)
-#'   d <- data.frame(firm = factor(sample(letters[1:10], 300, TRUE)),
-#'                   date = as.Date("2020-01-01") + sample(0:14, 300, TRUE), x = rnorm(300))
-#'   d$y <- 2 * d$x + as.integer(d$firm) / 10 + rnorm(300)
-#'   fit <- feols(y ~ x | firm + date, d, cluster = ~date)
-#'   fit
-#'   coef(fit)
-#'   confint(fit)
-#'   head(resid(fit))
-#'   fixef(fit)$firm
-#'   predict(fit, newdata = data.frame(x = 1, firm = c("a", "z"), date = as.Date("2020-01-03")))
-#' }
+#' @examplesIf llmsurrogate_available()
+#' set.seed(1)
+#' d <- data.frame(firm = factor(sample(letters[1:10], 300, TRUE)),
+#'                 date = as.Date("2020-01-01") + sample(0:14, 300, TRUE), x = rnorm(300))
+#' d$y <- 2 * d$x + as.integer(d$firm) / 10 + rnorm(300)
+#' fit <- feols(y ~ x | firm + date, d, cluster = ~date)
+#' fit
+#' coef(fit)
+#' confint(fit)
+#' head(resid(fit))
+#' fixef(fit)$firm
+#' predict(fit, newdata = data.frame(x = 1, firm = c("a", "z"), date = as.Date("2020-01-03")))
 #' @export
 feols <- function(formula, data, vcov = "iid", weights = NULL, fixef_rm = "singleton", n_jobs = NULL,
-                  se = NULL, cluster = NULL, ...) {
+                  se = NULL, cluster = NULL, ..., ssc = NULL) {
   call <- sys.call()
   .check_feols_dots(match.call(expand.dots = FALSE)$..., call)
+  .ssc_arg(ssc, call)  # checked before the fit
   text <- .fixest_powers(.formula_text(formula, call), call)
   if (!is.data.frame(data)) {
     .abort(sprintf("argument `data` must be a data frame, not %s", class(data)[1]), call)
@@ -463,6 +468,7 @@ feols <- function(formula, data, vcov = "iid", weights = NULL, fixef_rm = "singl
   attr(res, "feols_data") <- list(py = out$handle, row_names = .row_names_info(data, 0L),
                                   newdata_columns = setdiff(intersect(.formula_names(text), names(data)), outcome),
                                   fe_kinds = kinds)
+  if (!is.null(ssc)) res <- .feols_with_vcov(res, NULL, NULL, NULL, ssc, "feols()", parent.frame(), call)
   res
 }
 
@@ -600,16 +606,81 @@ update.llmsurrogate_feols <- function(object, formula., ..., evaluate = TRUE) {
   stats::setNames(values, .feols_row_names(info, rows))
 }
 
+# ---- fixest's arguments of the methods: honoured, or an error naming them -----------------------
+
+# The arguments in a method's `...`, unevaluated (their expressions, named as given).
+.dots <- function(...) as.list(substitute(list(...)))[-1L]
+
+# An error for an argument that a method of feols() fits does not take (`dots`: .dots(...) of the
+# method, `what`: the method, `args`: its arguments), named by the argument, with the method's
+# arguments and the closest one: no method ignores an argument.
+.feols_no_dots <- function(dots, what, args, call) {
+  if (!length(dots)) return(invisible())
+  nms <- names(dots)
+  if (is.null(nms)) nms <- rep("", length(dots))
+  if (!nzchar(nms[1])) {
+    .abort(sprintf("%s for feols() fits got an extra argument without a name (%s); its arguments are %s", what,
+                   paste(deparse(dots[[1]], width.cutoff = 60L)[1], collapse = ""), paste(args, collapse = ", ")),
+           call)
+  }
+  hint <- agrep(nms[1], args, value = TRUE, max.distance = 0.2)
+  .abort(sprintf("argument `%s` is not an argument of %s for feols() fits%s; its arguments are %s", nms[1], what,
+                 if (length(hint)) sprintf(" (did you mean `%s`?)", hint[1]) else "", paste(args, collapse = ", ")),
+         call)
+}
+
+# One of `choices` (a single string), as fixest's `type` arguments, or an error naming `arg`.
+.feols_choice <- function(x, choices, arg, call) {
+  if (is.character(x) && length(x) == length(choices) && identical(x, choices)) return(choices[1])  # the default
+  if (!is.character(x) || length(x) != 1L || is.na(x) || !x %in% choices) {
+    quoted <- sprintf('"%s"', choices)
+    .abort(sprintf("argument `%s` must be %s or %s; got %s", arg, paste(utils::head(quoted, -1L), collapse = ", "),
+                   quoted[length(quoted)],
+                   if (is.character(x) && length(x) == 1L) sprintf('"%s"', x) else .r_type(x)), call)
+  }
+  x
+}
+
+# Per-row values of the estimation rows as fixest's `na.rm = FALSE` gives them: one per row of the
+# fit's data, NA for the rows not used, named by all the row names.
+.feols_fill <- function(object, values, what, call) {
+  info <- .feols_data(object, what, call)
+  rows <- .as_column(.call_in(call, "fe.obs_rows", info$py))
+  n <- as.integer(object$n_input)
+  out <- stats::setNames(rep(NA_real_, n), .feols_row_names(info, seq_len(n)))
+  out[rows] <- unname(values)
+  out
+}
+
 #' @rdname feols
+#' @param na.rm For `fitted()` and `residuals()`: `TRUE` (default) for the rows used only, `FALSE` for
+#'   one value per row of `data` (`NA` for the rows dropped), as fixest.
 #' @export
-fitted.llmsurrogate_feols <- function(object, ...) {
-  .feols_rows(object, "fitted", "fitted()", sys.call())
+fitted.llmsurrogate_feols <- function(object, type = c("response", "link"), na.rm = TRUE, ...) {
+  call <- sys.call()
+  .feols_no_dots(.dots(...), "fitted()", c("object", "type", "na.rm"), call)
+  .feols_choice(type, c("response", "link"), "type", call)  # the same for OLS
+  na.rm <- .check_flag(na.rm, "na.rm", call)
+  out <- .feols_rows(object, "fitted", "fitted()", call)
+  if (na.rm) out else .feols_fill(object, out, "fitted()", call)
 }
 
 #' @rdname feols
 #' @export
-residuals.llmsurrogate_feols <- function(object, ...) {
-  .feols_rows(object, "resid", "residuals()", sys.call())
+residuals.llmsurrogate_feols <- function(object, type = c("response", "deviance", "pearson", "working"), na.rm = TRUE,
+                                         ...) {
+  call <- sys.call()
+  .feols_no_dots(.dots(...), "residuals()", c("object", "type", "na.rm"), call)
+  type <- .feols_choice(type, c("response", "deviance", "pearson", "working"), "type", call)
+  if (type == "working") {
+    .abort(paste('argument `type`: "working" residuals are those of a GLM (fixest refuses them for feols()); for OLS',
+                 'they are the "response" residuals'), call)
+  }
+  na.rm <- .check_flag(na.rm, "na.rm", call)
+  out <- .feols_rows(object, "resid", "residuals()", call)
+  w <- if (type == "response") NULL else weights(object)
+  if (!is.null(w)) out <- out * sqrt(w)  # deviance and Pearson residuals of weighted OLS, as lm() and fixest
+  if (na.rm) out else .feols_fill(object, out, "residuals()", call)
 }
 
 #' @rdname feols
@@ -617,19 +688,15 @@ residuals.llmsurrogate_feols <- function(object, ...) {
 #'   regressors' and the fixed effects' columns; one prediction per row, named by its row names,
 #'   `NA` where a value is missing or a fixed-effect (or `factor()`) level was not in the
 #'   estimation rows.
-#' @param type For `predict()`: `"response"` (the only type).
+#' @param type For `predict()` and `fitted()`: `"response"` (default) or `"link"`, the same for OLS
+#'   (fixest's); for `residuals()`: `"response"` (default, outcome minus fitted value), `"deviance"`
+#'   or `"pearson"` (both `sqrt(w)` times it for a weighted fit, as `lm()` and fixest; the same
+#'   unweighted); fixest's `"working"` is an error, as in fixest.
 #' @export
-predict.llmsurrogate_feols <- function(object, newdata = NULL, type = "response", ...) {
+predict.llmsurrogate_feols <- function(object, newdata = NULL, type = c("response", "link"), ...) {
   call <- sys.call()
-  dots <- names(list(...))
-  if (length(dots)) {
-    .abort(sprintf(paste("argument `%s` is not an argument of predict() for feols() fits; it gives point",
-                         "predictions (arguments: object, newdata, type)"), dots[1]), call)
-  }
-  if (!identical(type, "response")) {
-    .abort(sprintf('argument `type` must be "response" (the predicted outcome); got %s',
-                   paste(deparse(type), collapse = "")), call)
-  }
+  .feols_no_dots(.dots(...), "predict()", c("object", "newdata", "type"), call)
+  .feols_choice(type, c("response", "link"), "type", call)
   if (is.null(newdata)) return(fitted(object))
   info <- .feols_data(object, "predict()", call)
   if (!is.data.frame(newdata)) {
@@ -644,6 +711,7 @@ predict.llmsurrogate_feols <- function(object, newdata = NULL, type = "response"
 #' @rdname feols
 #' @export
 df.residual.llmsurrogate_feols <- function(object, ...) {
+  .feols_no_dots(.dots(...), "df.residual()", c("object"), sys.call())
   if (is.null(object$df_resid)) {
     .abort("df.residual() needs a fit from feols() of this version of llmsurrogate: refit it", sys.call())
   }
@@ -654,6 +722,7 @@ df.residual.llmsurrogate_feols <- function(object, ...) {
 #' @export
 model.matrix.llmsurrogate_feols <- function(object, ...) {
   call <- sys.call()
+  .feols_no_dots(.dots(...), "model.matrix()", "object", call)
   info <- .feols_data(object, "model.matrix()", call)
   mm <- .call_in(call, "fe.model_matrix", info$py)
   rows <- .as_column(.call_in(call, "fe.obs_rows", info$py))
@@ -666,6 +735,7 @@ model.matrix.llmsurrogate_feols <- function(object, ...) {
 #' @rdname feols
 #' @export
 weights.llmsurrogate_feols <- function(object, ...) {
+  .feols_no_dots(.dots(...), "weights()", c("object"), sys.call())
   if (is.null(object$weights)) return(NULL)  # unweighted, as lm()'s weights()
   unname(.feols_rows(object, "weights", "weights()", sys.call()))  # unnamed, as lm()'s
 }
@@ -673,6 +743,7 @@ weights.llmsurrogate_feols <- function(object, ...) {
 #' @rdname feols
 #' @export
 deviance.llmsurrogate_feols <- function(object, ...) {
+  .feols_no_dots(.dots(...), "deviance()", c("object"), sys.call())
   e <- residuals(object)
   w <- weights(object)
   if (is.null(w)) sum(e^2) else sum(w * e^2)
@@ -681,12 +752,14 @@ deviance.llmsurrogate_feols <- function(object, ...) {
 #' @rdname feols
 #' @export
 sigma.llmsurrogate_feols <- function(object, ...) {
+  .feols_no_dots(.dots(...), "sigma()", c("object"), sys.call())
   sqrt(deviance(object) / df.residual(object))
 }
 
 #' @rdname feols
 #' @export
 logLik.llmsurrogate_feols <- function(object, ...) {
+  .feols_no_dots(.dots(...), "logLik()", c("object"), sys.call())
   # lm()'s Gaussian log-likelihood (weights as lm's), with the fixed-effect levels among its parameters
   e <- residuals(object)
   w <- weights(object)
@@ -699,12 +772,14 @@ logLik.llmsurrogate_feols <- function(object, ...) {
 #' @rdname feols
 #' @export
 formula.llmsurrogate_feols <- function(x, ...) {
+  .feols_no_dots(.dots(...), "formula()", c("x"), sys.call())
   stats::as.formula(x$formula, env = globalenv())
 }
 
 #' @rdname feols
 #' @export
 terms.llmsurrogate_feols <- function(x, ...) {
+  .feols_no_dots(.dots(...), "terms()", c("x"), sys.call())
   # the regressors' part, as fixest's terms() (the fixed effects are not terms of the design)
   lhs_rhs <- strsplit(x$formula, "|", fixed = TRUE)[[1]][1]
   stats::terms(stats::as.formula(lhs_rhs, env = globalenv()))
@@ -712,12 +787,16 @@ terms.llmsurrogate_feols <- function(x, ...) {
 
 #' @rdname feols
 #' @export
-variable.names.llmsurrogate_feols <- function(object, ...) names(coef(object))
+variable.names.llmsurrogate_feols <- function(object, ...) {
+  .feols_no_dots(.dots(...), "variable.names()", c("object"), sys.call())
+  names(coef(object))
+}
 
 #' @rdname feols
 #' @export
 case.names.llmsurrogate_feols <- function(object, ...) {
   call <- sys.call()
+  .feols_no_dots(.dots(...), "case.names()", "object", call)
   info <- .feols_data(object, "case.names()", call)
   .feols_row_names(info, .as_column(.call_in(call, "fe.obs_rows", info$py)))
 }
@@ -725,6 +804,7 @@ case.names.llmsurrogate_feols <- function(object, ...) {
 #' @rdname feols
 #' @export
 na.action.llmsurrogate_feols <- function(object, ...) {
+  .feols_no_dots(.dots(...), "na.action()", c("object"), sys.call())
   n <- as.integer(object$n_input)
   if (sum(object$n_dropped_nan, object$n_dropped_singletons, object$n_dropped_zero_weight) == 0) return(NULL)
   call <- sys.call()
@@ -755,18 +835,16 @@ model.frame.llmsurrogate_feols <- function(formula, ...) {
 #' llmsurrogate, their `fixef()` finds this method too.
 #'
 #' @param object A fit from [feols()] with fixed effects.
-#' @param ... Unused.
+#' @param ... Nothing: an argument is an error naming it.
 #' @return A named list, one element per fixed effect (`firm`, `year^month`), each a numeric
 #'   vector named by level (as `as.character()` writes the column's values).
-#' @examples
-#' if (llmsurrogate_available()) {
-#'   set.seed(1)
-#'   d <- data.frame(firm = sample(c("a", "b", "c"), 200, TRUE), year = sample(2001:2004, 200, TRUE),
-#'                   x = rnorm(200))
-#'   d$y <- d$x + c(a = 0, b = 1, c = 3)[d$firm] + rnorm(200)
-#'   fe <- fixef(feols(y ~ x | firm + year, d))
-#'   fe$firm - fe$firm[["a"]]   # about 0, 1, 3
-#' }
+#' @examplesIf llmsurrogate_available()
+#' set.seed(1)
+#' d <- data.frame(firm = sample(c("a", "b", "c"), 200, TRUE), year = sample(2001:2004, 200, TRUE),
+#'                 x = rnorm(200))
+#' d$y <- d$x + c(a = 0, b = 1, c = 3)[d$firm] + rnorm(200)
+#' fe <- fixef(feols(y ~ x | firm + year, d))
+#' fe$firm - fe$firm[["a"]]   # about 0, 1, 3
 #' @export
 fixef <- function(object, ...) UseMethod("fixef")
 
@@ -776,6 +854,7 @@ fixef <- function(object, ...) UseMethod("fixef")
 #' @rawNamespace S3method(nlme::fixef, llmsurrogate_feols)
 fixef.llmsurrogate_feols <- function(object, ...) {
   call <- sys.call()
+  .feols_no_dots(.dots(...), "fixef()", "object", call)
   if (!length(object$fe_levels)) {
     .abort(sprintf(paste("fixef(): this fit has no fixed effects (its formula has no `|`); the intercept is",
                          "coef(fit)[\"(Intercept)\"]")), call)
@@ -794,12 +873,218 @@ fixef.default <- function(object, ...) {
   .abort(sprintf("fixef() takes a fit from feols(); got %s", class(object)[1]), sys.call())
 }
 
+# ---- standard errors chosen after estimation: fixest's vcov, se, cluster and ssc of the methods ---
+
+#' Small-sample corrections of the standard errors of feols()
+#'
+#' fixest's `ssc()`, for the `ssc` argument of [feols()] and of its fits' `print()`, `summary()`,
+#' `vcov()`, `confint()`, [coeftable()], `tidy()`, `as.data.frame()` and [etable()]. The variance
+#' of [feols()] is a sandwich (or `(X'WX)^-1` times a residual variance, for `"iid"`) times two
+#' factors, switched by `adj` and `cluster.adj` with fixest's meaning:
+#' * `adj = TRUE`: `(n - 1) / (n - K)`, where `K` counts the coefficients and the fixed-effect levels
+#'   (one level of each fixed effect after the first is redundant; a fixed effect nested in a
+#'   cluster dimension counts 1, fixest's `fixef.K = "nested"`);
+#' * `cluster.adj = TRUE`: `G / (G - 1)`, `G` the number of clusters (the smaller of the two
+#'   dimensions for two-way clustering, fixest's `cluster.df = "min"`), and `G = n` for `"hetero"`,
+#'   `"HC2"` and `"HC3"` (so that their default factor is `n / (n - K)`).
+#'
+#' For `"iid"`, `adj = TRUE` gives `sum(w e^2) / (n - K)` times `(X'WX)^-1` (as `lm()`),
+#' `adj = FALSE` `sum(w e^2) / (n - 1)`; `cluster.adj` does not apply. How they relate to sandwich
+#' and estimatr (`lm()` with the fixed effects as `factor()` dummies, so that its `k` is `K`):
+#'
+#' | `vcov` | default `ssc()` | `ssc(adj = FALSE)` | `ssc(adj = FALSE, cluster.adj = FALSE)` |
+#' |---|---|---|---|
+#' | `"hetero"` (HC1) | `vcovHC(type = "HC1")` | `vcovHC(type = "HC0") * n / (n - 1)` | `vcovHC(type = "HC0")` |
+#' | `"HC2"`, `"HC3"` | `vcovHC(type = "HC2")` (`"HC3"`) `* n / (n - K)` | `vcovHC(...) * n / (n - 1)` | `vcovHC(type = "HC2")` (`"HC3"`), `lm_robust(se_type = "HC2")` (`"HC3"`) |
+#' | `~g` (one way) | `vcovCL(type = "HC1")`, `lm_robust(se_type = "stata")` | `vcovCL(type = "HC0")` | `vcovCL(type = "HC0", cadjust = FALSE)`, `lm_robust(se_type = "CR0")` |
+#'
+#' (the one-way cluster rows where no fixed effect is nested in `g`; two-way: `G_min / (G_min - 1)`
+#' multiplies each of sandwich's three terms, where `vcovCL()` uses each dimension's own `G`).
+#'
+#' fixest's other settings are taken at their defaults only (`fixef.K = "nested"`,
+#' `cluster.df = "min"`, `t.df = "min"`, `fixef.force_exact = FALSE`); other values are an error.
+#' fixest's own `ssc()` objects (class `"ssc.type"`) are read the same way.
+#'
+#' @param adj,cluster.adj `TRUE` (default) or `FALSE`: the factors above.
+#' @param fixef.K,cluster.df,t.df,fixef.force_exact fixest's; their defaults only.
+#' @return An object of class `c("llmsurrogate_ssc", "ssc.type")`: the list of the six settings.
+#' @seealso [feols()]
+#' @examplesIf llmsurrogate_available()
+#' set.seed(1)
+#' d <- data.frame(x = rnorm(60))
+#' d$y <- d$x + rnorm(60, sd = abs(d$x))
+#' fit <- feols(y ~ x, d)
+#' # sandwich's HC3 (no small-sample factor), then pyfixest's (times n / (n - K))
+#' sqrt(diag(vcov(fit, vcov = "HC3", ssc = ssc(adj = FALSE, cluster.adj = FALSE))))
+#' sqrt(diag(vcov(fit, vcov = "HC3")))
+#' @export
+ssc <- function(adj = TRUE, fixef.K = "nested", cluster.adj = TRUE, cluster.df = "min", t.df = "min",
+                fixef.force_exact = FALSE) {
+  out <- list(adj = adj, fixef.K = fixef.K, cluster.adj = cluster.adj, cluster.df = cluster.df, t.df = t.df,
+              fixef.force_exact = fixef.force_exact)
+  .ssc_check(out, sys.call())
+  structure(out, class = c("llmsurrogate_ssc", "ssc.type"))
+}
+
+# The settings of ssc() (ours or fixest's) as list(adj, cluster.adj), or an error naming the one
+# that is not supported.
+.ssc_check <- function(s, call) {
+  adj <- .check_flag(s$adj, "adj", call)
+  cluster_adj <- .check_flag(s$cluster.adj, "cluster.adj", call)
+  fixed <- list(fixef.K = "nested", cluster.df = "min", t.df = "min", fixef.force_exact = FALSE)
+  means <- c(fixef.K = "K counts the fixed-effect levels, a fixed effect nested in a cluster dimension as 1",
+             cluster.df = "two-way clustering takes G/(G - 1) of the smaller dimension for every term",
+             t.df = "t tests with G - 1 degrees of freedom when clustered (G of the smaller dimension), n - K otherwise",
+             fixef.force_exact = "K counts one redundant level per fixed effect after the first")
+  for (nm in names(fixed)) {
+    value <- s[[nm]]
+    if (!identical(value, fixed[[nm]])) {
+      .abort(sprintf("argument `%s` of ssc(): only fixest's default %s is supported (%s); got %s", nm,
+                     paste(deparse(fixed[[nm]]), collapse = ""), means[[nm]], paste(deparse(value), collapse = "")),
+             call)
+    }
+  }
+  list(adj = adj, cluster.adj = cluster_adj)
+}
+
+# An `ssc` argument as list(adj, cluster.adj); NULL: not given.
+.ssc_arg <- function(ssc, call) {
+  if (is.null(ssc)) return(NULL)
+  if (!inherits(ssc, "ssc.type") || !is.list(ssc)) {
+    .abort(sprintf("argument `ssc` must be made by ssc(), e.g. ssc(adj = FALSE); got %s", .r_type(ssc)), call)
+  }
+  .ssc_check(unclass(ssc), call)
+}
+
+# The arguments by which the methods choose the standard errors (fixest's).
+.vcov_method_args <- c("vcov", "se", "cluster", "ssc")
+
+# The fit's variance as .vcov_arg() reads it, from its label ("iid", "hetero (HC1)", "HC2",
+# "CRV1 by firm+date", with "; ssc(...)" after a variance chosen with ssc()).
+.feols_vcov_of <- function(object) {
+  label <- sub(";.*$", "", object$vcov_type)
+  if (startsWith(label, "CRV1 by ")) return(list(CRV1 = sub("^CRV1 by ", "", label)))
+  if (label == "hetero (HC1)") "hetero" else label
+}
+
+# The data of a fit, found by its name (the `data` of the feols() call) in `env`, where the method
+# was called (as fixest finds it), for cluster columns `cols` that the fit does not keep: the
+# columns the formula reads and `cols`, all rows. Python refuses it unless it is the data of the
+# fit (rbridge.fe.r_vcov).
+.feols_fit_data <- function(object, info, cols, env, arg, what, call) {
+  expr <- object$call$data
+  name <- if (is.null(expr)) "data" else paste(deparse(expr, width.cutoff = 60L), collapse = " ")
+  refit <- sprintf("refit with feols(..., cluster = ~%s)", paste(cols, collapse = " + "))
+  data <- if (is.null(expr)) NULL else tryCatch(eval(expr, env), error = function(e) NULL)
+  if (!is.data.frame(data)) {
+    .abort(sprintf(paste("argument `%s`: cluster column `%s` is neither a fixed effect nor a cluster column of the",
+                         "fit, so %s reads it from the fit's data, `%s`, which is not found where %s was called: %s"),
+                   arg, cols[1], what, name, what, refit), call)
+  }
+  if (nrow(data) != object$n_input) {
+    .abort(sprintf(paste("argument `%s`: cluster column `%s` is read from the fit's data, `%s`, which has %d rows",
+                         "where the fit's data had %d: %s"), arg, cols[1], name, nrow(data),
+                   as.integer(object$n_input), refit), call)
+  }
+  .check_columns(cols, data, arg, call)
+  outcome <- intersect(.formula_names(strsplit(object$formula, "~", fixed = TRUE)[[1]][1]), names(data))
+  keep <- unique(c(outcome, info$newdata_columns, cols))
+  list(data = .frame_arg(.feols_columns(data, keep, info$fe_kinds), call = call), name = sprintf("`%s`", name))
+}
+
+# The fit with the standard errors that fixest's arguments of a method ask for (`vcov`, `se`,
+# `cluster`, `ssc`, as feols() takes them; `ssc` alone keeps the fit's variance type), recomputed
+# in Python from the fit's estimation sample without refitting (FeolsResult.with_vcov: the numbers
+# of feols(..., vcov = )); the fit itself when none is given. A cluster column that is neither a
+# fixed effect nor a cluster column of the fit is read from the fit's data (.feols_fit_data).
+.feols_with_vcov <- function(object, vcov, se, cluster, ssc, what, env, call) {
+  ssc <- .ssc_arg(ssc, call)
+  if (is.null(vcov) && is.null(se) && is.null(cluster) && is.null(ssc)) return(object)
+  info <- .feols_data(object, what, call)
+  vcov_given <- !is.null(vcov)
+  if (!vcov_given && is.null(se) && is.null(cluster)) {
+    vcov <- .feols_vcov_of(object)
+    vcov_given <- TRUE
+  }
+  if (is.null(ssc)) ssc <- list(adj = TRUE, cluster.adj = TRUE)
+  fe <- .formula_fixef(object$formula)
+  vc <- .vcov_arg(.fixest_vcov(vcov, vcov_given, se, cluster, call), call, fe)
+  clusters <- attr(vc, "clusters")
+  attr(vc, "clusters") <- NULL
+  held <- info$held_clusters
+  if (is.null(held)) held <- unique(c(names(object$n_clusters), fe[!grepl("^", fe, fixed = TRUE)]))
+  need <- setdiff(clusters, held)
+  data <- NULL
+  data_name <- "the data"
+  if (length(need)) {
+    got <- .feols_fit_data(object, info, need, env, if (is.null(cluster)) "vcov" else "cluster", what, call)
+    data <- got$data
+    data_name <- got$name
+  }
+  words <- if (ssc$adj && ssc$cluster.adj) "" else sprintf("ssc(adj = %s, cluster.adj = %s)", ssc$adj, ssc$cluster.adj)
+  out <- .call_in(call, "fe.vcov", info$py, vc, data, adj = ssc$adj, cluster_adj = ssc$cluster.adj,
+                  ssc_words = words, data_name = data_name)
+  res <- .as_feols(out$fit)
+  res$call <- object$call
+  info$py <- out$handle
+  info$held_clusters <- held
+  attr(res, "feols_data") <- info
+  res
+}
+
+# fixest's `keep` and `drop` of coef() and coeftable(): regular expressions; a term is kept when it
+# matches any of `keep` (a pattern starting with "!": when it does not match), then dropped when it
+# matches a pattern of `drop` (with "!": when it does not); a leading "%" (fixest's original names)
+# is the same here. The positions of `terms` kept.
+.feols_keep <- function(terms, keep, drop, call) {
+  for (arg in c("keep", "drop")) {
+    v <- get(arg)
+    if (!is.null(v) && (!is.character(v) || anyNA(v))) {
+      .abort(sprintf("argument `%s` must be regular expressions (a character vector without NA), as fixest's; got %s",
+                     arg, .r_type(v)), call)
+    }
+  }
+  matches <- function(p, arg) {
+    p <- sub("^%", "", sub("^!%", "!", p))
+    bad <- function(e) {
+      .abort(sprintf("argument `%s`: \"%s\" is not a regular expression (%s)", arg, p, conditionMessage(e)), call)
+    }
+    hit <- tryCatch(grepl(sub("^!", "", p), terms), warning = bad, error = bad)
+    if (startsWith(p, "!")) !hit else hit
+  }
+  kept <- if (length(keep)) Reduce(`|`, lapply(keep, matches, "keep"), rep(FALSE, length(terms))) else
+    rep(TRUE, length(terms))
+  for (p in drop) kept <- kept & !matches(p, "drop")
+  which(kept)
+}
+
 #' @rdname feols
 #' @param x,object An `"llmsurrogate_feols"` fit.
 #' @param digits Significant digits printed.
-#' @param ... Unused.
+#' @param ssc For the methods (and `feols()`): the small-sample corrections, from [ssc()]:
+#'   `ssc(adj = FALSE, cluster.adj = FALSE)` gives sandwich's `vcovHC()` HC0, HC2 and HC3.
+#' @param keep,drop For `coef()` (and [coeftable()]): fixest's regular expressions choosing the
+#'   terms: those matching any of `keep` (`"!x"`: not matching `x`), less those matching `drop`.
+#' @param ... Nothing: an argument a method does not take is an error naming it.
+#' @section Standard errors chosen after estimation:
+#' `print()`, `summary()`, `vcov()`, `confint()`, [coeftable()], `tidy()`, `as.data.frame()` and
+#' [etable()] take fixest's `vcov`, `se`, `cluster` and `ssc`, with every spelling `feols()` takes
+#' (`summary(fit, vcov = "hetero")`, `summary(fit, cluster = ~firm)`, `vcov(fit, vcov = "twoway")`,
+#' `confint(fit, se = "hetero")`, `tidy(fit, vcov = ~firm + date)`, `summary(fit, ssc = ssc(adj =
+#' FALSE))`): the variance is recomputed from the estimation sample the fit keeps in Python (its
+#' demeaned regressors and residuals; no refit), equal to `feols(..., vcov = )` on the same rows.
+#' A cluster column that is a fixed effect or a cluster column of the fit is taken from the fit;
+#' another is read, as fixest reads it, from the fit's data found by its name (the `data` of the
+#' `feols()` call) where the method is called, which must be that data (same rows, same values of
+#' the formula's columns: else an error), with no missing value in the rows used (else an error:
+#' `feols(..., vcov = )` would drop those rows). `ssc` alone keeps the fit's variance type.
 #' @export
-print.llmsurrogate_feols <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
+print.llmsurrogate_feols <- function(x, digits = max(3L, getOption("digits") - 3L), vcov = NULL, se = NULL,
+                                     cluster = NULL, ssc = NULL, ...) {
+  call <- sys.call()
+  .feols_no_dots(.dots(...), "print()", c("x", "digits", .vcov_method_args), call)
+  shown <- x
+  x <- .feols_with_vcov(x, vcov, se, cluster, ssc, "print()", parent.frame(), call)
   cat(sprintf("OLS estimation, dependent variable: %s\n", x$outcome))
   cat(sprintf("Observations: %s", format(x$nobs, big.mark = ",")))
   dropped <- c(`with NA` = x$n_dropped_nan, singletons = x$n_dropped_singletons, `zero weight` = x$n_dropped_zero_weight)
@@ -812,11 +1097,11 @@ print.llmsurrogate_feols <- function(x, digits = max(3L, getOption("digits") - 3
     cat(sprintf("Fixed effects: %s\n",
                 paste(sprintf("%s (%s levels)", names(x$fe_levels), unlist(x$fe_levels)), collapse = ", ")))
   }
-  se <- x$vcov_type
+  label <- x$vcov_type
   if (length(x$n_clusters)) {
-    se <- sprintf("%s (%s clusters)", se, paste(unlist(x$n_clusters), collapse = ", "))
+    label <- sprintf("%s (%s clusters)", label, paste(unlist(x$n_clusters), collapse = ", "))
   }
-  cat(sprintf("Standard errors: %s; t tests with %d degrees of freedom\n", se, as.integer(x$df_t)))
+  cat(sprintf("Standard errors: %s; t tests with %d degrees of freedom\n", label, as.integer(x$df_t)))
   stats::printCoefmat(.coef_matrix(x), digits = digits, has.Pvalue = TRUE, P.values = TRUE)
   fit <- sprintf("RMSE: %s   R2: %s", format(x$rmse, digits = digits), format(x$r2, digits = digits))
   if (length(x$fe_levels)) fit <- paste0(fit, sprintf("   Within R2: %s", format(x$r2_within, digits = digits)))
@@ -824,7 +1109,7 @@ print.llmsurrogate_feols <- function(x, digits = max(3L, getOption("digits") - 3
   if (length(x$dropped_collinear)) {
     cat(sprintf("Dropped as collinear: %s\n", paste(unlist(x$dropped_collinear), collapse = ", ")))
   }
-  invisible(x)
+  invisible(shown)
 }
 
 .coef_matrix <- function(x) {
@@ -834,70 +1119,186 @@ print.llmsurrogate_feols <- function(x, digits = max(3L, getOption("digits") - 3
   out
 }
 
+# The Python summary's text with R's spellings and broom's column names in its table
+# (std.error, p.value, conf.low, conf.high: as long as Python's, so the columns stay aligned).
+.feols_summary_text <- function(text) {
+  lines <- strsplit(.r_spellings(text), "\n", fixed = TRUE)[[1]]
+  head <- grepl("^\\s*term\\s+estimate\\s+std_error", lines)
+  for (nm in c("std_error", "p_value", "conf_low", "conf_high")) {
+    lines[head] <- gsub(sprintf("\\b%s\\b", nm), sub("_", ".", nm, fixed = TRUE), lines[head], perl = TRUE)
+  }
+  paste(lines, collapse = "\n")
+}
+
 #' @rdname feols
 #' @export
-summary.llmsurrogate_feols <- function(object, ...) {
-  structure(list(coefficients = .coef_matrix(object), conf.int = confint(object), nobs = object$nobs,
-                 r2 = object$r2, r2_within = object$r2_within, vcov_type = object$vcov_type, df = object$df_t,
-                 text = .r_spellings(object$summary)),
+summary.llmsurrogate_feols <- function(object, vcov = NULL, se = NULL, cluster = NULL, ssc = NULL, ...) {
+  call <- sys.call()
+  .feols_no_dots(.dots(...), "summary()", c("object", .vcov_method_args), call)
+  object <- .feols_with_vcov(object, vcov, se, cluster, ssc, "summary()", parent.frame(), call)
+  structure(list(coefficients = .coef_matrix(object), conf.int = confint(object), vcov = object$vcov_matrix,
+                 nobs = object$nobs, r2 = object$r2, r2_within = object$r2_within, vcov_type = object$vcov_type,
+                 df = object$df_t, text = .feols_summary_text(object$summary)),
             class = "summary.llmsurrogate_feols")
 }
 
 #' @rdname feols
 #' @export
 print.summary.llmsurrogate_feols <- function(x, ...) {
+  .feols_no_dots(.dots(...), "print()", "x", sys.call())
   cat(x$text, "\n", sep = "")
   invisible(x)
 }
 
 #' @rdname feols
 #' @export
-coef.llmsurrogate_feols <- function(object, ...) object$coefficients
+coef.llmsurrogate_feols <- function(object, keep = NULL, drop = NULL, ...) {
+  call <- sys.call()
+  .feols_no_dots(.dots(...), "coef()", c("object", "keep", "drop"), call)
+  b <- object$coefficients
+  if (is.null(keep) && is.null(drop)) return(b)
+  b[.feols_keep(names(b), keep, drop, call)]
+}
 
 #' @rdname feols
 #' @export
-vcov.llmsurrogate_feols <- function(object, ...) object$vcov_matrix
+vcov.llmsurrogate_feols <- function(object, vcov = NULL, se = NULL, cluster = NULL, ssc = NULL, ...) {
+  call <- sys.call()
+  .feols_no_dots(.dots(...), "vcov()", c("object", .vcov_method_args), call)
+  .feols_with_vcov(object, vcov, se, cluster, ssc, "vcov()", parent.frame(), call)$vcov_matrix
+}
 
 #' @rdname feols
 #' @export
-nobs.llmsurrogate_feols <- function(object, ...) as.integer(object$nobs)
+nobs.llmsurrogate_feols <- function(object, ...) {
+  .feols_no_dots(.dots(...), "nobs()", "object", sys.call())
+  as.integer(object$nobs)
+}
 
 #' @rdname feols
 #' @param parm,level For `confint()`: the terms (names or positions; all by default) and the
 #'   confidence level; t quantiles with the fit's degrees of freedom (`df_t`).
 #' @export
-confint.llmsurrogate_feols <- function(object, parm, level = 0.95, ...) {
+confint.llmsurrogate_feols <- function(object, parm, level = 0.95, vcov = NULL, se = NULL, cluster = NULL, ssc = NULL,
+                                       ...) {
+  call <- sys.call()
+  .feols_no_dots(.dots(...), "confint()", c("object", "parm", "level", .vcov_method_args), call)
   if (!is.numeric(level) || length(level) != 1L || is.na(level) || level <= 0 || level >= 1) {
-    .abort("argument `level` must be a single number in (0, 1)", sys.call())
+    .abort("argument `level` must be a single number in (0, 1)", call)
   }
+  object <- .feols_with_vcov(object, vcov, se, cluster, ssc, "confint()", parent.frame(), call)
   b <- coef(object)
-  se <- sqrt(diag(object$vcov_matrix))
+  s <- sqrt(diag(object$vcov_matrix))
   a <- (1 - level) / 2
   q <- stats::qt(1 - a, object$df_t)
-  out <- cbind(b - q * se, b + q * se)
+  out <- cbind(b - q * s, b + q * s)
   pct <- paste(format(100 * c(a, 1 - a), trim = TRUE, scientific = FALSE, digits = 3), "%")
   dimnames(out) <- list(names(b), pct)
   if (!missing(parm)) out <- out[parm, , drop = FALSE]
   out
 }
 
+#' Coefficient table of a fit
+#'
+#' fixest's `coeftable()`: the estimates, standard errors, t statistics and p-values of a fit
+#' from [feols()] as a matrix (the `coefficients` of its `summary()`), with the standard errors
+#' that `vcov`, `se`, `cluster` and `ssc` choose (as in `summary()`; see [feols()], section
+#' "Standard errors chosen after estimation") and the terms that `keep` and `drop` choose.
+#'
+#' `coeftable()` is a generic, as in fixest; with fixest attached after llmsurrogate, its
+#' `coeftable()` finds this method too.
+#'
+#' @param object A fit from [feols()] (the default method: any model whose `summary()` has a
+#'   `coefficients` matrix, as `lm()`).
+#' @param vcov,se,cluster,ssc The standard errors, as [feols()] takes them; `NULL`: the fit's.
+#' @param keep,drop fixest's regular expressions choosing the terms (see `coef()` in [feols()]).
+#' @param ... Nothing: an argument the method does not take is an error naming it.
+#' @return A matrix with one row per term and columns `Estimate`, `Std. Error`, `t value`,
+#'   `Pr(>|t|)`.
+#' @examplesIf llmsurrogate_available()
+#' set.seed(1)
+#' d <- data.frame(firm = sample(letters[1:8], 120, TRUE), x = rnorm(120), z = rnorm(120))
+#' d$y <- d$x + rnorm(120)
+#' fit <- feols(y ~ x + z | firm, d)
+#' coeftable(fit)
+#' coeftable(fit, cluster = ~firm, keep = "^x$")
+#' @export
+coeftable <- function(object, ...) UseMethod("coeftable")
+
+#' @rdname coeftable
+#' @export
+#' @rawNamespace S3method(fixest::coeftable, llmsurrogate_feols)
+coeftable.llmsurrogate_feols <- function(object, vcov = NULL, se = NULL, cluster = NULL, ssc = NULL, keep = NULL,
+                                         drop = NULL, ...) {
+  call <- sys.call()
+  .feols_no_dots(.dots(...), "coeftable()", c("object", .vcov_method_args, "keep", "drop"), call)
+  object <- .feols_with_vcov(object, vcov, se, cluster, ssc, "coeftable()", parent.frame(), call)
+  out <- .coef_matrix(object)
+  if (is.null(keep) && is.null(drop)) return(out)
+  out[.feols_keep(rownames(out), keep, drop, call), , drop = FALSE]
+}
+
+#' @rdname coeftable
+#' @export
+coeftable.default <- function(object, ...) {
+  call <- sys.call()
+  .feols_no_dots(.dots(...), "coeftable()", "object", call)
+  tab <- tryCatch(summary(object)$coefficients, error = function(e) NULL)
+  if (!is.matrix(tab)) {
+    .abort(sprintf("coeftable() takes a fit from feols() (or a model whose summary() has a coefficient matrix); got %s",
+                   class(object)[1]), call)
+  }
+  tab
+}
+
 #' @rdname feols
-#' @param conf.level For `tidy()`: the level of `conf.low` and `conf.high`.
+#' @param conf.int,conf.level For `tidy()`: whether to add `conf.low` and `conf.high` (default
+#'   `TRUE`) and their level.
 #' @exportS3Method generics::tidy
-tidy.llmsurrogate_feols <- function(x, conf.level = 0.95, ...) {
+tidy.llmsurrogate_feols <- function(x, conf.int = TRUE, conf.level = 0.95, vcov = NULL, se = NULL, cluster = NULL,
+                                    ssc = NULL, ...) {
+  call <- sys.call()
+  .feols_no_dots(.dots(...), "tidy()", c("x", "conf.int", "conf.level", .vcov_method_args), call)
+  conf.int <- .check_flag(conf.int, "conf.int", call)
+  x <- .feols_with_vcov(x, vcov, se, cluster, ssc, "tidy()", parent.frame(), call)
   tab <- x$table
+  out <- data.frame(term = tab$term, estimate = tab$estimate, std.error = tab$std_error, statistic = tab$statistic,
+                    p.value = tab$p_value, stringsAsFactors = FALSE)
+  if (!conf.int) return(out)
   ci <- confint(x, level = conf.level)
-  data.frame(term = tab$term, estimate = tab$estimate, std.error = tab$std_error, statistic = tab$statistic,
-             p.value = tab$p_value, conf.low = unname(ci[, 1]), conf.high = unname(ci[, 2]),
-             stringsAsFactors = FALSE)
+  out$conf.low <- unname(ci[, 1])
+  out$conf.high <- unname(ci[, 2])
+  out
+}
+
+#' @rdname feols
+#' @param row.names,optional For `as.data.frame()`: row names for the table (`NULL`: 1, 2, ...);
+#'   `optional` is accepted and unused, as in base R.
+#' @export
+as.data.frame.llmsurrogate_feols <- function(x, row.names = NULL, optional = FALSE, vcov = NULL, se = NULL,
+                                             cluster = NULL, ssc = NULL, ...) {
+  call <- sys.call()
+  .feols_no_dots(.dots(...), "as.data.frame()", c("x", "row.names", "optional", .vcov_method_args), call)
+  x <- .feols_with_vcov(x, vcov, se, cluster, ssc, "as.data.frame()", parent.frame(), call)
+  out <- tidy.llmsurrogate_feols(x)  # broom's names, as tidy()
+  if (!is.null(row.names)) row.names(out) <- row.names
+  out
 }
 
 #' @rdname feols
 #' @exportS3Method generics::glance
 glance.llmsurrogate_feols <- function(x, ...) {
-  data.frame(nobs = as.integer(x$nobs), r.squared = x$r2, within.r.squared = x$r2_within, rmse = x$rmse,
-             vcov_type = x$vcov_type, df = as.integer(x$df_t), n_dropped_nan = as.integer(x$n_dropped_nan),
-             n_dropped_singletons = as.integer(x$n_dropped_singletons), stringsAsFactors = FALSE)
+  .feols_no_dots(.dots(...), "glance()", "x", sys.call())
+  n <- as.integer(x$nobs)
+  df_resid <- if (is.null(x$df_resid)) NA_integer_ else as.integer(x$df_resid)
+  # fixest's adjusted R2: 1 - (1 - R2) (n - 1) / (n - K) with an intercept or fixed effects
+  # (summary(lm)'s), K the coefficients and fixed-effect levels; n / (n - K) without either
+  centered <- length(x$fe_levels) > 0 || "(Intercept)" %in% names(x$coefficients)
+  data.frame(nobs = n, r.squared = x$r2, adj.r.squared = 1 - (1 - x$r2) * (n - centered) / df_resid,
+             within.r.squared = x$r2_within, sigma = x$rmse * sqrt(n / df_resid), rmse = x$rmse,
+             vcov_type = x$vcov_type, df = as.integer(x$df_t), df.residual = df_resid,
+             n_dropped_nan = as.integer(x$n_dropped_nan), n_dropped_singletons = as.integer(x$n_dropped_singletons),
+             stringsAsFactors = FALSE)
 }
 
 #' Fixed-effects regressions side by side
@@ -907,45 +1308,67 @@ glance.llmsurrogate_feols <- function(x, ...) {
 #' effects, the standard-error type, observations, R2 and within R2.
 #'
 #' @param ... Fits from [feols()], lists of them, or results of [lookahead_test()] (which give
-#'   their two regressions, without and with the LAP terms).
+#'   their two regressions, without and with the LAP terms). Another named argument is an error
+#'   naming it.
 #' @param format `"text"` (default), `"latex"` (a booktabs `tabular`) or `"data.frame"`.
-#' @param digits Decimals.
+#' @param digits Decimals: a whole number from 0 to 15.
 #' @param stars Significance stars.
+#' @param vcov,se,cluster,ssc The standard errors of every fit, as [feols()] takes them (see its
+#'   section "Standard errors chosen after estimation"); `vcov` may also be an unnamed list with
+#'   one for each fit. `NULL`: each fit's own.
 #' @return For `"text"` and `"latex"` a string of class `"llmsurrogate_etable"` (printed as is;
 #'   `cat()` or `writeLines()` it into a file); for `"data.frame"` the table, its row labels in
 #'   column `row`.
-#' @examples
-#' if (llmsurrogate_available()) {
-#'   set.seed(1)
-#'   d <- data.frame(firm = sample(1:10, 300, TRUE), date = sample(1:15, 300, TRUE), x = rnorm(300),
-#'                   z = rnorm(300))
-#'   d$y <- 2 * d$x + rnorm(300)
-#'   f1 <- feols(y ~ x | firm, d)
-#'   f2 <- feols(y ~ x + z | firm + date, d, vcov = ~date)
-#'   etable(f1, f2)
-#'   etable(f1, f2, format = "latex")
-#' }
+#' @examplesIf llmsurrogate_available()
+#' set.seed(1)
+#' d <- data.frame(firm = sample(1:10, 300, TRUE), date = sample(1:15, 300, TRUE), x = rnorm(300),
+#'                 z = rnorm(300))
+#' d$y <- 2 * d$x + rnorm(300)
+#' f1 <- feols(y ~ x | firm, d)
+#' f2 <- feols(y ~ x + z | firm + date, d, vcov = ~date)
+#' etable(f1, f2)
+#' etable(f1, f2, vcov = "hetero")
+#' etable(f1, f2, format = "latex")
 #' @export
-etable <- function(..., format = c("text", "latex", "data.frame"), digits = 3, stars = TRUE) {
+etable <- function(..., format = c("text", "latex", "data.frame"), digits = 3, stars = TRUE, vcov = NULL, se = NULL,
+                   cluster = NULL, ssc = NULL) {
   call <- sys.call()
-  format <- match.arg(format)
+  env <- parent.frame()
+  format <- .feols_choice(format, c("text", "latex", "data.frame"), "format", call)
   fits <- list()
-  add <- function(m) {
+  add <- function(m, name) {
     if (inherits(m, "llmsurrogate_feols")) {
       fits[[length(fits) + 1L]] <<- m
     } else if (inherits(m, "llmsurrogate_lookahead_test")) {
       fits[[length(fits) + 1L]] <<- m$baseline
       fits[[length(fits) + 1L]] <<- m$regression
     } else if (is.list(m) && !is.object(m)) {
-      for (mm in m) add(mm)
+      for (mm in m) add(mm, name)
+    } else if (nzchar(name)) {
+      .abort(sprintf(paste("argument `%s` is not an argument of etable(); its arguments are the fits (...), format,",
+                           "digits, stars, vcov, se, cluster and ssc"), name), call)
     } else {
       .abort(sprintf("etable() takes fits from feols() or results of lookahead_test(); got %s", class(m)[1]), call)
     }
   }
-  for (m in list(...)) add(m)
+  models <- list(...)
+  nms <- names(models)
+  if (is.null(nms)) nms <- rep("", length(models))
+  for (i in seq_along(models)) add(models[[i]], nms[i])
   if (!length(fits)) .abort("etable() needs at least one fit from feols()", call)
   digits <- .check_scalar(digits, "digits", call)
+  if (is.na(digits) || digits < 0 || digits > 15 || digits != round(digits)) {
+    .abort(sprintf("argument `digits` (decimals) must be a whole number from 0 to 15; got %s", paste(digits)), call)
+  }
   stars <- .check_flag(stars, "stars", call)
+  each <- is.list(vcov) && !is.object(vcov) && is.null(names(vcov))  # one vcov per fit
+  if (each && length(vcov) != length(fits)) {
+    .abort(sprintf("argument `vcov`: a list of %d variances for %d fits; give one per fit, or one for all",
+                   length(vcov), length(fits)), call)
+  }
+  fits <- lapply(seq_along(fits), function(i) {
+    .feols_with_vcov(fits[[i]], if (each) vcov[[i]] else vcov, se, cluster, ssc, "etable()", env, call)
+  })
   type <- c(text = "text", latex = "tex", data.frame = "df")[[format]]
   out <- .call_in(call, "fe.etable", lapply(fits, function(f) f$json), type = type,
                   digits = as.integer(digits), stars = stars)
@@ -957,6 +1380,7 @@ etable <- function(..., format = c("text", "latex", "data.frame"), digits = 3, s
 #' @param x An `"llmsurrogate_etable"`.
 #' @export
 print.llmsurrogate_etable <- function(x, ...) {
+  .feols_no_dots(.dots(...), "print()", "x", sys.call())
   cat(x, "\n", sep = "")
   invisible(x)
 }
