@@ -13,6 +13,8 @@ dask or polars. The methods as implemented: ``docs/methods/<capability>.md``.
 * :mod:`llmsurrogate.risk` -- LLM risk scores from survey rows, their metrics and recalibration.
 * :mod:`llmsurrogate.lookahead` -- lookahead bias in LLM forecasts (LAP, the paper's prompts and
   forecasts, the fixed-effects interaction test and its bootstrap).
+* :mod:`llmsurrogate.ppi` -- prediction-powered inference (PPI, PPI++): means, answer shares,
+  quantiles and regressions from a few human labels and many LLM answers, with valid intervals.
 
 Shared machinery (imports no capability):
 
@@ -51,7 +53,7 @@ from .exceptions import *  # noqa: F403  (the LLMSurrogateError hierarchy, liste
 __version__: str = _core.__version__
 
 _SUBMODULES = {"quantiles", "datasets", "results", "rbridge", "demo", "cli", "transfer", "ess", "llm", "risk", "fe",
-               "lookahead"}
+               "lookahead", "ppi"}
 #: Submodules reachable as attributes (``llmsurrogate.testing``) and listed by ``dir()``, outside ``__all__``.
 _TOOLS = {"testing"}
 

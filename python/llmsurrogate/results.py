@@ -254,7 +254,8 @@ def write_text_atomic(path: str | Path, text: str) -> None:
 #: The modules that define result classes, imported when a saved result names a kind not yet
 #: registered (so ``Result.load(path)`` works in a fresh process).
 _RESULT_MODULES = ("llmsurrogate.ess._results", "llmsurrogate.transfer._results", "llmsurrogate.transfer._table",
-                   "llmsurrogate.risk._results", "llmsurrogate.fe._results", "llmsurrogate.lookahead._results")
+                   "llmsurrogate.risk._results", "llmsurrogate.fe._results", "llmsurrogate.lookahead._results",
+                   "llmsurrogate.ppi._results")
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)

@@ -23,7 +23,7 @@ import llmsurrogate
 # The public modules: each lists its API in __all__.
 PUBLIC = ["llmsurrogate", "llmsurrogate.quantiles", "llmsurrogate.datasets", "llmsurrogate.results",
           "llmsurrogate.demo", "llmsurrogate.testing", "llmsurrogate.ess", "llmsurrogate.transfer",
-          "llmsurrogate.risk", "llmsurrogate.fe", "llmsurrogate.lookahead", "llmsurrogate.llm"]
+          "llmsurrogate.risk", "llmsurrogate.fe", "llmsurrogate.lookahead", "llmsurrogate.llm", "llmsurrogate.ppi"]
 
 
 

@@ -1,0 +1,97 @@
+"""The prediction-powered mean (docs/methods/ppi.md §2): classical, PPI and PPI++ with lambda
+tuned over all K columns at once or per column."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.stats import norm
+
+from .._validation import check_choice
+from ..exceptions import InvalidArgumentError
+from ._inputs import check_lam, check_level, check_method, mean_inputs
+from ._results import PPIResult, make_table
+from ._stats import lam_hat, mean_variance
+
+__all__ = ["mean", "mean_estimate", "mean_lam_hat"]
+
+
+def mean_estimate(y, yhat, yhat_unlabeled, w, w_unlabeled, lam) -> np.ndarray:
+    """``mean(w~ lam Yhat~) + mean(w (Y - lam Yhat))`` per column (§2.1)."""
+    return (w_unlabeled[:, None] * (lam * yhat_unlabeled)).mean(axis=0) + (w[:, None] * (y - lam * yhat)).mean(axis=0)
+
+
+def mean_lam_hat(y, yhat, yhat_unlabeled, w, w_unlabeled, mode: str):
+    """lambda-hat of the mean (§2.3): one step from the PPI (lambda = 1) estimate, the GLM formula
+    with the identity as inverse Hessian and the per-row gradients ``w (Y - theta)``."""
+    theta = mean_estimate(y, yhat, yhat_unlabeled, w, w_unlabeled, 1.0)
+    grads = w[:, None] * (y - theta)
+    grads_hat = w[:, None] * (yhat - theta)
+    grads_hat_unlabeled = w_unlabeled[:, None] * (yhat_unlabeled - theta)
+    return lam_hat(grads, grads_hat, grads_hat_unlabeled, np.eye(y.shape[1]), None, mode)
+
+
+def mean(y, yhat, yhat_unlabeled, *, method: str = "ppi++", level: float = 0.95, lam=None,
+         lam_mode: str = "overall", weights=None, weights_unlabeled=None) -> PPIResult:
+    """Prediction-powered mean of ``y`` (or of each of its K columns: the answer shares of a K-option
+    question), from ``n`` labelled rows (``y`` and the prediction ``yhat``) and ``N`` unlabelled rows
+    (``yhat_unlabeled``): ``lam * mean(yhat_unlabeled) + mean(y - lam * yhat)`` with its z-interval
+    (Angelopoulos et al. 2023; PPI++: Angelopoulos, Duchi & Zrnic 2023; docs/methods/ppi.md §2).
+
+    ``method``: ``"ppi++"`` (lambda tuned to minimise the variance, clipped to [0, 1], or ``lam``
+    given), ``"ppi"`` (lambda = 1), ``"classical"`` (the labelled rows alone, lambda = 0).
+    ``lam_mode``: ``"overall"`` (one lambda for all K columns, minimising the summed variance) or
+    ``"element"`` (one per column). ``weights`` / ``weights_unlabeled``: positive survey weights of
+    the two samples, rescaled to sum to n and N (ppi_py's convention). pandas inputs that share rows
+    (``y``, ``yhat``, ``weights``) are paired by their row labels; K columns with names by name.
+    The definitions are ppi_py 0.2.3's (``ppi_mean_ci``), except that :meth:`PPIResult.p_value`
+    uses the interval's clipped lambda (§2.4).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from llmsurrogate import ppi
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.binomial(1, 0.3, 300).astype(float)               # 300 human answers
+    >>> yhat = np.clip(0.7 * y + 0.15 + rng.normal(0, 0.4, 300), 0, 1)   # the LLM's on the same rows
+    >>> y_u = rng.binomial(1, 0.3, 20_000)                         # 20,000 rows only the LLM answered
+    >>> yhat_unlabeled = np.clip(0.7 * y_u + 0.15 + rng.normal(0, 0.4, 20_000), 0, 1)
+    >>> res = ppi.mean(y, yhat, yhat_unlabeled)
+    >>> round(res.estimate, 3), [round(v, 3) for v in (res.ci_low, res.ci_high)], round(res.lam, 2)
+    (0.332, [0.291, 0.373], 0.91)
+    >>> classical = ppi.mean(y, yhat, yhat_unlabeled, method="classical")
+    >>> round(classical.ci_high - classical.ci_low, 3), round(res.ci_high - res.ci_low, 3)
+    (0.109, 0.081)
+    """
+    method = check_method(method)
+    alpha = check_level(level)
+    lam_mode = check_choice(lam_mode, "lam_mode", ["overall", "element"])
+    data = mean_inputs(y, yhat, yhat_unlabeled, weights, weights_unlabeled, columns=True, default_term="mean")
+    k = data.y.shape[1]
+    lam_given = check_lam(lam, method, k)
+    tuned = method == "ppi++" and lam_given is None
+    if lam_mode != "overall" and not tuned:
+        raise InvalidArgumentError("argument `lam_mode` chooses how lambda is tuned; it has no effect with a fixed "
+                                   "lambda (method='classical', 'ppi' or `lam` given): leave it out")
+    y_, yh, yu, w, wu = data.y, data.yhat, data.yhat_unlabeled, data.w, data.w_unlabeled
+    z = float(norm.ppf(1 - alpha / 2))
+    est0 = mean_estimate(y_, yh, yu, w, wu, 0.0)
+    var0 = mean_variance(y_, yh, yu, w, wu, 0.0)
+    if method == "classical":
+        lam_used = 0.0
+    elif method == "ppi":
+        lam_used = 1.0
+    elif lam_given is not None:
+        lam_used = lam_given
+    else:
+        lam_used = mean_lam_hat(y_, yh, yu, w, wu, lam_mode)
+    est = mean_estimate(y_, yh, yu, w, wu, lam_used)
+    var = mean_variance(y_, yh, yu, w, wu, lam_used)
+    se, se0 = np.sqrt(var), np.sqrt(var0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        eff = np.where((var > 0) & (var0 > 0), data.n * var0 / np.where(var > 0, var, 1.0), np.nan)
+    if method == "classical":
+        eff = np.where(var0 > 0, float(data.n), np.nan)
+    table = make_table(data.terms, est, se, est - z * se, est + z * se, lam_used, eff, est0, se0, est0 - z * se0,
+                       est0 + z * se0)
+    return PPIResult(estimand="mean", method=method, level=float(level), n=data.n, N=data.N, table=table,
+                     lam_mode=lam_mode if method == "ppi++" else None, lam_tuned=tuned, weighted=data.weighted)

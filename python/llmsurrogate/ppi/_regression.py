@@ -1,0 +1,234 @@
+"""Prediction-powered regressions (docs/methods/ppi.md §3): OLS, logistic and Poisson, classical,
+PPI and PPI++ with ppi_py's two tuning steps, its variance and its classical baselines."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import norm
+
+from ..exceptions import InvalidArgumentError
+from ._glm import NoFiniteFit, fit_rectified, wls
+from ._inputs import (
+    RegressionInputs,
+    check_coord,
+    check_lam,
+    check_level,
+    check_method,
+    regression_inputs,
+)
+from ._results import PPIResult, make_table
+from ._stats import FAMILIES, gradients, hessian, lam_hat, row_covariance, sandwich
+
+__all__ = ["classical_covariance", "fit", "logistic", "ols", "poisson", "ppi_covariance", "tuned_lam"]
+
+
+def fit(family: str, d: RegressionInputs, lam: float) -> np.ndarray:
+    """The point estimate at ``lam`` (§3.1): for OLS the imputed regression of ``lam yhat~`` on
+    ``X~`` plus the rectifier regression of ``y - lam yhat`` on ``X`` (weighted least squares, as
+    ppi_py); for the GLMs the minimiser of the rectified loss (Newton)."""
+    if family == "linear":
+        theta = wls(d.X, d.y - lam * d.yhat, d.w)
+        if lam != 0:
+            theta = theta + wls(d.X_unlabeled, lam * d.yhat_unlabeled, d.w_unlabeled)
+        return theta
+    try:
+        return fit_rectified(FAMILIES[family], d.X, d.y, d.yhat, d.w, d.X_unlabeled, d.yhat_unlabeled,
+                             d.w_unlabeled, lam)
+    except NoFiniteFit as err:
+        if lam == 0:
+            cause = ("the labelled rows are perfectly separated: a combination of the columns of `X` predicts `y` "
+                     "exactly, so the fitted probabilities run to 0 and 1" if family == "logistic" else
+                     "a combination of the columns of `X` is nonzero only on rows where `y` is 0")
+            raise InvalidArgumentError(f"argument `y`: the {family} regression on the labelled rows has no finite "
+                                       f"fit ({err}): {cause}. Drop or merge the column(s) that do this") from None
+        raise InvalidArgumentError(
+            f"argument `yhat_unlabeled`: the prediction-powered {family} loss at lambda = {lam:.4g} has no finite "
+            f"minimiser ({err}); the predictions are separated by the columns of `X_unlabeled` (e.g. 0/1 answers one "
+            "column predicts exactly): use probabilities as predictions, or method='classical'") from None
+
+
+@dataclass
+class _Stats:
+    grads: np.ndarray
+    grads_hat: np.ndarray
+    grads_hat_unlabeled: np.ndarray
+    inv_hessian: np.ndarray
+
+
+def _stats(family: str, d: RegressionInputs, theta: np.ndarray, use_unlabeled: bool) -> _Stats:
+    fam = FAMILIES[family]
+    g, gh = gradients(fam, theta, d.X, [d.y, d.yhat], d.w)
+    if use_unlabeled:
+        ghu, = gradients(fam, theta, d.X_unlabeled, [d.yhat_unlabeled], d.w_unlabeled)
+    else:
+        ghu = np.zeros_like(d.X_unlabeled)
+    H = hessian(fam, theta, d.X, d.w, d.X_unlabeled, d.w_unlabeled, use_unlabeled)
+    return _Stats(g, gh, ghu, np.linalg.inv(H))
+
+
+def tuned_lam(family: str, d: RegressionInputs, coord: int | None) -> tuple[float, list[float]]:
+    """lambda-hat by ppi_py's two steps (§3.3): theta(1) -> lambda_1 -> theta(lambda_1) -> lambda_2;
+    each lambda from the statistics on all n + N rows, for coordinate ``coord`` when given.
+    Returns lambda_2 and both steps."""
+    steps = []
+    lam = 1.0
+    for _ in range(2):
+        s = _stats(family, d, fit(family, d, lam), True)
+        lam = float(lam_hat(s.grads, s.grads_hat, s.grads_hat_unlabeled, s.inv_hessian, coord))
+        steps.append(lam)
+    return lam, steps
+
+
+def ppi_covariance(family: str, d: RegressionInputs, theta: np.ndarray, lam: float) -> np.ndarray:
+    """The covariance of theta-hat at ``lam`` (§3.2): the sandwich over ``n``, the Hessian on all
+    rows, or on the labelled rows alone when lambda = 0 (as ppi_py)."""
+    s = _stats(family, d, theta, lam != 0)
+    return sandwich(s.grads, s.grads_hat, s.grads_hat_unlabeled, s.inv_hessian, lam) / d.n
+
+
+def classical_covariance(family: str, d: RegressionInputs, theta: np.ndarray) -> np.ndarray:
+    """The classical baseline's covariance (§3.4): for OLS statsmodels' HC0 of the weighted least
+    squares fit (ppi_py's ``classical_ols_ci``); for the GLMs the sandwich with the ddof-1
+    covariance of the gradients (ppi_py's ``classical_logistic_ci`` / ``classical_poisson_ci``;
+    with weights, the same with weighted gradients and Hessian)."""
+    s = _stats(family, d, theta, False)
+    if family == "linear":
+        meat = s.grads.T @ s.grads / d.n
+    else:
+        meat = row_covariance(s.grads)
+    return s.inv_hessian @ meat @ s.inv_hessian / d.n
+
+
+def _regression(family: str, X, y, yhat, X_unlabeled, yhat_unlabeled, *, method, level, lam, coord, weights,
+                weights_unlabeled, intercept, estimand: str) -> PPIResult:
+    method = check_method(method)
+    alpha = check_level(level)
+    d = regression_inputs(X, y, yhat, X_unlabeled, yhat_unlabeled, weights, weights_unlabeled, intercept,
+                          family)
+    lam_given = check_lam(lam, method)
+    tuned = method == "ppi++" and lam_given is None
+    k = check_coord(coord, d.terms, tuned)
+    z = float(norm.ppf(1 - alpha / 2))
+    theta0 = fit(family, d, 0.0)
+    cov_classical = classical_covariance(family, d, theta0)
+    var_lam0 = np.diag(ppi_covariance(family, d, theta0, 0.0))  # effective_n's yardstick (§6.2)
+    notes = []
+    if method == "classical":
+        lam_used, theta, cov = 0.0, theta0, cov_classical
+    else:
+        if method == "ppi":
+            lam_used = 1.0
+        elif lam_given is not None:
+            lam_used = float(lam_given)
+        else:
+            lam_used, steps = tuned_lam(family, d, k)
+            notes.append(f"lambda tuned in two steps (ppi_py's): {steps[0]:.4g}, then {steps[1]:.4g}")
+        theta = fit(family, d, lam_used)
+        cov = ppi_covariance(family, d, theta, lam_used)
+    se = np.sqrt(np.diag(cov))
+    se0 = np.sqrt(np.diag(cov_classical))
+    eff = np.full(se.size, float(d.n)) if method == "classical" else d.n * var_lam0 / (se * se)
+    table = make_table(d.terms, theta, se, theta - z * se, theta + z * se, lam_used, eff, theta0, se0,
+                       theta0 - z * se0, theta0 + z * se0)
+    return PPIResult(estimand=estimand, method=method, level=float(level), n=d.n, N=d.N, table=table,
+                     lam_mode=None, lam_tuned=tuned, coord=None if k is None else d.terms[k], weighted=d.weighted,
+                     intercept=d.intercept, notes=tuple(notes))
+
+
+_SHARED = """
+    ``X`` / ``X_unlabeled``: the regressors of the ``n`` labelled and ``N`` unlabelled rows (a
+    DataFrame keeps its column names; columns are paired by name). No intercept is added silently:
+    ``intercept=None`` (default) requires a constant column in ``X`` (or dummies that sum to one),
+    ``intercept=True`` adds one named ``Intercept``, ``intercept=False`` fits the columns as given.
+    ``method``: ``"ppi++"`` (lambda tuned by ppi_py's two steps, or ``lam`` in [0, 1] given),
+    ``"ppi"`` (lambda = 1) or ``"classical"`` (the labelled rows alone). ``coord``: the coefficient
+    (name or 0-based position) lambda is tuned for; default: the summed variance of all. ``weights``
+    / ``weights_unlabeled``: positive weights, rescaled to sum to n and N. pandas inputs that share
+    rows are paired by their row labels.
+"""
+
+
+def ols(X, y, yhat, X_unlabeled, yhat_unlabeled, *, method: str = "ppi++", level: float = 0.95, lam=None,
+        coord=None, weights=None, weights_unlabeled=None, intercept: bool | None = None) -> PPIResult:
+    """Prediction-powered linear regression of ``y`` on ``X``: the regression of ``lam * yhat_unlabeled``
+    on ``X_unlabeled`` plus the rectifier regression of ``y - lam * yhat`` on ``X`` (weighted least
+    squares), with the PPI++ sandwich variance (Angelopoulos, Duchi & Zrnic 2023;
+    docs/methods/ppi.md §3). Equal to ppi_py 0.2.3's ``ppi_ols_ci``; the classical baseline is its
+    ``classical_ols_ci`` (HC0).
+    {shared}
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from llmsurrogate import ppi
+    >>> rng = np.random.default_rng(0)
+    >>> def rows(m):
+    ...     x = rng.normal(size=m); y = 1 + 2 * x + rng.normal(size=m)
+    ...     return pd.DataFrame({{"x": x}}), y, y + rng.normal(scale=0.5, size=m)
+    >>> X, y, yhat = rows(200); X_u, _, yhat_u = rows(10_000)
+    >>> res = ppi.ols(X, y, yhat, X_u, yhat_u, intercept=True)
+    >>> res.terms, res.estimate.round(2).tolist(), round(res.lam, 2)
+    (['Intercept', 'x'], [0.99, 1.96], 0.81)
+    """
+    return _regression("linear", X, y, yhat, X_unlabeled, yhat_unlabeled, method=method, level=level, lam=lam,
+                       coord=coord, weights=weights, weights_unlabeled=weights_unlabeled, intercept=intercept,
+                       estimand="ols")
+
+
+def logistic(X, y, yhat, X_unlabeled, yhat_unlabeled, *, method: str = "ppi++", level: float = 0.95, lam=None,
+             coord=None, weights=None, weights_unlabeled=None, intercept: bool | None = None) -> PPIResult:
+    """Prediction-powered logistic regression of ``y`` (0/1, or probabilities) on ``X``: the
+    minimiser of the rectified log loss, found by Newton's method, with the PPI++ sandwich variance
+    (docs/methods/ppi.md §3). ``yhat`` and ``yhat_unlabeled`` are the predictions (probabilities or
+    0/1 answers). Equal to ppi_py 0.2.3's ``ppi_logistic_ci``, except that ``coord`` is honoured
+    when lambda is tuned (ppi_py ignores it, §3.5); perfectly separated labelled rows are an error
+    naming ``y``.
+    {shared}
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from llmsurrogate import ppi
+    >>> rng = np.random.default_rng(0)
+    >>> def rows(m):
+    ...     X = np.column_stack([np.ones(m), rng.normal(size=m)])
+    ...     y = rng.binomial(1, 1 / (1 + np.exp(-X @ [-0.5, 1.0]))).astype(float)
+    ...     return X, y, 1 / (1 + np.exp(-(0.5 * X @ [-0.5, 1.0] + (y - 0.5) + rng.normal(0, 1.5, m))))
+    >>> X, y, yhat = rows(300); X_u, _, yhat_u = rows(5_000)
+    >>> res = ppi.logistic(X, y, yhat, X_u, yhat_u)
+    >>> res.estimate.round(2).tolist(), res.se.round(3).tolist(), round(res.lam, 2)
+    ([-0.53, 1.09], [0.126, 0.147], 0.53)
+    """
+    return _regression("logistic", X, y, yhat, X_unlabeled, yhat_unlabeled, method=method, level=level, lam=lam,
+                       coord=coord, weights=weights, weights_unlabeled=weights_unlabeled, intercept=intercept,
+                       estimand="logistic")
+
+
+def poisson(X, y, yhat, X_unlabeled, yhat_unlabeled, *, method: str = "ppi++", level: float = 0.95, lam=None,
+            coord=None, weights=None, weights_unlabeled=None, intercept: bool | None = None) -> PPIResult:
+    """Prediction-powered Poisson regression of the counts ``y`` on ``X`` (log link): the minimiser
+    of the rectified Poisson loss, found by Newton's method, with the PPI++ sandwich variance
+    (docs/methods/ppi.md §3). Equal to ppi_py 0.2.3's ``ppi_poisson_ci``, except that ``coord`` is
+    honoured when lambda is tuned (§3.5).
+    {shared}
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from llmsurrogate import ppi
+    >>> rng = np.random.default_rng(0)
+    >>> def rows(m):
+    ...     X = np.column_stack([np.ones(m), rng.normal(size=m)])
+    ...     y = rng.poisson(np.exp(X @ [0.5, 0.3])).astype(float)
+    ...     return X, y, np.maximum(y + rng.normal(0, 1.5, m), 0)
+    >>> X, y, yhat = rows(300); X_u, _, yhat_u = rows(5_000)
+    >>> res = ppi.poisson(X, y, yhat, X_u, yhat_u, coord=1)
+    >>> res.coord, res.estimate.round(2).tolist()
+    ('x1', [0.47, 0.35])
+    """
+    return _regression("poisson", X, y, yhat, X_unlabeled, yhat_unlabeled, method=method, level=level, lam=lam,
+                       coord=coord, weights=weights, weights_unlabeled=weights_unlabeled, intercept=intercept,
+                       estimand="poisson")
+
+
+for _f in (ols, logistic, poisson):
+    _f.__doc__ = _f.__doc__.format(shared=_SHARED)

@@ -1,0 +1,231 @@
+"""The per-row statistics of prediction-powered inference (docs/methods/ppi.md §2-§5), in small
+functions over numpy arrays: what grows with the number of rows lives here, so that a Rust kernel
+can replace one function at a time with the same inputs and outputs.
+
+* GLM families (:data:`FAMILIES`): the mean function, its derivative and the cumulant of the
+  linear, logistic and Poisson models with their canonical links;
+* :func:`gradients`, :func:`hessian` -- the per-row gradients ``w x (mu - t)`` and the Hessian of
+  the rectified loss (§3.1);
+* :func:`lam_hat` -- the power-tuning parameter of PPI++ (§3.3), scalar or per column, optionally
+  for one coordinate;
+* :func:`sandwich` -- the PPI++ covariance ``H^-1 [(n/N) Cov(lam g~) + Cov(g - lam g^)] H^-1``
+  (§3.2);
+* :func:`mean_variance` -- the mean's two variance terms (ddof 0, §2.2);
+* :func:`cdf_sweep` -- the rectified CDF and its variance at every candidate value, by sorting and
+  cumulative sums (§4.2).
+
+The covariance of per-row terms goes through :func:`row_covariance` only: the hook where cluster
+sums will replace rows by clusters (the rows of one cluster summed before the covariance).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import expit
+from scipy.stats import norm
+
+__all__ = [
+    "FAMILIES",
+    "Family",
+    "cdf_sweep",
+    "gradients",
+    "hessian",
+    "lam_hat",
+    "mean_variance",
+    "row_covariance",
+    "sandwich",
+    "z_p_value",
+]
+
+
+@dataclass(frozen=True)
+class Family:
+    """A GLM with canonical link: ``mean`` (mu of the linear predictor eta), ``variance`` (d mu / d eta
+    as a function of mu) and ``cumulant`` b(eta), so that the loss of one row is ``b(eta) - t eta``."""
+
+    name: str
+    mean: Callable[[np.ndarray], np.ndarray]
+    variance: Callable[[np.ndarray], np.ndarray]
+    cumulant: Callable[[np.ndarray], np.ndarray]
+
+
+def _exp(eta: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        return np.exp(eta)
+
+
+FAMILIES = {
+    "linear": Family("linear", lambda eta: eta, lambda mu: np.ones_like(mu), lambda eta: 0.5 * eta * eta),
+    "logistic": Family("logistic", expit, lambda mu: mu * (1.0 - mu), lambda eta: np.logaddexp(0.0, eta)),
+    "poisson": Family("poisson", _exp, lambda mu: mu, _exp),
+}
+
+
+def gradients(family: Family, theta: np.ndarray, X: np.ndarray, targets: list[np.ndarray],
+              w: np.ndarray) -> list[np.ndarray]:
+    """Per-row gradients ``w_i x_i (mu_i - t_i)`` at ``theta``, one ``n x d`` matrix per target ``t``
+    (Y and Yhat on the labelled rows share ``mu``).
+
+    >>> g, = gradients(FAMILIES["linear"], np.array([1.0]), np.ones((2, 1)), [np.array([0.0, 3.0])], np.ones(2))
+    >>> g.ravel().tolist()
+    [1.0, -2.0]
+    """
+    mu = family.mean(X @ theta)
+    return [(w * (mu - t))[:, None] * X for t in targets]
+
+
+def hessian(family: Family, theta: np.ndarray, X: np.ndarray, w: np.ndarray, X_unlabeled: np.ndarray,
+            w_unlabeled: np.ndarray, use_unlabeled: bool) -> np.ndarray:
+    """The Hessian of the rectified loss at ``theta``: ``sum w v x x' / (n + N)`` over all rows, or
+    over the labelled rows divided by ``n`` when ``use_unlabeled`` is False (lambda = 0: the
+    classical estimator), with ``v = 1, mu(1 - mu), mu`` (§3.2).
+
+    >>> hessian(FAMILIES["linear"], np.zeros(1), np.ones((2, 1)), np.ones(2), 2 * np.ones((2, 1)), np.ones(2), True)
+    array([[2.5]])
+    """
+    v = family.variance(family.mean(X @ theta)) * w
+    H = (X * v[:, None]).T @ X
+    if not use_unlabeled:
+        return H / X.shape[0]
+    vu = family.variance(family.mean(X_unlabeled @ theta)) * w_unlabeled
+    H = H + (X_unlabeled * vu[:, None]).T @ X_unlabeled
+    return H / (X.shape[0] + X_unlabeled.shape[0])
+
+
+def row_covariance(rows: np.ndarray, ddof: int = 1) -> np.ndarray:
+    """Covariance matrix of the rows of ``rows`` (``n x d``), centred, divided by ``n - ddof``.
+
+    The one place per-row terms become a covariance: cluster-robust PPI will sum the rows of each
+    cluster here first.
+
+    >>> row_covariance(np.array([[1.0], [3.0]])).tolist()
+    [[2.0]]
+    """
+    centred = rows - rows.mean(axis=0)
+    return centred.T @ centred / (rows.shape[0] - ddof)
+
+
+def _pooled_covariance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The ddof-1 covariance of the rows of ``a`` and ``b`` stacked, without stacking them."""
+    m = (a.sum(axis=0) + b.sum(axis=0)) / (a.shape[0] + b.shape[0])
+    ca, cb = a - m, b - m
+    return (ca.T @ ca + cb.T @ cb) / (a.shape[0] + b.shape[0] - 1)
+
+
+def lam_hat(grads: np.ndarray, grads_hat: np.ndarray, grads_hat_unlabeled: np.ndarray, inv_hessian: np.ndarray,
+            coord: int | None = None, mode: str = "overall") -> float | np.ndarray:
+    """The power-tuning parameter lambda-hat of PPI++ (§3.3), clipped to [0, 1]:
+    ``Tr(H^-1 (C + C') H^-1) / [2 (1 + n/N) Tr(H^-1 V H^-1)]`` with ``C`` the ddof-0 cross-covariance
+    of ``grads`` and ``grads_hat`` and ``V`` the ddof-1 covariance of ``grads_hat`` and
+    ``grads_hat_unlabeled`` stacked; ``coord=k`` tunes for coordinate ``k`` (the (k, k) entries);
+    ``mode="element"`` one lambda per coordinate. A zero denominator (predictions that do not vary)
+    gives 0.
+
+    >>> rng = np.random.default_rng(0); y = rng.normal(size=(200, 1)); yh = y + rng.normal(size=(200, 1))
+    >>> round(float(lam_hat(y, yh, rng.normal(size=(2000, 1)) * 1.4, np.eye(1))), 2)
+    0.4
+    """
+    n, N = grads.shape[0], grads_hat_unlabeled.shape[0]
+    gc = grads - grads.mean(axis=0)
+    hc = grads_hat - grads_hat.mean(axis=0)
+    cross = (gc.T @ hc + hc.T @ gc) / n
+    var = _pooled_covariance(grads_hat, grads_hat_unlabeled)
+    factor = 2.0 * (1.0 + n / N)
+    if mode == "element":
+        num = np.diag(inv_hessian @ cross @ inv_hessian)
+        den = factor * np.diag(inv_hessian @ var @ inv_hessian)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            lam = np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
+        return np.clip(lam, 0.0, 1.0)
+    if coord is None:
+        num = float(np.trace(inv_hessian @ cross @ inv_hessian))
+        den = factor * float(np.trace(inv_hessian @ var @ inv_hessian))
+    else:
+        v = inv_hessian[coord, :]
+        num = float(v @ cross @ v)
+        den = factor * float(v @ var @ v)
+    return float(np.clip(num / den, 0.0, 1.0)) if den > 0 else 0.0
+
+
+def sandwich(grads: np.ndarray, grads_hat: np.ndarray, grads_hat_unlabeled: np.ndarray, inv_hessian: np.ndarray,
+             lam: float) -> np.ndarray:
+    """The covariance of sqrt(n)(theta-hat - theta) (§3.2):
+    ``H^-1 [(n/N) Cov(lam g~) + Cov(g - lam g^)] H^-1`` (ddof 1); divide by ``n`` for the
+    estimator's covariance.
+
+    >>> g = np.array([[1.0], [-1.0]]); sandwich(g, 0 * g, np.zeros((4, 1)), np.eye(1), 0.0).tolist()
+    [[2.0]]
+    """
+    n, N = grads.shape[0], grads_hat_unlabeled.shape[0]
+    meat = row_covariance(grads - lam * grads_hat)
+    if lam != 0:
+        meat = meat + (n / N) * row_covariance(lam * grads_hat_unlabeled)
+    return inv_hessian @ meat @ inv_hessian
+
+
+def mean_variance(y: np.ndarray, yhat: np.ndarray, yhat_unlabeled: np.ndarray, w: np.ndarray, w_unlabeled: np.ndarray,
+                  lam: float | np.ndarray) -> np.ndarray:
+    """The variance of the PPI++ mean per column (§2.2): ``Var(lam w~ Yhat~)/N + Var(w (Y - lam Yhat))/n``
+    with ddof 0 (as ppi_py). Arrays are ``n x K`` / ``N x K``, weights ``n`` / ``N``.
+
+    >>> mean_variance(np.array([[0.0], [2.0]]), np.zeros((2, 1)), np.zeros((3, 1)), np.ones(2), np.ones(3), 0.0)
+    array([0.5])
+    """
+    n, N = y.shape[0], yhat_unlabeled.shape[0]
+    return (w_unlabeled[:, None] * (lam * yhat_unlabeled)).var(axis=0) / N \
+        + (w[:, None] * (y - lam * yhat)).var(axis=0) / n
+
+
+def _cumulative_at(values: np.ndarray, increments: list[np.ndarray], grid: np.ndarray) -> list[np.ndarray]:
+    """For each increment array: the sum of the increments of the values <= t, for each t of ``grid``."""
+    order = np.argsort(values, kind="stable")
+    idx = np.searchsorted(values[order], grid, side="right")
+    out = []
+    for inc in increments:
+        cs = np.concatenate([[0.0], np.cumsum(inc[order])])
+        out.append(cs[idx])
+    return out
+
+
+def cdf_sweep(y: np.ndarray, yhat: np.ndarray, yhat_unlabeled: np.ndarray, w: np.ndarray, w_unlabeled: np.ndarray,
+              grid: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rectified CDF ``F(t) = mean(w~ 1{Yhat~ <= t}) + mean(w (1{Y <= t} - 1{Yhat <= t}))`` and
+    the standard error of the z-test of ``F(t) = q`` (the two terms' ddof-0 variances over N and n)
+    at every ``t`` of ``grid`` (default: the distinct values of Y, Yhat and Yhat~, sorted), by
+    sorting each sample once and cumulative sums (§4.2): ``O((n + N) log(n + N))``, no
+    ``rows x grid`` matrix. Returns ``(grid, F, se)``.
+
+    >>> t, F, se = cdf_sweep(np.array([1.0, 2.0]), np.array([1.0, 3.0]), np.array([1.0, 2.0, 3.0, 4.0]),
+    ...                      np.ones(2), np.ones(4))
+    >>> t.tolist(), F.tolist()
+    ([1.0, 2.0, 3.0, 4.0], [0.25, 1.0, 0.75, 1.0])
+    """
+    n, N = y.shape[0], yhat_unlabeled.shape[0]
+    if grid is None:
+        grid = np.unique(np.concatenate([y, yhat, yhat_unlabeled]))
+    s1, s2 = _cumulative_at(yhat_unlabeled, [w_unlabeled, w_unlabeled * w_unlabeled], grid)
+    ry, = _cumulative_at(y, [w], grid)
+    ryh, = _cumulative_at(yhat, [w], grid)
+    w2 = w * w
+    rlo, = _cumulative_at(np.minimum(y, yhat), [w2], grid)   # |1{Y <= t} - 1{Yhat <= t}| = 1{min <= t} - 1{max <= t}
+    rhi, = _cumulative_at(np.maximum(y, yhat), [w2], grid)
+    imputed = s1 / N
+    rectifier = (ry - ryh) / n
+    var_imputed = np.maximum(s2 / N - imputed * imputed, 0.0)
+    var_rectifier = np.maximum((rlo - rhi) / n - rectifier * rectifier, 0.0)
+    se = np.maximum(np.sqrt(var_imputed / N + var_rectifier / n), 1e-16)
+    return grid, imputed + rectifier, se
+
+
+def z_p_value(estimate, se, null) -> np.ndarray:
+    """Two-sided p-value of the z-test of ``estimate = null``: ``2 (1 - Phi(|estimate - null| / se))``.
+
+    >>> round(float(z_p_value(1.96, 1.0, 0.0)), 4)
+    0.05
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.abs(np.asarray(estimate, dtype=float) - np.asarray(null, dtype=float)) / np.asarray(se, dtype=float)
+    return 2.0 * norm.sf(z)
