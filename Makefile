@@ -29,7 +29,7 @@ LOCK        ?= requirements/test.lock
 LOCK_EXTRAS := test hf openai serve docs polars parquet dask ray
 PIP_LOCKED   = $(if $(LOCK),PIP_CONSTRAINT=$(abspath $(LOCK)))
 
-.PHONY: help demo test docs figures venv build build-test dist wheelhouse r-deps test-rust test-python test-r r-docs bench bench-quick bench-venv lock lock-vllm test-vllm test-latest clean
+.PHONY: help demo test docs figures venv build build-test dist wheelhouse r-deps test-rust test-python test-r r-docs bench bench-quick bench-venv ppi-venv ppi-cases lock lock-vllm test-vllm test-latest clean
 
 help:
 	@echo "make demo   set everything up and run the demo on the bundled real data"
@@ -43,6 +43,7 @@ help:
 	@echo "make bench  run the benchmarks (results in benchmarks/results/, README speed section)"
 	@echo "make bench-quick  a few-minute subset (results in benchmarks/quick/, git-ignored)"
 	@echo "make bench-venv   .venv-bench with folktexts 0.7.1 (the LLM benchmarks' peer; made by bench/bench-quick)"
+	@echo "make ppi-venv     .venv-ppi with ppi_py 0.2.3 (the reference of llmsurrogate.ppi); make ppi-cases: its test cases"
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -220,6 +221,21 @@ bench-venv:
 	else \
 	  python3 -m venv $(BENCH_VENV) && $(BENCH_VENV)/bin/pip install --quiet folktexts==0.7.1; \
 	fi
+
+# ppi_py 0.2.3 (the reference of llmsurrogate.ppi: tests/ppi/make_ppi_cases.py writes the reference
+# cases from it) in its own interpreter, never a dependency of the package; created only when
+# .venv-ppi/bin/python lacks it. `make ppi-cases` regenerates tests/ppi/data/ppi_py_cases.json.
+PPI_VENV := .venv-ppi
+
+ppi-venv:
+	@if [ -x $(PPI_VENV)/bin/python ] && $(PPI_VENV)/bin/python -c 'import ppi_py' >/dev/null 2>&1; then \
+	  echo "ppi_py: $$($(PPI_VENV)/bin/pip show ppi-python | sed -n 's/^Version: //p') in $(PPI_VENV)"; \
+	else \
+	  python3 -m venv $(PPI_VENV) && $(PPI_VENV)/bin/pip install --quiet ppi-python==0.2.3; \
+	fi
+
+ppi-cases: ppi-venv
+	$(PPI_VENV)/bin/python tests/ppi/make_ppi_cases.py
 
 # build-test: the hf, openai and serve extras (torch and transformers for the CPU LLM benchmarks,
 # llama-cpp-python's server for bench_llm_http.py, from the wheelhouse).

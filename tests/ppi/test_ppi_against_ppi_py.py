@@ -1,0 +1,137 @@
+"""llmsurrogate.ppi against ppi_py 0.2.3 on the reference cases of tests/ppi/data/ppi_py_cases.json
+(written by tests/ppi/make_ppi_cases.py with ppi_py installed in its own venv, ``make ppi-venv``;
+ppi_py is not needed here: the data are drawn again from each case's seed).
+
+* intervals, lambda-hat and point estimates: to 1e-7 for means, quantiles and OLS; to 1e-5 for
+  the logistic and Poisson regressions (ppi_py fits them by L-BFGS-B, we by Newton's method);
+* the classical baselines: ppi_py's ``classical_*_ci``;
+* where ppi_py is wrong (docs/methods/ppi.md §7), the difference is asserted and the right value
+  checked: the mean's p-value at an end of the interval is 1 - level (ppi_py's, from the unclipped
+  lambda, is not), and the logistic / Poisson lambda-hat with ``coord`` is the one tuned for that
+  coordinate (ppi_py ignores ``coord``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from llmsurrogate import ppi
+from make_ppi_cases import checksum, make_inputs
+
+FIXTURE = json.loads((Path(__file__).parent / "data" / "ppi_py_cases.json").read_text())
+CASES = {c["id"]: c for c in FIXTURE["cases"]}
+TOL = {"mean": 1e-7, "quantile": 1e-7, "ols": 1e-7, "logistic": 1e-5, "poisson": 1e-5}
+
+
+def _run(case: dict):
+    spec, call = case["data"], case["call"]
+    a = make_inputs(spec)
+    kind = spec["kind"]
+    kw = {"method": call["method"], "level": 1 - call["alpha"], "weights": a.get("w"),
+          "weights_unlabeled": a.get("w_unlabeled")}
+    if "lam" in call:
+        kw["lam"] = call["lam"]
+    if kind == "mean":
+        if "lam_mode" in call:
+            kw["lam_mode"] = call["lam_mode"]
+        return ppi.mean(a["y"], a["yhat"], a["yhat_unlabeled"], **kw)
+    if kind == "quantile":
+        return ppi.quantile(a["y"], a["yhat"], a["yhat_unlabeled"], call["q"], **kw)
+    if "coord" in call:
+        kw["coord"] = call["coord"]
+    fn = {"ols": ppi.ols, "logistic": ppi.logistic, "poisson": ppi.poisson}[kind]
+    return fn(a["X"], a["y"], a["yhat"], a["X_unlabeled"], a["yhat_unlabeled"], **kw)
+
+
+def test_the_fixture_is_ppi_py_0_2_3_and_small():
+    assert FIXTURE["ppi_python"] == "0.2.3"
+    assert len(CASES) >= 45
+    kinds = {c["data"]["kind"] for c in CASES.values()}
+    assert kinds == {"mean", "quantile", "ols", "logistic", "poisson"}
+    assert (Path(__file__).parent / "data" / "ppi_py_cases.json").stat().st_size < 300_000
+
+
+@pytest.mark.parametrize("case_id", sorted(CASES))
+def test_the_data_are_drawn_again_identically(case_id):
+    """The fixture stores seeds, not data: a change in numpy's random streams shows here."""
+    case = CASES[case_id]
+    got = checksum(make_inputs(case["data"]))
+    assert got.keys() == case["checksum"].keys()
+    for key, (total, first) in case["checksum"].items():
+        np.testing.assert_allclose(got[key], [total, first], rtol=1e-12, err_msg=key)
+
+
+@pytest.mark.parametrize("case_id", sorted(CASES))
+def test_equal_to_ppi_py(case_id):
+    case = CASES[case_id]
+    kind, expect = case["data"]["kind"], case["expect"]
+    tol = TOL[kind]
+    res = _run(case)
+    lam = np.atleast_1d(res.lam)
+    if case["call"].get("coord") is not None and kind in ("logistic", "poisson"):
+        right = expect["coord_defect"]   # ppi_py ignores coord; we tune for it (checked below)
+        np.testing.assert_allclose(res.ci_low, right["ci_low_right"], rtol=0, atol=tol)
+        np.testing.assert_allclose(res.ci_high, right["ci_high_right"], rtol=0, atol=tol)
+        np.testing.assert_allclose(lam, [right["lam_right"]], rtol=0, atol=tol)
+        np.testing.assert_allclose(res.estimate, right["estimate_right"], rtol=0, atol=tol)
+        return
+    np.testing.assert_allclose(np.atleast_1d(res.ci_low), expect["ci_low"], rtol=0, atol=tol)
+    np.testing.assert_allclose(np.atleast_1d(res.ci_high), expect["ci_high"], rtol=0, atol=tol)
+    np.testing.assert_allclose(lam, expect["lam"], rtol=0, atol=tol)
+    if "estimate" in expect:
+        np.testing.assert_allclose(np.atleast_1d(res.estimate), expect["estimate"], rtol=0, atol=tol)
+    if kind == "quantile":   # the candidates are the data's own values: the same values, exactly
+        assert [res.ci_low, res.ci_high] == [expect["ci_low"][0], expect["ci_high"][0]]
+    if case["call"]["method"] != "classical":   # the classical columns of a PPI result: ppi_py's baseline
+        base = _run({**case, "call": {**{k: v for k, v in case["call"].items() if k not in ("lam", "lam_mode", "coord")},
+                                      "method": "classical"}})
+        np.testing.assert_allclose(res.table["classical_ci_low"], np.atleast_1d(base.ci_low), rtol=0, atol=1e-12)
+        np.testing.assert_allclose(res.table["classical_ci_high"], np.atleast_1d(base.ci_high), rtol=0, atol=1e-12)
+
+
+MEAN_PVAL = sorted(i for i, c in CASES.items() if "mean_pval" in c["expect"])
+
+
+def test_the_p_value_cases_include_clipped_lambdas():
+    clipped = [i for i in MEAN_PVAL if not 0 <= CASES[i]["expect"]["mean_pval"]["lam_unclipped"] <= 1]
+    assert len(clipped) >= 2, clipped   # one below 0, one above 1
+
+
+@pytest.mark.parametrize("case_id", MEAN_PVAL)
+def test_mean_p_value_uses_the_intervals_lambda(case_id):
+    """ppi_py's ``ppi_mean_pval(lam=None)`` tunes lambda without the [0, 1] clip its interval applies:
+    at an end of the interval its p-value is not alpha when the unclipped lambda lies outside [0, 1].
+    Ours uses the interval's lambda: at either end, exactly alpha (the z-test's closed form), and
+    equal to ppi_py's p-value given the clipped lambda."""
+    case = CASES[case_id]
+    info, alpha = case["expect"]["mean_pval"], case["call"]["alpha"]
+    res = _run(case)
+    ours = [res.p_value(e) for e in info["null"]]
+    np.testing.assert_allclose(ours, [alpha, alpha], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(ours, info["ppi_py_lam_clipped"], rtol=0, atol=1e-7)
+    if not 0 <= info["lam_unclipped"] <= 1:
+        assert min(abs(p - alpha) for p in info["ppi_py_lam_none"]) > 1e-3, info   # the defect, measured
+    else:
+        np.testing.assert_allclose(info["ppi_py_lam_none"], [alpha, alpha], rtol=0, atol=1e-7)
+
+
+COORD = sorted(i for i, c in CASES.items() if "coord_defect" in c["expect"])
+
+
+@pytest.mark.parametrize("case_id", COORD)
+def test_glm_coord_is_honoured(case_id):
+    """ppi_py's logistic and Poisson intervals ignore ``coord`` when tuning lambda; ours tune for
+    it. The right value is ppi_py's own two steps with ``coord`` passed to ``_calc_lam_glm`` (the
+    fixture's ``coord_defect``, matched above); here: it differs from what ppi_py returns, and
+    ours without ``coord`` is ppi_py's ``coord``-less answer."""
+    case = CASES[case_id]
+    expect, tol = case["expect"], TOL[case["data"]["kind"]]
+    res = _run(case)
+    assert abs(res.lam - expect["lam"][0]) > 1e-3, (res.lam, expect["lam"])
+    no_coord = _run({**case, "call": {k: v for k, v in case["call"].items() if k != "coord"}})
+    np.testing.assert_allclose(no_coord.lam, expect["lam"][0], rtol=0, atol=tol)
+    np.testing.assert_allclose(no_coord.ci_low, expect["ci_low"], rtol=0, atol=tol)
+    np.testing.assert_allclose(no_coord.ci_high, expect["ci_high"], rtol=0, atol=tol)
