@@ -43,6 +43,7 @@ import click
 from . import _manifest
 from ._atomic import check_output_file, is_stream, write_text
 from ._deprecation import REMOVED_IN
+from ._positions import message_of, reworded
 from ._progress import RichProgress
 from ._redact import redact_text
 from .exceptions import InvalidArgumentError, LLMSurrogateError
@@ -108,8 +109,8 @@ class _Renamer(contextlib.AbstractContextManager):
 
     def __exit__(self, kind, err, tb) -> None:
         if isinstance(err, LLMSurrogateError):
-            text = str(err)
-            new = self.rename(text)
+            text = message_of(err)
+            new = reworded(text, self.rename)
             if new != text:
                 err.args = (new, *err.args[1:])
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._positions import at, located
 from .exceptions import InvalidArgumentError, ShapeError
 
 #: row sums of a probability matrix may differ from 1 by at most this much
@@ -46,15 +47,17 @@ def probability_rows(probs: np.ndarray, name: str, unit: str = "class") -> np.nd
     bad = np.argwhere((probs < 0) | (probs > 1))
     if bad.size:
         i, k = bad[0]
-        raise InvalidArgumentError(f"argument `{name}` must hold probabilities in [0, 1]; got {float(probs[i, k]):.10g} "
-                                   f"at row {i} (0-based), column {k}")
+        raise InvalidArgumentError(located(f"argument `{name}` must hold probabilities in [0, 1]; got "
+                                           f"{float(probs[i, k]):.10g} at ", at(i, "row", marked=True), ", ",
+                                           at(k, "column")))
     sums = probs.sum(axis=1)
     bad = np.flatnonzero(np.abs(sums - 1.0) > SUM_TOLERANCE)
     if bad.size:
-        raise InvalidArgumentError(f"argument `{name}`: each row must sum to 1 over the K = {probs.shape[1]} {units} "
-                                   f"(within {SUM_TOLERANCE:g}); row {bad[0]} (0-based) sums to {float(sums[bad[0]]):.10g}. "
+        raise InvalidArgumentError(located(
+            f"argument `{name}`: each row must sum to 1 over the K = {probs.shape[1]} {units} (within "
+            f"{SUM_TOLERANCE:g}); ", at(bad[0], "row", marked=True), f" sums to {float(sums[bad[0]]):.10g}. "
                                    f"Normalise the rows (`p / p.sum(axis=1, keepdims=True)`) if the {units} cover "
-                                   "every outcome")
+                                   "every outcome"))
     return probs
 
 

@@ -57,6 +57,7 @@ from typing import Any
 
 import numpy as np
 
+from ._positions import Located, at, located
 from .exceptions import (
     ColumnNotFoundError,
     EmptyInputError,
@@ -113,7 +114,7 @@ def _object_problem(arr: np.ndarray) -> str | None:
     return None
 
 
-def _float64_problem(arr: np.ndarray) -> str | None:
+def _float64_problem(arr: np.ndarray) -> Located | None:
     """Why a float array wider than float64 (long double) cannot become float64 without loss."""
     with np.errstate(over="ignore", invalid="ignore"):
         back = arr.astype(np.float64).astype(arr.dtype)
@@ -121,9 +122,9 @@ def _float64_problem(arr: np.ndarray) -> str | None:
     if not lost.size:
         return None
     i = int(lost[0])
-    return (f"holds {arr.dtype} (long double) numbers that float64 cannot hold exactly (position {i}: "
-            f"{arr.ravel()[i]!r} would become {float(arr.ravel()[i])!r}); computations run in float64: convert "
-            "with `.astype(numpy.float64)` if that rounding is acceptable")
+    return located(f"holds {arr.dtype} (long double) numbers that float64 cannot hold exactly (", at(i), ": "
+                   f"{arr.ravel()[i]!r} would become {float(arr.ravel()[i])!r}); computations run in float64: "
+                   "convert with `.astype(numpy.float64)` if that rounding is acceptable")
 
 
 def reject_lossy(x: Any, name: str) -> None:
@@ -145,7 +146,7 @@ def reject_lossy(x: Any, name: str) -> None:
         if problem is None and kind == "f" and isinstance(dtype, np.dtype) and dtype.itemsize > 8:
             problem = _float64_problem(np.asarray(x))
             if problem is not None:
-                raise InvalidArgumentError(f"argument `{name}` {problem}")
+                raise InvalidArgumentError(located(f"argument `{name}` ", problem))
             return
         if problem is None and kind != "O":
             return
@@ -173,7 +174,7 @@ def reject_lossy(x: Any, name: str) -> None:
         if problem is None and arr.dtype.kind == "O":
             problem = _object_problem(arr)
     if problem is not None:
-        raise InvalidArgumentError(f"argument `{name}` {problem}")
+        raise InvalidArgumentError(located(f"argument `{name}` ", problem))
 
 
 def as_float_array(x: Any, name: str, *, allow_nan: bool = True, allow_empty: bool = False) -> np.ndarray:
@@ -216,10 +217,8 @@ def as_float_array(x: Any, name: str, *, allow_nan: bool = True, allow_empty: bo
     if not allow_nan:
         bad = np.flatnonzero(~np.isfinite(arr))
         if bad.size:
-            raise NonFiniteError(
-                f"argument `{name}` has a non-finite value ({arr[bad[0]]}) at position {bad[0]}; "
-                "drop or impute missing values first"
-            )
+            raise NonFiniteError(located(f"argument `{name}` has a non-finite value ({arr[bad[0]]}) at ", at(bad[0]),
+                                         "; drop or impute missing values first"))
     return np.ascontiguousarray(arr)
 
 
@@ -330,7 +329,7 @@ def as_levels(tau: Any, name: str = "tau") -> tuple[np.ndarray, bool]:
     arr = as_float_array(tau, name)
     bad = np.flatnonzero(~((arr >= 0) & (arr <= 1)))
     if bad.size:
-        raise InvalidArgumentError(f"argument `{name}` must lie in [0, 1]; got {arr[bad[0]]} at position {bad[0]}")
+        raise InvalidArgumentError(located(f"argument `{name}` must lie in [0, 1]; got {arr[bad[0]]} at ", at(bad[0])))
     return arr, scalar
 
 

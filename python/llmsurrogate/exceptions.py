@@ -34,7 +34,13 @@ __all__ = [
 
 
 class LLMSurrogateError(Exception):
-    """Base class of every llmsurrogate error."""
+    """Base class of every llmsurrogate error. ``positions``: the 0-based positions the message
+    names, as ``[(word, index)]`` (a message built with :func:`llmsurrogate._positions.located`;
+    empty otherwise)."""
+
+    @property
+    def positions(self) -> list[tuple[str, int]]:
+        return list(getattr(self.args[0], "positions", ())) if len(self.args) == 1 else []
 
 
 class InvalidArgumentError(LLMSurrogateError, ValueError):

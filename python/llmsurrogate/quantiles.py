@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
+from ._positions import at, located
 from ._validation import align_by_label, as_float_array, as_levels, check_real
 from ._workers import resolve_n_jobs
 from .exceptions import NonFiniteError, ShapeError
@@ -151,8 +152,8 @@ def _normalised(w: np.ndarray, inf_weight: float) -> tuple[np.ndarray, float]:
 def _weighted_args(values, weights, inf_weight):
     v, w = _weighted_inputs(values, weights)
     if np.isinf(w).any():
-        raise NonFiniteError(f"argument `weights` has an infinite value at position {int(np.flatnonzero(np.isinf(w))[0])}; "
-                                   "weights must be finite")
+        raise NonFiniteError(located("argument `weights` has an infinite value at ", at(np.flatnonzero(np.isinf(w))[0]),
+                                     "; weights must be finite"))
     extra = _inf_weight(inf_weight)
     w, extra = _normalised(w, extra)
     return v, w, extra

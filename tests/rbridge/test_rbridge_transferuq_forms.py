@@ -23,6 +23,7 @@ import pytest
 
 import llmsurrogate.transfer as tr
 from llmsurrogate import datasets, ess, rbridge
+from llmsurrogate._positions import at, located
 from llmsurrogate.exceptions import InvalidArgumentError, LLMSurrogateWarning, NonFiniteError
 
 
@@ -111,8 +112,9 @@ def test_r_call_collects_warnings_and_r_message_speaks_r():
     assert [w["class"] for w in out["warnings"]] == ["LLMSurrogateWarning", "CoverageWarning"]
     assert "1 of its 4 errors are missing" in out["warnings"][0]["message"]
     assert "guaranteed coverage is 0.4, well below the nominal 0.8" in out["warnings"][1]["message"]
-    assert rbridge.r_message("at row 0 (0-based) and position 9 (0-based); got str, not True, None, inf, nan") == \
-        "at row 1 and position 10; got character, not TRUE, NULL, Inf, NaN"
+    # positions come as data (llmsurrogate._positions), not as a "(0-based)" mark in the text
+    msg = located("at ", at(0, "row", marked=True), " and ", at(9), "; got str, not True, None, inf, nan")
+    assert rbridge.r_message(msg) == "at row 1 and position 10; got character, not TRUE, NULL, Inf, NaN"
     with pytest.raises(NonFiniteError, match=r"at row 3;"):  # the R frame's row, 1-based
         rbridge.r_call("ess.error_curve", {"y": [0.0, 1.0, 0.0, 1.0, 0.0, 1.0], "x": [1.0, 2.0, None, 3.0, 1.0, 2.0]},
                        "y", algorithm="mean", grid=[1])

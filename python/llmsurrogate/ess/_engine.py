@@ -20,6 +20,7 @@ from scipy.special import ndtr, ndtri
 
 from .. import _core
 from .._losses import probability_rows, row_brier, row_log_loss
+from .._positions import at, located
 from .._validation import (
     align_by_label,
     as_frame,
@@ -67,13 +68,14 @@ class Prepared:
     classes: list | None = None      # the K class labels of a multiclass loss (y holds their codes 0..K-1)
 
 
-# Row numbers in messages: Python positions (0-based), written "row i (0-based)"; the R bridge
-# (llmsurrogate.rbridge.r_message) turns each into R's 1-based row.
+# Row numbers in messages: Python positions (0-based), written "row i (0-based)" with
+# llmsurrogate._positions.at(i, "row", marked=True); the R bridge gives R the 1-based row.
 def _finite(arr: np.ndarray, name: str) -> None:
     bad = np.flatnonzero(~np.isfinite(arr))
     if bad.size:
-        raise NonFiniteError(f"argument `{name}` has a non-finite value ({arr[bad[0]]}) at row {bad[0]} (0-based); "
-                             "drop or impute missing values first (or pass missing='drop')")
+        raise NonFiniteError(located(f"argument `{name}` has a non-finite value ({arr[bad[0]]}) at ",
+                                     at(bad[0], "row", marked=True),
+                                     "; drop or impute missing values first (or pass missing='drop')"))
 
 
 def check_learner_outcome(learner: Any, y: np.ndarray, outcome: str) -> None:
@@ -291,8 +293,8 @@ def _class_codes(raw_y: pd.Series, outcome: str, probs: np.ndarray | None, label
     values = raw_y.to_numpy(dtype=object)
     missing = np.flatnonzero(pd.isna(values))
     if missing.size:
-        raise NonFiniteError(f"outcome {outcome!r} has a missing value at row {int(missing[0])} (0-based); drop or "
-                             "impute missing values first (or pass missing='drop')")
+        raise NonFiniteError(located(f"outcome {outcome!r} has a missing value at ", at(missing[0], "row", marked=True),
+                                     "; drop or impute missing values first (or pass missing='drop')"))
     categories = list(raw_y.cat.categories) if isinstance(raw_y.dtype, pd.CategoricalDtype) else None
     if options is not None:
         classes, source = _class_labels(options), "argument `options`"
@@ -324,9 +326,9 @@ def _class_codes(raw_y: pd.Series, outcome: str, probs: np.ndarray | None, label
         hint = ("; label the columns: pass a DataFrame whose columns are the class labels, or options=[...] (one "
                 "label per column)") if options is None and labels is None and categories is None else ""
         value = values[bad[0]].item() if isinstance(values[bad[0]], np.generic) else values[bad[0]]
-        raise InvalidArgumentError(f"argument `outcome`: {outcome!r} has the value {value!r} at row {bad[0]} "
-                                   f"(0-based), which is not one of the K = {len(classes)} classes "
-                                   f"{classes[:20]!r} ({source}){hint}")
+        raise InvalidArgumentError(located(f"argument `outcome`: {outcome!r} has the value {value!r} at ",
+                                           at(bad[0], "row", marked=True), f", which is not one of the K = "
+                                           f"{len(classes)} classes {classes[:20]!r} ({source}){hint}"))
     return codes.astype(np.float64), classes
 
 
@@ -386,8 +388,9 @@ def prepare(data: Any, outcome: str, prediction: Any, features: Any, loss: Any, 
     elif loss_name == "zero_one" and not pd.api.types.is_numeric_dtype(raw_y) and raw_y.dtype != bool:
         codes, uniques = pd.factorize(raw_y)
         if (codes < 0).any():
-            raise NonFiniteError(f"outcome {outcome!r} has a missing value at row {int(np.flatnonzero(codes < 0)[0])} "
-                                 "(0-based); drop or impute missing values first (or pass missing='drop')")
+            raise NonFiniteError(located(f"outcome {outcome!r} has a missing value at ",
+                                         at(np.flatnonzero(codes < 0)[0], "row", marked=True),
+                                         "; drop or impute missing values first (or pass missing='drop')"))
         label_map = {v: float(i) for i, v in enumerate(uniques)}
         y = codes.astype(np.float64)
     else:
@@ -410,9 +413,9 @@ def prepare(data: Any, outcome: str, prediction: Any, features: Any, loss: Any, 
     if multiclass and prediction is not None:
         bad = np.argwhere(~np.isfinite(prediction))
         if bad.size:
-            raise NonFiniteError(f"argument `prediction` has a non-finite value ({prediction[tuple(bad[0])]}) at row "
-                                 f"{bad[0][0]} (0-based), column {bad[0][1]}; drop or impute missing values first (or "
-                                 "pass missing='drop')")
+            raise NonFiniteError(located(f"argument `prediction` has a non-finite value ({prediction[tuple(bad[0])]}) at ",
+                                         at(bad[0][0], "row", marked=True), ", ", at(bad[0][1], "column"),
+                                         "; drop or impute missing values first (or pass missing='drop')"))
         llm_pred = probability_rows(prediction, "prediction")
         observed = llm_pred[np.arange(n), y.astype(np.intp)]
         if loss_name == "multiclass_log" and ((observed == 0) | (observed == 1)).any():
@@ -473,8 +476,9 @@ def prepare(data: Any, outcome: str, prediction: Any, features: Any, loss: Any, 
         for c in cat:  # get_dummies would code a missing value as all-zero dummies, silently
             isna = sub[c].isna().to_numpy()
             if isna.any():
-                raise NonFiniteError(f"feature {c!r} has a missing value at row {int(np.flatnonzero(isna)[0])} "
-                                     "(0-based); drop or impute missing values first (or pass missing='drop')")
+                raise NonFiniteError(located(f"feature {c!r} has a missing value at ",
+                                             at(np.flatnonzero(isna)[0], "row", marked=True),
+                                             "; drop or impute missing values first (or pass missing='drop')"))
         if cat:
             sub = pd.get_dummies(sub, columns=cat, drop_first=True, dtype=float)
         try:
@@ -485,8 +489,9 @@ def prepare(data: Any, outcome: str, prediction: Any, features: Any, loss: Any, 
         bad = np.argwhere(~np.isfinite(X))
         if bad.size:
             r, c = bad[0]
-            raise NonFiniteError(f"feature {names[c]!r} has a non-finite value ({X[r, c]}) at row {r} (0-based); "
-                                 "drop or impute missing values first (or pass missing='drop')")
+            raise NonFiniteError(located(f"feature {names[c]!r} has a non-finite value ({X[r, c]}) at ",
+                                         at(r, "row", marked=True),
+                                         "; drop or impute missing values first (or pass missing='drop')"))
     # permutation (one for every N)
     if seed is None:
         perm = None

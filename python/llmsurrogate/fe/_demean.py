@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .. import _core
+from .._positions import at, located
 from .._validation import as_float_array, reject_lossy
 from .._workers import resolve_n_jobs
 from ..exceptions import ConvergenceError, InvalidArgumentError, ShapeError
@@ -66,11 +67,11 @@ def _codes(c, name: str, n: int) -> np.ndarray:
         arr = as_float_array(arr, name, allow_nan=False, allow_empty=True)
         if not np.all(arr == np.floor(arr)):
             i = int(np.flatnonzero(arr != np.floor(arr))[0])
-            raise InvalidArgumentError(f"argument `{name}` must hold integer codes; got {arr[i]} at position {i}")
+            raise InvalidArgumentError(located(f"argument `{name}` must hold integer codes; got {arr[i]} at ", at(i)))
     if arr.size and (arr.min() < 0 or arr.max() >= 2**32 - 1):
         i = int(np.argmin(arr) if arr.min() < 0 else np.argmax(arr))
-        raise InvalidArgumentError(f"argument `{name}` must hold codes 0..G-1 below 2**32 - 1 (missing values: drop "
-                                   f"those rows first, or use `factorize`); got {arr[i]} at position {i}")
+        raise InvalidArgumentError(located(f"argument `{name}` must hold codes 0..G-1 below 2**32 - 1 (missing values: "
+                                           f"drop those rows first, or use `factorize`); got {arr[i]} at ", at(i)))
     return arr.astype(np.uint32)
 
 
@@ -131,8 +132,8 @@ def demean(x: np.ndarray, codes: list[np.ndarray], weights: np.ndarray | None = 
         np.ascontiguousarray(x.T), stacked, n_groups, w, float(tol), int(maxiter), resolve_n_jobs(n_jobs))
     if not converged:
         worst = int(np.argmax(resid))
-        raise ConvergenceError(
-            f"demeaning did not converge: column {worst} has relative residual {resid[worst]:.3g} > "
+        raise ConvergenceError(located(
+            "demeaning did not converge: ", at(worst, "column"), f" has relative residual {resid[worst]:.3g} > "
             f"fixef_tol={tol:g} after fixef_maxiter={maxiter} iterations; raise `fixef_maxiter` or `fixef_tol`"
-        )
+        ))
     return Demeaned(values=values.T, iterations=np.asarray(iters), residual=np.asarray(resid), converged=bool(converged))

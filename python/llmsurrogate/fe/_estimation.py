@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._positions import at, located
 from .._validation import (
     align_by_label,
     as_float_array,
@@ -339,8 +340,8 @@ def build_design(form: Formula, frame: pd.DataFrame, data, spec: VcovSpec, weigh
             fin = w[np.isfinite(w)]
             if np.any(fin != np.floor(fin)):
                 i = int(np.flatnonzero(np.isfinite(w) & (w != np.floor(w)))[0])
-                raise InvalidArgumentError(f"argument `weights`: frequency weights (weights_type='fweights') must be "
-                                           f"whole numbers; got {w[i]} at position {i}")
+                raise InvalidArgumentError(located(f"argument `weights`: frequency weights (weights_type='fweights') "
+                                                   f"must be whole numbers; got {w[i]} at ", at(i)))
 
     fe_raw, fe_lab = [], []
     for fe in form.fixef:

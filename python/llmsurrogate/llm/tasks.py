@@ -41,6 +41,7 @@ except ImportError:  # Python 3.10: the same parser as the tomli package (a depe
     import tomli as tomllib
 
 from .. import datasets
+from .._positions import Located, at, located
 from .._validation import check_template
 from ..exceptions import ColumnNotFoundError, InvalidArgumentError, LLMSurrogateError
 
@@ -89,12 +90,12 @@ def _code_key(value: Any) -> Any:
     return value
 
 
-def _row_words(index, row: int) -> str:
+def _row_words(index, row: int) -> Located:
     """``row 3 (0-based)``, and the row's index label where it is not its position (a sorted or
     filtered frame)."""
     label = index[row]
     same = isinstance(label, numbers.Integral) and not isinstance(label, (bool, np.bool_)) and int(label) == row
-    return f"row {row} (0-based)" if same else f"row {row} (0-based; index label {_plain(label)!r})"
+    return located(at(row, "row", marked=True, note=None if same else f"index label {_plain(label)!r}"))
 
 
 def _plain(value: Any) -> Any:
@@ -126,14 +127,15 @@ def _answer_codes(column_values, column: str, allowed, read, question, missing_o
                        else "0 and 1 (a binary label)")
             what = (f"is not a whole number; the labels are {options}" if key is None and read is _whole_key
                     else f"is not one of {options}")
-            raise InvalidArgumentError(f"column {column!r}: value {_plain(value)!r} at {row} {what}; fix or drop "
-                                       f"that row (a row without an answer is left out of the evaluation)")
+            raise InvalidArgumentError(located(f"column {column!r}: value {_plain(value)!r} at ", row, f" {what}; fix "
+                                               "or drop that row (a row without an answer is left out of the "
+                                               "evaluation)"))
         found.append(allowed[key])
     missing = codes < 0
     if missing.any() and not missing_ok:
-        raise InvalidArgumentError(f"column {column!r} has a missing answer at "
-                                   f"{_row_words(column_values.index, int(np.flatnonzero(missing)[0]))}; drop those "
-                                   f"rows first")
+        raise InvalidArgumentError(located(f"column {column!r} has a missing answer at ",
+                                           _row_words(column_values.index, int(np.flatnonzero(missing)[0])),
+                                           "; drop those rows first"))
     out = np.asarray(found, dtype=np.int64)[np.where(missing, 0, codes)] if found else np.zeros(len(codes), np.int64)
     return out, missing
 
@@ -723,9 +725,9 @@ class Task:
         """
         labels, missing, column = self.labels_with_missing(frame)
         if missing.any():
-            raise InvalidArgumentError(f"column {column!r} has a missing answer at "
-                                       f"{_row_words(frame.index, int(np.flatnonzero(missing)[0]))}; drop those rows "
-                                       f"first")
+            raise InvalidArgumentError(located(f"column {column!r} has a missing answer at ",
+                                               _row_words(frame.index, int(np.flatnonzero(missing)[0])),
+                                               "; drop those rows first"))
         return labels
 
     def labels_with_missing(self, frame):

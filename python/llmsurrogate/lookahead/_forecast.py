@@ -51,6 +51,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._positions import at, located, message_of
 from .._progress import progress_reporter
 from .._validation import _is_polars, as_frame, check_int
 from ..exceptions import InvalidArgumentError, LLMSurrogateWarning
@@ -119,7 +120,7 @@ def _render(frame, template: str, columns: dict[str, str] | None, words: int | N
                 out.append(earnings_call_prompt(kw["transcript"], kw["company_name"], kw["ticker"],
                                                 kw["event_title"], **extra))
         except InvalidArgumentError as err:
-            raise InvalidArgumentError(f"row {i} of the data frame: {err}") from None
+            raise InvalidArgumentError(located(at(i, "row"), " of the data frame: ", message_of(err))) from None
     return out
 
 

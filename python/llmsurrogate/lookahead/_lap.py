@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from .. import _core
+from .._positions import at, located
 from .._validation import (
     as_float_array,
     check_flag,
@@ -84,8 +85,9 @@ def _ragged(logprobs) -> tuple[np.ndarray, np.ndarray]:
     if values.size and np.fmax.reduce(values, axis=None) > 0:
         positive = np.flatnonzero(values > 0)
         i = int(positive[0])
-        raise InvalidArgumentError(f"argument `logprobs` holds a positive log-probability ({values[i]:g} at position {i}, "
-                                   f"{positive.size} in all); log-probabilities are <= 0 (pass log(p), not p or -log(p))")
+        raise InvalidArgumentError(located(f"argument `logprobs` holds a positive log-probability ({values[i]:g} at ",
+                                           at(i), f", {positive.size} in all); log-probabilities are <= 0 (pass log(p), "
+                                           "not p or -log(p))"))
     raw = offsets
     offsets = as_float_array(offsets, "offsets", allow_nan=False, allow_empty=True)
     if not np.all(offsets == np.floor(offsets)):
@@ -162,9 +164,9 @@ def lap_from_logprobs(logprobs, k: float = 0.2, method: str = "min_k", *, moment
     empty = int((n_scored == 0).sum())
     if empty:
         first = int(np.flatnonzero(n_scored == 0)[0])
-        warnings.warn(f"{empty} of {len(n_scored)} texts have no scored token (one token or none; the first token "
-                      f"has no context), first at position {first}: their LAP is NaN", LLMSurrogateWarning,
-                      stacklevel=2)
+        warnings.warn(located(f"{empty} of {len(n_scored)} texts have no scored token (one token or none; the first "
+                              "token has no context), first at ", at(first), ": their LAP is NaN"),
+                      LLMSurrogateWarning, stacklevel=2)
     if not details:
         return score
     return pd.DataFrame({"score": score, "min_k": min_k, "min_k_arith": min_k_arith,

@@ -22,6 +22,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from .._positions import Located, message_of
 from ..exceptions import InvalidArgumentError, LLMSurrogateWarning
 from ._convert import from_r, r_message, to_plain
 
@@ -163,7 +164,7 @@ def r_warnings(caught: list, records: list | None = None) -> list[dict]:
     seen: set[str] = set()
     for w in caught:
         category = w.category
-        message = str(w.message)
+        message = message_of(w.message) if isinstance(w.message, Warning) else str(w.message)
         if issubclass(category, (DeprecationWarning, PendingDeprecationWarning)) or (
                 issubclass(category, FutureWarning) and not _ours(w)):
             continue  # the libraries' deprecations: nothing the R user can act on
@@ -171,7 +172,7 @@ def r_warnings(caught: list, records: list | None = None) -> list[dict]:
             message = _numpy_words(message) or message
         _add(out, seen, r_message(message), category.__name__)
     for record in records or ():
-        message = record.getMessage()
+        message = record.msg if isinstance(record.msg, Located) and not record.args else record.getMessage()
         if not record.name.startswith("llmsurrogate") and _DEPRECATION.search(message):
             continue
         _add(out, seen, r_message(message), "LLMSurrogateWarning" if record.name.startswith("llmsurrogate")

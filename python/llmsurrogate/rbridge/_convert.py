@@ -24,6 +24,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+from .._positions import one_based
 from ..exceptions import InvalidArgumentError
 
 __all__ = ["to_r_columns", "to_plain", "from_r", "r_message"]
@@ -282,15 +283,17 @@ _DTYPE_RE = re.compile(r"\bdtype:? ([\w\[\], ]+?)(?=[);,]|$)")
 _R_LITERALS = [(re.compile(r"\bTrue\b"), "TRUE"), (re.compile(r"\bFalse\b"), "FALSE"),
                (re.compile(r"\bNone\b"), "NULL"), (re.compile(r"(?<![\w.])-inf\b"), "-Inf"),
                (re.compile(r"(?<![\w.-])inf\b"), "Inf"), (re.compile(r"(?<![\w.])nan\b"), "NaN")]
-_ZERO_BASED = re.compile(r"\b(row|rows|position|index) (\d+) \(0-based\)")
-# a Python list of strings, ['lasso', 'rf'] -> c("lasso", "rf"), and a string value after "got"
-_STR_LIST = re.compile(r"\[('[^'\n]*'(?:, '[^'\n]*')*)\]")
+# a Python list of strings, ['lasso', 'rf'] -> c("lasso", "rf") (not a subscript: x['key'] stays), and a
+# string value after "got"
+_STR_LIST = re.compile(r"(?<![\w\]`)])\[('[^'\n]*'(?:, '[^'\n]*')*)\]")
 _GOT_STR = re.compile(r"\b(got|not) '([^'\n]*)'")
 # an interval of numbers, [0.0, 1.0] or (0, 1], after "in"/"lie in"/"within"
 _NUM = r"-?(?:\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|inf)"
 _INTERVAL = re.compile(r"\b(lie |lies |be )?(?:in|within) ([\[(])\s*(" + _NUM + r"),\s*(" + _NUM + r")\s*([\])])")
 # a whole number written as a Python float after "got": got 2.0 -> got 2
 _GOT_FLOAT = re.compile(r"\bgot (-?\d+)\.0(?![\d.])")
+# a Python list of numbers after "got": got [99.0] -> got c(99)
+_GOT_NUM_LIST = re.compile(r"\bgot \[(" + _NUM + r"(?:, " + _NUM + r")*)\]")
 
 
 def _r_number(text: str) -> str:
@@ -313,28 +316,33 @@ def _r_interval(m: re.Match) -> str:
 
 
 def r_message(message: str) -> str:
-    """A Python message in R's terms: 0-based positions marked ``(0-based)`` become 1-based (the
-    package's messages mark every 0-based row and position so), Python type names and pandas
+    """A Python message in R's terms: its positions counted from 1 (a message built with
+    :func:`llmsurrogate._positions.located`, as every message of the package that names a row or a
+    position is: the one conversion, from the positions it carries as data), Python type names and pandas
     dtypes become R's (str -> character, bool -> logical, float -> numeric, ...),
     True/False/None/inf/nan become TRUE/FALSE/NULL/Inf/NaN, a list of strings becomes
     ``c("a", "b")``, an interval such as ``[0.0, 1.0]`` or ``(0, 1]`` becomes words ("between 0
     and 1", "greater than 0 and at most 1") and a whole number written ``2.0`` after "got" is
     written ``2``.
 
-    >>> r_message("feature 'x' has a missing value at row 3 (0-based); got str, not True")
+    >>> from llmsurrogate._positions import at, located
+    >>> r_message(located("feature 'x' has a missing value at ", at(3, "row", marked=True), "; got str, not True"))
     "feature 'x' has a missing value at row 4; got character, not TRUE"
     >>> r_message("argument `algorithm` must be one of ['lasso', 'rf']; got 'foo'")
     'argument `algorithm` must be one of c("lasso", "rf"); got "foo"'
     >>> r_message("argument `level` must lie in [0.5, 1.0]; got 2.0")
     'argument `level` must lie between 0.5 and 1; got 2'
+    >>> r_message("argument `algorithm_options['n_estimators']` must be >= 1; argument `order`: got [99.0, 2.5]")
+    "argument `algorithm_options['n_estimators']` must be >= 1; argument `order`: got c(99, 2.5)"
     >>> r_message("argument `p` must be a number in (0.0, 1.0]; column 'g' is not numeric (dtype str)")
     "argument `p` must be a number greater than 0 and at most 1; column 'g' is not numeric (type character)"
     """
-    out = _ZERO_BASED.sub(lambda m: f"{m.group(1)} {int(m.group(2)) + 1}", str(message))
+    out = one_based(message)
     out = _R_TYPE_RE.sub(lambda m: f"{m.group(1)} {_R_TYPES[m.group(2)]}", out)
     out = _DTYPE_RE.sub(lambda m: f"type {_R_DTYPES.get(m.group(1), m.group(1))}", out)
     out = _INTERVAL.sub(_r_interval, out)
     out = _GOT_FLOAT.sub(r"got \1", out)
+    out = _GOT_NUM_LIST.sub(lambda m: "got c(" + ", ".join(_r_number(v) for v in m.group(1).split(", ")) + ")", out)
     out = _STR_LIST.sub(lambda m: "c(" + re.sub(r"'([^'\n]*)'", r'"\1"', m.group(1)) + ")", out)
     out = _GOT_STR.sub(r'\1 "\2"', out)
     for pattern, word in _R_LITERALS:

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from .._positions import reworded
 from ..exceptions import InvalidArgumentError, LLMSurrogateWarning
 from ..fe import FeolsResult, etable, feols
 from ._convert import _listed, _r_frame, from_r
@@ -239,7 +240,8 @@ class FeolsHandle:
 def _formula_arg(err: InvalidArgumentError) -> InvalidArgumentError:
     """The Python formula argument is ``fml``; R's is ``formula``."""
     if err.args and isinstance(err.args[0], str):
-        err.args = (err.args[0].replace("argument `fml`", "argument `formula`"), *err.args[1:])
+        err.args = (reworded(err.args[0], lambda text: text.replace("argument `fml`", "argument `formula`")),
+                    *err.args[1:])
     return err
 
 

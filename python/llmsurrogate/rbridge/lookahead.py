@@ -3,7 +3,6 @@ and ``lap()``."""
 
 from __future__ import annotations
 
-import re
 import warnings
 from collections.abc import Mapping
 from typing import Any
@@ -64,9 +63,8 @@ def r_lap(texts: Any, model: str, k: Any = 0.2, method: str = "min_k", cache: An
         warnings.simplefilter("always", LLMSurrogateWarning)
         out = lap(texts, be, k=k, method=method, cache=cache, batch_size=16 if batch_size is None else int(batch_size),
                   agg=agg, details=bool(details))
-    for w in caught:  # the empty-text warning gives a 0-based position: marked so, r_message makes it R's
-        warnings.warn(re.sub(r"\bposition (\d+)\b(?! \(0-based\))", r"position \1 (0-based)", str(w.message)),
-                      w.category, stacklevel=2)
+    for w in caught:  # passed on as they are: a message's positions (llmsurrogate._positions) reach R 1-based
+        warnings.warn(w.message, stacklevel=2)
     return out
 
 

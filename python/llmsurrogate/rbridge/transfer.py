@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .. import transfer
+from .._positions import reworded
 from ..exceptions import InvalidArgumentError
 from ..transfer import CodedLong, code_domains, in_square_layout, row_numbers, square_layout, square_order
 from ._convert import _r_column
@@ -192,7 +193,7 @@ def _in_coverage_words(fn: Callable[..., Any]) -> Callable[..., Any]:
             return fn(*args, **kwargs)
         except InvalidArgumentError as err:
             if err.args and isinstance(err.args[0], str):
-                err.args = (_LEVEL.sub("`coverage`", err.args[0]), *err.args[1:])
+                err.args = (reworded(err.args[0], lambda text: _LEVEL.sub("`coverage`", text)), *err.args[1:])
             raise
 
     adapter.__name__ = adapter.__qualname__ = f"r_{fn.__name__}"

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from .. import _core
+from .._positions import at, located
 from .._validation import (
     align_by_label,
     as_float_array,
@@ -45,10 +46,10 @@ def _yr(y, scores) -> tuple[np.ndarray, np.ndarray]:
         raise ShapeError(f"arguments `y` (length {yy.size}) and `scores` (length {rr.size}) must have the same length")
     bad = np.flatnonzero((yy != 0) & (yy != 1))
     if bad.size:
-        raise InvalidArgumentError(f"argument `y` must hold 0/1 labels; got {yy[bad[0]]} at position {bad[0]}")
+        raise InvalidArgumentError(located(f"argument `y` must hold 0/1 labels; got {yy[bad[0]]} at ", at(bad[0])))
     bad = np.flatnonzero((rr < 0) | (rr > 1))
     if bad.size:
-        raise InvalidArgumentError(f"argument `scores` must lie in [0, 1]; got {rr[bad[0]]} at position {bad[0]}")
+        raise InvalidArgumentError(located(f"argument `scores` must lie in [0, 1]; got {rr[bad[0]]} at ", at(bad[0])))
     return yy, rr
 
 
@@ -64,8 +65,8 @@ def _weights(weights, n: int) -> np.ndarray:
         raise ShapeError(f"argument `weights` (length {w.size}) must have one weight per row ({n})")
     bad = np.flatnonzero(~np.isfinite(w) | (w < 0))
     if bad.size:
-        raise InvalidArgumentError(f"argument `weights` must be finite and non-negative; got {w[bad[0]]} at "
-                                   f"position {bad[0]}")
+        raise InvalidArgumentError(located(f"argument `weights` must be finite and non-negative; got {w[bad[0]]} at ",
+                                           at(bad[0])))
     if n and not w.sum() > 0:
         raise InvalidArgumentError("argument `weights` sums to 0: no row carries weight")
     return w
@@ -125,8 +126,9 @@ def _yrg(y, scores, groups) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         raise ShapeError(f"argument `groups` (length {g.size}) must have the length of `y` ({yy.size})")
     missing = np.flatnonzero(pd.isna(g))
     if missing.size:  # a missing label is no group: never pooled into a group of its own
-        raise InvalidArgumentError(f"argument `groups` has {missing.size} missing label(s) (None/NaN), the first at "
-                                   f"position {missing[0]}; drop those rows or give them a label (e.g. 'unknown')")
+        raise InvalidArgumentError(located(f"argument `groups` has {missing.size} missing label(s) (None/NaN), the first "
+                                           "at ", at(missing[0]), "; drop those rows or give them a label (e.g. "
+                                           "'unknown')"))
     return yy, rr, g
 
 

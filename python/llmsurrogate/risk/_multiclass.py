@@ -28,6 +28,7 @@ from scipy.optimize import minimize
 from .. import _core
 from .._losses import probability_rows, row_brier, row_log_loss, row_rps
 from .._plotting import axes_for, finish
+from .._positions import at, located
 from .._validation import (
     align_by_label,
     check_allocation,
@@ -95,8 +96,8 @@ def _as_probs(probs, name: str = "probs") -> np.ndarray:
         raise InvalidArgumentError(f"argument `{name}` must be an n x K array of probabilities: {exc}") from None
     bad = np.argwhere(~np.isfinite(p))
     if bad.size:
-        raise InvalidArgumentError(f"argument `{name}` holds a missing or infinite value at row {bad[0][0]} "
-                                   f"(0-based), column {bad[0][1]}")
+        raise InvalidArgumentError(located(f"argument `{name}` holds a missing or infinite value at ",
+                                           at(bad[0][0], "row", marked=True), ", ", at(bad[0][1], "column")))
     return probability_rows(p, name, "answer option")
 
 
@@ -110,8 +111,8 @@ def _codes(y, k: int, options) -> np.ndarray:
     arr = np.asarray(y, dtype=object)
     missing = np.flatnonzero(pd.isna(arr))
     if missing.size:
-        raise InvalidArgumentError(f"argument `y` has {missing.size} missing answer(s), the first at position "
-                                   f"{missing[0]}")
+        raise InvalidArgumentError(located(f"argument `y` has {missing.size} missing answer(s), the first at ",
+                                           at(missing[0])))
     labels = list(range(k)) if options is None else options
     if options is None and arr.size and all(isinstance(v, (bool, np.bool_)) for v in arr):
         arr = arr.astype(np.int64)  # False/True are the codes 0/1, as the binary metrics read them
@@ -126,8 +127,8 @@ def _codes(y, k: int, options) -> np.ndarray:
     if bad.size:
         hint = ("; labels are the columns of `probs` (a DataFrame) or `options=`; to pass codes 0..K-1 give "
                 "`options=range(K)`") if options is not None else "; without `options=` labels are the codes 0..K-1"
-        raise InvalidArgumentError(f"argument `y`: answer {arr[bad[0]]!r} at position {bad[0]} is not an option "
-                                   f"(options: {labels[:20]}){hint}")
+        raise InvalidArgumentError(located(f"argument `y`: answer {arr[bad[0]]!r} at ", at(bad[0]), " is not an option "
+                                           f"(options: {labels[:20]}){hint}"))
     return codes.astype(np.int64)
 
 

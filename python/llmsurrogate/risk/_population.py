@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .._plotting import axes_for, depth_below, finish, fit_tick_labels, legend_below
+from .._positions import at, located
 from .._validation import align_by_label, as_float_array, check_allocation, check_choice, check_int
 from ..exceptions import InvalidArgumentError, LLMSurrogateWarning, ShapeError
 from ..results import Result, Summary, result_dataclass
@@ -140,8 +141,8 @@ def _groups(groups, n: int):
         raise ShapeError(f"argument `groups` (length {arr.size}) must have one label per row ({n})")
     missing = np.flatnonzero(pd.isna(arr))
     if missing.size:
-        raise InvalidArgumentError(f"argument `groups` has {missing.size} missing label(s), the first at position "
-                                   f"{missing[0]}; drop those rows or give them a label")
+        raise InvalidArgumentError(located(f"argument `groups` has {missing.size} missing label(s), the first at ",
+                                           at(missing[0]), "; drop those rows or give them a label"))
     # the labels as they are (1 and "1" are two groups; numpy scalars become Python's), sorted
     # where they sort, else in the order they first occur
     codes, uniques = pd.factorize(pd.Index(arr, dtype=object, tupleize_cols=False))

@@ -34,6 +34,7 @@ from joblib import delayed
 from joblib.parallel import get_active_backend
 
 from .._deprecation import deprecated_arguments
+from .._positions import at, located
 from .._progress import progress_reporter
 from .._validation import (
     as_frame,
@@ -118,8 +119,9 @@ class _Samples:
                                            f"(domain {lab!r}); {err}") from err
             bad = ~np.isfinite(x).all(axis=1) | ~np.isfinite(y)
             if bad.any():
-                raise NonFiniteError(f"argument `{arg}`: domain {lab!r} has a missing or non-finite value in "
-                                     f"{[*features, target]} (row {int(np.flatnonzero(bad)[0])}); drop or impute it first")
+                raise NonFiniteError(located(f"argument `{arg}`: domain {lab!r} has a missing or non-finite value in "
+                                             f"{[*features, target]} (", at(np.flatnonzero(bad)[0], "row"),
+                                             f" of domain {lab!r}); drop or impute it first"))
             xs.append(x)
             ys.append(y)
         self.labels = labels

@@ -14,9 +14,9 @@ import click
 
 from .._cli_support import (FiniteFloat, NameList, NJobs, Seed, Subsets, check_output_and_record, cli_names,
                             data_column, deprecated_option, handle_errors, read_table, start_run, write_run_json)
+from .._positions import Located, message_of
 from ..exceptions import InvalidArgumentError, LLMSurrogateError
 
-_ZERO_BASED_ROW = re.compile(r"\brow (\d+) \(0-based\)")
 
 #: The package's Python words in warnings, and what the command line calls them.
 _CLI_WORDS = [(re.compile(r"\bcorrection=True\b"), "--correction"), (re.compile(r"\bsubsets=K\b"), "--subsets K"),
@@ -90,8 +90,10 @@ def _read_error_table(path: Path):
         try:
             table = _table(frame, arg=f"--data {path.name}")  # also a sample of the training sets, with a warning
         except LLMSurrogateError as err:  # the frame's row i is the file's line i + 2 (after the header)
-            err.args = (_ZERO_BASED_ROW.sub(lambda m: f"row {int(m.group(1)) + 2} of the file", str(err)),
-                        *err.args[1:])
+            msg = message_of(err)
+            if isinstance(msg, Located):
+                err.args = (msg.render(lambda p: f"row {p.index + 2} of the file" if p.word == "row" else p.text()),
+                            *err.args[1:])
             raise
         if isinstance(table, ErrorTable):
             return dataclasses.replace(table, name=name)

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from .. import _core
+from .._positions import at, located
 from .._validation import (
     as_float_array,
     as_frame,
@@ -227,11 +228,11 @@ def _check_weights(w: np.ndarray, n: int | None = None) -> np.ndarray:
         raise ShapeError(f"argument `weights` needs one likelihood ratio per domain ({n}); got {w.size}")
     bad = np.flatnonzero(~np.isfinite(w))
     if bad.size:
-        raise InvalidArgumentError(f"argument `weights` must be finite; got {w[bad[0]]} at position {bad[0]}")
+        raise InvalidArgumentError(located(f"argument `weights` must be finite; got {w[bad[0]]} at ", at(bad[0])))
     bad = np.flatnonzero(w < 0)
     if bad.size:
-        raise InvalidArgumentError(f"argument `weights` must be >= 0 (likelihood ratios); got {w[bad[0]]} at "
-                                   f"position {bad[0]}")
+        raise InvalidArgumentError(located(f"argument `weights` must be >= 0 (likelihood ratios); got {w[bad[0]]} at ",
+                                           at(bad[0])))
     if not np.any(w > 0):
         raise InvalidArgumentError("argument `weights`: all weights are zero; at least one must be positive")
     return w

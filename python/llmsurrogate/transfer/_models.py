@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from .. import _core
+from .._positions import at, located
 from .._validation import as_float_array, as_frame, check_choice, check_int
 from ..exceptions import ConvergenceError, InvalidArgumentError, ShapeError
 
@@ -65,7 +66,8 @@ def lottery_arrays(X: Any, name: str = "X") -> tuple[np.ndarray, np.ndarray, np.
     p = out[2]
     if np.any((p < 0) | (p > 1)):
         i = int(np.flatnonzero((p < 0) | (p > 1))[0])
-        raise InvalidArgumentError(f"argument `{name}`: probability p must lie in [0, 1]; got {p[i]} in row {i}")
+        raise InvalidArgumentError(located(f"argument `{name}`: probability p must lie in [0, 1]; got {p[i]} in ",
+                                           at(i, "row")))
     return out  # type: ignore[return-value]
 
 

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._positions import at, located
 from .._validation import as_frame, reject_lossy, require_columns
 from ..exceptions import InvalidArgumentError, NonFiniteError, ShapeError
 from ..results import Result, Summary, result_dataclass
@@ -316,8 +317,9 @@ class ErrorTable(Result):
         if not finite:
             bad = np.flatnonzero(~np.isfinite(values))
             if bad.size:
-                raise NonFiniteError(f"argument `{arg}`: error at row {bad[0]} (0-based) is {values[bad[0]]}; "
-                                     "every (train, test) combination needs a finite error")
+                raise NonFiniteError(located(f"argument `{arg}`: error at ", at(bad[0], "row", marked=True),
+                                             f" is {values[bad[0]]}; every (train, test) combination needs a finite "
+                                             "error"))
         if r == 1 and values.size == n * (n - 1):  # the matrix layout: placed by (test, train) slot, no sort
             if in_square_layout(test, train, n):  # in that order already
                 return cls._square(values, n, domains, name=name, metric=metric)
@@ -330,11 +332,13 @@ class ErrorTable(Result):
         train = np.sort(train, axis=1)
         if r > 1 and np.any(np.diff(train, axis=1) == 0):
             row = int(np.flatnonzero(np.any(np.diff(train, axis=1) == 0, axis=1))[0])
-            raise InvalidArgumentError(f"argument `{arg}`: row {row} (0-based) repeats a training domain")
+            raise InvalidArgumentError(located(f"argument `{arg}`: ", at(row, "row", marked=True),
+                                               " repeats a training domain"))
         clash = np.flatnonzero(np.any(train == test[:, None], axis=1))
         if clash.size:
-            raise InvalidArgumentError(f"argument `{arg}`: row {clash[0]} (0-based) has its test domain "
-                                       f"{domains[test[clash[0]]]!r} among its training domains")
+            raise InvalidArgumentError(located(f"argument `{arg}`: ", at(clash[0], "row", marked=True),
+                                               f" has its test domain {domains[test[clash[0]]]!r} among its training "
+                                               "domains"))
         keys = np.column_stack([test, train])
         order = np.lexsort(keys[:, ::-1].T)
         keys, values, test, train = keys[order], values[order], test[order], train[order]
@@ -581,9 +585,9 @@ def _pooled(err: Any, *, arg: str, r: Any = None, name: str = "") -> "ErrorTable
     for c in [*train_cols, test_col]:
         isna = frame[c].isna().to_numpy()
         if isna.any():
-            raise InvalidArgumentError(f"argument `{arg}`: column {str(c)!r} has a missing domain at row "
-                                       f"{int(np.flatnonzero(isna)[0])} (0-based); every error needs its training "
-                                       "and test domains")
+            raise InvalidArgumentError(located(f"argument `{arg}`: column {str(c)!r} has a missing domain at ",
+                                               at(np.flatnonzero(isna)[0], "row", marked=True),
+                                               "; every error needs its training and test domains"))
     try:
         values = frame[err_col].to_numpy(dtype=np.float64, na_value=np.nan)
     except (TypeError, ValueError) as exc:
@@ -601,8 +605,8 @@ def _pooled_codes(values: np.ndarray, test: np.ndarray, train: np.ndarray, domai
     if not finite:
         inf = np.flatnonzero(np.isinf(values))
         if inf.size:
-            raise NonFiniteError(f"argument `{arg}`: the error at row {int(inf[0])} (0-based) is {values[inf[0]]}; "
-                                 "errors must be finite (NaN marks a missing cell)")
+            raise NonFiniteError(located(f"argument `{arg}`: the error at ", at(inf[0], "row", marked=True),
+                                         f" is {values[inf[0]]}; errors must be finite (NaN marks a missing cell)"))
     n = len(domains)
     if finite and r == 1 and train.shape[1] == 1 and values.size == n * (n - 1) and in_square_layout(test, train, n):
         # the table's own r = 1 layout in its order (no test domain among the training domains, every
@@ -611,8 +615,9 @@ def _pooled_codes(values: np.ndarray, test: np.ndarray, train: np.ndarray, domai
     clash = (train[:, 0] == test) if train.shape[1] == 1 else np.any(train == test[:, None], axis=1)
     if clash.any():
         clash = np.flatnonzero(clash)
-        raise InvalidArgumentError(f"argument `{arg}`: row {int(clash[0])} (0-based) has its test domain "
-                                   f"{domains[test[clash[0]]]!r} among its training domains")
+        raise InvalidArgumentError(located(f"argument `{arg}`: ", at(clash[0], "row", marked=True),
+                                           f" has its test domain {domains[test[clash[0]]]!r} among its training "
+                                           "domains"))
     keep = None if finite else ~np.isnan(values)  # finite: nothing is missing
     missing = 0 if finite else int((~keep).sum())
     if not finite and not keep.any():

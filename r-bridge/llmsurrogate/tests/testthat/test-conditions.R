@@ -46,8 +46,10 @@ test_that("rows are 1-based and matrix cells err[i, j] in messages", {
 test_that("messages use R's words: TRUE/FALSE, NULL, Inf, numeric, character", {
   skip_if_no_llmsurrogate()
   r_message <- llmsurrogate:::.rbridge$r_message
-  expect_identical(r_message("argument `x` must be True or False; got str at row 0 (0-based)"),
-                   "argument `x` must be TRUE or FALSE; got character at row 1")
+  # a position is data of the message (llmsurrogate._positions), counted from 1 for R
+  pos <- reticulate::import("llmsurrogate._positions", convert = FALSE)
+  msg <- pos$located("argument `x` must be True or False; got str at ", pos$at(0L, "row", marked = TRUE))
+  expect_identical(r_message(msg), "argument `x` must be TRUE or FALSE; got character at row 1")
   expect_identical(r_message("got float, not None; the value is inf or nan"),
                    "got numeric, not NULL; the value is Inf or NaN")
   # end to end: a Python check that R does not repeat
