@@ -133,7 +133,11 @@ risk_scores <- function(data, task, model, backend = "transformers", method = "m
 #'   are the options in another order (alphabetical after a pivot) are matched by name and put in
 #'   the order of `options`; names that share some options but not all are an error.
 #' @param ordered K options: are the options ordered (a scale)? `NULL` (default): `TRUE` when `y`
-#'   is an ordered factor. Ordered options add the ranked probability score.
+#'   is an ordered factor. Ordered options add the ranked probability score, which depends on the
+#'   order of the options: for an ordered factor `y` it is `levels(y)` (the columns are put in that
+#'   order by their names, whatever their order in `scores`: alphabetical after
+#'   `tidyr::pivot_wider()`, for example; every level needs its column), otherwise the order of the
+#'   columns (or of `options`).
 #' @return Binary scores: a data frame with one row per metric: `metric`, `value`, `se`, `ci_low`,
 #'   `ci_high`; attributes `groups` (per-group metrics, a data frame), `group_summary` (ratios and
 #'   differences across groups, a list) and `calibration` (reliability-diagram table).
@@ -239,8 +243,11 @@ evaluate_risk_scores <- function(y, scores, groups = NULL, weights = NULL, thres
 #'   (named by the options, or `prob_<option>` as [risk_scores()] writes them; else give `options`).
 #' @param groups Optional vector of group labels; `NA` is an error.
 #' @param ordered Are the options ordered (a scale)? Adds the Wasserstein-1 distance. `NULL`
-#'   (default): `TRUE` when `y` is an ordered factor.
-#' @param values Ordered options: their positions on the scale (default 1, 2, ..., K: steps of 1).
+#'   (default): `TRUE` when `y` is an ordered factor. The scale's order is `levels(y)` for an
+#'   ordered factor `y` (the columns are matched to the levels by name, whatever their order in
+#'   `scores`), otherwise the order of the columns (or of `options`).
+#' @param values Ordered options: their positions on the scale (default 1, 2, ..., K: steps of 1),
+#'   in the scale's order (`levels(y)` for an ordered factor `y`).
 #' @param llm_answer `"probabilities"` or `"argmax"` (see above).
 #' @param interval `"hull"`, `"basic"` or `"percentile"`.
 #' @return An object of class `c("llmsurrogate_answer_comparison", "llmsurrogate_result")`: a list
@@ -356,6 +363,28 @@ compare_answers <- function(y, scores, groups = NULL, weights = NULL, options = 
     ordered <- is.ordered(y)
   } else {
     ordered <- .check_flag(ordered, "ordered", call)
+  }
+  if (ordered && is.ordered(y)) {
+    # the scale is levels(y): the columns put in that order by their options (names), never read in
+    # the columns' order (alphabetical after tidyr::pivot_wider), which RPS and W1 depend on
+    scale <- levels(y)
+    if (!setequal(opts, scale)) {
+      extra <- setdiff(scale, opts)
+      why <- if (length(extra)) {
+        sprintf("level \"%s\" has no column (drop unused levels with droplevels(y) if no answer can take it)",
+                extra[1])
+      } else {
+        sprintf("column \"%s\" is not a level of `y`", setdiff(opts, scale)[1])
+      }
+      .abort(sprintf(paste("argument `y` is an ordered factor, whose levels %s are the scale of the options, but the",
+                           "options (columns of `scores`) are %s: %s; the columns are put in the order of levels(y)",
+                           "by their names, so each level needs one column"),
+                     .show_options(scale), .show_options(opts), why), call)
+    }
+    if (!identical(opts, scale)) {
+      p <- p[, match(scale, opts), drop = FALSE]
+      opts <- scale
+    }
   }
   if (!is.atomic(y) || is.matrix(y)) .abort(sprintf("argument `y` must be a vector, not %s", .r_type(y)), call)
   if (length(y) != nrow(p)) {
