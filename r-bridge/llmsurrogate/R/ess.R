@@ -232,8 +232,13 @@ cate_ess <- function(data, outcome, treatment, prediction, propensity = NULL, fe
     if (s != round(s) || s < 0) .abort("argument `seed` must be a whole number >= 0 or NULL", call)
     kw$seed <- as.integer(s)
   }
+  trees <- .check_scalar(n_estimators, "n_estimators", call)
+  if (trees < 1 || trees != round(trees) || trees > .Machine$integer.max) {
+    .abort(sprintf("argument `n_estimators` must be a whole number >= 1 (trees of the random forest); got %s",
+                   format(trees)), call)
+  }
   if (identical(kw$algorithm, "rf")) {
-    kw$algorithm_options <- list(n_estimators = as.integer(.check_scalar(n_estimators, "n_estimators", call)))
+    kw$algorithm_options <- list(n_estimators = as.integer(trees))
   }
   kw
 }
@@ -269,7 +274,7 @@ cate_ess <- function(data, outcome, treatment, prediction, propensity = NULL, fe
 # that they are never features), and the K class labels of the columns (docs/methods/ess.md §1.6).
 .ess_multiclass_data <- function(data, outcome, prediction, features, options, loss, missing, call) {
   if (!is.data.frame(data)) {
-    .abort(sprintf("argument `data` must be a data frame, not %s", class(data)[1]), call)
+    .abort(sprintf("argument `data` must be a data frame, not %s", .r_type(data)), call)
   }
   outcome <- .check_string(outcome, "outcome", call)
   if (!outcome %in% names(data)) {
@@ -408,7 +413,7 @@ cate_ess <- function(data, outcome, treatment, prediction, propensity = NULL, fe
 .ess_data <- function(data, outcome, prediction, features, loss, missing, call, exclude = character(0),
                       treatment = NULL) {
   if (!is.data.frame(data)) {
-    .abort(sprintf("argument `data` must be a data frame, not %s", class(data)[1]), call)
+    .abort(sprintf("argument `data` must be a data frame, not %s", .r_type(data)), call)
   }
   outcome <- .check_string(outcome, "outcome", call)
   pred_col <- NULL
@@ -420,7 +425,7 @@ cate_ess <- function(data, outcome, treatment, prediction, propensity = NULL, fe
     } else {
       if (!is.atomic(prediction) || is.null(prediction) || !(is.numeric(prediction) || is.logical(prediction) ||
                                                               is.factor(prediction) || is.character(prediction))) {
-        .abort(sprintf("argument `prediction` must be a column name or a vector, not %s", class(prediction)[1]),
+        .abort(sprintf("argument `prediction` must be a column name or a vector, not %s", .r_type(prediction)),
                call)
       }
       if (length(prediction) != nrow(data)) {
@@ -440,6 +445,14 @@ cate_ess <- function(data, outcome, treatment, prediction, propensity = NULL, fe
     }
   }
   if (outcome %in% names(data)) {
+    if (.is_labels(pred_values) && !.is_labels(data[[outcome]])) {
+      # labels against numbers: said in R's words (a factor crosses to Python as its labels, "strings")
+      .abort(sprintf(paste("argument `prediction`%s is %s, but outcome `%s` holds numbers; give numeric predictions",
+                           "(as.numeric(as.character(x)) for a factor whose labels are numbers), or class labels on",
+                           "both sides with loss = \"zero_one\""),
+                     if (is.null(pred_col)) "" else sprintf(" (column `%s`)", pred_col), .r_type(pred_values),
+                     outcome), call)
+    }
     data[[outcome]] <- .code_outcome(data[[outcome]], outcome, pred_values, loss, call)
   }
   if (!is.null(treatment) && treatment %in% names(data)) {

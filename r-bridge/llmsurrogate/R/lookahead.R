@@ -5,7 +5,7 @@
 # as the bridge's frame.
 .lookahead_frame <- function(data, outcome, signal, lap, fe, controls, extra, call) {
   if (!is.data.frame(data)) {
-    .abort(sprintf("argument `data` must be a data frame, not %s", class(data)[1]), call)
+    .abort(sprintf("argument `data` must be a data frame, not %s", .r_type(data)), call)
   }
   for (arg in c("outcome", "signal", "lap")) {
     v <- get(arg, inherits = FALSE)
@@ -27,6 +27,18 @@
   control_cols <- unique(unlist(strsplit(controls, "[:*]")))
   control_cols <- trimws(control_cols[nzchar(trimws(control_cols))])
   .check_columns(control_cols, data, "controls", call)
+  # the regression's variables are numbers: a factor or text column said so in R's words (it crosses to
+  # Python as its labels, which Python would call "character")
+  roles <- c(stats::setNames(c("outcome", "signal", "lap"), c(outcome, signal, lap)),
+             stats::setNames(rep("controls", length(control_cols)), control_cols))
+  for (col in unique(names(roles))) {
+    x <- data[[col]]
+    if (!(is.numeric(x) || is.logical(x)) || is.factor(x)) {
+      .abort(sprintf(paste("argument `data`: column `%s` (argument `%s`) is %s; the lookahead regression needs",
+                           "numbers. Convert it first (as.numeric(as.character(x)) for a factor whose labels are",
+                           "numbers)"), col, roles[[col]], .r_type(x)), call)
+    }
+  }
   for (arg in names(extra)) {
     .check_columns(extra[[arg]], data, arg, call)
   }
@@ -80,7 +92,10 @@
 #'   `table` (a one-row data frame), and the two regressions `regression` and `baseline` (fits
 #'   as from [feols()]). Methods: `print()`, `summary()` (the full report with both regressions),
 #'   `coef()`, `confint()`, `as.data.frame()`, `tidy()`, `plot()` (the marginal effect of the
-#'   signal across LAP values) and [etable()].
+#'   signal across LAP values) and [etable()]. `tidy()` follows broom: `p.value` is the
+#'   **two-sided** p-value (as in `tidy(lm())`); the test's one-sided p-value of H1: delta > 0 is
+#'   `p.value.greater` (and `p.value.less` the other side), named by the alternative as in
+#'   `t.test(alternative = "greater")`.
 #' @seealso [lookahead_bootstrap()], [lap()], [feols()]
 #' @examplesIf llmsurrogate_available()
 #' set.seed(1)
@@ -122,6 +137,7 @@ print.llmsurrogate_lookahead_test <- function(x, ...) {
               .fmt(x$statistic), as.integer(x$df)))
   cat(sprintf("p-value, H1: delta > 0 (lookahead bias): %s; two-sided: %s\n", .fmt(x$p_greater),
               .fmt(x$p_two_sided)))
+  cat("(tidy(): p.value is the two-sided p-value, p.value.greater the one-sided one of H1: delta > 0)\n")
   se <- if (is.null(x$cluster)) "HC1" else sprintf("clustered by %s", x$cluster)
   n <- sprintf("%s observations", format(x$nobs, big.mark = ","))
   if (x$n_dropped > 0) n <- sprintf("%s (%d dropped for NA)", n, as.integer(x$n_dropped))
@@ -146,9 +162,10 @@ confint.llmsurrogate_lookahead_test <- function(object, parm, level = 0.95, ...)
 #' @exportS3Method generics::tidy
 tidy.llmsurrogate_lookahead_test <- function(x, ...) {
   tab <- x$table
+  # broom's p.value is two-sided (tidy(lm())); the one-sided ones are named by their alternative
   data.frame(term = tab$term, estimate = tab$estimate, std.error = tab$std_error, statistic = tab$statistic,
-             df = tab$df, p.value = tab$p_value_greater, p.value.less = tab$p_value_less,
-             p.value.two.sided = tab$p_value_two_sided, stringsAsFactors = FALSE)
+             df = tab$df, p.value = tab$p_value_two_sided, p.value.greater = tab$p_value_greater,
+             p.value.less = tab$p_value_less, stringsAsFactors = FALSE)
 }
 
 #' @rdname lookahead_test

@@ -92,7 +92,7 @@
 #' @param betas Quantile levels of the transfer-error distribution.
 #' @param r Number of training domains (checked against `err`; needed for the two-column form).
 #' @param bd Known upper bound of the errors.
-#' @param order U-statistic order: `NULL` (r + 1) or `"transferUQ"` (r).
+#' @param order U-statistic order: `NULL` (r + 1), `"transferUQ"` (r) or a whole number >= 1.
 #' @param taulist Levels at which to compare two methods.
 #' @param mode `forecast_interval()`: `"exact"` or `"transferUQ"`; `check_everywhere_dominance()`:
 #'   `"exact"`, `"paper"` or `"transferUQ"`; `check_worstcase_dominance()`: `"exact"` or
@@ -315,15 +315,15 @@ NULL
     "number (as in some corrected intervals). mode = \"transferUQ\" gives transferUQ's numbers."),
   qte_interval = paste(
     "qte_interval() uses the U-statistic order r + 1 of the paper's bound (the kernel involves r + 1",
-    "domains); transferUQ uses r, which makes the intervals too narrow (docs/methods/transfer.md 5.5).",
+    "domains); transferUQ uses r, which makes the intervals too narrow (\"U-statistic order\" in ?transfer_inference).",
     "order = \"transferUQ\" gives transferUQ's numbers."),
   ete_interval = paste(
     "ete_interval() uses the U-statistic order r + 1 of the paper's bound (the kernel involves r + 1",
-    "domains); transferUQ uses r, which makes the intervals too narrow (docs/methods/transfer.md 5.5).",
+    "domains); transferUQ uses r, which makes the intervals too narrow (\"U-statistic order\" in ?transfer_inference).",
     "order = \"transferUQ\" gives transferUQ's numbers."),
   check_everywhere_dominance = paste(
     "check_everywhere_dominance() scans every rank; transferUQ prunes to ranks j >= tau N (Appendix R.3),",
-    "which is invalid and can claim dominance that does not hold (docs/methods/transfer.md 4.4).",
+    "which is invalid and can claim dominance that does not hold (\"Everywhere dominance\" in ?transfer_inference).",
     "mode = \"transferUQ\" gives transferUQ's answers."),
   check_worstcase_dominance = paste(
     "check_worstcase_dominance() checks every Gamma in [1, Gamma] at Corollary R.1's index; transferUQ",
@@ -421,6 +421,18 @@ worst_case_interval <- function(err, coverage = NULL, Gamma = Inf, side = c("two
   })
 }
 
+# `order`: NULL (r + 1), "transferUQ" (r) or a whole number >= 1.
+.order_arg <- function(order, call) {
+  if (is.null(order) || is.character(order)) {
+    return(if (is.null(order)) NULL else .check_string(order, "order", call))
+  }
+  o <- .check_scalar(order, "order", call)
+  if (o < 1 || o != round(o)) {
+    .abort(sprintf("argument `order` must be NULL, \"transferUQ\" or a whole number >= 1; got %s", format(o)), call)
+  }
+  as.integer(o)
+}
+
 .r_arg <- function(r, call) {
   if (is.null(r)) return(NULL)
   r <- .check_scalar(r, "r", call)
@@ -436,7 +448,7 @@ qte_interval <- function(err, coverage, side = c("two", "left", "right"), betas 
   e <- .err_arg(err, "err", call)
   out <- .call_in(call, "transfer.qte_interval", e, .check_scalar(coverage, "coverage", call),
                   side = .side_arg(side), betas = as.list(.check_numeric(betas, "betas", call)), r = .r_arg(r, call),
-                  order = order, pooled = TRUE)
+                  order = .order_arg(order, call), pooled = TRUE)
   if (missing(order)) .transferuq_notice("qte_interval")
   out
 }
@@ -447,8 +459,8 @@ ete_interval <- function(err, coverage, side = c("two", "left", "right"), bd = 1
   call <- sys.call()
   e <- .err_arg(err, "err", call)
   out <- .pair(.call_in(call, "transfer.ete_interval", e, .check_scalar(coverage, "coverage", call),
-                        side = .side_arg(side), bd = .check_scalar(bd, "bd", call), r = .r_arg(r, call), order = order,
-                        pooled = TRUE))
+                        side = .side_arg(side), bd = .check_scalar(bd, "bd", call), r = .r_arg(r, call),
+                        order = .order_arg(order, call), pooled = TRUE))
   if (missing(order)) .transferuq_notice("ete_interval")
   out
 }

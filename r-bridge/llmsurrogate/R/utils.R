@@ -250,7 +250,7 @@
   if (is.null(x)) return("NULL")
   if (is.factor(x)) return("a factor")
   if (is.data.frame(x)) return("a data.frame")
-  if (is.matrix(x)) return(sprintf("a %s matrix", typeof(x)))
+  if (is.matrix(x)) return(sprintf("a %s matrix", if (is.double(x)) "numeric" else typeof(x)))
   if (is.list(x)) return("a list")
   switch(typeof(x), double = "numeric", closure = , builtin = "a function", typeof(x))
 }
@@ -315,7 +315,7 @@
 # A data frame (or tibble) for the bridge: Python gets {column: list} with None for missing values.
 .frame_arg <- function(data, name = "data", call = sys.call(sys.parent())) {
   if (!is.data.frame(data)) {
-    .abort(sprintf("argument `%s` must be a data frame, not %s", name, class(data)[1]), call)
+    .abort(sprintf("argument `%s` must be a data frame, not %s", name, .r_type(data)), call)
   }
   nms <- names(data)
   dup <- unique(nms[duplicated(nms)])
@@ -339,7 +339,7 @@
 
 .check_numeric <- function(x, name, call = sys.call(sys.parent())) {
   if (!is.numeric(x) && !is.logical(x)) {
-    .abort(sprintf("argument `%s` must be a numeric vector, not %s", name, class(x)[1]), call)
+    .abort(sprintf("argument `%s` must be a numeric vector, not %s", name, .r_type(x)), call)
   }
   x <- as.numeric(x)
   if (length(x) == 0L) {

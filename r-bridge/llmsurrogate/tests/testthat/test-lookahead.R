@@ -128,7 +128,8 @@ test_that("methods of the test: print, summary, tidy, etable, plot", {
   expect_invisible(plot(res))
   skip_if_not_installed("generics")
   g <- generics::tidy(res)
-  expect_identical(g$p.value, res$p_greater)
+  expect_identical(g$p.value, res$p_two_sided)  # broom's p.value is two-sided (issue 35 §5)
+  expect_identical(g$p.value.greater, res$p_greater)
 })
 
 test_that("lookahead_test and the bootstrap agree with the Python package on the same data", {
