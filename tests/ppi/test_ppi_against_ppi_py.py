@@ -18,8 +18,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from llmsurrogate import ppi
 from make_ppi_cases import checksum, make_inputs
+
+from llmsurrogate import ppi
 
 FIXTURE = json.loads((Path(__file__).parent / "data" / "ppi_py_cases.json").read_text())
 CASES = {c["id"]: c for c in FIXTURE["cases"]}

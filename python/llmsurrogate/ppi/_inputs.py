@@ -68,7 +68,7 @@ def check_lam(lam, method: str, k: int = 1):
     bad = np.flatnonzero(~((arr >= 0) & (arr <= 1)))
     if bad.size:
         raise InvalidArgumentError(
-            f"argument `lam` must lie in [0, 1]; got {arr[bad[0]]!r}. lambda = 0 is the classical estimate, 1 "
+            f"argument `lam` must lie in [0, 1]; got {float(arr[bad[0]])!r}. lambda = 0 is the classical estimate, 1 "
             "plain PPI; outside [0, 1] the rectified loss of a GLM is not convex and PPI++ never tunes there")
     return float(arr[0]) if scalar or arr.size == 1 else arr
 
@@ -136,7 +136,7 @@ def weights_vector(w, name: str, n: int) -> np.ndarray:
         raise ShapeError(f"argument `{name}` has {arr.shape[0]} values for {n} {data}")
     bad = np.flatnonzero(~(arr > 0))
     if bad.size:
-        raise InvalidArgumentError(f"argument `{name}` must be positive; got {arr[bad[0]]!r} at row {bad[0]} "
+        raise InvalidArgumentError(f"argument `{name}` must be positive; got {float(arr[bad[0]])!r} at row {bad[0]} "
                                    "(drop the rows of weight 0 instead)")
     return arr * (n / arr.sum())
 
@@ -320,13 +320,13 @@ def regression_inputs(X, y, yhat, X_unlabeled, yhat_unlabeled, weights, weights_
             bad = np.flatnonzero((arr < 0) | (arr > 1))
             if bad.size:
                 raise InvalidArgumentError(f"argument `{arg}` must lie in [0, 1] for a logistic regression (labels "
-                                           f"or probabilities); got {arr[bad[0]]!r} at row {bad[0]}")
+                                           f"or probabilities); got {float(arr[bad[0]])!r} at row {bad[0]}")
     elif family == "poisson":
         for arg, arr in (("y", ya), ("yhat", yha), ("yhat_unlabeled", yua)):
             bad = np.flatnonzero(arr < 0)
             if bad.size:
                 raise InvalidArgumentError(f"argument `{arg}` must be >= 0 for a Poisson regression (counts or "
-                                           f"rates); got {arr[bad[0]]!r} at row {bad[0]}")
+                                           f"rates); got {float(arr[bad[0]])!r} at row {bad[0]}")
     has_constant = _spans_constant(Xa)
     if intercept is None and not has_constant:
         raise InvalidArgumentError(

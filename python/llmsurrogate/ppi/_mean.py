@@ -88,7 +88,7 @@ def mean(y, yhat, yhat_unlabeled, *, method: str = "ppi++", level: float = 0.95,
     var = mean_variance(y_, yh, yu, w, wu, lam_used)
     se, se0 = np.sqrt(var), np.sqrt(var0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        eff = np.where((var > 0) & (var0 > 0), data.n * var0 / np.where(var > 0, var, 1.0), np.nan)
+        eff = np.where((var > 0) & (var0 > 0), data.n * (var0 / np.where(var > 0, var, 1.0)), np.nan)
     if method == "classical":
         eff = np.where(var0 > 0, float(data.n), np.nan)
     table = make_table(data.terms, est, se, est - z * se, est + z * se, lam_used, eff, est0, se0, est0 - z * se0,

@@ -19,16 +19,19 @@ __all__ = ["P_VALUE_FLOOR", "quantile"]
 P_VALUE_FLOOR = 1e-6
 
 
-def _window(grid, F, se, p, threshold) -> dict:
+def _window(grid, F, se, p, threshold, bottom_se: float = 1e-16) -> dict:
     """The stretch of the test kept in the result (§4.3): every candidate whose p-value is at least
-    ``threshold``, one more on each side, and the candidate after the last kept one."""
+    ``threshold``, one more on each side, the candidate after the last kept one, the smallest
+    candidate (below it F = 0, with standard error ``bottom_se``) and the test at the largest (F is
+    constant above it)."""
     keep = np.flatnonzero(p >= threshold)
     if keep.size == 0:
         keep = np.array([int(np.argmax(p))])
     lo, hi = max(int(keep[0]) - 1, 0), min(int(keep[-1]) + 1, grid.size - 1)
     return {"t": grid[lo:hi + 1].copy(), "cdf": F[lo:hi + 1].copy(), "se": se[lo:hi + 1].copy(),
-            "starts_at_min": lo == 0, "t_next": float(grid[hi + 1]) if hi + 1 < grid.size else float("inf"),
-            "threshold": float(threshold)}
+            "t_next": float(grid[hi + 1]) if hi + 1 < grid.size else float("inf"), "t_min": float(grid[0]),
+            "bottom_se": float(bottom_se),
+            "top": [float(grid[-1]), float(F[-1]), float(se[-1])], "threshold": float(threshold)}
 
 
 def _inverted(grid, F, se, q, alpha, what):
@@ -104,7 +107,7 @@ def quantile(y, yhat, yhat_unlabeled, q: float, *, method: str = "ppi", level: f
     if method == "classical":
         est, low, high, lam = est0, low0, high0, 0.0
         eff = float(data.n)
-        test = _window(grid0, F0, se0, p0, threshold)
+        test = _window(grid0, F0, se0, p0, threshold, bottom_se=1e-16 if weights is not None else float(se0[0]))
     else:
         grid, F, se = cdf_sweep(y_, yh, yu, w, wu)
         est, low, high, p = _inverted(grid, F, se, q, alpha, "prediction-powered")

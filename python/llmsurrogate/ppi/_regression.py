@@ -129,7 +129,7 @@ def _regression(family: str, X, y, yhat, X_unlabeled, yhat_unlabeled, *, method,
         cov = ppi_covariance(family, d, theta, lam_used)
     se = np.sqrt(np.diag(cov))
     se0 = np.sqrt(np.diag(cov_classical))
-    eff = np.full(se.size, float(d.n)) if method == "classical" else d.n * var_lam0 / (se * se)
+    eff = np.full(se.size, float(d.n)) if method == "classical" else d.n * (var_lam0 / np.diag(cov))
     table = make_table(d.terms, theta, se, theta - z * se, theta + z * se, lam_used, eff, theta0, se0,
                        theta0 - z * se0, theta0 + z * se0)
     return PPIResult(estimand=estimand, method=method, level=float(level), n=d.n, N=d.N, table=table,

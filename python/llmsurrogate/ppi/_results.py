@@ -145,8 +145,11 @@ class PPIResult(Result):
         test = self.test
         t = np.asarray(test["t"], dtype=float)
         j = int(np.searchsorted(t, t0, side="right")) - 1
-        if j < 0 and test["starts_at_min"]:
-            return 0.0  # below every data value: F = 0, with no variance
+        if t0 < float(test["t_min"]):  # below every data value: F = 0
+            return float(z_p_value(0.0, test["bottom_se"], self.q))
+        top_t, top_cdf, top_se = test["top"]
+        if t0 >= top_t:
+            return float(z_p_value(top_cdf, top_se, self.q))
         if j < 0 or t0 >= float(test["t_next"]):
             warnings.warn(f"the p-value at {t0!r} is below {test['threshold']:g}; the result keeps the test only "
                           "where its p-value is at least that", LLMSurrogateWarning, stacklevel=3)
