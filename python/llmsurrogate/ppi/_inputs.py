@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._positions import at, located
 from .._validation import (
     align_by_label,
     as_float_array,
@@ -103,8 +104,9 @@ def as_matrix(x, name: str) -> tuple[np.ndarray, list[str] | None]:
         bad = np.argwhere(~np.isfinite(arr))
         if bad.size:
             i, j = (int(v) for v in bad[0])
-            raise NonFiniteError(f"argument `{name}` has a non-finite value ({arr[i, j]}) at row {i}, column {j}; "
-                                 "drop or impute missing values first (PPI needs the prediction on every row)")
+            raise NonFiniteError(located(f"argument `{name}` has a non-finite value ({arr[i, j]}) at ", at(i, "row"),
+                                         ", ", at(j, "column"), "; drop or impute missing values first (PPI needs "
+                                         "the prediction on every row)"))
     else:   # one column: a sequence, a 1-d array, a pandas or polars Series
         if np.ndim(x) > 2:
             raise ShapeError(f"argument `{name}` must be 1- or 2-dimensional; got shape {np.shape(x)}")
@@ -136,8 +138,8 @@ def weights_vector(w, name: str, n: int) -> np.ndarray:
         raise ShapeError(f"argument `{name}` has {arr.shape[0]} values for {n} {data}")
     bad = np.flatnonzero(~(arr > 0))
     if bad.size:
-        raise InvalidArgumentError(f"argument `{name}` must be positive; got {float(arr[bad[0]])!r} at row {bad[0]} "
-                                   "(drop the rows of weight 0 instead)")
+        raise InvalidArgumentError(located(f"argument `{name}` must be positive; got {float(arr[bad[0]])!r} at ",
+                                           at(bad[0], "row"), " (drop the rows of weight 0 instead)"))
     return arr * (n / arr.sum())
 
 
@@ -319,14 +321,15 @@ def regression_inputs(X, y, yhat, X_unlabeled, yhat_unlabeled, weights, weights_
         for arg, arr in (("y", ya), ("yhat", yha), ("yhat_unlabeled", yua)):
             bad = np.flatnonzero((arr < 0) | (arr > 1))
             if bad.size:
-                raise InvalidArgumentError(f"argument `{arg}` must lie in [0, 1] for a logistic regression (labels "
-                                           f"or probabilities); got {float(arr[bad[0]])!r} at row {bad[0]}")
+                raise InvalidArgumentError(located(f"argument `{arg}` must lie in [0, 1] for a logistic regression "
+                                                   f"(labels or probabilities); got {float(arr[bad[0]])!r} at ",
+                                                   at(bad[0], "row")))
     elif family == "poisson":
         for arg, arr in (("y", ya), ("yhat", yha), ("yhat_unlabeled", yua)):
             bad = np.flatnonzero(arr < 0)
             if bad.size:
-                raise InvalidArgumentError(f"argument `{arg}` must be >= 0 for a Poisson regression (counts or "
-                                           f"rates); got {float(arr[bad[0]])!r} at row {bad[0]}")
+                raise InvalidArgumentError(located(f"argument `{arg}` must be >= 0 for a Poisson regression (counts or "
+                                                   f"rates); got {float(arr[bad[0]])!r} at ", at(bad[0], "row")))
     has_constant = _spans_constant(Xa)
     if intercept is None and not has_constant:
         raise InvalidArgumentError(
