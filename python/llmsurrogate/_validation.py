@@ -592,3 +592,31 @@ def match_options(names: list | None, options, what: str = "the columns of `prob
         f"arguments `options` ({options[:20]}) and `{arg}` ({what}: {list(names)[:20]}) name different answer "
         f"options: {why}. Columns are matched to `options` by name, never relabelled by position: name the "
         f"columns by the options (or pass `{arg}.to_numpy()` to label its columns by `options` in order)")
+
+
+def level_key(value) -> tuple:
+    """The identity of a level across dtypes (fe's level matching, the R bridge's level labels):
+    ``(family, value)``, equal for equal values of one family: ``True`` and ``1`` and ``1.0`` give
+    ``("number", 1)``; ``"1"`` gives ``("text", "1")``.
+
+    Examples
+    --------
+    >>> level_key(True), level_key(np.int64(1)), level_key(1.0), level_key(0.5), level_key("1")
+    (('number', 1), ('number', 1), ('number', 1), ('number', 0.5), ('text', '1'))
+    """
+    import pandas as pd
+
+    if isinstance(value, (bool, np.bool_)):
+        return ("number", int(bool(value)))
+    if isinstance(value, (numbers.Integral, np.integer)):
+        return ("number", int(value))
+    if isinstance(value, (numbers.Real, np.floating)):
+        f = float(value)
+        return ("number", int(f)) if f.is_integer() else ("number", f)
+    if isinstance(value, str):
+        return ("text", value)
+    if isinstance(value, (pd.Timestamp, np.datetime64, datetime.datetime, datetime.date)):
+        return ("date", pd.Timestamp(value))
+    if isinstance(value, (pd.Timedelta, np.timedelta64, datetime.timedelta)):
+        return ("duration", pd.Timedelta(value))
+    return (type(value).__name__, value)

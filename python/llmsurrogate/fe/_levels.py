@@ -11,40 +11,13 @@ an :class:`InvalidArgumentError` naming the column: it is a type to convert, not
 
 from __future__ import annotations
 
-import datetime
-import numbers
-
 import numpy as np
 import pandas as pd
 
+from .._validation import level_key
 from ..exceptions import InvalidArgumentError
 
 _FAMILY_WORDS = {"number": "numbers", "text": "text", "date": "dates", "duration": "durations"}
-
-
-def level_key(value) -> tuple:
-    """``(family, value)``, equal for equal values of one family: ``True`` and ``1`` and ``1.0``
-    give ``("number", 1)``; ``"1"`` gives ``("text", "1")``.
-
-    Examples
-    --------
-    >>> level_key(True), level_key(np.int64(1)), level_key(1.0), level_key(0.5), level_key("1")
-    (('number', 1), ('number', 1), ('number', 1), ('number', 0.5), ('text', '1'))
-    """
-    if isinstance(value, (bool, np.bool_)):
-        return ("number", int(bool(value)))
-    if isinstance(value, (numbers.Integral, np.integer)):
-        return ("number", int(value))
-    if isinstance(value, (numbers.Real, np.floating)):
-        f = float(value)
-        return ("number", int(f)) if f.is_integer() else ("number", f)
-    if isinstance(value, str):
-        return ("text", value)
-    if isinstance(value, (pd.Timestamp, np.datetime64, datetime.datetime, datetime.date)):
-        return ("date", pd.Timestamp(value))
-    if isinstance(value, (pd.Timedelta, np.timedelta64, datetime.timedelta)):
-        return ("duration", pd.Timedelta(value))
-    return (type(value).__name__, value)
 
 
 def _show(values, k: int = 4) -> str:

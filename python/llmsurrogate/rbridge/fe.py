@@ -155,7 +155,7 @@ def _r_levels(frame, r_levels: Any) -> dict[str, dict[str, str]]:
     label of each level by Python's (what :class:`RSpelling` keeps)."""
     import pandas as pd
 
-    from ..fe._levels import level_key
+    from .._validation import level_key
 
     out: dict[str, dict[str, str]] = {}
     for col, spec in (r_levels or {}).items():
