@@ -137,17 +137,6 @@ def _regression(family: str, X, y, yhat, X_unlabeled, yhat_unlabeled, *, method,
                      intercept=d.intercept, notes=tuple(notes))
 
 
-_SHARED = """
-    ``X`` / ``X_unlabeled``: the regressors of the ``n`` labelled and ``N`` unlabelled rows (a
-    DataFrame keeps its column names; columns are paired by name). No intercept is added silently:
-    ``intercept=None`` (default) requires a constant column in ``X`` (or dummies that sum to one),
-    ``intercept=True`` adds one named ``Intercept``, ``intercept=False`` fits the columns as given.
-    ``method``: ``"ppi++"`` (lambda tuned by ppi_py's two steps, or ``lam`` in [0, 1] given),
-    ``"ppi"`` (lambda = 1) or ``"classical"`` (the labelled rows alone). ``coord``: the coefficient
-    (name or 0-based position) lambda is tuned for; default: the summed variance of all. ``weights``
-    / ``weights_unlabeled``: positive weights, rescaled to sum to n and N. pandas inputs that share
-    rows are paired by their row labels.
-"""
 
 
 def ols(X, y, yhat, X_unlabeled, yhat_unlabeled, *, method: str = "ppi++", level: float = 0.95, lam=None,
@@ -157,7 +146,17 @@ def ols(X, y, yhat, X_unlabeled, yhat_unlabeled, *, method: str = "ppi++", level
     squares), with the PPI++ sandwich variance (Angelopoulos, Duchi & Zrnic 2023;
     docs/methods/ppi.md §3). Equal to ppi_py 0.2.3's ``ppi_ols_ci``; the classical baseline is its
     ``classical_ols_ci`` (HC0).
-    {shared}
+
+    ``X`` / ``X_unlabeled``: the regressors of the ``n`` labelled and ``N`` unlabelled rows (a
+    DataFrame keeps its column names; columns are paired by name). No intercept is added silently:
+    ``intercept=None`` (default) requires a constant column in ``X`` (or dummies that sum to one),
+    ``intercept=True`` adds one named ``Intercept``, ``intercept=False`` fits the columns as given.
+    ``method``: ``"ppi++"`` (lambda tuned by ppi_py's two steps, or ``lam`` in [0, 1] given),
+    ``"ppi"`` (lambda = 1) or ``"classical"`` (the labelled rows alone). ``coord``: the coefficient
+    (name or 0-based position) lambda is tuned for; default: the summed variance of all. ``weights``
+    / ``weights_unlabeled``: positive weights, rescaled to sum to n and N. pandas inputs that share
+    rows are paired by their row labels.
+
     Examples
     --------
     >>> import numpy as np, pandas as pd
@@ -165,7 +164,7 @@ def ols(X, y, yhat, X_unlabeled, yhat_unlabeled, *, method: str = "ppi++", level
     >>> rng = np.random.default_rng(0)
     >>> def rows(m):
     ...     x = rng.normal(size=m); y = 1 + 2 * x + rng.normal(size=m)
-    ...     return pd.DataFrame({{"x": x}}), y, y + rng.normal(scale=0.5, size=m)
+    ...     return pd.DataFrame({"x": x}), y, y + rng.normal(scale=0.5, size=m)
     >>> X, y, yhat = rows(200); X_u, _, yhat_u = rows(10_000)
     >>> res = ppi.ols(X, y, yhat, X_u, yhat_u, intercept=True)
     >>> res.terms, res.estimate.round(2).tolist(), round(res.lam, 2)
@@ -184,7 +183,17 @@ def logistic(X, y, yhat, X_unlabeled, yhat_unlabeled, *, method: str = "ppi++", 
     0/1 answers). Equal to ppi_py 0.2.3's ``ppi_logistic_ci``, except that ``coord`` is honoured
     when lambda is tuned (ppi_py ignores it, §3.5); perfectly separated labelled rows are an error
     naming ``y``.
-    {shared}
+
+    ``X`` / ``X_unlabeled``: the regressors of the ``n`` labelled and ``N`` unlabelled rows (a
+    DataFrame keeps its column names; columns are paired by name). No intercept is added silently:
+    ``intercept=None`` (default) requires a constant column in ``X`` (or dummies that sum to one),
+    ``intercept=True`` adds one named ``Intercept``, ``intercept=False`` fits the columns as given.
+    ``method``: ``"ppi++"`` (lambda tuned by ppi_py's two steps, or ``lam`` in [0, 1] given),
+    ``"ppi"`` (lambda = 1) or ``"classical"`` (the labelled rows alone). ``coord``: the coefficient
+    (name or 0-based position) lambda is tuned for; default: the summed variance of all. ``weights``
+    / ``weights_unlabeled``: positive weights, rescaled to sum to n and N. pandas inputs that share
+    rows are paired by their row labels.
+
     Examples
     --------
     >>> import numpy as np
@@ -210,7 +219,17 @@ def poisson(X, y, yhat, X_unlabeled, yhat_unlabeled, *, method: str = "ppi++", l
     of the rectified Poisson loss, found by Newton's method, with the PPI++ sandwich variance
     (docs/methods/ppi.md §3). Equal to ppi_py 0.2.3's ``ppi_poisson_ci``, except that ``coord`` is
     honoured when lambda is tuned (§3.5).
-    {shared}
+
+    ``X`` / ``X_unlabeled``: the regressors of the ``n`` labelled and ``N`` unlabelled rows (a
+    DataFrame keeps its column names; columns are paired by name). No intercept is added silently:
+    ``intercept=None`` (default) requires a constant column in ``X`` (or dummies that sum to one),
+    ``intercept=True`` adds one named ``Intercept``, ``intercept=False`` fits the columns as given.
+    ``method``: ``"ppi++"`` (lambda tuned by ppi_py's two steps, or ``lam`` in [0, 1] given),
+    ``"ppi"`` (lambda = 1) or ``"classical"`` (the labelled rows alone). ``coord``: the coefficient
+    (name or 0-based position) lambda is tuned for; default: the summed variance of all. ``weights``
+    / ``weights_unlabeled``: positive weights, rescaled to sum to n and N. pandas inputs that share
+    rows are paired by their row labels.
+
     Examples
     --------
     >>> import numpy as np
@@ -228,7 +247,3 @@ def poisson(X, y, yhat, X_unlabeled, yhat_unlabeled, *, method: str = "ppi++", l
     return _regression("poisson", X, y, yhat, X_unlabeled, yhat_unlabeled, method=method, level=level, lam=lam,
                        coord=coord, weights=weights, weights_unlabeled=weights_unlabeled, intercept=intercept,
                        estimand="poisson")
-
-
-for _f in (ols, logistic, poisson):
-    _f.__doc__ = _f.__doc__.format(shared=_SHARED)
