@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PAGES = {
     "llmsurrogate": "llmsurrogate",
     **{f"llmsurrogate.{m}": m for m in ("quantiles", "datasets", "results", "exceptions", "testing", "ess",
-                                        "transfer", "risk", "fe", "lookahead", "llm")},
+                                        "transfer", "risk", "fe", "lookahead", "llm", "ppi")},
     **{f"llmsurrogate.llm.{m}": f"llm.{m}" for m in ("tasks", "prompts", "cache", "base", "scoring", "factory",
                                                      "hf", "vllm", "openai_backend")},
 }
