@@ -208,6 +208,19 @@ def test_bad_regression_input(what, call, error, match):
         call()
 
 
+def test_lam_given_per_column():
+    rng = np.random.default_rng(13)
+    y = np.eye(3)[rng.choice(3, 600)]
+    yhat = 0.6 * y + 0.4 * rng.dirichlet(np.ones(3), 600)
+    res = ppi.mean(y[:100], yhat[:100], yhat[100:], lam=[0.2, 0.5, 0.9])
+    assert res.lam.tolist() == [0.2, 0.5, 0.9] and not res.lam_tuned
+    for j, lam in enumerate([0.2, 0.5, 0.9]):
+        assert res.ci_low[j] == pytest.approx(ppi.mean(y[:100, j], yhat[:100, j], yhat[100:, j], lam=lam).ci_low,
+                                              abs=1e-14)
+    with pytest.raises(ShapeError, match="`lam` has 2 values"):
+        ppi.mean(y[:100], yhat[:100], yhat[100:], lam=[0.2, 0.5])
+
+
 def test_a_named_coord_is_the_same_as_its_position():
     X, y, yhat, Xu, yu = _ols_rows(10)
     by_name = ppi.ols(X, y, yhat, Xu, yu, coord="age")

@@ -102,9 +102,9 @@ class PPIResult(Result):
     @property
     def lam(self):
         """lambda: 0 for classical, 1 for PPI, the tuned or given value for PPI++ (one per column
-        with ``lam_mode="element"``)."""
+        with ``lam_mode="element"`` or a ``lam`` given per column)."""
         values = self.table["lam"].to_numpy(dtype=float)
-        if self.lam_mode != "element" or values.size == 1:
+        if values.size == 1 or (self.lam_mode != "element" and np.all(values == values[0])):
             return float(values[0])
         return values.copy()
 
