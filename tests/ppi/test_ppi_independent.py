@@ -301,3 +301,23 @@ def test_classical_quantile_p_value_is_the_binomial_z_test():
         p = 2 * norm.sf(abs(F - 0.5) / se)
         if p >= 1e-6:
             assert res.p_value(t) == pytest.approx(p, abs=1e-12), t
+
+
+@pytest.mark.parametrize("family", ["logistic", "poisson"])
+def test_weighted_classical_glm_is_the_weighted_sandwich(family):
+    """ppi_py's classical logistic/Poisson intervals take no weights; the package's weighted version
+    is the weighted fit with the sandwich of weighted gradients (ddof 1) and weighted Hessian."""
+    X, y, yhat, Xu, yu, w, wu = _glm_data(family, 14, True)
+    n = X.shape[0]
+    wn = w * n / w.sum()
+    theta = _scipy_fit(family, X, y, yhat, Xu, yu, w, wu, 0.0)
+    mean = expit if family == "logistic" else np.exp
+    mu = mean(X @ theta)
+    v = mu * (1 - mu) if family == "logistic" else mu
+    H = (X * (wn * v)[:, None]).T @ X / n
+    g = (wn * (mu - y))[:, None] * X
+    cov = np.linalg.inv(H) @ np.cov(g.T) @ np.linalg.inv(H) / n
+    res = getattr(ppi, family)(X, y, yhat, Xu, yu, method="classical", weights=w, weights_unlabeled=wu)
+    np.testing.assert_allclose(res.estimate, theta, rtol=0, atol=1e-7)
+    np.testing.assert_allclose(res.se, np.sqrt(np.diag(cov)), rtol=1e-6)
+    assert res.effective_n.tolist() == [n] * 3
