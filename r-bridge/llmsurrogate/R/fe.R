@@ -328,7 +328,7 @@
 #' fixest's small-sample corrections as pyfixest applies them by default
 #' (docs/methods/lookahead.md §5.3.1). The demeaning runs in Rust.
 #'
-#' Column names may be R's with dots (`x.1`, `firm.id`) or any text in backticks (`` `my var` ``),
+#' Column names may be R's with dots (`x.1`, `firm.id`) or names R quotes in backquotes (a column `my var`),
 #' everywhere a name may stand (inside `log()`, `factor()`, `poly()`, ... and after `|`). As in
 #' fixest, `x^2` among the regressors is the square, `I(x^2)`, and named so (where `lm()` would
 #' read it as `x`); `^` between columns there is an error (after `|` it interacts fixed effects).

@@ -24,7 +24,8 @@
 #'   [compare_answers()] (the LLM's answer distribution against the population's); a tiny
 #'   local model to try them: [tiny_model()].
 #' * Lookahead bias in LLM forecasts: [lap()], [lookahead_test()], [lookahead_bootstrap()];
-#'   fixed-effects OLS: [feols()], [etable()], [fixef()]; methods in docs/methods/lookahead.md.
+#'   fixed-effects OLS: [feols()], [etable()], [fixef()],
+#'   [coeftable()], [ssc()]; methods in docs/methods/lookahead.md.
 #' * Quantiles: [upper_quantile()], [lower_quantile()], [quantile_interval()],
 #'   [weighted_upper_quantile()], [weighted_lower_quantile()], [weighted_quantile_interval()].
 #' * Data: [load_certainty_equivalents()], [certainty_equivalent_domains()],
