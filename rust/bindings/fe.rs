@@ -79,7 +79,13 @@ pub fn fe_bootstrap_counts<'py>(
     if let k::Resample::Blocks { codes, n_blocks } = resample {
         crate::common::errors::check::same_len("blocks", codes.len(), "n", n)?;
         if let Some(i) = codes.iter().position(|&g| g as usize >= n_blocks) {
-            return Err(crate::common::errors::CoreError::invalid("blocks", format!("code {} at row {i}, but only {n_blocks} blocks", codes[i])).into());
+            use crate::common::errors::{CoreError, Part};
+            let parts = vec![
+                Part::text(format!("code {} at ", codes[i])),
+                Part::at("row", i),
+                Part::text(format!(", but only {n_blocks} blocks")),
+            ];
+            return Err(CoreError::invalid_at("blocks", parts).into());
         }
     }
     Ok(k::replicate_counts(n, resample, seed, b)?.into_pyarray(py))

@@ -30,6 +30,14 @@ pub enum CoreError {
     #[error("argument `{arg}`: {reason}")]
     InvalidArgument { arg: String, reason: String },
 
+    /// [`CoreError::InvalidArgument`] whose reason names positions (a row, an element, a text):
+    /// `parts` keeps them as data ([`Part::At`], 0-based), so the Python bindings build the
+    /// message with `llmsurrogate._positions.located` and R reads them 1-based. Every message of
+    /// the core that names a position is built with [`CoreError::invalid_at`] (or is
+    /// [`CoreError::NonFinite`] / [`CoreError::NegativeWeight`]); none writes one into its text.
+    #[error("argument `{arg}`: {}", render(parts))]
+    InvalidAt { arg: String, parts: Vec<Part> },
+
     /// The thread pool could not be built.
     #[error("could not start {threads} worker threads: {reason}")]
     ThreadPool { threads: usize, reason: String },
@@ -39,6 +47,41 @@ pub enum CoreError {
     /// (a float: the exact count may not fit in 64 bits).
     #[error("argument `{arg}` = {value} would need {} of memory for {what}, more than this process can allocate; choose a smaller `{arg}`", format_bytes(*bytes))]
     TooLarge { arg: String, value: String, bytes: f64, what: String },
+}
+
+/// A piece of a message: text, or a 0-based position with its word ("position", "row", "text").
+#[derive(Debug, Clone, PartialEq)]
+pub enum Part {
+    Text(String),
+    At { word: &'static str, index: usize },
+}
+
+impl Part {
+    /// A text piece.
+    pub fn text(s: impl Into<String>) -> Part {
+        Part::Text(s.into())
+    }
+
+    /// A 0-based position: `at("row", 3)` reads "row 3" in Python and "row 4" in R.
+    pub fn at(word: &'static str, index: usize) -> Part {
+        Part::At { word, index }
+    }
+}
+
+/// Python's text of `parts` (positions 0-based).
+pub fn render(parts: &[Part]) -> String {
+    let mut out = String::new();
+    for p in parts {
+        match p {
+            Part::Text(t) => out.push_str(t),
+            Part::At { word, index } => {
+                out.push_str(word);
+                out.push(' ');
+                out.push_str(&index.to_string());
+            }
+        }
+    }
+    out
 }
 
 /// `bytes` for people: "512 bytes", "1.5 GiB", "16.0 TiB".
@@ -59,7 +102,9 @@ impl CoreError {
             CoreError::Empty { .. } => "EmptyInputError",
             CoreError::NonFinite { .. } => "NonFiniteError",
             CoreError::LengthMismatch { .. } => "ShapeError",
-            CoreError::NegativeWeight { .. } | CoreError::InvalidArgument { .. } => "InvalidArgumentError",
+            CoreError::NegativeWeight { .. } | CoreError::InvalidArgument { .. } | CoreError::InvalidAt { .. } => {
+                "InvalidArgumentError"
+            }
             CoreError::ThreadPool { .. } => "ComputationError",
             CoreError::TooLarge { .. } => "ResourceError",
         }
@@ -69,6 +114,35 @@ impl CoreError {
     pub fn invalid(arg: &str, reason: impl Into<String>) -> Self {
         CoreError::InvalidArgument { arg: arg.to_string(), reason: reason.into() }
     }
+
+    /// [`CoreError::InvalidAt`]: a reason that names positions, given as [`Part`]s, e.g.
+    /// `invalid_at("y", vec![Part::text(format!("got {v} at ")), Part::at("position", i)])`.
+    pub fn invalid_at(arg: &str, parts: Vec<Part>) -> Self {
+        CoreError::InvalidAt { arg: arg.to_string(), parts }
+    }
+
+    /// The whole message as [`Part`]s when it names positions (its [`Display`](std::fmt::Display)
+    /// text is [`render`] of them); `None` for a message without positions.
+    pub fn parts(&self) -> Option<Vec<Part>> {
+        match self {
+            CoreError::NonFinite { arg, index, value } => Some(vec![
+                Part::text(format!("argument `{arg}` has a non-finite value ({value}) at ")),
+                Part::at("position", *index),
+                Part::text("; drop or impute missing values first"),
+            ]),
+            CoreError::NegativeWeight { arg, index, value } => Some(vec![
+                Part::text(format!("argument `{arg}` has a negative value ({value}) at ")),
+                Part::at("position", *index),
+                Part::text("; weights must be >= 0"),
+            ]),
+            CoreError::InvalidAt { arg, parts } => {
+                let mut all = vec![Part::text(format!("argument `{arg}`: "))];
+                all.extend(parts.iter().cloned());
+                Some(all)
+            }
+            _ => None,
+        }
+    }
 }
 
 /// Result alias used by every kernel.
@@ -76,7 +150,7 @@ pub type CoreResult<T> = Result<T, CoreError>;
 
 /// Input checks shared by the kernels.
 pub mod check {
-    use super::{CoreError, CoreResult};
+    use super::{CoreError, CoreResult, Part};
 
     /// `values` is non-empty and holds no NaN (infinities are allowed: they order fine).
     pub fn no_nan(arg: &str, values: &[f64]) -> CoreResult<()> {
@@ -128,9 +202,9 @@ pub mod check {
         for (index, &p) in values.iter().enumerate() {
             if !(0.0..=1.0).contains(&p) {
                 let shown = if p.is_nan() { "NaN".to_string() } else { format!("{p}") };
-                return Err(CoreError::invalid(
+                return Err(CoreError::invalid_at(
                     arg,
-                    format!("levels must lie in [0, 1]; got {shown} at position {index}"),
+                    vec![Part::text(format!("levels must lie in [0, 1]; got {shown} at ")), Part::at("position", index)],
                 ));
             }
         }
@@ -228,6 +302,40 @@ mod tests {
         let e = check::same_len("values", 3, "weights", 2).unwrap_err();
         assert_eq!(e.python_class(), "ShapeError");
         assert!(e.to_string().contains("length 3") && e.to_string().contains("length 2"));
+    }
+
+    #[test]
+    fn positions_are_parts_whose_text_is_the_message() {
+        let cases = [
+            check::no_nan("values", &[1.0, f64::NAN]).unwrap_err(),
+            check::weights("w", &[1.0, 2.0, -1.0]).unwrap_err(),
+            check::probability("tau", &[0.5, 1.5]).unwrap_err(),
+            CoreError::invalid_at(
+                "values",
+                vec![Part::at("text", 2), Part::text(" has a NaN at "), Part::at("position", 7), Part::text(".")],
+            ),
+        ];
+        let positions = |e: &CoreError| -> Vec<(&'static str, usize)> {
+            e.parts()
+                .unwrap()
+                .into_iter()
+                .filter_map(|p| match p {
+                    Part::At { word, index } => Some((word, index)),
+                    Part::Text(_) => None,
+                })
+                .collect()
+        };
+        for e in &cases {
+            assert_eq!(render(&e.parts().unwrap()), e.to_string());
+        }
+        assert_eq!(positions(&cases[0]), [("position", 1)]);
+        assert_eq!(positions(&cases[1]), [("position", 2)]);
+        assert_eq!(cases[1].to_string(), "argument `w` has a negative value (-1) at position 2; weights must be >= 0");
+        assert_eq!(cases[2].to_string(), "argument `tau`: levels must lie in [0, 1]; got 1.5 at position 1");
+        assert_eq!(cases[2].python_class(), "InvalidArgumentError");
+        assert_eq!(positions(&cases[3]), [("text", 2), ("position", 7)]);
+        assert_eq!(cases[3].to_string(), "argument `values`: text 2 has a NaN at position 7.");
+        assert!(CoreError::invalid("x", "no position").parts().is_none());
     }
 
     #[test]

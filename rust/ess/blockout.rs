@@ -14,7 +14,7 @@
 
 use super::loss::LossKind;
 use super::variance::{mean, sample_var, variance_pieces, Pieces};
-use crate::common::errors::{check, CoreError, CoreResult};
+use crate::common::errors::{check, CoreError, CoreResult, Part};
 use crate::common::numerics::CompensatedSum;
 use crate::common::parallel::PARALLEL_MIN_ITEMS;
 use rayon::prelude::*;
@@ -411,7 +411,9 @@ impl BlockOutAccumulator {
             return Err(CoreError::invalid("preds", "an earlier chunk held non-finite values; start a new accumulator"));
         }
         if b0 != self.next_block {
-            return Err(CoreError::invalid("b0", format!("blocks must be added in order; expected block {}, got {b0}", self.next_block)));
+            // the package's own chunk numbers (llmsurrogate.ess._engine), never a user's input
+            let msg = format!("blocks must be added in order; expected block {}, got {b0}", self.next_block); // position-scan: internal
+            return Err(CoreError::invalid("b0", msg));
         }
         if width != n && width != n - nb {
             return Err(CoreError::invalid(
@@ -424,7 +426,10 @@ impl BlockOutAccumulator {
         }
         let rows = preds.len() / width;
         if b0 + rows > self.blocks {
-            return Err(CoreError::invalid("preds", format!("{rows} rows from block {b0} exceed the {} blocks", self.blocks)));
+            return Err(CoreError::invalid_at(
+                "preds",
+                vec![Part::text(format!("{rows} rows from ")), Part::at("block", b0), Part::text(format!(" exceed the {} blocks", self.blocks))],
+            ));
         }
         if rows == 0 {
             return Ok(());
@@ -451,7 +456,9 @@ impl BlockOutAccumulator {
                     if width == n && i >= b * nb && i < (b + 1) * nb {
                         continue;
                     }
-                    return Err(CoreError::NonFinite { arg: format!("predictions of block {b}"), index: i, value: p });
+                    // the block is the package's own (llmsurrogate.ess._engine); the position is the data's
+                    let arg = format!("predictions of block {b}"); // position-scan: internal
+                    return Err(CoreError::NonFinite { arg, index: i, value: p });
                 }
             }
         }

@@ -8,7 +8,7 @@
 //! The block-out CV of a random forest (thousands of fits, each predicted on every other row)
 //! spent up to a fifth of its time in scikit-learn's per-tree Python overhead here.
 
-use crate::common::errors::{check, CoreError, CoreResult};
+use crate::common::errors::{check, CoreError, CoreResult, Part};
 use rayon::prelude::*;
 
 /// Leaf marker of scikit-learn's `children_left` / `children_right`.
@@ -49,7 +49,10 @@ impl Forest<'_> {
         }
         // strictly increasing (so every offset lies in 0..=n) before any node is read
         if let Some(t) = self.offsets.windows(2).position(|w| w[1] <= w[0]) {
-            return Err(CoreError::invalid("offsets", format!("tree {t} has no nodes (offsets must increase strictly)")));
+            return Err(CoreError::invalid_at(
+                "offsets",
+                vec![Part::at("tree", t), Part::text(" has no nodes (offsets must increase strictly)")],
+            ));
         }
         for t in 0..self.offsets.len() - 1 {
             let (lo, hi) = (self.offsets[t], self.offsets[t + 1]);
@@ -58,19 +61,38 @@ impl Forest<'_> {
                 let (l, r) = (self.left[j], self.right[j]);
                 if l == LEAF {
                     if r != LEAF {
-                        return Err(CoreError::invalid("right", format!("node {} of tree {t} is half a leaf", j - lo)));
+                        return Err(CoreError::invalid_at(
+                            "right",
+                            vec![Part::at("node", j - lo), Part::text(" of "), Part::at("tree", t), Part::text(" is half a leaf")],
+                        ));
                     }
                     continue;
                 }
                 // scikit-learn numbers children after their parent: this also rules out cycles
                 let local = (j - lo) as i64;
                 if l <= local || r <= local || l >= size || r >= size {
-                    return Err(CoreError::invalid("left", format!("node {} of tree {t} has children outside the tree", j - lo)));
+                    return Err(CoreError::invalid_at(
+                        "left",
+                        vec![
+                            Part::at("node", j - lo),
+                            Part::text(" of "),
+                            Part::at("tree", t),
+                            Part::text(" has children outside the tree"),
+                        ],
+                    ));
                 }
                 let f = self.feature[j];
                 if f < 0 || f as usize >= n_features {
-                    return Err(CoreError::invalid("feature", format!(
-                        "node {} of tree {t} splits on feature {f}, but X has {n_features} columns", j - lo)));
+                    // `f` is the value at fault (it may be negative), not a position
+                    return Err(CoreError::invalid_at(
+                        "feature",
+                        vec![
+                            Part::at("node", j - lo),
+                            Part::text(" of "),
+                            Part::at("tree", t),
+                            Part::text(format!(" splits on feature {f}, but X has {n_features} columns")), // position-scan: a value
+                        ],
+                    ));
                 }
             }
         }

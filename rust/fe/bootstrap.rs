@@ -36,7 +36,7 @@
 //! demeaning misses the tolerance gives NaN, and is counted.
 
 use super::demean::{demean, FixedEffects};
-use crate::common::errors::{check, CoreError, CoreResult};
+use crate::common::errors::{check, CoreError, CoreResult, Part};
 use crate::common::linalg::{cholesky_factor, cholesky_solve};
 use crate::common::rng::{stream_seed, SplitMix64};
 use rayon::prelude::*;
@@ -368,7 +368,10 @@ pub fn bootstrap_coef(x: &[f64], codes: &[&[u32]], n_groups: &[usize], resample:
     check::finite("x", x)?;
     let k = x.len() / n - 1;
     if coef >= k {
-        return Err(CoreError::invalid("coef", format!("index {coef} is out of range for {k} regressors")));
+        return Err(CoreError::invalid_at(
+            "coef",
+            vec![Part::at("index", coef), Part::text(format!(" is out of range for {k} regressors"))],
+        ));
     }
     if reps == 0 {
         return Err(CoreError::invalid("reps", "must be at least 1"));
@@ -378,7 +381,14 @@ pub fn bootstrap_coef(x: &[f64], codes: &[&[u32]], n_groups: &[usize], resample:
     if let Resample::Blocks { codes: bc, n_blocks } = resample {
         check::same_len("blocks", bc.len(), "x rows", n)?;
         if let Some(i) = bc.iter().position(|&g| g as usize >= n_blocks) {
-            return Err(CoreError::invalid("blocks", format!("code {} at row {i}, but only {n_blocks} blocks", bc[i])));
+            return Err(CoreError::invalid_at(
+                "blocks",
+                vec![
+                    Part::text(format!("code {} at ", bc[i])),
+                    Part::at("row", i),
+                    Part::text(format!(", but only {n_blocks} blocks")),
+                ],
+            ));
         }
     }
     let mut draws: Vec<f64> = check::filled("reps", reps, reps, f64::NAN, "the bootstrap draws")?;

@@ -24,7 +24,7 @@
 //! iteration restarted from there when they drift apart). Groups with zero total weight keep a
 //! mean of 0 (rows of weight 0 carry no information).
 
-use crate::common::errors::{check, CoreError, CoreResult};
+use crate::common::errors::{check, CoreError, CoreResult, Part};
 use rayon::prelude::*;
 
 /// Fixed-effect codes: `codes[f][i]` is the level (in `0..n_groups[f]`) of row `i` in fixed
@@ -60,9 +60,14 @@ impl<'a> FixedEffects<'a> {
             for (i, &code) in c.iter().enumerate() {
                 let code = code as usize;
                 if code >= g {
-                    return Err(CoreError::invalid(
+                    return Err(CoreError::invalid_at(
                         "fe",
-                        format!("fixed effect {f} has code {code} at row {i}, but only {g} levels"),
+                        vec![
+                            Part::at("fixed effect", f),
+                            Part::text(format!(" has code {code} at ")),
+                            Part::at("row", i),
+                            Part::text(format!(", but only {g} levels")),
+                        ],
                     ));
                 }
                 gw[code] += weights.map_or(1.0, |w| w[i]);

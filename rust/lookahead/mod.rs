@@ -20,7 +20,7 @@
 //! a portable scalar selection). Parallel over blocks of texts with rayon (inside the caller's
 //! pool, see `common::parallel`); the sums of a block's texts run interleaved.
 
-use crate::common::errors::{CoreError, CoreResult};
+use crate::common::errors::{CoreError, CoreResult, Part};
 use crate::common::numerics::CompensatedSum;
 use rayon::prelude::*;
 
@@ -69,7 +69,10 @@ pub fn check_offsets(offsets: &[i64], len: usize) -> CoreResult<()> {
         return Err(CoreError::Empty { arg: "offsets".to_string() });
     }
     if offsets[0] < 0 {
-        return Err(CoreError::invalid("offsets", format!("offsets must be >= 0; got {} at position 0", offsets[0])));
+        return Err(CoreError::invalid_at(
+            "offsets",
+            vec![Part::text(format!("offsets must be >= 0; got {} at ", offsets[0])), Part::at("position", 0)],
+        ));
     }
     for (i, w) in offsets.windows(2).enumerate() {
         if w[1] < w[0] {
@@ -238,13 +241,19 @@ pub fn min_k_reduce_on<T: Select>(
         let seg = segment(i);
         let j = seg.iter().position(|v| (*v).into().is_nan()).unwrap_or(0);
         let pos = offsets[i] as usize + usize::from(skip_first) + j;
-        return Err(CoreError::invalid(
+        return Err(CoreError::invalid_at(
             "values",
-            format!(
-                "text {i} has a NaN log-probability at position {pos} (token {} of the text){}; only the first token of a text may be NaN (pass skip_first to drop it)",
-                pos - offsets[i] as usize,
-                if skip_first { "" } else { " and skip_first is off" }
-            ),
+            vec![
+                Part::at("text", i),
+                Part::text(" has a NaN log-probability at "),
+                Part::at("position", pos),
+                Part::text(" ("),
+                Part::at("token", pos - offsets[i] as usize),
+                Part::text(format!(
+                    " of the text){}; only the first token of a text may be NaN (pass skip_first to drop it)",
+                    if skip_first { "" } else { " and skip_first is off" }
+                )),
+            ],
         ));
     }
     Ok(out)

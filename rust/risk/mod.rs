@@ -15,7 +15,7 @@
 //! kernels. In the bootstrap a row keeps its weight: replicate `b` draws the same row indices with
 //! or without weights, and weighs each drawn row by its own weight.
 
-use crate::common::errors::{check, CoreError, CoreResult};
+use crate::common::errors::{check, CoreError, CoreResult, Part};
 use crate::common::rng::{stream_seed, SplitMix64};
 use rayon::prelude::*;
 
@@ -32,7 +32,10 @@ fn check_inputs(y: &[f64], r: &[f64]) -> CoreResult<()> {
     check::finite("y", y)?;
     check::same_len("y", y.len(), "scores", r.len())?;
     if let Some(i) = y.iter().position(|v| *v != 0.0 && *v != 1.0) {
-        return Err(CoreError::invalid("y", format!("labels must be 0 or 1; got {} at position {i}", y[i])));
+        return Err(CoreError::invalid_at(
+            "y",
+            vec![Part::text(format!("labels must be 0 or 1; got {} at ", y[i])), Part::at("position", i)],
+        ));
     }
     Ok(())
 }

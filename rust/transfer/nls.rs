@@ -17,7 +17,7 @@
 //!
 //! The damped Gauss–Newton steps are solved with `common::linalg::cholesky_solve`.
 
-use crate::common::errors::{check, CoreError, CoreResult};
+use crate::common::errors::{check, CoreError, CoreResult, Part};
 use crate::common::linalg::{cholesky_factor, cholesky_solve};
 use crate::common::numerics::CompensatedSum;
 use rayon::prelude::*;
@@ -406,7 +406,14 @@ impl ModelSpec {
         check::same_len("upper", self.upper.len(), "free", k)?;
         for j in 0..k {
             if self.lower[j].is_nan() || self.upper[j].is_nan() || self.lower[j] > self.upper[j] {
-                return Err(CoreError::invalid("lower", format!("bounds of free parameter {j} are empty or NaN: [{}, {}]", self.lower[j], self.upper[j])));
+                return Err(CoreError::invalid_at(
+                    "lower",
+                    vec![
+                        Part::text("bounds of free "),
+                        Part::at("parameter", j),
+                        Part::text(format!(" are empty or NaN: [{}, {}]", self.lower[j], self.upper[j])),
+                    ],
+                ));
             }
         }
         if k > 0 && self.starts.is_empty() {
@@ -415,7 +422,10 @@ impl ModelSpec {
         for (s, start) in self.starts.iter().enumerate() {
             check::same_len("starts[s]", start.len(), "free", k)?;
             if start.iter().any(|v| !v.is_finite()) {
-                return Err(CoreError::invalid("starts", format!("starting point {s} has a non-finite value")));
+                return Err(CoreError::invalid_at(
+                    "starts",
+                    vec![Part::text("starting "), Part::at("point", s), Part::text(" has a non-finite value")],
+                ));
             }
         }
         Ok(())
@@ -447,7 +457,10 @@ impl<'a> Lotteries<'a> {
             return Err(CoreError::invalid("offsets", format!("must start at 0 and end at the number of rows ({m})")));
         }
         if let Some(d) = self.offsets.windows(2).position(|w| w[1] <= w[0]) {
-            return Err(CoreError::invalid("offsets", format!("domain {d} has no rows; every domain needs at least one observation")));
+            return Err(CoreError::invalid_at(
+                "offsets",
+                vec![Part::at("domain", d), Part::text(" has no rows; every domain needs at least one observation")],
+            ));
         }
         Ok(())
     }
@@ -743,7 +756,16 @@ pub fn fit_subsets(spec: &ModelSpec, data: &Lotteries, subsets: &[usize], r: usi
         return Err(CoreError::invalid("subsets", format!("length {} is not a multiple of r = {r}", subsets.len())));
     }
     if let Some(i) = subsets.iter().position(|&d| d >= n) {
-        return Err(CoreError::invalid("subsets", format!("entry {i} is domain {} but there are only {n} domains", subsets[i])));
+        // the value is a domain's index too: R reads both 1-based
+        return Err(CoreError::invalid_at(
+            "subsets",
+            vec![
+                Part::at("entry", i),
+                Part::text(" is "),
+                Part::at("domain", subsets[i]),
+                Part::text(format!(" but there are only {n} domains")),
+            ],
+        ));
     }
     if !(opts.max_iter > 0) {
         return Err(CoreError::invalid("max_iter", "must be at least 1"));

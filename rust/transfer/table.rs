@@ -13,7 +13,7 @@
 //!
 //! Levels are compared with [`LEVEL_TOL`] on the probability scale, as in `common/quantiles.rs`.
 
-use crate::common::errors::{check, CoreError, CoreResult};
+use crate::common::errors::{check, CoreError, CoreResult, Part};
 use crate::common::numerics::compensated_cumsum;
 use crate::common::quantiles::{upper_rank, LEVEL_TOL};
 use rayon::prelude::*;
@@ -106,7 +106,15 @@ impl SortedTable {
         let mut counts = vec![0usize; n];
         for (i, &t) in test.iter().enumerate() {
             if t < 0 || t as usize >= n {
-                return Err(CoreError::invalid("test", format!("test-domain index {t} at position {i} is outside 0..{n}")));
+                return Err(CoreError::invalid_at(
+                    "test",
+                    vec![
+                        // `t` is the value at fault (a domain the caller passed), not a position
+                        Part::text(format!("test-domain index {t} at ")), // position-scan: a value
+                        Part::at("position", i),
+                        Part::text(format!(" is outside 0..{n}")),
+                    ],
+                ));
             }
             counts[t as usize] += 1;
         }

@@ -77,6 +77,16 @@ test_that("positions are 1-based in every entry point whose message comes from P
                  class = "llmsurrogate_warning")
 })
 
+test_that("positions in errors of the Rust core reach R 1-based (built as data in rust/common/errors.rs)", {
+  skip_if_no_llmsurrogate()
+  # R's own check of the weights comes first in weighted_upper_quantile(); the bridge call below
+  # skips it, so the message is the Rust kernel's, raised through the Python bindings
+  w <- c(1, 1, -1)
+  expect_error(llmsurrogate:::.call("quantiles.weighted_upper_quantile", c(1, 2, 3), w, 0.5),
+               sprintf("has a negative value (-1) at position %d; weights must be >= 0", which(w < 0)),
+               fixed = TRUE, class = "llmsurrogate_error")
+})
+
 test_that("ESS's n_estimators is checked in R's words (was `algorithm_optionsc(\"n_estimators\")`)", {
   skip_if_no_llmsurrogate()
   d <- data.frame(y = c(0, 1, 0, 1, 0, 1, 0, 1), x = 1:8, p = c(.2, .8, .3, .7, .1, .9, .4, .6))
