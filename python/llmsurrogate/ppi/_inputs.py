@@ -177,6 +177,40 @@ def check_min_rows(n: int, N: int) -> None:
                               "at least two")
 
 
+def cluster_ids(ids, name: str, m: int):
+    """Cluster ids of ``m`` rows as an object array (None passes): any hashable values, no missing."""
+    if ids is None:
+        return None
+    import pandas as pd
+
+    arr = np.asarray(ids.to_numpy() if hasattr(ids, "to_numpy") else ids, dtype=object)
+    if arr.ndim != 1:
+        raise ShapeError(f"argument `{name}` must be one id per row (1-dimensional); got shape {arr.shape}")
+    if arr.shape[0] != m:
+        data = "labelled rows (`y`)" if name == "cluster" else "unlabelled rows (`yhat_unlabeled`)"
+        raise ShapeError(f"argument `{name}` has {arr.shape[0]} ids for {m} {data}")
+    bad = np.flatnonzero(pd.isna(arr))
+    if bad.size:
+        raise NonFiniteError(located(f"argument `{name}` has a missing cluster id at ", at(bad[0], "row"),
+                                     "; every row needs its cluster"))
+    return arr
+
+
+def cluster_inputs(cluster, cluster_unlabeled, n: int, N: int):
+    """The cluster codes of both samples (one numbering; see ``_stats.cluster_codes``), or None
+    when neither is given; at least two clusters."""
+    from ._stats import cluster_codes
+
+    if cluster is None and cluster_unlabeled is None:
+        return None
+    codes = cluster_codes(cluster_ids(cluster, "cluster", n), cluster_ids(cluster_unlabeled, "cluster_unlabeled", N),
+                          n, N)
+    if np.unique(codes[0]).size < 2:
+        raise InvalidArgumentError("argument `cluster`: the labelled rows lie in one cluster; cluster-robust "
+                                   "variances need at least two (better: many) clusters")
+    return codes
+
+
 @dataclass
 class MeanInputs:
     """The arrays of a mean or a quantile: ``n x K`` and ``N x K`` outcomes, normalised weights."""
@@ -188,6 +222,7 @@ class MeanInputs:
     w_unlabeled: np.ndarray
     terms: list[str]
     weighted: bool
+    clusters: tuple | None = None  # (codes of the labelled rows, codes of the unlabelled rows)
 
     @property
     def n(self) -> int:
@@ -199,7 +234,7 @@ class MeanInputs:
 
 
 def mean_inputs(y, yhat, yhat_unlabeled, weights, weights_unlabeled, *, columns: bool,
-                default_term: str) -> MeanInputs:
+                default_term: str, cluster=None, cluster_unlabeled=None) -> MeanInputs:
     """Check, pair and convert the inputs of :func:`llmsurrogate.ppi.mean` (``columns=True``: K
     columns allowed) or :func:`llmsurrogate.ppi.quantile` (one column)."""
     ya, y_names = as_matrix(y, "y")
@@ -208,9 +243,10 @@ def mean_inputs(y, yhat, yhat_unlabeled, weights, weights_unlabeled, *, columns:
     wa = None if weights is None else as_float_array(weights, "weights", allow_nan=False)
     wua = None if weights_unlabeled is None else as_float_array(weights_unlabeled, "weights_unlabeled",
                                                                 allow_nan=False)
-    y, yhat, weights = align_by_label(("y", y), ("yhat", yhat), ("weights", weights))
-    yhat_unlabeled, weights_unlabeled = align_by_label(("yhat_unlabeled", yhat_unlabeled),
-                                                       ("weights_unlabeled", weights_unlabeled))
+    y, yhat, weights, cluster = align_by_label(("y", y), ("yhat", yhat), ("weights", weights), ("cluster", cluster))
+    yhat_unlabeled, weights_unlabeled, cluster_unlabeled = align_by_label(
+        ("yhat_unlabeled", yhat_unlabeled), ("weights_unlabeled", weights_unlabeled),
+        ("cluster_unlabeled", cluster_unlabeled))
     ya, _ = as_matrix(y, "y")
     yha, _ = as_matrix(yhat, "yhat")
     yua, _ = as_matrix(yhat_unlabeled, "yhat_unlabeled")
@@ -232,7 +268,8 @@ def mean_inputs(y, yhat, yhat_unlabeled, weights, weights_unlabeled, *, columns:
         check_varies(ya)
     w = weights_vector(weights, "weights", n)
     wu = weights_vector(weights_unlabeled, "weights_unlabeled", N)
-    return MeanInputs(ya, yha, yua, w, wu, terms, weighted=wa is not None or wua is not None)
+    return MeanInputs(ya, yha, yua, w, wu, terms, weighted=wa is not None or wua is not None,
+                      clusters=cluster_inputs(cluster, cluster_unlabeled, n, N))
 
 
 @dataclass
@@ -249,6 +286,7 @@ class RegressionInputs:
     terms: list[str]
     weighted: bool
     intercept: bool  # the model has a constant column (given or added)
+    clusters: tuple | None = None  # (codes of the labelled rows, codes of the unlabelled rows)
 
     @property
     def n(self) -> int:
@@ -289,7 +327,7 @@ def check_rank(X: np.ndarray, name: str, terms: list[str]) -> None:
 
 
 def regression_inputs(X, y, yhat, X_unlabeled, yhat_unlabeled, weights, weights_unlabeled, intercept,
-                      family: str) -> RegressionInputs:
+                      family: str, cluster=None, cluster_unlabeled=None) -> RegressionInputs:
     """Check, pair and convert the inputs of the regressions (docs/methods/ppi.md §1)."""
     if intercept is not None and not isinstance(intercept, (bool, np.bool_)):
         raise InvalidArgumentError(f"argument `intercept` must be None, True or False; got {intercept!r}")
@@ -299,9 +337,11 @@ def regression_inputs(X, y, yhat, X_unlabeled, yhat_unlabeled, weights, weights_
     wa = None if weights is None else as_float_array(weights, "weights", allow_nan=False)
     wua = None if weights_unlabeled is None else as_float_array(weights_unlabeled, "weights_unlabeled",
                                                                 allow_nan=False)
-    X, y, yhat, weights = align_by_label(("X", X), ("y", y), ("yhat", yhat), ("weights", weights))
-    X_unlabeled, yhat_unlabeled, weights_unlabeled = align_by_label(
-        ("X_unlabeled", X_unlabeled), ("yhat_unlabeled", yhat_unlabeled), ("weights_unlabeled", weights_unlabeled))
+    X, y, yhat, weights, cluster = align_by_label(("X", X), ("y", y), ("yhat", yhat), ("weights", weights),
+                                                  ("cluster", cluster))
+    X_unlabeled, yhat_unlabeled, weights_unlabeled, cluster_unlabeled = align_by_label(
+        ("X_unlabeled", X_unlabeled), ("yhat_unlabeled", yhat_unlabeled), ("weights_unlabeled", weights_unlabeled),
+        ("cluster_unlabeled", cluster_unlabeled))
     Xa, x_names = as_matrix(X, "X")
     Xua, xu_names = as_matrix(X_unlabeled, "X_unlabeled")
     vectors = {}
@@ -352,7 +392,8 @@ def regression_inputs(X, y, yhat, X_unlabeled, yhat_unlabeled, weights, weights_
     w = weights_vector(weights, "weights", n)
     wu = weights_vector(weights_unlabeled, "weights_unlabeled", N)
     return RegressionInputs(Xa, ya, yha, Xua, yua, w, wu, terms, weighted=wa is not None or wua is not None,
-                            intercept=has_constant or intercept is True)
+                            intercept=has_constant or intercept is True,
+                            clusters=cluster_inputs(cluster, cluster_unlabeled, n, N))
 
 
 def check_coord(coord, terms: list[str], tuned: bool):

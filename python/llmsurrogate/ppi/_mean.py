@@ -10,7 +10,7 @@ from .._validation import check_choice
 from ..exceptions import InvalidArgumentError
 from ._inputs import check_lam, check_level, check_method, mean_inputs
 from ._results import PPIResult, make_table
-from ._stats import lam_hat, mean_variance
+from ._stats import cluster_covariance, cluster_lam_hat, influence_totals, lam_hat, mean_variance
 
 __all__ = ["mean", "mean_estimate", "mean_lam_hat"]
 
@@ -20,9 +20,16 @@ def mean_estimate(y, yhat, yhat_unlabeled, w, w_unlabeled, lam) -> np.ndarray:
     return (w_unlabeled[:, None] * (lam * yhat_unlabeled)).mean(axis=0) + (w[:, None] * (y - lam * yhat)).mean(axis=0)
 
 
-def mean_lam_hat(y, yhat, yhat_unlabeled, w, w_unlabeled, mode: str):
+def mean_lam_hat(y, yhat, yhat_unlabeled, w, w_unlabeled, mode: str, clusters=None):
     """lambda-hat of the mean (§2.3): one step from the PPI (lambda = 1) estimate, the GLM formula
-    with the identity as inverse Hessian and the per-row gradients ``w (Y - theta)``."""
+    with the identity as inverse Hessian and the per-row gradients ``w (Y - theta)``; with
+    clusters the minimiser of the clustered variance (§8.2)."""
+    if clusters is not None:
+        codes, codes_u = clusters
+        wu = w_unlabeled[:, None] * yhat_unlabeled
+        a = influence_totals(w[:, None] * y, np.zeros_like(wu), codes, codes_u)
+        b = influence_totals(w[:, None] * yhat, -wu, codes, codes_u)
+        return cluster_lam_hat(a, b, np.eye(y.shape[1]), None, mode)
     theta = mean_estimate(y, yhat, yhat_unlabeled, w, w_unlabeled, 1.0)
     grads = w[:, None] * (y - theta)
     grads_hat = w[:, None] * (yhat - theta)
@@ -30,8 +37,19 @@ def mean_lam_hat(y, yhat, yhat_unlabeled, w, w_unlabeled, mode: str):
     return lam_hat(grads, grads_hat, grads_hat_unlabeled, np.eye(y.shape[1]), None, mode)
 
 
+def clustered_mean_variance(y, yhat, yhat_unlabeled, w, w_unlabeled, lam, clusters) -> np.ndarray:
+    """The cluster-robust variance of the mean per column (§8.1): ``G/(G-1) sum_c T_c^2`` with
+    ``T_c`` the cluster totals of the centred ``w (Y - lam Yhat)/n`` and ``lam w~ Yhat~/N``."""
+    codes, codes_u = clusters
+    lam_arr = np.broadcast_to(np.asarray(lam, dtype=float), (y.shape[1],))
+    rows_u = None if np.all(lam_arr == 0) else lam_arr * w_unlabeled[:, None] * yhat_unlabeled
+    T = influence_totals(w[:, None] * (y - lam_arr * yhat), rows_u, codes, codes_u)
+    return np.diag(cluster_covariance(T)).copy()
+
+
 def mean(y, yhat, yhat_unlabeled, *, method: str = "ppi++", level: float = 0.95, lam=None,
-         lam_mode: str = "overall", weights=None, weights_unlabeled=None) -> PPIResult:
+         lam_mode: str = "overall", weights=None, weights_unlabeled=None, cluster=None,
+         cluster_unlabeled=None) -> PPIResult:
     """Prediction-powered mean of ``y`` (or of each of its K columns: the answer shares of a K-option
     question), from ``n`` labelled rows (``y`` and the prediction ``yhat``) and ``N`` unlabelled rows
     (``yhat_unlabeled``): ``lam * mean(yhat_unlabeled) + mean(y - lam * yhat)`` with its z-interval
@@ -41,7 +59,10 @@ def mean(y, yhat, yhat_unlabeled, *, method: str = "ppi++", level: float = 0.95,
     given), ``"ppi"`` (lambda = 1), ``"classical"`` (the labelled rows alone, lambda = 0).
     ``lam_mode``: ``"overall"`` (one lambda for all K columns, minimising the summed variance) or
     ``"element"`` (one per column). ``weights`` / ``weights_unlabeled``: positive survey weights of
-    the two samples, rescaled to sum to n and N (ppi_py's convention). pandas inputs that share rows
+    the two samples, rescaled to sum to n and N (ppi_py's convention). ``cluster`` /
+    ``cluster_unlabeled``: cluster ids of the labelled and unlabelled rows (schools, firms; the
+    same id in both is one cluster) for the cluster-robust variance and lambda-hat of
+    docs/methods/ppi.md §8. pandas inputs that share rows
     (``y``, ``yhat``, ``weights``) are paired by their row labels; K columns with names by name.
     The definitions are ppi_py 0.2.3's (``ppi_mean_ci``), except that :meth:`PPIResult.p_value`
     uses the interval's clipped lambda (§2.4).
@@ -65,7 +86,9 @@ def mean(y, yhat, yhat_unlabeled, *, method: str = "ppi++", level: float = 0.95,
     method = check_method(method)
     alpha = check_level(level)
     lam_mode = check_choice(lam_mode, "lam_mode", ["overall", "element"])
-    data = mean_inputs(y, yhat, yhat_unlabeled, weights, weights_unlabeled, columns=True, default_term="mean")
+    data = mean_inputs(y, yhat, yhat_unlabeled, weights, weights_unlabeled, columns=True, default_term="mean",
+                       cluster=cluster, cluster_unlabeled=cluster_unlabeled)
+    cl = data.clusters
     k = data.y.shape[1]
     lam_given = check_lam(lam, method, k)
     tuned = method == "ppi++" and lam_given is None
@@ -75,7 +98,7 @@ def mean(y, yhat, yhat_unlabeled, *, method: str = "ppi++", level: float = 0.95,
     y_, yh, yu, w, wu = data.y, data.yhat, data.yhat_unlabeled, data.w, data.w_unlabeled
     z = float(norm.ppf(1 - alpha / 2))
     est0 = mean_estimate(y_, yh, yu, w, wu, 0.0)
-    var0 = mean_variance(y_, yh, yu, w, wu, 0.0)
+    var0 = mean_variance(y_, yh, yu, w, wu, 0.0) if cl is None else clustered_mean_variance(y_, yh, yu, w, wu, 0.0, cl)
     if method == "classical":
         lam_used = 0.0
     elif method == "ppi":
@@ -83,9 +106,10 @@ def mean(y, yhat, yhat_unlabeled, *, method: str = "ppi++", level: float = 0.95,
     elif lam_given is not None:
         lam_used = lam_given
     else:
-        lam_used = mean_lam_hat(y_, yh, yu, w, wu, lam_mode)
+        lam_used = mean_lam_hat(y_, yh, yu, w, wu, lam_mode, cl)
     est = mean_estimate(y_, yh, yu, w, wu, lam_used)
-    var = mean_variance(y_, yh, yu, w, wu, lam_used)
+    var = mean_variance(y_, yh, yu, w, wu, lam_used) if cl is None else \
+        clustered_mean_variance(y_, yh, yu, w, wu, lam_used, cl)
     se, se0 = np.sqrt(var), np.sqrt(var0)
     with np.errstate(divide="ignore", invalid="ignore"):
         eff = np.where((var > 0) & (var0 > 0), data.n * (var0 / np.where(var > 0, var, 1.0)), np.nan)
@@ -94,4 +118,5 @@ def mean(y, yhat, yhat_unlabeled, *, method: str = "ppi++", level: float = 0.95,
     table = make_table(data.terms, est, se, est - z * se, est + z * se, lam_used, eff, est0, se0, est0 - z * se0,
                        est0 + z * se0)
     return PPIResult(estimand="mean", method=method, level=float(level), n=data.n, N=data.N, table=table,
-                     lam_mode=lam_mode if method == "ppi++" else None, lam_tuned=tuned, weighted=data.weighted)
+                     lam_mode=lam_mode if method == "ppi++" else None, lam_tuned=tuned, weighted=data.weighted,
+                     clustered=cl is not None)

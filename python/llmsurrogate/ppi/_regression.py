@@ -19,7 +19,17 @@ from ._inputs import (
     regression_inputs,
 )
 from ._results import PPIResult, make_table
-from ._stats import FAMILIES, gradients, hessian, lam_hat, row_covariance, sandwich
+from ._stats import (
+    FAMILIES,
+    cluster_covariance,
+    cluster_lam_hat,
+    gradients,
+    hessian,
+    influence_totals,
+    lam_hat,
+    row_covariance,
+    sandwich,
+)
 
 __all__ = ["classical_covariance", "fit", "logistic", "ols", "poisson", "ppi_covariance", "tuned_lam"]
 
@@ -76,15 +86,41 @@ def tuned_lam(family: str, d: RegressionInputs, coord: int | None) -> tuple[floa
     lam = 1.0
     for _ in range(2):
         s = _stats(family, d, fit(family, d, lam), True)
-        lam = float(lam_hat(s.grads, s.grads_hat, s.grads_hat_unlabeled, s.inv_hessian, coord))
+        if d.clusters is None:
+            lam = float(lam_hat(s.grads, s.grads_hat, s.grads_hat_unlabeled, s.inv_hessian, coord))
+        else:
+            lam = float(clustered_lam_hat(s.grads, s.grads_hat, s.grads_hat_unlabeled, s.inv_hessian, d.clusters,
+                                          coord))
         steps.append(lam)
     return lam, steps
 
 
+def clustered_lam_hat(grads, grads_hat, grads_hat_unlabeled, inv_hessian, clusters, coord=None, mode="overall"):
+    """lambda-hat with clustered rows (§8.2): ``cluster_lam_hat`` on the cluster totals of the
+    gradients at Y (labelled rows) and of the gradients at the predictions (labelled minus
+    unlabelled), over the same clusters."""
+    codes, codes_u = clusters
+    a = influence_totals(grads, np.zeros_like(grads_hat_unlabeled), codes, codes_u)
+    b = influence_totals(grads_hat, -grads_hat_unlabeled, codes, codes_u)
+    return cluster_lam_hat(a, b, inv_hessian, coord, mode)
+
+
+def clustered_sandwich(grads, grads_hat, grads_hat_unlabeled, inv_hessian, lam, clusters) -> np.ndarray:
+    """The cluster-robust covariance of theta-hat (§8.1): ``H^-1 [G/(G-1) sum_c T_c T_c'] H^-1``
+    with ``T_c`` the cluster totals of ``(g - lam g^)/n`` (labelled rows) and ``lam g~/N``
+    (unlabelled rows), each centred; G counts the clusters with a row that enters (the labelled
+    clusters alone when lambda = 0)."""
+    codes, codes_u = clusters
+    T = influence_totals(grads - lam * grads_hat, lam * grads_hat_unlabeled if lam != 0 else None, codes, codes_u)
+    return inv_hessian @ cluster_covariance(T) @ inv_hessian
+
+
 def ppi_covariance(family: str, d: RegressionInputs, theta: np.ndarray, lam: float) -> np.ndarray:
     """The covariance of theta-hat at ``lam`` (§3.2): the sandwich over ``n``, the Hessian on all
-    rows, or on the labelled rows alone when lambda = 0 (as ppi_py)."""
+    rows, or on the labelled rows alone when lambda = 0 (as ppi_py); with clusters, §8.1."""
     s = _stats(family, d, theta, lam != 0)
+    if d.clusters is not None:
+        return clustered_sandwich(s.grads, s.grads_hat, s.grads_hat_unlabeled, s.inv_hessian, lam, d.clusters)
     return sandwich(s.grads, s.grads_hat, s.grads_hat_unlabeled, s.inv_hessian, lam) / d.n
 
 
@@ -94,6 +130,8 @@ def classical_covariance(family: str, d: RegressionInputs, theta: np.ndarray) ->
     covariance of the gradients (ppi_py's ``classical_logistic_ci`` / ``classical_poisson_ci``;
     with weights, the same with weighted gradients and Hessian)."""
     s = _stats(family, d, theta, False)
+    if d.clusters is not None:
+        return clustered_sandwich(s.grads, s.grads_hat, s.grads_hat_unlabeled, s.inv_hessian, 0.0, d.clusters)
     if family == "linear":
         meat = s.grads.T @ s.grads / d.n
     else:
@@ -102,11 +140,11 @@ def classical_covariance(family: str, d: RegressionInputs, theta: np.ndarray) ->
 
 
 def _regression(family: str, X, y, yhat, X_unlabeled, yhat_unlabeled, *, method, level, lam, coord, weights,
-                weights_unlabeled, intercept, estimand: str) -> PPIResult:
+                weights_unlabeled, intercept, estimand: str, cluster=None, cluster_unlabeled=None) -> PPIResult:
     method = check_method(method)
     alpha = check_level(level)
     d = regression_inputs(X, y, yhat, X_unlabeled, yhat_unlabeled, weights, weights_unlabeled, intercept,
-                          family)
+                          family, cluster, cluster_unlabeled)
     lam_given = check_lam(lam, method)
     tuned = method == "ppi++" and lam_given is None
     k = check_coord(coord, d.terms, tuned)
@@ -115,6 +153,9 @@ def _regression(family: str, X, y, yhat, X_unlabeled, yhat_unlabeled, *, method,
     cov_classical = classical_covariance(family, d, theta0)
     var_lam0 = np.diag(ppi_covariance(family, d, theta0, 0.0))  # effective_n's yardstick (§6.2)
     notes = []
+    if d.clusters is not None:
+        notes.append(f"cluster-robust: {int(np.unique(np.concatenate(d.clusters)).size)} clusters over both samples "
+                     "(docs/methods/ppi.md §8)")
     if method == "classical":
         lam_used, theta, cov = 0.0, theta0, cov_classical
     else:
@@ -134,13 +175,14 @@ def _regression(family: str, X, y, yhat, X_unlabeled, yhat_unlabeled, *, method,
                        theta0 - z * se0, theta0 + z * se0)
     return PPIResult(estimand=estimand, method=method, level=float(level), n=d.n, N=d.N, table=table,
                      lam_mode=None, lam_tuned=tuned, coord=None if k is None else d.terms[k], weighted=d.weighted,
-                     intercept=d.intercept, notes=tuple(notes))
+                     intercept=d.intercept, notes=tuple(notes), clustered=d.clusters is not None)
 
 
 
 
 def ols(X, y, yhat, X_unlabeled, yhat_unlabeled, *, method: str = "ppi++", level: float = 0.95, lam=None,
-        coord=None, weights=None, weights_unlabeled=None, intercept: bool | None = None) -> PPIResult:
+        coord=None, weights=None, weights_unlabeled=None, intercept: bool | None = None, cluster=None,
+        cluster_unlabeled=None) -> PPIResult:
     """Prediction-powered linear regression of ``y`` on ``X``: the regression of ``lam * yhat_unlabeled``
     on ``X_unlabeled`` plus the rectifier regression of ``y - lam * yhat`` on ``X`` (weighted least
     squares), with the PPI++ sandwich variance (Angelopoulos, Duchi & Zrnic 2023;
@@ -154,8 +196,11 @@ def ols(X, y, yhat, X_unlabeled, yhat_unlabeled, *, method: str = "ppi++", level
     ``method``: ``"ppi++"`` (lambda tuned by ppi_py's two steps, or ``lam`` in [0, 1] given),
     ``"ppi"`` (lambda = 1) or ``"classical"`` (the labelled rows alone). ``coord``: the coefficient
     (name or 0-based position) lambda is tuned for; default: the summed variance of all. ``weights``
-    / ``weights_unlabeled``: positive weights, rescaled to sum to n and N. pandas inputs that share
-    rows are paired by their row labels.
+    / ``weights_unlabeled``: positive weights, rescaled to sum to n and N. ``cluster`` /
+    ``cluster_unlabeled``: cluster ids of the labelled and unlabelled rows (the same id in both is
+    one cluster; a sample left out has one cluster per row) for the cluster-robust variance and
+    lambda-hat of docs/methods/ppi.md §8. pandas inputs that share rows are paired by their row
+    labels.
 
     Examples
     --------
@@ -172,11 +217,12 @@ def ols(X, y, yhat, X_unlabeled, yhat_unlabeled, *, method: str = "ppi++", level
     """
     return _regression("linear", X, y, yhat, X_unlabeled, yhat_unlabeled, method=method, level=level, lam=lam,
                        coord=coord, weights=weights, weights_unlabeled=weights_unlabeled, intercept=intercept,
-                       estimand="ols")
+                       cluster=cluster, cluster_unlabeled=cluster_unlabeled, estimand="ols")
 
 
 def logistic(X, y, yhat, X_unlabeled, yhat_unlabeled, *, method: str = "ppi++", level: float = 0.95, lam=None,
-             coord=None, weights=None, weights_unlabeled=None, intercept: bool | None = None) -> PPIResult:
+             coord=None, weights=None, weights_unlabeled=None, intercept: bool | None = None, cluster=None,
+        cluster_unlabeled=None) -> PPIResult:
     """Prediction-powered logistic regression of ``y`` (0/1, or probabilities) on ``X``: the
     minimiser of the rectified log loss, found by Newton's method, with the PPI++ sandwich variance
     (docs/methods/ppi.md §3). ``yhat`` and ``yhat_unlabeled`` are the predictions (probabilities or
@@ -191,8 +237,11 @@ def logistic(X, y, yhat, X_unlabeled, yhat_unlabeled, *, method: str = "ppi++", 
     ``method``: ``"ppi++"`` (lambda tuned by ppi_py's two steps, or ``lam`` in [0, 1] given),
     ``"ppi"`` (lambda = 1) or ``"classical"`` (the labelled rows alone). ``coord``: the coefficient
     (name or 0-based position) lambda is tuned for; default: the summed variance of all. ``weights``
-    / ``weights_unlabeled``: positive weights, rescaled to sum to n and N. pandas inputs that share
-    rows are paired by their row labels.
+    / ``weights_unlabeled``: positive weights, rescaled to sum to n and N. ``cluster`` /
+    ``cluster_unlabeled``: cluster ids of the labelled and unlabelled rows (the same id in both is
+    one cluster; a sample left out has one cluster per row) for the cluster-robust variance and
+    lambda-hat of docs/methods/ppi.md §8. pandas inputs that share rows are paired by their row
+    labels.
 
     Examples
     --------
@@ -210,11 +259,12 @@ def logistic(X, y, yhat, X_unlabeled, yhat_unlabeled, *, method: str = "ppi++", 
     """
     return _regression("logistic", X, y, yhat, X_unlabeled, yhat_unlabeled, method=method, level=level, lam=lam,
                        coord=coord, weights=weights, weights_unlabeled=weights_unlabeled, intercept=intercept,
-                       estimand="logistic")
+                       cluster=cluster, cluster_unlabeled=cluster_unlabeled, estimand="logistic")
 
 
 def poisson(X, y, yhat, X_unlabeled, yhat_unlabeled, *, method: str = "ppi++", level: float = 0.95, lam=None,
-            coord=None, weights=None, weights_unlabeled=None, intercept: bool | None = None) -> PPIResult:
+            coord=None, weights=None, weights_unlabeled=None, intercept: bool | None = None, cluster=None,
+        cluster_unlabeled=None) -> PPIResult:
     """Prediction-powered Poisson regression of the counts ``y`` on ``X`` (log link): the minimiser
     of the rectified Poisson loss, found by Newton's method, with the PPI++ sandwich variance
     (docs/methods/ppi.md §3). Equal to ppi_py 0.2.3's ``ppi_poisson_ci``, except that ``coord`` is
@@ -227,8 +277,11 @@ def poisson(X, y, yhat, X_unlabeled, yhat_unlabeled, *, method: str = "ppi++", l
     ``method``: ``"ppi++"`` (lambda tuned by ppi_py's two steps, or ``lam`` in [0, 1] given),
     ``"ppi"`` (lambda = 1) or ``"classical"`` (the labelled rows alone). ``coord``: the coefficient
     (name or 0-based position) lambda is tuned for; default: the summed variance of all. ``weights``
-    / ``weights_unlabeled``: positive weights, rescaled to sum to n and N. pandas inputs that share
-    rows are paired by their row labels.
+    / ``weights_unlabeled``: positive weights, rescaled to sum to n and N. ``cluster`` /
+    ``cluster_unlabeled``: cluster ids of the labelled and unlabelled rows (the same id in both is
+    one cluster; a sample left out has one cluster per row) for the cluster-robust variance and
+    lambda-hat of docs/methods/ppi.md §8. pandas inputs that share rows are paired by their row
+    labels.
 
     Examples
     --------
@@ -246,4 +299,4 @@ def poisson(X, y, yhat, X_unlabeled, yhat_unlabeled, *, method: str = "ppi++", l
     """
     return _regression("poisson", X, y, yhat, X_unlabeled, yhat_unlabeled, method=method, level=level, lam=lam,
                        coord=coord, weights=weights, weights_unlabeled=weights_unlabeled, intercept=intercept,
-                       estimand="poisson")
+                       cluster=cluster, cluster_unlabeled=cluster_unlabeled, estimand="poisson")

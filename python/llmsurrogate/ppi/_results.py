@@ -22,7 +22,8 @@ TABLE_COLUMNS = ("term", "estimate", "std_error", "ci_low", "ci_high", "lam", "e
 
 _LABELS = {"classical": "classical", "ppi": "PPI", "ppi++": "PPI++"}
 _ESTIMANDS = {"mean": "mean", "quantile": "quantile", "ols": "linear regression (OLS)",
-              "logistic": "logistic regression", "poisson": "Poisson regression"}
+              "logistic": "logistic regression", "poisson": "Poisson regression",
+              "feols": "fixed-effects linear regression"}
 
 
 def _scalar_or_array(values: np.ndarray):
@@ -71,6 +72,8 @@ class PPIResult(Result):
     intercept: bool | None = None
     test: dict | None = None
     notes: tuple = ()
+    clustered: bool = False
+    vcov: str | None = None
 
     # -- the numbers -----------------------------------------------------------------------------
     @property
@@ -210,6 +213,10 @@ class PPIResult(Result):
             facts["lambda"] = lam if isinstance(lam, float) else ", ".join(f"{v:.4g}" for v in lam)
             if self.coord is not None:
                 facts["lambda tuned for"] = self.coord
+        if self.vcov is not None:
+            facts["Variance"] = self.vcov
+        elif self.clustered:
+            facts["Variance"] = "cluster-robust"
         if self.weighted:
             facts["Weights"] = "yes (rescaled to sum to n and N)"
         cols = ["term", "estimate", "std_error", "ci_low", "ci_high", "effective_n", "classical_ci_low",

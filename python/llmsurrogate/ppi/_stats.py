@@ -14,8 +14,10 @@ can replace one function at a time with the same inputs and outputs.
 * :func:`cdf_sweep` -- the rectified CDF and its variance at every candidate value, by sorting and
   cumulative sums (§4.2).
 
-The covariance of per-row terms goes through :func:`row_covariance` only: the hook where cluster
-sums will replace rows by clusters (the rows of one cluster summed before the covariance).
+Without clusters the covariance of per-row terms goes through :func:`row_covariance`; with clusters
+(§8) :func:`influence_totals` sums the centred terms of both samples by cluster (one numbering,
+so that a cluster with labelled and unlabelled rows is one), :func:`cluster_covariance` applies
+G/(G-1) and :func:`cluster_lam_hat` minimises the clustered variance.
 """
 
 from __future__ import annotations
@@ -31,8 +33,12 @@ __all__ = [
     "FAMILIES",
     "Family",
     "cdf_sweep",
+    "cluster_codes",
+    "cluster_covariance",
+    "cluster_lam_hat",
     "gradients",
     "hessian",
+    "influence_totals",
     "lam_hat",
     "mean_variance",
     "row_covariance",
@@ -98,8 +104,7 @@ def hessian(family: Family, theta: np.ndarray, X: np.ndarray, w: np.ndarray, X_u
 def row_covariance(rows: np.ndarray, ddof: int = 1) -> np.ndarray:
     """Covariance matrix of the rows of ``rows`` (``n x d``), centred, divided by ``n - ddof``.
 
-    The one place per-row terms become a covariance: cluster-robust PPI will sum the rows of each
-    cluster here first.
+    The covariance of per-row terms without clusters (with clusters: :func:`influence_totals`).
 
     >>> row_covariance(np.array([[1.0], [3.0]])).tolist()
     [[2.0]]
@@ -229,3 +234,97 @@ def z_p_value(estimate, se, null) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.abs(np.asarray(estimate, dtype=float) - np.asarray(null, dtype=float)) / np.asarray(se, dtype=float)
     return 2.0 * norm.sf(z)
+
+
+# -- clusters (docs/methods/ppi.md §8) ------------------------------------------------------------
+def cluster_codes(cluster, cluster_unlabeled, n: int, N: int) -> tuple[np.ndarray, np.ndarray]:
+    """Integer codes of the cluster ids of the labelled and the unlabelled rows, one numbering for
+    both: the same id in ``cluster`` and ``cluster_unlabeled`` is the same cluster (a firm with
+    labelled and unlabelled rows). A sample without ids (None) puts each of its rows in its own
+    cluster.
+
+    >>> [c.tolist() for c in cluster_codes(["a", "b", "a"], ["b", "c"], 3, 2)]
+    [[0, 1, 0], [1, 2]]
+    """
+    import pandas as pd
+
+    parts = []
+    for ids, m, tag in ((cluster, n, "l"), (cluster_unlabeled, N, "u")):
+        if ids is None:
+            parts.append(pd.Series([(f"\0{tag}", i) for i in range(m)], dtype=object))
+        else:
+            parts.append(pd.Series(np.asarray(ids, dtype=object).ravel(), dtype=object))
+    codes, _ = pd.factorize(pd.concat(parts, ignore_index=True), sort=False)
+    return codes[:n].astype(np.intp), codes[n:].astype(np.intp)
+
+
+def _cluster_totals(rows: np.ndarray, codes: np.ndarray, G: int) -> np.ndarray:
+    """``G x d``: the sums of the rows of each cluster."""
+    out = np.zeros((G, rows.shape[1]))
+    for k in range(rows.shape[1]):
+        out[:, k] = np.bincount(codes, weights=rows[:, k], minlength=G)
+    return out
+
+
+def influence_totals(rows: np.ndarray, rows_unlabeled: np.ndarray | None, codes: np.ndarray,
+                     codes_unlabeled: np.ndarray) -> np.ndarray:
+    """The cluster totals ``T_c = sum_{i in c} (r_i - rbar)/n + sum_{j in c} (u_j - ubar)/N`` of the
+    centred per-row terms of the labelled rows (``rows``) and the unlabelled rows
+    (``rows_unlabeled``; None: they do not enter), one row per cluster that holds a row that
+    enters (``G x d``).
+
+    >>> influence_totals(np.array([[1.0], [3.0]]), None, np.array([0, 0]), np.array([1])).tolist()
+    [[0.0]]
+    """
+    n = rows.shape[0]
+    G = int(max(codes.max(initial=-1), codes_unlabeled.max(initial=-1))) + 1
+    T = _cluster_totals((rows - rows.mean(axis=0)) / n, codes, G)
+    present = np.bincount(codes, minlength=G) > 0
+    if rows_unlabeled is not None:
+        N = rows_unlabeled.shape[0]
+        T += _cluster_totals((rows_unlabeled - rows_unlabeled.mean(axis=0)) / N, codes_unlabeled, G)
+        present |= np.bincount(codes_unlabeled, minlength=G) > 0
+    return T[present]
+
+
+def cluster_covariance(totals: np.ndarray) -> np.ndarray:
+    """``G/(G-1) sum_c T_c T_c'``: the cluster-robust covariance of the estimating equations' mean
+    from the cluster totals of :func:`influence_totals` (CRV1's G/(G-1); no (n-1)/(n-k)).
+
+    >>> cluster_covariance(np.array([[1.0], [-1.0]])).tolist()
+    [[4.0]]
+    """
+    G = totals.shape[0]
+    if G < 2:
+        raise ValueError("one cluster")
+    return (G / (G - 1.0)) * (totals.T @ totals)
+
+
+def cluster_lam_hat(a: np.ndarray, b: np.ndarray, inv_hessian: np.ndarray, coord: int | None = None,
+                    mode: str = "overall") -> float | np.ndarray:
+    """lambda-hat from cluster totals: the estimating equations' mean is ``A - lam B`` (``a``:
+    totals of the gradients at Y on the labelled rows; ``b``: totals of the gradients at the
+    predictions, labelled minus unlabelled), so the trace of ``H^-1 Var H^-1`` is minimised at
+    ``Tr(H^-1 (A'B + B'A) H^-1) / (2 Tr(H^-1 B'B H^-1))`` (the (k, k) entries with ``coord``, per
+    coordinate with ``mode="element"``), clipped to [0, 1]; the factor G/(G-1) cancels.
+
+    >>> round(float(cluster_lam_hat(np.array([[1.0], [-1.0]]), np.array([[2.0], [-2.0]]), np.eye(1))), 3)
+    0.5
+    """
+    cross = a.T @ b
+    cross = cross + cross.T
+    var = b.T @ b
+    if mode == "element":
+        num = np.diag(inv_hessian @ cross @ inv_hessian)
+        den = 2.0 * np.diag(inv_hessian @ var @ inv_hessian)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            lam = np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
+        return np.clip(lam, 0.0, 1.0)
+    if coord is None:
+        num = float(np.trace(inv_hessian @ cross @ inv_hessian))
+        den = 2.0 * float(np.trace(inv_hessian @ var @ inv_hessian))
+    else:
+        v = inv_hessian[coord, :]
+        num = float(v @ cross @ v)
+        den = 2.0 * float(v @ var @ v)
+    return float(np.clip(num / den, 0.0, 1.0)) if den > 0 else 0.0
