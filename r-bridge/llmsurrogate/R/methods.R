@@ -42,8 +42,14 @@
 #' @name llmsurrogate_result
 NULL
 
-# Python's spellings in printed text as R's: True/False/None/inf/nan -> TRUE/FALSE/NA/Inf/NaN.
+# Pointers of Python's printed text to the repository's docs/methods pages, which an installed R
+# package lacks, as the R help page that says the same.
+.r_help_of_docs <- c("docs/methods/lookahead.md \u00a75.3.1" = "?ssc and ?feols")
+
+# Python's spellings in printed text as R's: True/False/None/inf/nan -> TRUE/FALSE/NA/Inf/NaN, and
+# docs/methods pointers as R help pages (.r_help_of_docs).
 .r_spellings <- function(text) {
+  for (doc in names(.r_help_of_docs)) text <- gsub(doc, .r_help_of_docs[[doc]], text, fixed = TRUE)
   text <- gsub("\\bTrue\\b", "TRUE", text, perl = TRUE)
   text <- gsub("\\bFalse\\b", "FALSE", text, perl = TRUE)
   text <- gsub("\\bNone\\b", "NA", text, perl = TRUE)

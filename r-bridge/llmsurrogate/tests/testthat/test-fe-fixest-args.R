@@ -111,3 +111,13 @@ test_that("etable(digits = ) outside 0..15 is an R error naming `digits`", {
   expect_match(etable(f, digits = 0), "(0)", fixed = TRUE)
   expect_error(etable(f, format = "html"), class = "llmsurrogate_error", regexp = "`format`")
 })
+
+test_that("summary() points to R help pages, not to docs/ files an installed package lacks", {
+  skip_if_no_llmsurrogate()
+  f <- feols(y ~ x | firm, fa_data(seed = 9))
+  for (text in list(capture.output(print(summary(f))), capture.output(print(summary(f, vcov = "hetero"))))) {
+    text <- paste(text, collapse = "\n")
+    expect_false(grepl("docs/methods", text, fixed = TRUE))
+    expect_match(text, "?ssc", fixed = TRUE)
+  }
+})
