@@ -250,3 +250,25 @@ def test_saved_scores_keep_their_row_labels():
     text.index.name = "person"
     again = risk.RiskScores.from_json(risk.RiskScores(table=text, meta=rs.meta).to_json()).table
     assert again.index.equals(text.index) and again.index.name == "person"
+
+
+def test_ordered_categorical_y_orders_named_columns_by_its_levels():
+    """An ordered y (low < mid < high) with probability columns in alphabetical order (high, low, mid,
+    as a pivot leaves them): RPS and W1 follow y's scale, matched by name (they followed the columns'
+    order); a level without a column is an error naming both."""
+    from llmsurrogate.exceptions import InvalidArgumentError
+    from llmsurrogate.risk import compare_answers, evaluate_multiclass
+
+    scale = ["low", "mid", "high"]
+    y = pd.Series(pd.Categorical(["low", "mid", "high", "mid"], categories=scale, ordered=True))
+    probs = pd.DataFrame({"high": [.1, .2, .6, .3], "low": [.6, .3, .1, .2], "mid": [.3, .5, .3, .5]})
+    q = probs[scale].to_numpy()
+    o = np.eye(3)[y.cat.codes.to_numpy()]
+    rps = float(((np.cumsum(q, 1) - np.cumsum(o, 1))[:, :2] ** 2).sum(1).mean() / 2)  # Epstein, normalised
+    w1 = float(np.abs(np.cumsum(q.mean(0) - o.mean(0))[:2]).sum())
+    ev = evaluate_multiclass(y, probs, n_boot=20).tidy().set_index("metric")
+    assert ev.loc["rps", "value"] == pytest.approx(rps, abs=1e-12)
+    assert compare_answers(y, probs, n_boot=20).distance("w1") == pytest.approx(w1, abs=1e-12)
+    unused = pd.Series(pd.Categorical(["low", "mid"], categories=scale + ["extreme"], ordered=True))
+    with pytest.raises(InvalidArgumentError, match="extreme"):
+        evaluate_multiclass(unused, probs.iloc[:2], n_boot=20)

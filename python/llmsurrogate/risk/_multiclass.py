@@ -132,9 +132,20 @@ def _codes(y, k: int, options) -> np.ndarray:
     return codes.astype(np.int64)
 
 
+def _ordered_levels(y) -> list | None:
+    """The levels of an ordered categorical ``y`` in their order (the scale of the question); None
+    for anything else. With named probability columns they set the options' order, matched by name
+    (a pivot leaves the columns in alphabetical order: high, low, mid)."""
+    dtype = getattr(y, "dtype", None)
+    if isinstance(dtype, pd.CategoricalDtype) and dtype.ordered:
+        return list(dtype.categories)
+    return None
+
+
 def multiclass_inputs(y, probs, weights=None, options=None) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
     """Checked inputs ``(codes, probs, weights, options)``: ``y``, ``probs`` and ``weights`` paired by
-    pandas label (or by position), labels coded ``0..K-1`` in the order of the columns.
+    pandas label (or by position), labels coded ``0..K-1`` in the order of the columns (of
+    ``options=``, or of an ordered categorical ``y``'s levels when ``probs`` has named columns).
 
     Examples
     --------
@@ -145,6 +156,8 @@ def multiclass_inputs(y, probs, weights=None, options=None) -> tuple[np.ndarray,
     ([1, 0], ['no', 'yes'], [1.0, 1.0])
     """
     probs, _ = _risk_scores(probs)
+    if options is None and isinstance(probs, pd.DataFrame):
+        options = _ordered_levels(y)  # an ordered y's scale orders named columns (RPS, W1 follow it)
     probs, opts = _options_of(probs, options)
     y, probs, weights = align_by_label(("y", y), ("probs", probs), ("weights", weights))
     p = _as_probs(probs)
