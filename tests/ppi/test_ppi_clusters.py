@@ -5,9 +5,8 @@ that variance; clusters of size one against the unclustered results up to the st
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.special import expit
-
 from llmsurrogate import ppi
+from scipy.special import expit
 
 
 def _data(rng, n, N, G, family="linear"):

@@ -10,6 +10,9 @@
   one sweep).
 * :func:`ols`, :func:`logistic`, :func:`poisson` -- regressions (OLS by weighted least squares,
   the GLMs by Newton's method), ``coord`` to tune lambda for one coefficient, weights.
+* :func:`feols` -- fixed-effects regressions ``"y ~ x | firm + year"`` on data frames, on the
+  package's fixed-effects machinery (``llmsurrogate.fe``), ``vcov="hetero"`` or ``{"CRV1": col}``.
+* ``cluster=`` / ``cluster_unlabeled=`` on the mean and the regressions: cluster-robust PPI.
 
 Every estimator takes ppi_py's arguments in ppi_py's order and ``method="classical" | "ppi" |
 "ppi++"``, and returns a :class:`PPIResult` (print it, ``tidy()``, ``p_value(null)``,
@@ -33,9 +36,10 @@ Examples
 Prediction-powered inference: mean (PPI++)
 """
 
+from ._feols import feols
 from ._mean import mean
 from ._quantile import quantile
 from ._regression import logistic, ols, poisson
 from ._results import PPIResult
 
-__all__ = ["PPIResult", "logistic", "mean", "ols", "poisson", "quantile"]
+__all__ = ["PPIResult", "feols", "logistic", "mean", "ols", "poisson", "quantile"]

@@ -10,7 +10,13 @@ from .._validation import check_choice
 from ..exceptions import InvalidArgumentError
 from ._inputs import check_lam, check_level, check_method, mean_inputs
 from ._results import PPIResult, make_table
-from ._stats import cluster_covariance, cluster_lam_hat, influence_totals, lam_hat, mean_variance
+from ._stats import (
+    cluster_covariance,
+    cluster_lam_hat,
+    influence_totals,
+    lam_hat,
+    mean_variance,
+)
 
 __all__ = ["mean", "mean_estimate", "mean_lam_hat"]
 
