@@ -164,3 +164,22 @@ def test_cluster_inputs_paired_by_label_and_checked():
         ppi.mean(y, yhat, rng.normal(size=300), cluster=np.zeros(50))
     with pytest.raises(InvalidArgumentError, match="`cluster_unlabeled`"):
         ppi.mean(y, yhat, rng.normal(size=300), cluster_unlabeled=[None] * 300)
+
+
+def test_mean_k_columns_element_mode_equals_each_column_alone():
+    rng = np.random.default_rng(8)
+    (_, y, yhat, cl), (_, yhu, clu) = _data(rng, 300, 2000, 25)
+    w, wu = rng.uniform(0.5, 2, 300), rng.uniform(0.5, 2, 2000)
+    Y = np.column_stack([y, -0.5 * y + rng.normal(size=300)])
+    YH = np.column_stack([yhat, -0.5 * yhat + rng.normal(size=300)])
+    YU = np.column_stack([yhu, -0.5 * yhu + rng.normal(size=2000)])
+    res = ppi.mean(Y, YH, YU, lam_mode="element", weights=w, weights_unlabeled=wu, cluster=cl, cluster_unlabeled=clu)
+    for k in range(2):
+        one = ppi.mean(Y[:, k], YH[:, k], YU[:, k], weights=w, weights_unlabeled=wu, cluster=cl, cluster_unlabeled=clu)
+        assert res.lam[k] == pytest.approx(one.lam, rel=1e-12)
+        assert res.se[k] == pytest.approx(one.se, rel=1e-12)
+    assert _round_trips(res)
+
+
+def _round_trips(res):
+    return ppi.PPIResult.from_json(res.to_json()) == res

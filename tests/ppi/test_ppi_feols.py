@@ -86,6 +86,11 @@ def test_result_and_errors(data):
     res = ppi.feols("y ~ x1 + x2 | firm", lab, unl, prediction="llm_y")
     assert list(res.tidy()["term"]) == ["x1", "x2"]
     assert "fixed-effects linear regression" in str(res)
+    assert ppi.PPIResult.from_json(res.to_json()) == res
+    cat = ppi.feols("y ~ x1 + C(year) | firm", lab, unl, prediction="llm_y", vcov={"CRV1": "firm"}, lam=0.5)
+    two = ppi.feols("y ~ x1 | firm + year", lab, unl, prediction="llm_y", vcov={"CRV1": "firm"}, lam=0.5)
+    np.testing.assert_allclose(cat.estimate[0], two.estimate, rtol=1e-7)   # year dummies = a year fixed effect
+    np.testing.assert_allclose(cat.se[0], two.se, rtol=1e-7)
     from llmsurrogate.exceptions import InvalidArgumentError
     with pytest.raises(InvalidArgumentError, match="`vcov`"):
         ppi.feols("y ~ x1 | firm", lab, unl, prediction="llm_y", vcov="iid")

@@ -9,7 +9,8 @@ Two routes, for two directions of use:
   ``llmsurrogate.rbridge.<module>.R_FUNCTIONS["<function>"]`` (:mod:`~llmsurrogate.rbridge._call`).
   One adapter module per module the R package calls into -- :mod:`~llmsurrogate.rbridge.transfer`,
   :mod:`~llmsurrogate.rbridge.ess`, :mod:`~llmsurrogate.rbridge.risk`,
-  :mod:`~llmsurrogate.rbridge.fe`, :mod:`~llmsurrogate.rbridge.lookahead`, and ``quantiles``,
+  :mod:`~llmsurrogate.rbridge.fe`, :mod:`~llmsurrogate.rbridge.lookahead`,
+  :mod:`~llmsurrogate.rbridge.ppi`, and ``quantiles``,
   ``datasets``, ``demo``, ``testing`` -- and one convention in each: ``R_FUNCTIONS`` maps a Python
   function's name to the public function itself where R's words and values cross unchanged, or to
   the adapter ``r_<R function>`` (``r_feols``, ``r_lookahead_bootstrap``) that takes R's words and

@@ -29,7 +29,7 @@ from ._convert import from_r, r_message, to_plain
 __all__ = ["ADAPTERS", "call", "r_call", "r_functions", "r_warnings", "shutdown_workers"]
 
 #: The adapter modules (``llmsurrogate.rbridge.<name>``), one per module the R package calls into.
-ADAPTERS = ("datasets", "demo", "ess", "fe", "lookahead", "quantiles", "risk", "testing", "transfer")
+ADAPTERS = ("datasets", "demo", "ess", "fe", "lookahead", "ppi", "quantiles", "risk", "testing", "transfer")
 
 # The adapters' names before the bridge was a package (``"rbridge.r_feols"``): an R package of that
 # release calls them so.

@@ -1,0 +1,125 @@
+"""R adapters of :mod:`llmsurrogate.ppi`: R's ``ppi_mean()``, ``ppi_quantile()``, ``ppi_ols()`` and
+``ppi_glm()``.
+
+R checks its arguments in R's words (numeric columns, no ``NA``, 1-based positions, a term's name
+for ``coord``) and builds the regressions' designs from the formula (``model.matrix()``, the
+intercept column included as ``lm()`` includes it) before it calls here; the adapters put R's
+columns back together: a vector (a list) as a float array, K columns (``{column: list}``) as a
+DataFrame, a design (``{column: list}``) as a DataFrame whose names become the terms'. The designs
+are fitted as given (``intercept=False``): the formula decides the intercept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .. import ppi
+
+__all__ = ["R_FUNCTIONS", "r_logistic", "r_mean", "r_ols", "r_poisson", "r_quantile"]
+
+
+def _numbers(x: Any) -> Any:
+    """R's numbers as Python's: a vector (list) as a float array, K columns as a DataFrame; ``None``
+    unchanged."""
+    if x is None:
+        return None
+    import numpy as np
+
+    if isinstance(x, Mapping):
+        import pandas as pd
+
+        return pd.DataFrame({str(k): np.asarray(_as_list(v), dtype=np.float64) for k, v in x.items()})
+    return np.asarray(_as_list(x), dtype=np.float64)
+
+
+def _as_list(v: Any) -> list:
+    return list(v) if isinstance(v, (list, tuple)) else [v]
+
+
+def _ids(x: Any) -> Any:
+    """Cluster ids from R (numbers or labels) as an array; ``None`` unchanged."""
+    if x is None:
+        return None
+    import numpy as np
+
+    return np.asarray(_as_list(x))
+
+
+def r_mean(y, yhat, yhat_unlabeled, *, weights=None, weights_unlabeled=None, cluster=None, cluster_unlabeled=None,
+           **kwargs: Any):
+    """R's ``ppi_mean()``: :func:`llmsurrogate.ppi.mean` on R's vectors (or K columns).
+
+    >>> res = r_mean([1.0, 0.0, 1.0, 1.0], [0.9, 0.2, 0.7, 0.8], [0.5, 0.9, 0.1], method="ppi")
+    >>> round(res.estimate, 6)  # mean(yhat_unlabeled) + mean(y - yhat) = 0.5 + 0.1
+    0.6
+    """
+    return ppi.mean(_numbers(y), _numbers(yhat), _numbers(yhat_unlabeled), weights=_numbers(weights),
+                    weights_unlabeled=_numbers(weights_unlabeled), cluster=_ids(cluster),
+                    cluster_unlabeled=_ids(cluster_unlabeled), **kwargs)
+
+
+def r_quantile(y, yhat, yhat_unlabeled, q, *, weights=None, weights_unlabeled=None, **kwargs: Any):
+    """R's ``ppi_quantile()``: :func:`llmsurrogate.ppi.quantile` on R's vectors.
+
+    >>> res = r_quantile([1.0, 2.0, 3.0, 4.0], [1.1, 2.2, 2.9, 4.1], [1.0, 2.5, 3.5, 2.0], 0.5,
+    ...                  method="classical")
+    >>> res.q
+    0.5
+    """
+    return ppi.quantile(_numbers(y), _numbers(yhat), _numbers(yhat_unlabeled), q, weights=_numbers(weights),
+                        weights_unlabeled=_numbers(weights_unlabeled), **kwargs)
+
+
+def _regression(fn, X, y, yhat, X_unlabeled, yhat_unlabeled, weights, weights_unlabeled, cluster,
+                cluster_unlabeled, kwargs):
+    return fn(_numbers(X), _numbers(y), _numbers(yhat), _numbers(X_unlabeled), _numbers(yhat_unlabeled),
+              weights=_numbers(weights), weights_unlabeled=_numbers(weights_unlabeled), cluster=_ids(cluster),
+              cluster_unlabeled=_ids(cluster_unlabeled), intercept=False, **kwargs)
+
+
+def r_ols(X, y, yhat, X_unlabeled, yhat_unlabeled, *, weights=None, weights_unlabeled=None, cluster=None,
+          cluster_unlabeled=None, **kwargs: Any):
+    """R's ``ppi_ols()``: :func:`llmsurrogate.ppi.ols` on R's design (``{column: list}``, the
+    intercept column included when the formula has one), fitted as given.
+
+    >>> X = {"(Intercept)": [1.0] * 4, "x": [0.0, 1.0, 2.0, 3.0]}
+    >>> res = r_ols(X, [1.0, 3.0, 5.0, 7.0], [1.0, 3.0, 5.0, 7.0], X, [1.0, 3.0, 5.0, 7.0], method="classical")
+    >>> res.terms, [round(float(v), 6) for v in res.estimate]
+    (['(Intercept)', 'x'], [1.0, 2.0])
+    """
+    return _regression(ppi.ols, X, y, yhat, X_unlabeled, yhat_unlabeled, weights, weights_unlabeled, cluster,
+                       cluster_unlabeled, kwargs)
+
+
+def r_logistic(X, y, yhat, X_unlabeled, yhat_unlabeled, *, weights=None, weights_unlabeled=None, cluster=None,
+               cluster_unlabeled=None, **kwargs: Any):
+    """R's ``ppi_glm(family = binomial())``: :func:`llmsurrogate.ppi.logistic` on R's design, as
+    :func:`r_ols`.
+
+    >>> X = {"(Intercept)": [1.0] * 6, "x": [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]}
+    >>> y = [0.0, 1.0, 0.0, 1.0, 0.0, 1.0]
+    >>> r_logistic(X, y, y, X, y, method="classical").terms
+    ['(Intercept)', 'x']
+    """
+    return _regression(ppi.logistic, X, y, yhat, X_unlabeled, yhat_unlabeled, weights, weights_unlabeled, cluster,
+                       cluster_unlabeled, kwargs)
+
+
+def r_poisson(X, y, yhat, X_unlabeled, yhat_unlabeled, *, weights=None, weights_unlabeled=None, cluster=None,
+              cluster_unlabeled=None, **kwargs: Any):
+    """R's ``ppi_glm(family = poisson())``: :func:`llmsurrogate.ppi.poisson` on R's design, as
+    :func:`r_ols`.
+
+    >>> X = {"(Intercept)": [1.0] * 6, "x": [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]}
+    >>> y = [1.0, 0.0, 2.0, 3.0, 1.0, 4.0]
+    >>> r_poisson(X, y, y, X, y, method="classical").terms
+    ['(Intercept)', 'x']
+    """
+    return _regression(ppi.poisson, X, y, yhat, X_unlabeled, yhat_unlabeled, weights, weights_unlabeled, cluster,
+                       cluster_unlabeled, kwargs)
+
+
+#: What R may call here (``.call("ppi.<name>")``): the adapters above, which put R's vectors, K
+#: columns and designs back together.
+R_FUNCTIONS = {"mean": r_mean, "quantile": r_quantile, "ols": r_ols, "logistic": r_logistic, "poisson": r_poisson}
