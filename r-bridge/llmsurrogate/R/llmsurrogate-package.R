@@ -26,6 +26,9 @@
 #' * Lookahead bias in LLM forecasts: [lap()], [lookahead_test()], [lookahead_bootstrap()];
 #'   fixed-effects OLS: [feols()], [etable()], [fixef()],
 #'   [coeftable()], [ssc()]; methods in docs/methods/lookahead.md.
+#' * Prediction-powered inference (PPI, PPI++: a few human answers and many LLM answers, with
+#'   valid intervals): [ppi_mean()], [ppi_quantile()], [ppi_ols()], [ppi_glm()] (see
+#'   [llmsurrogate_ppi_result] for their methods).
 #' * Quantiles: [upper_quantile()], [lower_quantile()], [quantile_interval()],
 #'   [weighted_upper_quantile()], [weighted_lower_quantile()], [weighted_quantile_interval()].
 #' * Data: [load_certainty_equivalents()], [certainty_equivalent_domains()],

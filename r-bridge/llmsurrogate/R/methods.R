@@ -44,7 +44,8 @@ NULL
 
 # Pointers of Python's printed text to the repository's docs/methods pages, which an installed R
 # package lacks, as the R help page that says the same.
-.r_help_of_docs <- c("docs/methods/lookahead.md \u00a75.3.1" = "?ssc and ?feols")
+.r_help_of_docs <- c("docs/methods/lookahead.md \u00a75.3.1" = "?ssc and ?feols",
+                     "docs/methods/ppi.md" = "?ppi_mean")
 
 # Python's spellings in printed text as R's: True/False/None/inf/nan -> TRUE/FALSE/NA/Inf/NaN, and
 # docs/methods pointers as R help pages (.r_help_of_docs).

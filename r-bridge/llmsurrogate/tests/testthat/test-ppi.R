@@ -1,0 +1,240 @@
+# Issue 36 §5: prediction-powered inference from R. The numbers equal Python's llmsurrogate.ppi to
+# 1e-12 (called here through reticulate), the classical and lambda = 1 means equal the textbook
+# formulas written in R, the classical OLS equals lm(); bad input is an error naming the argument.
+
+ppi_data <- function(n = 150, N = 2000, seed = 1) {
+  set.seed(seed)
+  make <- function(m) {
+    d <- data.frame(x = rnorm(m), g = sample(c("a", "b", "c"), m, replace = TRUE), stringsAsFactors = FALSE)
+    d$y <- 1 + 2 * d$x + (d$g == "b") + rnorm(m)
+    d$llm <- d$y + rnorm(m, sd = 0.7)
+    d$yes <- as.numeric(d$y > 1.5)
+    d$p <- plogis(1.5 * (d$llm - 1.5))
+    d$count <- rpois(m, exp(0.3 + 0.4 * d$x))
+    d$llm_count <- exp(0.3 + 0.4 * d$x) * exp(rnorm(m, sd = 0.2))
+    d$w <- runif(m, 0.5, 2)
+    d
+  }
+  list(lab = make(n), unl = make(N))
+}
+
+# Python's llmsurrogate.ppi called through reticulate on plain lists (R vectors as lists, matrices
+# as {column: list}), which the helper makes numpy arrays and DataFrames; its numbers as R vectors.
+py_ppi_call <- function(fn, ...) {
+  if (is.null(.ppi_test$call)) {
+    reticulate::py_run_string(paste(
+      "import numpy as _np, pandas as _pd",
+      "from llmsurrogate import ppi as _ppi",
+      "def _ppi_test_arg(v):",
+      "    if isinstance(v, dict): return _pd.DataFrame({k: _np.asarray(c, dtype=float) for k, c in v.items()})",
+      "    if isinstance(v, list): return _np.asarray(v, dtype=float)",
+      "    return v",
+      "def _ppi_test_call(fn, *args, **kw):",
+      "    res = getattr(_ppi, fn)(*[_ppi_test_arg(a) for a in args], **{k: _ppi_test_arg(v) for k, v in kw.items()})",
+      "    t = res.table",
+      "    return {k: [float(v) for v in t[c]] for k, c in [('estimate', 'estimate'), ('se', 'std_error'),",
+      "            ('low', 'ci_low'), ('high', 'ci_high'), ('lam', 'lam')]}",
+      sep = "\n"), convert = FALSE)
+    .ppi_test$call <- reticulate::py_eval("_ppi_test_call", convert = TRUE)
+  }
+  as_py <- function(v) {
+    if (is.matrix(v)) v <- as.data.frame(v)
+    if (is.data.frame(v)) return(lapply(as.list(v), as.list))
+    if (is.numeric(v) && length(v) > 1L) return(as.list(v))
+    v
+  }
+  out <- do.call(.ppi_test$call, c(list(fn), lapply(list(...), as_py)))
+  lapply(out, unlist)
+}
+.ppi_test <- new.env()
+
+expect_same_numbers <- function(r, p, tol = 1e-12) {
+  expect_equal(unname(r$table$estimate), p$estimate, tolerance = tol)
+  if (!all(is.na(p$se))) expect_equal(unname(r$table$std_error), p$se, tolerance = tol)
+  expect_equal(unname(r$table$ci_low), p$low, tolerance = tol)
+  expect_equal(unname(r$table$ci_high), p$high, tolerance = tol)
+  expect_equal(unname(r$table$lam), p$lam, tolerance = tol)
+}
+
+test_that("ppi_mean equals Python's ppi.mean for every method, lambda and weights (1e-12)", {
+  skip_if_no_llmsurrogate()
+  d <- ppi_data()
+  y <- d$lab$y; yh <- d$lab$llm; yu <- d$unl$llm
+  for (m in c("classical", "ppi", "ppi++")) {
+    r <- ppi_mean(y, yh, yu, method = m, level = 0.9)
+    p <- py_ppi_call("mean", y, yh, yu, method = m, level = 0.9)
+    expect_same_numbers(r, p)
+    expect_s3_class(r, "llmsurrogate_ppi_result")
+  }
+  r <- ppi_mean(y, yh, yu, lambda = 0.3, weights = d$lab$w, weights_unlabeled = d$unl$w)
+  p <- py_ppi_call("mean", y, yh, yu, lam = 0.3, weights = d$lab$w,
+                weights_unlabeled = d$unl$w)
+  expect_same_numbers(r, p)
+  expect_true(r$weighted)
+  # K answer shares: three 0/1 columns, lambda per column
+  ind <- function(g) sapply(c("a", "b", "c"), function(o) as.numeric(g == o))
+  noisy <- function(g) { m <- ind(g); m[sample(length(g), length(g) %/% 5), ] <- 1 / 3; m }
+  Y <- ind(d$lab$g); Yh <- noisy(d$lab$g); Yu <- noisy(d$unl$g)
+  r <- ppi_mean(Y, Yh, Yu, lambda_mode = "element")
+  p <- py_ppi_call("mean", Y, Yh, Yu, lam_mode = "element")
+  expect_same_numbers(r, p)
+  expect_identical(r$table$term, c("a", "b", "c"))
+  expect_equal(sum(coef(ppi_mean(Y, Yh, Yu, method = "classical"))), 1, tolerance = 1e-12)
+})
+
+test_that("the classical and lambda = 1 means are the textbook formulas (variance with divisor n)", {
+  skip_if_no_llmsurrogate()
+  d <- ppi_data()
+  y <- d$lab$y; yh <- d$lab$llm; yu <- d$unl$llm
+  n <- length(y); N <- length(yu)
+  z <- qnorm(0.975)
+  var0 <- function(v) mean((v - mean(v))^2)
+  cl <- ppi_mean(y, yh, yu, method = "classical")
+  se <- sqrt(var0(y) / n)
+  expect_equal(coef(cl), c(mean = mean(y)), tolerance = 1e-12)
+  expect_equal(unname(confint(cl)[1, ]), mean(y) + c(-1, 1) * z * se, tolerance = 1e-12)
+  pp <- ppi_mean(y, yh, yu, method = "ppi")
+  est <- mean(yu) + mean(y - yh)
+  se1 <- sqrt(var0(yu) / N + var0(y - yh) / n)
+  expect_equal(unname(coef(pp)), est, tolerance = 1e-12)
+  expect_equal(pp$table$std_error, se1, tolerance = 1e-12)
+  expect_equal(unname(confint(pp)[1, ]), est + c(-1, 1) * z * se1, tolerance = 1e-12)
+  expect_equal(unname(coef(ppi_mean(y, yh, yu, lambda = 1))), est, tolerance = 1e-12)
+  # logical answers are 0/1
+  b <- d$lab$yes == 1
+  expect_equal(coef(ppi_mean(b, d$lab$p, d$unl$p, method = "classical")), c(mean = mean(b)), tolerance = 1e-12)
+})
+
+test_that("ppi_quantile equals Python's ppi.quantile", {
+  skip_if_no_llmsurrogate()
+  d <- ppi_data()
+  for (m in c("ppi", "classical")) {
+    r <- ppi_quantile(d$lab$y, d$lab$llm, d$unl$llm, q = 0.3, method = m)
+    p <- py_ppi_call("quantile", d$lab$y, d$lab$llm, d$unl$llm, 0.3, method = m)
+    expect_same_numbers(r, p)
+    expect_identical(r$q, 0.3)
+  }
+  r <- ppi_quantile(d$lab$y, d$lab$llm, d$unl$llm, q = 0.5, weights = d$lab$w, weights_unlabeled = d$unl$w)
+  p <- py_ppi_call("quantile", d$lab$y, d$lab$llm, d$unl$llm, 0.5,
+                    weights = d$lab$w, weights_unlabeled = d$unl$w)
+  expect_same_numbers(r, p)
+})
+
+test_that("ppi_ols: the formula's design (intercept as lm()), Python's numbers, lm() for the classical fit", {
+  skip_if_no_llmsurrogate()
+  d <- ppi_data()
+  r <- ppi_ols(y ~ x + g, d$lab, d$unl, "llm", coord = "x")
+  X <- model.matrix(~ x + g, rbind(d$lab, d$unl))
+  Xl <- X[seq_len(150), ]
+  Xu <- X[-seq_len(150), ]
+  p <- py_ppi_call("ols", Xl, d$lab$y, d$lab$llm, Xu, d$unl$llm, coord = "x", intercept = FALSE)
+  expect_same_numbers(r, p)
+  expect_identical(names(coef(r)), c("(Intercept)", "x", "gb", "gc"))
+  expect_identical(r$coord, "x")
+  expect_true(r$intercept)
+  # coord by 1-based position is the same coefficient
+  expect_equal(coef(ppi_ols(y ~ x + g, d$lab, d$unl, "llm", coord = 2)), coef(r), tolerance = 1e-14)
+  cl <- ppi_ols(y ~ x + g, d$lab, d$unl, "llm", method = "classical")
+  expect_equal(coef(cl), coef(lm(y ~ x + g, data = d$lab)), tolerance = 1e-10)
+  wl <- ppi_ols(y ~ x, d$lab, d$unl, "llm", method = "classical", weights = "w")
+  expect_equal(coef(wl), coef(lm(y ~ x, data = d$lab, weights = w)), tolerance = 1e-10)
+  # no intercept when the formula removes it
+  r0 <- ppi_ols(y ~ x - 1, d$lab, d$unl, "llm", method = "ppi")
+  expect_identical(names(coef(r0)), "x")
+  expect_false(r0$intercept)
+  p0 <- py_ppi_call("ols", data.frame(x = d$lab$x), d$lab$y, d$lab$llm, data.frame(x = d$unl$x), d$unl$llm,
+                method = "ppi", intercept = FALSE)
+  expect_same_numbers(r0, p0)
+  # a string formula and the same rows shuffled give the same numbers
+  shuffled <- ppi_ols("y ~ x + g", d$lab[sample(150), ], d$unl[sample(2000), ], "llm", coord = "x")
+  expect_equal(shuffled$table[c("estimate", "std_error", "ci_low", "ci_high", "lam")],
+               r$table[c("estimate", "std_error", "ci_low", "ci_high", "lam")], tolerance = 1e-10)
+})
+
+test_that("ppi_glm: binomial and poisson equal Python's logistic and poisson", {
+  skip_if_no_llmsurrogate()
+  d <- ppi_data()
+  X <- model.matrix(~ x, rbind(d$lab, d$unl))
+  Xl <- X[seq_len(150), ]
+  Xu <- X[-seq_len(150), ]
+  r <- ppi_glm(yes ~ x, d$lab, d$unl, "p", family = binomial())
+  p <- py_ppi_call("logistic", Xl, d$lab$yes, d$lab$p, Xu, d$unl$p, intercept = FALSE)
+  expect_same_numbers(r, p)
+  expect_identical(r$estimand, "logistic")
+  expect_equal(coef(ppi_glm(yes ~ x, d$lab, d$unl, "p", family = "binomial", method = "classical")),
+               coef(glm(yes ~ x, binomial(), d$lab)), tolerance = 1e-6)
+  r <- ppi_glm(count ~ x, d$lab, d$unl, "llm_count", family = poisson, weights = "w", weights_unlabeled = "w")
+  p <- py_ppi_call("poisson", Xl, d$lab$count, d$lab$llm_count, Xu, d$unl$llm_count, intercept = FALSE,
+                   weights = d$lab$w, weights_unlabeled = d$unl$w)
+  expect_same_numbers(r, p)
+})
+
+test_that("the methods: print, summary, coef, confint, tidy, glance, plot", {
+  skip_if_no_llmsurrogate()
+  d <- ppi_data()
+  r <- ppi_ols(y ~ x, d$lab, d$unl, "llm")
+  expect_output(print(r), "PPI\\+\\+")
+  expect_output(print(summary(r)), "lambda")
+  expect_false(grepl("docs/methods", paste(capture.output(print(summary(r))), collapse = "\n"), fixed = TRUE))
+  ci <- confint(r)
+  expect_identical(dimnames(ci), list(c("(Intercept)", "x"), c("2.5 %", "97.5 %")))
+  expect_equal(confint(r, "x"), ci["x", , drop = FALSE])
+  expect_error(confint(r, level = 0.9), "`level`", class = "llmsurrogate_error")
+  td <- llmsurrogate:::tidy.llmsurrogate_ppi_result(r)
+  expect_true(all(c("term", "estimate", "std.error", "statistic", "p.value", "conf.low", "conf.high", "lambda")
+                  %in% names(td)))
+  gl <- llmsurrogate:::glance.llmsurrogate_result(r)
+  expect_identical(c(gl$n, gl$N), c(150L, 2000L))
+  f <- tempfile(fileext = ".pdf")
+  grDevices::pdf(f)
+  expect_invisible(plot(r))
+  expect_invisible(plot(ppi_quantile(d$lab$y, d$lab$llm, d$unl$llm, q = 0.5), terms = 1))
+  expect_error(plot(r, terms = "z"), "`terms`", class = "llmsurrogate_error")
+  grDevices::dev.off()
+  unlink(f)
+})
+
+test_that("bad input is an error naming the argument in R's words", {
+  skip_if_no_llmsurrogate()
+  d <- ppi_data()
+  y <- d$lab$y; yh <- d$lab$llm; yu <- d$unl$llm
+  err <- function(expr, pattern) expect_error(expr, pattern, class = "llmsurrogate_error")
+  y_na <- y; y_na[7] <- NA
+  err(ppi_mean(y_na, yh, yu), "`y` has a missing value \\(NA\\) at position 7")
+  yu_na <- yu; yu_na[12] <- NA
+  err(ppi_mean(y, yh, yu_na), "`yhat_unlabeled` has a missing value \\(NA\\) at position 12")
+  err(ppi_mean(factor(y > 1), yh, yu), "argument `y` is a factor; PPI estimates")
+  err(ppi_mean(as.character(y), yh, yu), "argument `y` is character")
+  err(ppi_mean(y, yh[-1], yu), "`yhat` has 149 rows but `y` has 150")
+  err(ppi_mean(y, yh, numeric(0)), "`yhat_unlabeled` is empty")
+  err(ppi_mean(y, yh, yu, weights = c(0, rep(1, 149))), "`weights` must be positive; got 0 at position 1")
+  err(ppi_mean(y, yh, yu, weights = rep(1, 3)), "`weights` has 3 values for 150 rows")
+  err(ppi_mean(y, yh, yu, lambda = 2), "`lambda` must lie between 0 and 1")
+  err(ppi_mean(y, yh, yu, level = 95), "`level` must lie strictly between 0 and 1")
+  err(ppi_mean(y, yh, yu, method = "bayes"), "`method`")
+  err(ppi_mean(y, yh, yu, cluster = c(NA, 1:149)), "`cluster` has a missing value \\(NA\\) at position 1")
+  err(ppi_mean(y, yh, unname(cbind(yu, yu))), "`yhat_unlabeled` has 2 columns but `y` has one column")
+  err(ppi_quantile(y, yh, yu), "`q` is missing")
+  err(ppi_quantile(y, yh, yu, q = 1), "`q` must lie strictly between 0 and 1")
+  lab_na <- d$lab; lab_na$x[5] <- NA
+  err(ppi_ols(y ~ x, lab_na, d$unl, "llm"), "column `x` has a missing value \\(NA\\) in `labeled`, row 5")
+  unl_na <- d$unl; unl_na$x[9] <- NA
+  err(ppi_ols(y ~ x, d$lab, unl_na, "llm"), "column `x` has a missing value \\(NA\\) in `unlabeled`, row 9")
+  lab_na <- d$lab; lab_na$llm[3] <- NA
+  err(ppi_ols(y ~ x, lab_na, d$unl, "llm"), "column `llm` of `labeled` \\(the prediction\\) has a missing value \\(NA\\) at position 3")
+  lab_f <- d$lab; lab_f$y <- factor(lab_f$yes)
+  err(ppi_glm(y ~ x, lab_f, d$unl, "p"), "the outcome y \\(in `labeled`\\) is a factor")
+  err(ppi_ols(g ~ x, d$lab, d$unl, "llm"), "the outcome g \\(in `labeled`\\) is character")
+  err(ppi_ols(y ~ x, d$lab, d$unl, "gpt"), "argument `prediction`: column `gpt` is not in `labeled`")
+  err(ppi_ols(y ~ x + z, d$lab, d$unl, "llm"), "has no column `z`")
+  err(ppi_ols(y ~ x, d$lab, d$unl[0, ], "llm"), "`unlabeled` has no rows")
+  err(ppi_ols(~ x, d$lab, d$unl, "llm"), "`formula` must be a two-sided formula")
+  err(ppi_ols(y ~ x | g, d$lab, d$unl, "llm"), "`formula`: fixed effects")
+  err(ppi_ols(y ~ x, as.list(d$lab), d$unl, "llm"), "`labeled` must be a data frame")
+  err(ppi_ols(y ~ x, d$lab, d$unl, "llm", coord = "z"), "`coord`: `z` is not a coefficient")
+  err(ppi_ols(y ~ x, d$lab, d$unl, "llm", coord = 3), "`coord` must be a coefficient's name or a position from 1 to 2")
+  err(ppi_ols(y ~ x, d$lab, d$unl, "llm", weights = "nope"), "`weights`: column `nope` is not in `labeled`")
+  err(ppi_glm(y ~ x, d$lab, d$unl, "llm", family = gaussian()), "`family`: ppi_glm\\(\\) fits binomial")
+  err(ppi_glm(y ~ x, d$lab, d$unl, "llm", family = binomial(link = "probit")), "`family`")
+  err(ppi_glm(y ~ x, d$lab, d$unl, "llm", family = 3), "`family` must be binomial\\(\\) or poisson\\(\\)")
+})
