@@ -169,6 +169,26 @@ test_that("ppi_glm: binomial and poisson equal Python's logistic and poisson", {
   expect_same_numbers(r, p)
 })
 
+test_that("cluster ids (a vector, or a column name in the regressions) give Python's cluster-robust numbers", {
+  skip_if_no_llmsurrogate()
+  d <- ppi_data()
+  cl <- rep(1:30, length.out = 150)
+  cu <- rep(1:40, length.out = 2000)
+  r <- ppi_mean(d$lab$y, d$lab$llm, d$unl$llm, cluster = cl, cluster_unlabeled = cu)
+  p <- py_ppi_call("mean", d$lab$y, d$lab$llm, d$unl$llm, cluster = cl, cluster_unlabeled = cu)
+  expect_same_numbers(r, p)
+  expect_true(r$clustered)
+  lab <- d$lab; lab$firm <- cl
+  unl <- d$unl; unl$firm <- cu
+  r <- ppi_ols(y ~ x, lab, unl, "llm", cluster = "firm", cluster_unlabeled = "firm")
+  X <- model.matrix(~ x, rbind(d$lab, d$unl))
+  p <- py_ppi_call("ols", X[seq_len(150), ], d$lab$y, d$lab$llm, X[-seq_len(150), ], d$unl$llm,
+                   intercept = FALSE, cluster = cl, cluster_unlabeled = cu)
+  expect_same_numbers(r, p)
+  expect_error(ppi_ols(y ~ x, lab, unl, "llm", cluster = "plant"), "`cluster`: column `plant` is not in `labeled`",
+               class = "llmsurrogate_error")
+})
+
 test_that("the methods: print, summary, coef, confint, tidy, glance, plot", {
   skip_if_no_llmsurrogate()
   d <- ppi_data()
