@@ -125,7 +125,7 @@ def test_option_errors_in_command_line_words(study, tmp_path):
                                    "--cache", str(tmp_path / "c"), "--out", str(tmp_path / "o"), *map(str, task),
                                    "--weights", "w"])
     assert res.exit_code == 1 and "--weights 'w': survey weights must be finite and non-negative" in res.output
-    assert "row 4 of --data bad.csv" in res.output
+    assert "data row 5 (counted from 1 after the header) of --data bad.csv holds -1.0" in res.output
     res = risk_cli(study, tmp_path / "b", *task, "--threshold", "0.3")
     assert res.exit_code == 1 and "--threshold and --fit-threshold apply to a yes/no question" in res.output
     res = risk_cli(study, tmp_path / "c", *task, "--method", "numeric")

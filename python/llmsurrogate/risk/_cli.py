@@ -14,7 +14,6 @@ import pandas as pd
 from .._cli_support import (RUN_JSON, cli_names, data_column, handle_errors, progress_bar, read_table, start_run,
                             use_agg_backend, write_run_json)
 from .._atomic import check_output_dir, save_figure, write_frame, write_text
-from .._positions import at, located
 from ..exceptions import ColumnNotFoundError, InvalidArgumentError, LLMSurrogateWarning
 from ..llm.cache import Cache
 from ..llm.factory import BACKENDS, load_task, make_backend
@@ -299,9 +298,12 @@ def _survey_weights(frame, weight_col, data_path):
     values = pd.to_numeric(column, errors="coerce").to_numpy(float)
     bad = np.flatnonzero(~np.isfinite(values) | (values < 0))
     if bad.size:
-        raise InvalidArgumentError(located(f"--weights {weight_col!r}: survey weights must be finite and non-negative "
-                                           "numbers; ", at(bad[0], "row", marked=True), f" of --data {data_path.name} "
-                                           f"holds {column.iloc[bad[0]]!r}"))
+        label, value = frame.index[bad[0]], column.iloc[bad[0]]  # the file's row (the rows may be a subsample)
+        value = value.item() if isinstance(value, np.generic) else value
+        row = (f"data row {int(label) + 1} (counted from 1 after the header)" if isinstance(label, (int, np.integer))
+               else f"the row labelled {label!r}")
+        raise InvalidArgumentError(f"--weights {weight_col!r}: survey weights must be finite and non-negative numbers; "
+                                   f"{row} of --data {data_path.name} holds {value!r}")
     if not values.sum() > 0:
         raise InvalidArgumentError(f"--weights {weight_col!r}: the weights of the scored rows sum to 0")
     return values
