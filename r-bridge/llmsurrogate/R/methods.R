@@ -44,13 +44,14 @@ NULL
 
 # Pointers of Python's printed text to the repository's docs/methods pages, which an installed R
 # package lacks, as the R help page that says the same.
-.r_help_of_docs <- c("docs/methods/lookahead.md \u00a75.3.1" = "?ssc and ?feols",
-                     "docs/methods/ppi.md" = "?ppi_mean")
+# (names: regular expressions; a section number after the page goes with it).
+.r_help_of_docs <- c("docs/methods/lookahead\\.md \u00a75\\.3\\.1" = "?ssc and ?feols",
+                     "docs/methods/ppi\\.md( \u00a7[0-9]+(\\.[0-9]+)*)?" = "?ppi_mean")
 
 # Python's spellings in printed text as R's: True/False/None/inf/nan -> TRUE/FALSE/NA/Inf/NaN, and
 # docs/methods pointers as R help pages (.r_help_of_docs).
 .r_spellings <- function(text) {
-  for (doc in names(.r_help_of_docs)) text <- gsub(doc, .r_help_of_docs[[doc]], text, fixed = TRUE)
+  for (doc in names(.r_help_of_docs)) text <- gsub(doc, .r_help_of_docs[[doc]], text, perl = TRUE)
   text <- gsub("\\bTrue\\b", "TRUE", text, perl = TRUE)
   text <- gsub("\\bFalse\\b", "FALSE", text, perl = TRUE)
   text <- gsub("\\bNone\\b", "NA", text, perl = TRUE)

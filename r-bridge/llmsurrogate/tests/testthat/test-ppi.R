@@ -187,6 +187,10 @@ test_that("cluster ids (a vector, or a column name in the regressions) give Pyth
   expect_same_numbers(r, p)
   expect_error(ppi_ols(y ~ x, lab, unl, "llm", cluster = "plant"), "`cluster`: column `plant` is not in `labeled`",
                class = "llmsurrogate_error")
+  # the printed notes point to R help, not to a docs/ section an installed package lacks
+  text <- paste(capture.output(print(r), print(summary(r))), collapse = "\n")
+  expect_false(grepl("docs/methods", text, fixed = TRUE))
+  expect_false(grepl("\u00a7", text, fixed = TRUE))
 })
 
 test_that("the methods: print, summary, coef, confint, tidy, glance, plot", {
