@@ -417,7 +417,8 @@ feols <- function(formula, data, vcov = "iid", weights = NULL, fixef_rm = "singl
   call <- sys.call()
   .check_feols_dots(match.call(expand.dots = FALSE)$..., call)
   .ssc_arg(ssc, call)  # checked before the fit
-  text <- .fixest_powers(.formula_text(formula, call), call)
+  text <- .formula_text(formula, call)  # its own statement: an error inside a promise would be re-run
+  text <- .fixest_powers(text, call)
   if (!is.data.frame(data)) {
     .abort(sprintf("argument `data` must be a data frame, not %s", class(data)[1]), call)
   }
