@@ -211,8 +211,20 @@ def cluster_inputs(cluster, cluster_unlabeled, n: int, N: int):
     return codes
 
 
+class _Sizes:
+    """``n`` and ``N``: the labelled and unlabelled rows of checked inputs."""
+
+    @property
+    def n(self) -> int:
+        return self.y.shape[0]
+
+    @property
+    def N(self) -> int:
+        return self.yhat_unlabeled.shape[0]
+
+
 @dataclass
-class MeanInputs:
+class MeanInputs(_Sizes):
     """The arrays of a mean or a quantile: ``n x K`` and ``N x K`` outcomes, normalised weights."""
 
     y: np.ndarray
@@ -223,14 +235,6 @@ class MeanInputs:
     terms: list[str]
     weighted: bool
     clusters: tuple | None = None  # (codes of the labelled rows, codes of the unlabelled rows)
-
-    @property
-    def n(self) -> int:
-        return self.y.shape[0]
-
-    @property
-    def N(self) -> int:
-        return self.yhat_unlabeled.shape[0]
 
 
 def mean_inputs(y, yhat, yhat_unlabeled, weights, weights_unlabeled, *, columns: bool,
@@ -273,7 +277,7 @@ def mean_inputs(y, yhat, yhat_unlabeled, weights, weights_unlabeled, *, columns:
 
 
 @dataclass
-class RegressionInputs:
+class RegressionInputs(_Sizes):
     """The arrays of a regression: designs ``n x d`` and ``N x d``, outcomes, normalised weights."""
 
     X: np.ndarray
@@ -287,14 +291,6 @@ class RegressionInputs:
     weighted: bool
     intercept: bool  # the model has a constant column (given or added)
     clusters: tuple | None = None  # (codes of the labelled rows, codes of the unlabelled rows)
-
-    @property
-    def n(self) -> int:
-        return self.y.shape[0]
-
-    @property
-    def N(self) -> int:
-        return self.yhat_unlabeled.shape[0]
 
 
 def _spans_constant(X: np.ndarray) -> bool:
