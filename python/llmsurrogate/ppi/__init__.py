@@ -13,6 +13,12 @@
 * :func:`feols` -- fixed-effects regressions ``"y ~ x | firm + year"`` on data frames, on the
   package's fixed-effects machinery (``llmsurrogate.fe``), ``vcov="hetero"`` or ``{"CRV1": col}``.
 * ``cluster=`` / ``cluster_unlabeled=`` on the mean and the regressions: cluster-robust PPI.
+* :func:`crossfit` -- cross-prediction-powered inference: the prediction is your own
+  scikit-learn model, cross-fitted on the labelled rows (Zrnic & Candès 2024).
+* :func:`sample_size`, :func:`power` -- planning from a pilot: the labels (and LLM answers) a
+  target half-width or power needs, at given costs (a :class:`PPIPlan`).
+* :func:`from_scores` -- PPI straight from a ``RiskScores`` or a frame of scores, the rows with a
+  human answer labelled, paired by row label.
 
 Every estimator takes ppi_py's arguments in ppi_py's order and ``method="classical" | "ppi" |
 "ppi++"``, and returns a :class:`PPIResult` (print it, ``tidy()``, ``p_value(null)``,
@@ -36,10 +42,14 @@ Examples
 Prediction-powered inference: mean (PPI++)
 """
 
+from ._crossfit import crossfit
 from ._feols import feols
+from ._from_scores import from_scores
 from ._mean import mean
+from ._power import PPIPlan, power, sample_size
 from ._quantile import quantile
 from ._regression import logistic, ols, poisson
 from ._results import PPIResult
 
-__all__ = ["PPIResult", "feols", "logistic", "mean", "ols", "poisson", "quantile"]
+__all__ = ["PPIPlan", "PPIResult", "crossfit", "feols", "from_scores", "logistic", "mean", "ols", "poisson", "power",
+           "quantile", "sample_size"]
