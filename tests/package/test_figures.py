@@ -21,7 +21,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
-from llmsurrogate import datasets, ess, risk, transfer
+from llmsurrogate import datasets, ess, ppi, risk, transfer
 from llmsurrogate import results as results_module
 from llmsurrogate._plotting import plain_log_ticks, spans_decades
 from llmsurrogate.exceptions import InvalidArgumentError
@@ -92,7 +92,16 @@ FACTORIES = {
                                                      n_boot=20),
     "RiskScores": _risk_scores,
     "LookaheadBootstrap": lambda: bootstrap(small_panel(), "ret", "llm", "lap", n_boot=40, seed=1, n_jobs=1),
+    "PPIResult": lambda: _ppi_result(),
 }
+
+
+def _ppi_result():
+    rng = np.random.default_rng(2)
+    X = np.column_stack([np.ones(300), rng.normal(size=300)])
+    X_u = np.column_stack([np.ones(3000), rng.normal(size=3000)])
+    y = X @ [1.0, 2.0] + rng.normal(size=300)
+    return ppi.ols(X, y, y + rng.normal(size=300), X_u, X_u @ [1.0, 2.0] + rng.normal(size=3000))
 #: figures of several panels: ``ax=`` is refused
 MULTI_PANEL = {"TransferApplication", "IntervalTable"}
 

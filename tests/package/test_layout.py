@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2] / "python" / "llmsurrogate"
-CAPABILITIES = ("ess", "transfer", "risk", "lookahead")
+CAPABILITIES = ("ess", "transfer", "risk", "lookahead", "ppi")
 # the adapters on top: the command line, the demo runner and the R bridge may import capabilities
 # (``_cli_support``, the commands' shared helpers, is shared machinery below them)
 TOP = ("cli", "demo", "rbridge")

@@ -1,7 +1,7 @@
 """The ``llmsurrogate`` command line: the command registry and the entry point, nothing else.
 
 One adapter convention: each capability owns its commands in ``<capability>/_cli.py`` (``ess``,
-``transfer``, ``risk``, ``lookahead``); the commands no capability owns live in
+``transfer``, ``risk``, ``lookahead``, ``ppi``); the commands no capability owns live in
 :mod:`llmsurrogate.cli.general` (``demo``, ``datasets``, ``quantile``); the shared machinery every
 command is built from (error handling, option types, progress, reading tables, ``run.json``) is
 :mod:`llmsurrogate._cli_support`, below the capabilities (a capability may import it, never this
@@ -26,6 +26,7 @@ Examples::
     llmsurrogate transfer intervals cpt.csv rf.csv --level 0.9 --compare
     llmsurrogate ess --data data.csv --outcome y --prediction llm --algorithm rf --out ess-output
     llmsurrogate risk --data rows.csv --task ACSIncome --model ./model --cache cache --out scores
+    llmsurrogate ppi --data answers.csv --y human --prediction llm --out ppi-output
 """
 
 from __future__ import annotations
@@ -54,6 +55,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
             "Equivalent sample size of a fixed prediction rule (block-out CV + sequential one-sided CI)."),
     "lookahead": ("llmsurrogate.lookahead._cli", "lookahead_group",
                   "Lookahead bias in LLM forecasts (Gao, Jiang & Yan 2026): LAP and the test."),
+    "ppi": ("llmsurrogate.ppi._cli", "ppi_command",
+            "Prediction-powered inference (PPI, PPI++) from one file of labelled and unlabelled rows."),
     "quantile": ("llmsurrogate.cli.general", "quantile", "Upper and lower empirical quantiles of one column."),
     "risk": ("llmsurrogate.risk._cli", "risk_command",
              "LLM risk scores for every row of --data, with metrics when the label is present."),

@@ -229,6 +229,62 @@ class PPIResult(Result):
         title = f"Prediction-powered inference: {_ESTIMANDS[self.estimand]} ({_LABELS[self.method]})"
         return Summary(title, facts=facts, tables=[("Estimates", table)], notes=notes, float_format="{:.5g}")
 
+    def plot(self, ax=None, terms=None, **kwargs):
+        """The interval of each term beside the classical interval on the labelled rows alone
+        (docs/methods/ppi.md §6): one row per term, the estimate as a dot, the intervals as bars;
+        PPI's above, the classical below (one bar per term for ``method="classical"``). ``terms``:
+        the terms drawn (names or 0-based positions; all by default). Returns the matplotlib Figure
+        (``ax``: draw into that Axes).
+
+        Examples
+        --------
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> import numpy as np; from llmsurrogate import ppi
+        >>> rng = np.random.default_rng(0); y = rng.normal(size=300)
+        >>> res = ppi.mean(y, y + rng.normal(scale=0.5, size=300), rng.normal(size=5000))
+        >>> fig = res.plot()
+        >>> [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+        ['PPI++ (95%)', 'classical, labelled rows only (95%)']
+        """
+        from .._plotting import axes_for, finish, legend_below
+
+        table = self.table
+        if terms is not None:
+            wanted = [terms] if isinstance(terms, (str, int, np.integer)) else list(terms)
+            names = self.terms
+            rows = []
+            for t in wanted:
+                if isinstance(t, (int, np.integer)) and not isinstance(t, bool) and 0 <= int(t) < len(names):
+                    rows.append(int(t))
+                elif isinstance(t, str) and t in names:
+                    rows.append(names.index(t))
+                else:
+                    raise InvalidArgumentError(f"argument `terms`: {t!r} is not a term; choose from {names} or "
+                                               f"positions 0 to {len(names) - 1}")
+            table = table.iloc[rows]
+        k = len(table)
+        fig, ax, owned = axes_for(ax, (6.4, 1.6 + 0.55 * k))
+        classical = self.method != "classical" and bool(np.isfinite(table["classical_ci_low"].to_numpy(float)).any())
+        off = 0.17 if classical else 0.0
+        pos = np.arange(k)[::-1].astype(float)
+        level = f"{self.level * 100:g}%"
+        ax.hlines(pos + off, table["ci_low"], table["ci_high"], color="C0", lw=3.5,
+                  label=f"{_LABELS[self.method]} ({level})")
+        ax.plot(table["estimate"], pos + off, "o", color="C0", ms=6)
+        if classical:
+            ax.hlines(pos - off, table["classical_ci_low"], table["classical_ci_high"], color="0.45", lw=3.5,
+                      label=f"classical, labelled rows only ({level})")
+            ax.plot(table["classical_estimate"], pos - off, "o", mfc="white", mec="0.45", ms=6)
+        ax.set_yticks(pos, [str(t) for t in table["term"]])
+        ax.set_ylim(-0.6, k - 0.4)
+        ax.grid(axis="x", alpha=0.3)
+        what = _ESTIMANDS[self.estimand] + (f" (q = {self.q:g})" if self.q is not None else "")
+        ax.set_title(f"Prediction-powered {what}: n = {self.n:,} labelled, N = {self.N:,} unlabelled rows",
+                     fontsize="medium")
+        ax.set_xlabel("estimate and confidence interval")
+        legend_below(ax, ncol=2)
+        return finish(fig, owned)
+
 
 def make_table(terms, estimate, se, ci_low, ci_high, lam, effective_n, classical_estimate, classical_se,
                classical_low, classical_high) -> pd.DataFrame:

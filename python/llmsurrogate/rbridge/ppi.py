@@ -1,5 +1,5 @@
-"""R adapters of :mod:`llmsurrogate.ppi`: R's ``ppi_mean()``, ``ppi_quantile()``, ``ppi_ols()`` and
-``ppi_glm()``.
+"""R adapters of :mod:`llmsurrogate.ppi`: R's ``ppi_mean()``, ``ppi_quantile()``, ``ppi_ols()``,
+``ppi_glm()`` and ``ppi_feols()``.
 
 R checks its arguments in R's words (numeric columns, no ``NA``, 1-based positions, a term's name
 for ``coord``) and builds the regressions' designs from the formula (``model.matrix()``, the
@@ -16,7 +16,7 @@ from typing import Any
 
 from .. import ppi
 
-__all__ = ["R_FUNCTIONS", "r_logistic", "r_mean", "r_ols", "r_poisson", "r_quantile"]
+__all__ = ["R_FUNCTIONS", "r_feols", "r_logistic", "r_mean", "r_ols", "r_poisson", "r_quantile"]
 
 
 def _numbers(x: Any) -> Any:
@@ -120,6 +120,52 @@ def r_poisson(X, y, yhat, X_unlabeled, yhat_unlabeled, *, weights=None, weights_
                        cluster_unlabeled, kwargs)
 
 
+def r_feols(formula: str, labeled, unlabeled, *, prediction: str, vcov="hetero", weights=None, coord=None,
+            r_variables=None, **kwargs: Any):
+    """R's ``ppi_feols()``: :func:`llmsurrogate.ppi.feols` on R's data frames (``{column: list}``),
+    the formula as R writes it (``I(x^2)``: :func:`llmsurrogate.rbridge.fe.r_formula`), the terms
+    in R's names (:func:`llmsurrogate.rbridge.fe.r_term_names`; ``r_variables``: the formula's
+    variables as R's ``terms()`` spells them) and ``coord`` given in them (or as a 0-based position).
+
+    >>> lab = {"y": [1.0, 2.2, 2.9, 4.1, 1.2, 2.0], "x": [1.0, 2.0, 3.0, 4.0, 1.5, 2.5],
+    ...        "firm": ["a", "a", "a", "b", "b", "b"], "llm": [1.1, 2.0, 3.1, 4.0, 1.0, 2.1]}
+    >>> unl = {"x": [1.0, 2.0, 3.0, 1.0, 2.0, 3.0], "firm": ["a", "a", "b", "b", "a", "b"],
+    ...        "llm": [1.0, 2.1, 3.0, 0.9, 2.0, 3.2]}
+    >>> r_feols("y ~ I(x^2) | firm", lab, unl, prediction="llm", method="ppi", r_variables=["y", "I(x^2)"]).terms
+    ['I(x^2)']
+    """
+    import dataclasses
+
+    from ._convert import _r_frame
+    from .fe import r_formula, r_term_names
+
+    lab, unl = _r_frame(labeled), _r_frame(unlabeled)
+    py_formula = r_formula(formula)
+    variables = None if r_variables is None else [str(v) for v in _as_list(r_variables)]
+    if isinstance(coord, str):  # R's name of a coefficient -> Python's, from the labelled rows' design
+        import warnings
+
+        from .. import fe
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            py_terms = [str(t) for t in fe.feols(py_formula, lab, fixef_rm="none").coef().index]
+        r_names = r_term_names(py_terms, formula, variables)
+        if coord in r_names:
+            coord = py_terms[r_names.index(coord)]
+    elif coord is not None:
+        coord = int(coord)
+    res = ppi.feols(py_formula, lab, unl, prediction=prediction, vcov=vcov, weights=weights, coord=coord, **kwargs)
+    names = r_term_names(res.terms, formula, variables)
+    if names == res.terms:
+        return res
+    renamed = dict(zip(res.terms, names))
+    table = res.table.copy()
+    table["term"] = names
+    return dataclasses.replace(res, table=table, coord=None if res.coord is None else renamed.get(res.coord, res.coord))
+
+
 #: What R may call here (``.call("ppi.<name>")``): the adapters above, which put R's vectors, K
 #: columns and designs back together.
-R_FUNCTIONS = {"mean": r_mean, "quantile": r_quantile, "ols": r_ols, "logistic": r_logistic, "poisson": r_poisson}
+R_FUNCTIONS = {"mean": r_mean, "quantile": r_quantile, "ols": r_ols, "logistic": r_logistic, "poisson": r_poisson,
+               "feols": r_feols}

@@ -27,7 +27,7 @@
 #'   fixed-effects OLS: [feols()], [etable()], [fixef()],
 #'   [coeftable()], [ssc()]; methods in docs/methods/lookahead.md.
 #' * Prediction-powered inference (PPI, PPI++: a few human answers and many LLM answers, with
-#'   valid intervals): [ppi_mean()], [ppi_quantile()], [ppi_ols()], [ppi_glm()] (see
+#'   valid intervals): [ppi_mean()], [ppi_quantile()], [ppi_ols()], [ppi_glm()], [ppi_feols()] (see
 #'   [llmsurrogate_ppi_result] for their methods).
 #' * Quantiles: [upper_quantile()], [lower_quantile()], [quantile_interval()],
 #'   [weighted_upper_quantile()], [weighted_lower_quantile()], [weighted_quantile_interval()].

@@ -213,6 +213,184 @@ ppi_glm <- function(formula, labeled, unlabeled, prediction, family = stats::bin
                   weights, weights_unlabeled, cluster, cluster_unlabeled)
 }
 
+#' Prediction-powered fixed-effects regression
+#'
+#' A linear regression with fixed effects in fixest's syntax (`y ~ x1 + x2 | firm + year`), whose
+#' outcome a human gave on a few rows (`labeled`) and an LLM on every row: the within regression of
+#' `lambda * prediction` on the unlabelled rows plus the within regression of
+#' `y - lambda * prediction` on the labelled rows, with the PPI++ sandwich interval (Angelopoulos,
+#' Duchi and Zrnic 2023). The numbers are those of the Python package (`llmsurrogate.ppi.feols()`,
+#' the method in its docs/methods/ppi.md §9): the same slopes, lambda and standard errors as
+#' [ppi_ols()] with one `factor()` dummy per level of each fixed effect, and with
+#' `method = "classical"` the slopes of [feols()] (or `lm()` with the dummies) on `labeled`.
+#'
+#' The formula is read as by [feols()] (fixest's and pyfixest's syntax: `x^2` is the square,
+#' `log(x)`, `factor(g)`, `i(g)`, interacted fixed effects `firm^year`). The outcome is a column of
+#' `labeled`; `unlabeled` needs the regressors, the fixed effects and the prediction. Every level
+#' of a fixed effect must appear in both samples. The fixed effects themselves are not reported.
+#'
+#' The variance is the PPI sandwich, heteroskedasticity-robust (`vcov = "hetero"`, the default) or
+#' clustered by one column of both data frames (`vcov = ~firm`, `cluster = ~firm`,
+#' `list(CRV1 = "firm")`, or `"cluster"` for the first fixed effect); the same id in both samples is
+#' one cluster (docs/methods/ppi.md §8). `"iid"` is not offered: the PPI variance is a sandwich of
+#' the two samples' gradients, robust by construction (a homoskedastic version would need the
+#' residual variances of both regressions to be the same at every row, which PPI does not assume).
+#'
+#' Missing values (`NA`) in the outcome, the prediction, a regressor, a fixed effect, the weights
+#' or the cluster column are an error naming the column, the data frame and the 1-based row: drop
+#' the incomplete rows first (e.g. with `complete.cases()`); PPI drops none for you.
+#'
+#' @param fml A formula such as `y ~ x1 + x2 | firm + year` (fixest's name for the argument), or
+#'   the same as a string; it must have fixed effects (without, use [ppi_ols()]).
+#' @param labeled A data frame of the labelled rows: the outcome, the regressors, the fixed
+#'   effects and the prediction.
+#' @param unlabeled A data frame of the unlabelled rows: the regressors, the fixed effects and the
+#'   prediction.
+#' @param prediction The name of the prediction's column (the LLM's answer), in both data frames.
+#' @param vcov `"hetero"` (default), `"cluster"` (by the first fixed effect), a one-sided formula
+#'   `~firm` or `list(CRV1 = "firm")` (one cluster column, in both data frames).
+#' @param method `"ppi++"` (lambda tuned by ppi_py's two steps for the summed variance of the
+#'   slopes, or of `coord`), `"ppi"` (lambda = 1) or `"classical"` (the labelled rows alone).
+#' @param level The confidence level, between 0 and 1.
+#' @param lambda For `method = "ppi++"`: a fixed lambda in \[0, 1\] instead of the tuned one.
+#' @param coord For a tuned lambda: the coefficient (its name, or its 1-based position) whose
+#'   variance lambda minimises; `NULL`: all together.
+#' @param weights `NULL`, or the name of a column of both data frames (or `~w`) of positive
+#'   weights, rescaled to sum to n and N.
+#' @param se,cluster fixest's spellings: `se = "hetero"` or `"cluster"`; `cluster = ~firm`.
+#' @param ... Nothing: an argument ppi_feols() does not take is an error naming it.
+#' @return An object of class `c("llmsurrogate_ppi_result", "llmsurrogate_result")`, as
+#'   [ppi_ols()]'s, one row per slope; its methods are those of [llmsurrogate_ppi_result]
+#'   (`print()`, `summary()`, `coef()`, `confint()`, `plot()`, `tidy()`, `glance()`).
+#' @seealso [ppi_ols()], [feols()]
+#' @examplesIf llmsurrogate_available()
+#' set.seed(2)
+#' rows <- function(m) {
+#'   d <- data.frame(firm = sample(letters[1:8], m, TRUE), x = rnorm(m))
+#'   d$y <- 1.5 * d$x + match(d$firm, letters) / 4 + rnorm(m)
+#'   d$llm_y <- d$y + rnorm(m, sd = 0.7)   # the LLM's answer
+#'   d
+#' }
+#' lab <- rows(250)
+#' unl <- rows(4000)
+#' unl$y <- NULL                           # no human answer on these rows
+#' fit <- ppi_feols(y ~ x | firm, lab, unl, prediction = "llm_y", cluster = ~firm)
+#' fit
+#' coef(fit)
+#' confint(fit)
+#' # the classical slope is feols()'s on the labelled rows
+#' coef(ppi_feols(y ~ x | firm, lab, unl, "llm_y", method = "classical"))
+#' coef(feols(y ~ x | firm, lab))
+#' @export
+ppi_feols <- function(fml, labeled, unlabeled, prediction, vcov = "hetero", method = "ppi++", level = 0.95,
+                      lambda = NULL, coord = NULL, weights = NULL, se = NULL, cluster = NULL, ...) {
+  call <- sys.call()
+  dots <- names(match.call(expand.dots = FALSE)$...)
+  if (length(match.call(expand.dots = FALSE)$...)) {
+    bad <- if (is.null(dots) || !nzchar(dots[1])) "given by position" else sprintf("`%s`", dots[1])
+    .abort(sprintf(paste("ppi_feols() takes no argument %s; its arguments are fml, labeled, unlabeled, prediction,",
+                         "vcov, method, level, lambda, coord, weights, se, cluster"), bad), call)
+  }
+  if (missing(fml) || !(inherits(fml, "formula") || (is.character(fml) && length(fml) == 1L && !is.na(fml)))) {
+    .abort("argument `fml` must be a formula such as y ~ x | firm, or that formula as a string", call)
+  }
+  text <- .formula_text(fml, call)
+  text <- .fixest_powers(text, call)
+  fe <- .formula_fixef(text)
+  if (!length(fe)) {
+    .abort(sprintf("argument `fml` has no fixed effects (%s); write them after `|`, or use ppi_ols()", text), call)
+  }
+  for (arg in c("labeled", "unlabeled")) {
+    d <- get(arg)
+    if (!is.data.frame(d)) .abort(sprintf("argument `%s` must be a data frame, not %s", arg, .r_type(d)), call)
+    if (nrow(d) < 2L) .abort(sprintf("argument `%s` has %d rows; PPI needs at least two", arg, nrow(d)), call)
+  }
+  prediction <- .check_string(prediction, "prediction", call)
+  vc <- .vcov_arg(.fixest_vcov(vcov, !missing(vcov), se, cluster, call), call, fe)
+  clusters <- attr(vc, "clusters")
+  attr(vc, "clusters") <- NULL
+  if (is.character(vc)) {
+    if (!identical(vc, "hetero") && !identical(vc, "HC1")) {
+      .abort(sprintf(paste('argument `vcov`: "%s" is not offered for prediction-powered inference: its variance is',
+                           "a sandwich of the two samples' gradients, robust by construction; use \"hetero\"",
+                           "(the default) or a cluster column (vcov = ~firm)"), vc), call)
+    }
+    vc <- "hetero"
+  } else {
+    if (length(clusters) != 1L) {
+      .abort(sprintf("argument `vcov`: prediction-powered inference clusters by one column; got %s",
+                     paste(clusters, collapse = " + ")), call)
+    }
+    vc <- list(CRV1 = clusters)
+  }
+  if (inherits(weights, "formula") && length(weights) == 2L && length(all.vars(weights)) == 1L) {
+    weights <- all.vars(weights)
+  }
+  if (!is.null(weights) && !(is.character(weights) && length(weights) == 1L && !is.na(weights))) {
+    .abort(sprintf("argument `weights` must be NULL, a column name of both data frames or ~column; got %s",
+                   .r_type(weights)), call)
+  }
+  lhs <- strsplit(text, "~", fixed = TRUE)[[1]][1]
+  outcome <- .formula_names(lhs)
+  rhs_names <- setdiff(.formula_names(sub("^[^~]*~", "", text)), character())
+  rhs_names <- unique(c(rhs_names, unlist(strsplit(fe, "^", fixed = TRUE))))
+  needed <- list(labeled = unique(c(outcome, rhs_names, prediction, weights, clusters)),
+                 unlabeled = unique(c(rhs_names, prediction, weights, clusters)))
+  for (arg in names(needed)) {
+    d <- get(arg)
+    cols <- needed[[arg]]
+    # every name of the formula is a column (Python, which fits it, sees no R variable)
+    miss <- setdiff(cols, names(d))
+    if (length(miss)) {
+      .abort(sprintf("argument `%s` has no column `%s`, which %s", arg, miss[1],
+                     if (miss[1] == prediction) "argument `prediction` names" else if (miss[1] %in% weights) "argument `weights` names"
+                     else if (miss[1] %in% clusters) "the clustering uses" else "the formula uses"), call)
+    }
+    for (col in cols) {
+      na <- which(is.na(d[[col]]))
+      if (length(na)) {
+        .abort(sprintf(paste("column `%s` has a missing value (NA) in `%s`, row %d; drop the incomplete rows first",
+                             "(e.g. with complete.cases()): PPI does not drop them for you"), col, arg, na[1]), call)
+      }
+    }
+    needed[[arg]] <- cols
+  }
+  .ppi_numeric(labeled[[prediction]], sprintf("column `%s` of `labeled` (the prediction)", prediction), call)
+  .ppi_numeric(unlabeled[[prediction]], sprintf("column `%s` of `unlabeled` (the prediction)", prediction), call)
+  if (!is.null(weights)) {
+    for (arg in c("labeled", "unlabeled")) {
+      w <- .ppi_numeric(get(arg)[[weights]], sprintf("column `%s` of `%s` (the weights)", weights, arg), call)
+      bad <- which(w <= 0)
+      if (length(bad)) {
+        .abort(sprintf("argument `weights`: column `%s` of `%s` must be positive; got %s in row %d", weights, arg,
+                       format(w[bad[1]]), bad[1]), call)
+      }
+    }
+  }
+  fe_cols <- intersect(unlist(strsplit(fe, "^", fixed = TRUE)), union(names(labeled), names(unlabeled)))
+  fe_cols <- setdiff(fe_cols, c(.formula_names(strsplit(text, "|", fixed = TRUE)[[1]][1]), weights))
+  kinds <- vapply(labeled[intersect(fe_cols, names(labeled))], .fe_kind, character(1))
+  if (!is.null(coord)) {
+    if (!(is.character(coord) && length(coord) == 1L && !is.na(coord))) {
+      k <- .check_scalar(coord, "coord", call)
+      if (k != round(k) || k < 1) {
+        .abort(sprintf("argument `coord` must be a coefficient's name or a 1-based position; got %s", format(k)), call)
+      }
+      coord <- as.integer(k - 1)  # Python's positions count from 0
+    }
+  }
+  res <- .call_in(call, "ppi.feols", text,
+                  .frame_arg(.feols_columns(labeled, needed$labeled, kinds), "labeled", call),
+                  .frame_arg(.feols_columns(unlabeled, needed$unlabeled, kinds), "unlabeled", call),
+                  prediction = prediction, vcov = vc, weights = weights,
+                  method = .check_string(method, "method", call), level = .ppi_level(level, call),
+                  lam = .ppi_lambda(lambda, call), coord = coord,
+                  r_variables = as.list(.formula_variables(text)))
+  res$formula <- fml
+  res$call <- call
+  res
+}
+
 # ---- helpers -----------------------------------------------------------------------------------
 
 # A family (object, function or name) as the Python function: binomial(logit) -> logistic,
@@ -461,7 +639,7 @@ ppi_glm <- function(formula, labeled, unlabeled, prediction, family = stats::bin
 
 #' Methods for prediction-powered estimates
 #'
-#' The results of [ppi_mean()], [ppi_quantile()], [ppi_ols()] and [ppi_glm()] (class
+#' The results of [ppi_mean()], [ppi_quantile()], [ppi_ols()], [ppi_glm()] and [ppi_feols()] (class
 #' `"llmsurrogate_ppi_result"`). `print()` shows each term's estimate, standard error, interval,
 #' lambda and effective n; `summary()` the full report (see [llmsurrogate_result]); `coef()` the
 #' estimates by term; `confint()` the intervals (at the level the result was computed at);
