@@ -8,11 +8,12 @@
 //!   [`transfer`] (transfer-error tables, their inference, the U-statistic bounds and the model
 //!   fits that build the tables), [`risk`] (risk-score metrics and their bootstrap),
 //!   [`lookahead`] (the Min-K% reduction of per-token log-probabilities), [`fe`] (fixed-effects
-//!   demeaning and the pairs/cluster bootstrap of a coefficient). A capability uses `common` and
-//!   no other capability.
+//!   demeaning and the pairs/cluster bootstrap of a coefficient), [`ppi`] (prediction-powered
+//!   inference: gradient moments, the TSQR factor, the GLM Newton fit, cluster sums). A capability
+//!   uses `common` and no other capability.
 //! * `bindings/`: the thin pyo3 layer that exposes the kernels as `llmsurrogate._core`, one file
 //!   per capability (names prefixed with the capability: `ess_*`, `transfer_*`, `risk_*`,
-//!   `lookahead_*`, `fe_*`; the common quantiles and thread counts unprefixed), compiled only with
+//!   `lookahead_*`, `fe_*`, `ppi_*`; the common quantiles and thread counts unprefixed), compiled only with
 //!   the default `python` feature (`cargo test --no-default-features` builds the kernels alone).
 
 pub mod common;
@@ -21,6 +22,7 @@ pub mod transfer;
 pub mod risk;
 pub mod lookahead;
 pub mod fe;
+pub mod ppi;
 
 #[cfg(feature = "python")]
 mod bindings;

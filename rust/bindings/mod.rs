@@ -11,7 +11,7 @@
 //! * one file per capability, each exporting its names with the capability's prefix: `ess.rs`
 //!   (`ess_*`, with the forest walk), `transfer.rs` (`transfer_*` and the `TransferTable` class,
 //!   with the U-statistic bounds and the model fits), `risk.rs` (`risk_*`), `lookahead.rs`
-//!   (`lookahead_*`), `fe.rs` (`fe_*`).
+//!   (`lookahead_*`), `fe.rs` (`fe_*`), `ppi.rs` (`ppi_*`).
 //!
 //! Every file ends with `pub fn register(m)`, which adds its names to the module; [`_core`] calls
 //! them in turn.
@@ -21,6 +21,7 @@ mod ess;
 mod fe;
 mod lookahead;
 mod parallel;
+mod ppi;
 mod quantiles;
 mod risk;
 mod transfer;
@@ -45,5 +46,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     risk::register(m)?;
     lookahead::register(m)?;
     fe::register(m)?;
+    ppi::register(m)?;
     Ok(())
 }

@@ -1,5 +1,5 @@
 //! The common floor: infrastructure shared by every capability. Nothing here uses a capability
-//! module (`ess`, `transfer`, `risk`, `lookahead`, `fe`, or any added later) or Python, so a new
+//! module (`ess`, `transfer`, `risk`, `lookahead`, `fe`, `ppi`, or any added later) or Python, so a new
 //! capability builds on it alone; the test below reads the capability list from `lib.rs`.
 //!
 //! * [`errors`]: [`errors::CoreError`], the one error type of the crate (each variant names the
@@ -48,7 +48,7 @@ mod tests {
     /// Every module of the crate above the floor: the capabilities and the bindings.
     fn upper_modules() -> Vec<String> {
         let mods: Vec<String> = declared_modules(include_str!("../lib.rs")).into_iter().filter(|m| m != "common").collect();
-        for m in ["ess", "transfer", "risk", "lookahead", "fe", "bindings"] {
+        for m in ["ess", "transfer", "risk", "lookahead", "fe", "ppi", "bindings"] {
             assert!(mods.iter().any(|x| x == m), "lib.rs declares no module {m}: {mods:?}");
         }
         mods

@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -101,7 +101,7 @@ def as_matrix(x, name: str) -> tuple[np.ndarray, list[str] | None]:
         except (TypeError, ValueError) as err:
             raise InvalidArgumentError(f"argument `{name}` must hold numbers only; {err}") from err
         names = None
-        bad = np.argwhere(~np.isfinite(arr))
+        bad = np.argwhere(~np.isfinite(arr)) if not np.isfinite(arr).all() else np.empty((0, 2))
         if bad.size:
             i, j = (int(v) for v in bad[0])
             raise NonFiniteError(located(f"argument `{name}` has a non-finite value ({arr[i, j]}) at ", at(i, "row"),
@@ -291,6 +291,7 @@ class RegressionInputs(_Sizes):
     weighted: bool
     intercept: bool  # the model has a constant column (given or added)
     clusters: tuple | None = None  # (codes of the labelled rows, codes of the unlabelled rows)
+    cache: dict = field(default_factory=dict, repr=False, compare=False)  # results computed once per inputs
 
 
 def _spans_constant(X: np.ndarray) -> bool:
@@ -302,19 +303,24 @@ def _spans_constant(X: np.ndarray) -> bool:
 
 
 def check_rank(X: np.ndarray, name: str, terms: list[str]) -> None:
-    """X has full column rank (an error naming a column that depends on the others)."""
+    """X has full column rank (an error naming a column that depends on the others): the
+    column-pivoted QR of the R factor of X (one Householder pass over the rows in Rust; pivoting
+    on R is pivoting on X, column norms being kept by orthogonal transformations)."""
     from scipy.linalg import qr
+
+    from .. import _core
 
     d = X.shape[1]
     if X.shape[0] < d:
         raise InvalidArgumentError(f"argument `{name}` has {X.shape[0]} rows for {d} columns; a regression needs at "
                                    "least as many rows as coefficients")
-    scale = np.sqrt((X * X).sum(axis=0))
+    R, _ = _core.ppi_qr(np.ascontiguousarray(X, dtype=np.float64))
+    scale = np.sqrt((R * R).sum(axis=0))
     if np.any(scale == 0):
         j = int(np.flatnonzero(scale == 0)[0])
         raise InvalidArgumentError(f"argument `{name}`: column {terms[j]!r} is 0 in every row")
-    _, R, piv = qr(X / scale, mode="economic", pivoting=True)
-    diag = np.abs(np.diag(R))
+    _, R2, piv = qr(R / scale, mode="economic", pivoting=True)
+    diag = np.abs(np.diag(R2))
     rank = int(np.sum(diag > diag[0] * 1e-10))
     if rank < d:
         raise InvalidArgumentError(

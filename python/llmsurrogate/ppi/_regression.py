@@ -20,31 +20,43 @@ from ._inputs import (
 )
 from ._results import PPIResult, make_table
 from ._stats import (
-    FAMILIES,
+    Moments,
     cluster_covariance,
     cluster_lam_hat,
+    gradient_moments,
     gradients,
-    hessian,
     influence_totals,
-    lam_hat,
-    row_covariance,
-    sandwich,
+    moments_lam_hat,
+    moments_sandwich,
 )
 
 __all__ = ["classical_covariance", "fit", "logistic", "ols", "poisson", "ppi_covariance", "tuned_lam"]
 
 
+def _ols_parts(d: RegressionInputs) -> np.ndarray:
+    """The three least-squares fits every OLS estimate combines (§3.1): of ``y`` and ``yhat`` on
+    ``X`` and of ``yhat~`` on ``X~`` (weighted), one QR of each design, computed once per inputs."""
+    parts = d.cache.get("ols")
+    if parts is None:
+        lab = wls(d.X, [d.y, d.yhat], d.w)
+        unl = wls(d.X_unlabeled, [d.yhat_unlabeled], d.w_unlabeled)
+        parts = d.cache["ols"] = np.vstack([lab, unl])
+    return parts
+
+
 def fit(family: str, d: RegressionInputs, lam: float) -> np.ndarray:
     """The point estimate at ``lam`` (§3.1): for OLS the imputed regression of ``lam yhat~`` on
     ``X~`` plus the rectifier regression of ``y - lam yhat`` on ``X`` (weighted least squares, as
-    ppi_py); for the GLMs the minimiser of the rectified loss (Newton)."""
+    ppi_py; linear in the outcomes, so three fits serve every ``lam``); for the GLMs the minimiser
+    of the rectified loss (Newton)."""
     if family == "linear":
-        theta = wls(d.X, d.y - lam * d.yhat, d.w)
+        b_y, b_yhat, b_unl = _ols_parts(d)
+        theta = b_y - lam * b_yhat
         if lam != 0:
-            theta = theta + wls(d.X_unlabeled, lam * d.yhat_unlabeled, d.w_unlabeled)
+            theta = theta + lam * b_unl
         return theta
     try:
-        return fit_rectified(FAMILIES[family], d.X, d.y, d.yhat, d.w, d.X_unlabeled, d.yhat_unlabeled,
+        return fit_rectified(family, d.X, d.y, d.yhat, d.w, d.X_unlabeled, d.yhat_unlabeled,
                              d.w_unlabeled, lam)
     except NoFiniteFit as err:
         if lam == 0:
@@ -61,21 +73,34 @@ def fit(family: str, d: RegressionInputs, lam: float) -> np.ndarray:
 
 @dataclass
 class _Stats:
-    grads: np.ndarray
-    grads_hat: np.ndarray
-    grads_hat_unlabeled: np.ndarray
+    labelled: Moments            # the gradients at Y and at Yhat on the labelled rows, side by side
+    unlabelled: Moments | None   # the gradients at Yhat~ on the unlabelled rows (None: they do not enter)
     inv_hessian: np.ndarray
 
 
 def _stats(family: str, d: RegressionInputs, theta: np.ndarray, use_unlabeled: bool) -> _Stats:
-    fam = FAMILIES[family]
-    g, gh = gradients(fam, theta, d.X, [d.y, d.yhat], d.w)
+    """The gradient moments of both samples at ``theta`` and the inverse Hessian of the rectified
+    loss: over all ``n + N`` rows, or over the labelled rows when ``use_unlabeled`` is False
+    (lambda = 0: the classical estimator), one pass over each sample (§3.2)."""
+    lab, H = gradient_moments(family, theta, d.X, [d.y, d.yhat], d.w)
     if use_unlabeled:
-        ghu, = gradients(fam, theta, d.X_unlabeled, [d.yhat_unlabeled], d.w_unlabeled)
+        unl, Hu = gradient_moments(family, theta, d.X_unlabeled, [d.yhat_unlabeled], d.w_unlabeled)
+        H = (H + Hu) / (d.n + d.N)
+    else:
+        unl = None
+        H = H / d.n
+    return _Stats(lab, unl, np.linalg.inv(H))
+
+
+def _gradient_rows(family: str, d: RegressionInputs, theta: np.ndarray, use_unlabeled: bool):
+    """The per-row gradients ``g``, ``g^`` (labelled rows) and ``g~`` (unlabelled rows; zeros when
+    they do not enter), for the cluster sums (§8)."""
+    g, gh = gradients(family, theta, d.X, [d.y, d.yhat], d.w)
+    if use_unlabeled:
+        ghu, = gradients(family, theta, d.X_unlabeled, [d.yhat_unlabeled], d.w_unlabeled)
     else:
         ghu = np.zeros_like(d.X_unlabeled)
-    H = hessian(fam, theta, d.X, d.w, d.X_unlabeled, d.w_unlabeled, use_unlabeled)
-    return _Stats(g, gh, ghu, np.linalg.inv(H))
+    return g, gh, ghu
 
 
 def tuned_lam(family: str, d: RegressionInputs, coord: int | None) -> tuple[float, list[float]]:
@@ -85,12 +110,13 @@ def tuned_lam(family: str, d: RegressionInputs, coord: int | None) -> tuple[floa
     steps = []
     lam = 1.0
     for _ in range(2):
-        s = _stats(family, d, fit(family, d, lam), True)
+        theta = fit(family, d, lam)
+        s = _stats(family, d, theta, True)
         if d.clusters is None:
-            lam = float(lam_hat(s.grads, s.grads_hat, s.grads_hat_unlabeled, s.inv_hessian, coord))
+            lam = float(moments_lam_hat(s.labelled, s.unlabelled, s.inv_hessian, coord))
         else:
-            lam = float(clustered_lam_hat(s.grads, s.grads_hat, s.grads_hat_unlabeled, s.inv_hessian, d.clusters,
-                                          coord))
+            g, gh, ghu = _gradient_rows(family, d, theta, True)
+            lam = float(clustered_lam_hat(g, gh, ghu, s.inv_hessian, d.clusters, coord))
         steps.append(lam)
     return lam, steps
 
@@ -120,8 +146,9 @@ def ppi_covariance(family: str, d: RegressionInputs, theta: np.ndarray, lam: flo
     rows, or on the labelled rows alone when lambda = 0 (as ppi_py); with clusters, §8.1."""
     s = _stats(family, d, theta, lam != 0)
     if d.clusters is not None:
-        return clustered_sandwich(s.grads, s.grads_hat, s.grads_hat_unlabeled, s.inv_hessian, lam, d.clusters)
-    return sandwich(s.grads, s.grads_hat, s.grads_hat_unlabeled, s.inv_hessian, lam) / d.n
+        g, gh, ghu = _gradient_rows(family, d, theta, lam != 0)
+        return clustered_sandwich(g, gh, ghu, s.inv_hessian, lam, d.clusters)
+    return moments_sandwich(s.labelled, s.unlabelled, s.inv_hessian, lam) / d.n
 
 
 def classical_covariance(family: str, d: RegressionInputs, theta: np.ndarray) -> np.ndarray:
@@ -131,11 +158,15 @@ def classical_covariance(family: str, d: RegressionInputs, theta: np.ndarray) ->
     with weights, the same with weighted gradients and Hessian)."""
     s = _stats(family, d, theta, False)
     if d.clusters is not None:
-        return clustered_sandwich(s.grads, s.grads_hat, s.grads_hat_unlabeled, s.inv_hessian, 0.0, d.clusters)
+        g, gh, ghu = _gradient_rows(family, d, theta, False)
+        return clustered_sandwich(g, gh, ghu, s.inv_hessian, 0.0, d.clusters)
+    k = d.X.shape[1]
+    gg = s.labelled.block(0, 0, k)
     if family == "linear":
-        meat = s.grads.T @ s.grads / d.n
+        m = s.labelled.mean[:k]
+        meat = (gg + d.n * np.outer(m, m)) / d.n   # g'g / n, uncentred (HC0)
     else:
-        meat = row_covariance(s.grads)
+        meat = gg / (d.n - 1)                      # the ddof-1 covariance of the gradients
     return s.inv_hessian @ meat @ s.inv_hessian / d.n
 
 

@@ -1,143 +1,153 @@
-"""The per-row statistics of prediction-powered inference (docs/methods/ppi.md §2-§5), in small
-functions over numpy arrays: what grows with the number of rows lives here, so that a Rust kernel
-can replace one function at a time with the same inputs and outputs.
+"""The per-row statistics of prediction-powered inference (docs/methods/ppi.md §2-§5). What grows
+with the number of rows runs in the Rust core (``llmsurrogate._core.ppi_*``, ``rust/ppi/``), one
+pass each; what is left here is of size ``d x d``:
 
-* GLM families (:data:`FAMILIES`): the mean function, its derivative and the cumulant of the
-  linear, logistic and Poisson models with their canonical links;
-* :func:`gradients`, :func:`hessian` -- the per-row gradients ``w x (mu - t)`` and the Hessian of
-  the rectified loss (§3.1);
-* :func:`lam_hat` -- the power-tuning parameter of PPI++ (§3.3), scalar or per column, optionally
-  for one coordinate;
-* :func:`sandwich` -- the PPI++ covariance ``H^-1 [(n/N) Cov(lam g~) + Cov(g - lam g^)] H^-1``
-  (§3.2);
+* :class:`Moments` -- count, mean and centred cross-products of per-row terms, the summary every
+  covariance below is a linear combination of; :func:`gradient_moments` reduces the per-row
+  gradients ``w x (mu - t)`` of a GLM (linear, logistic or Poisson with canonical link) to it in
+  one pass, with the Hessian sum ``sum w v x x'`` (§3.1); :func:`row_moments` reduces rows given as
+  a matrix; :func:`gradients` returns the per-row gradients themselves (the clustered variance
+  sums them by cluster);
+* :func:`moments_lam_hat` -- the power-tuning parameter of PPI++ (§3.3), scalar or per column,
+  optionally for one coordinate; :func:`lam_hat` the same from per-row gradients given as matrices;
+* :func:`moments_sandwich` -- the PPI++ covariance ``H^-1 [(n/N) Cov(lam g~) + Cov(g - lam g^)]
+  H^-1`` (§3.2); :func:`sandwich` from matrices; :func:`row_covariance`, :func:`hessian`;
 * :func:`mean_variance` -- the mean's two variance terms (ddof 0, §2.2);
 * :func:`cdf_sweep` -- the rectified CDF and its variance at every candidate value, by sorting and
   cumulative sums (§4.2).
 
-Without clusters the covariance of per-row terms goes through :func:`row_covariance`; with clusters
-(§8) :func:`influence_totals` sums the centred terms of both samples by cluster (one numbering,
-so that a cluster with labelled and unlabelled rows is one), :func:`cluster_covariance` applies
-G/(G-1) and :func:`cluster_lam_hat` minimises the clustered variance.
+With clusters (§8) :func:`influence_totals` sums the centred terms of both samples by cluster (one
+numbering, so that a cluster with labelled and unlabelled rows is one; the sums in Rust),
+:func:`cluster_covariance` applies G/(G-1) and :func:`cluster_lam_hat` minimises the clustered
+variance.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import expit
 from scipy.stats import norm
+
+from .. import _core
 
 __all__ = [
     "FAMILIES",
-    "Family",
+    "Moments",
     "cdf_sweep",
     "cluster_codes",
     "cluster_covariance",
     "cluster_lam_hat",
+    "gradient_moments",
     "gradients",
     "hessian",
     "influence_totals",
     "lam_hat",
     "mean_variance",
+    "moments_lam_hat",
+    "moments_sandwich",
     "row_covariance",
+    "row_moments",
     "sandwich",
     "z_p_value",
 ]
 
+#: the GLM families of the regressions (canonical links): name -> the name the kernels take
+FAMILIES = {"linear": "linear", "logistic": "logistic", "poisson": "poisson"}
+
 
 @dataclass(frozen=True)
-class Family:
-    """A GLM with canonical link: ``mean`` (mu of the linear predictor eta), ``variance`` (d mu / d eta
-    as a function of mu) and ``cumulant`` b(eta), so that the loss of one row is ``b(eta) - t eta``."""
+class Moments:
+    """Per-row terms of width ``k d`` (``k`` blocks of ``d``: the gradients at Y, at Yhat, ...)
+    reduced to their ``count``, ``mean`` and centred cross-products ``m2`` = ``sum (r - mean)(r -
+    mean)'``."""
 
-    name: str
-    mean: Callable[[np.ndarray], np.ndarray]
-    variance: Callable[[np.ndarray], np.ndarray]
-    cumulant: Callable[[np.ndarray], np.ndarray]
+    count: int
+    mean: np.ndarray
+    m2: np.ndarray
 
-
-def _exp(eta: np.ndarray) -> np.ndarray:
-    with np.errstate(over="ignore"):
-        return np.exp(eta)
-
-
-FAMILIES = {
-    "linear": Family("linear", lambda eta: eta, lambda mu: np.ones_like(mu), lambda eta: 0.5 * eta * eta),
-    "logistic": Family("logistic", expit, lambda mu: mu * (1.0 - mu), lambda eta: np.logaddexp(0.0, eta)),
-    "poisson": Family("poisson", _exp, lambda mu: mu, _exp),
-}
+    def block(self, i: int, j: int, d: int) -> np.ndarray:
+        """The ``(i, j)`` ``d x d`` block of ``m2``."""
+        return self.m2[i * d:(i + 1) * d, j * d:(j + 1) * d]
 
 
-def gradients(family: Family, theta: np.ndarray, X: np.ndarray, targets: list[np.ndarray],
+def _c(a) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=np.float64)
+
+
+def _targets(targets: list[np.ndarray], rows: int) -> np.ndarray:
+    """The targets as the rows of a ``k x rows`` array (``0 x rows`` for none)."""
+    return _c(np.vstack(targets)) if targets else np.empty((0, rows))
+
+
+def row_moments(*rows: np.ndarray) -> Moments:
+    """The :class:`Moments` of the rows of the matrices ``rows`` side by side (one pass, Rust).
+
+    >>> m = row_moments(np.array([[1.0], [3.0]]), np.array([[0.0], [2.0]]))
+    >>> m.count, m.mean.tolist(), m.m2.tolist()
+    (2, [2.0, 1.0], [[2.0, 2.0], [2.0, 2.0]])
+    """
+    stacked = rows[0] if len(rows) == 1 else np.hstack(rows)
+    count, mean, m2 = _core.ppi_row_moments(_c(stacked))
+    return Moments(count, mean, m2)
+
+
+def gradient_moments(family: str, theta: np.ndarray, X: np.ndarray, targets: list[np.ndarray],
+                     w: np.ndarray) -> tuple[Moments, np.ndarray]:
+    """One pass over the rows (Rust): the :class:`Moments` of the per-row gradients
+    ``w_i x_i (mu_i - t_i)`` at ``theta`` of every target ``t`` side by side (Y and Yhat on the
+    labelled rows share ``mu``), and the Hessian sum ``sum w v x x'`` with ``v = 1, mu(1 - mu), mu``
+    (not divided by the rows).
+
+    >>> m, H = gradient_moments("linear", np.array([1.0]), np.ones((2, 1)), [np.array([0.0, 3.0])], np.ones(2))
+    >>> m.mean.tolist(), m.m2.tolist(), H.tolist()
+    ([-0.5], [[4.5]], [[2.0]])
+    """
+    count, mean, m2, H = _core.ppi_moments(family, _c(X), _c(theta), _targets(targets, X.shape[0]), _c(w))
+    return Moments(count, mean, m2), H
+
+
+def gradients(family: str, theta: np.ndarray, X: np.ndarray, targets: list[np.ndarray],
               w: np.ndarray) -> list[np.ndarray]:
-    """Per-row gradients ``w_i x_i (mu_i - t_i)`` at ``theta``, one ``n x d`` matrix per target ``t``
-    (Y and Yhat on the labelled rows share ``mu``).
+    """Per-row gradients ``w_i x_i (mu_i - t_i)`` at ``theta``, one ``n x d`` matrix per target
+    ``t`` (Rust).
 
-    >>> g, = gradients(FAMILIES["linear"], np.array([1.0]), np.ones((2, 1)), [np.array([0.0, 3.0])], np.ones(2))
+    >>> g, = gradients("linear", np.array([1.0]), np.ones((2, 1)), [np.array([0.0, 3.0])], np.ones(2))
     >>> g.ravel().tolist()
     [1.0, -2.0]
     """
-    mu = family.mean(X @ theta)
-    return [(w * (mu - t))[:, None] * X for t in targets]
+    d = X.shape[1]
+    g = _core.ppi_gradients(family, _c(X), _c(theta), _targets(targets, X.shape[0]), _c(w))
+    return [g[:, k * d:(k + 1) * d] for k in range(len(targets))]
 
 
-def hessian(family: Family, theta: np.ndarray, X: np.ndarray, w: np.ndarray, X_unlabeled: np.ndarray,
-            w_unlabeled: np.ndarray, use_unlabeled: bool) -> np.ndarray:
-    """The Hessian of the rectified loss at ``theta``: ``sum w v x x' / (n + N)`` over all rows, or
-    over the labelled rows divided by ``n`` when ``use_unlabeled`` is False (lambda = 0: the
-    classical estimator), with ``v = 1, mu(1 - mu), mu`` (§3.2).
-
-    >>> hessian(FAMILIES["linear"], np.zeros(1), np.ones((2, 1)), np.ones(2), 2 * np.ones((2, 1)), np.ones(2), True)
-    array([[2.5]])
-    """
-    v = family.variance(family.mean(X @ theta)) * w
-    H = (X * v[:, None]).T @ X
-    if not use_unlabeled:
-        return H / X.shape[0]
-    vu = family.variance(family.mean(X_unlabeled @ theta)) * w_unlabeled
-    H = H + (X_unlabeled * vu[:, None]).T @ X_unlabeled
-    return H / (X.shape[0] + X_unlabeled.shape[0])
+def _pooled_m2(a: Moments, a_block: int, b: Moments, d: int) -> tuple[np.ndarray, int]:
+    """The centred cross-products of block ``a_block`` of ``a`` and of ``b`` stacked (Chan's
+    merge), and the stacked count."""
+    na, nb = a.count, b.count
+    delta = b.mean - a.mean[a_block * d:(a_block + 1) * d]
+    return a.block(a_block, a_block, d) + b.m2 + np.outer(delta, delta) * (na * nb / (na + nb)), na + nb
 
 
-def row_covariance(rows: np.ndarray, ddof: int = 1) -> np.ndarray:
-    """Covariance matrix of the rows of ``rows`` (``n x d``), centred, divided by ``n - ddof``.
-
-    The covariance of per-row terms without clusters (with clusters: :func:`influence_totals`).
-
-    >>> row_covariance(np.array([[1.0], [3.0]])).tolist()
-    [[2.0]]
-    """
-    centred = rows - rows.mean(axis=0)
-    return centred.T @ centred / (rows.shape[0] - ddof)
-
-
-def _pooled_covariance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The ddof-1 covariance of the rows of ``a`` and ``b`` stacked, without stacking them."""
-    m = (a.sum(axis=0) + b.sum(axis=0)) / (a.shape[0] + b.shape[0])
-    ca, cb = a - m, b - m
-    return (ca.T @ ca + cb.T @ cb) / (a.shape[0] + b.shape[0] - 1)
-
-
-def lam_hat(grads: np.ndarray, grads_hat: np.ndarray, grads_hat_unlabeled: np.ndarray, inv_hessian: np.ndarray,
-            coord: int | None = None, mode: str = "overall") -> float | np.ndarray:
+def moments_lam_hat(labelled: Moments, unlabelled: Moments, inv_hessian: np.ndarray, coord: int | None = None,
+                    mode: str = "overall") -> float | np.ndarray:
     """The power-tuning parameter lambda-hat of PPI++ (§3.3), clipped to [0, 1]:
     ``Tr(H^-1 (C + C') H^-1) / [2 (1 + n/N) Tr(H^-1 V H^-1)]`` with ``C`` the ddof-0 cross-covariance
-    of ``grads`` and ``grads_hat`` and ``V`` the ddof-1 covariance of ``grads_hat`` and
-    ``grads_hat_unlabeled`` stacked; ``coord=k`` tunes for coordinate ``k`` (the (k, k) entries);
-    ``mode="element"`` one lambda per coordinate. A zero denominator (predictions that do not vary)
-    gives 0.
+    of the gradients ``g`` and ``g^`` of the labelled rows (``labelled``: the moments of ``[g, g^]``)
+    and ``V`` the ddof-1 covariance of ``g^`` and the unlabelled rows' ``g~`` (``unlabelled``)
+    stacked; ``coord=k`` tunes for coordinate ``k`` (the (k, k) entries); ``mode="element"`` one
+    lambda per coordinate. A zero denominator (predictions that do not vary) gives 0.
 
     >>> rng = np.random.default_rng(0); y = rng.normal(size=(200, 1)); yh = y + rng.normal(size=(200, 1))
-    >>> round(float(lam_hat(y, yh, rng.normal(size=(2000, 1)) * 1.4, np.eye(1))), 2)
+    >>> round(float(moments_lam_hat(row_moments(y, yh), row_moments(rng.normal(size=(2000, 1)) * 1.4), np.eye(1))), 2)
     0.4
     """
-    n, N = grads.shape[0], grads_hat_unlabeled.shape[0]
-    gc = grads - grads.mean(axis=0)
-    hc = grads_hat - grads_hat.mean(axis=0)
-    cross = (gc.T @ hc + hc.T @ gc) / n
-    var = _pooled_covariance(grads_hat, grads_hat_unlabeled)
+    d = inv_hessian.shape[0]
+    n, N = labelled.count, unlabelled.count
+    c = labelled.block(0, 1, d)
+    cross = (c + c.T) / n
+    m2, total = _pooled_m2(labelled, 1, unlabelled, d)
+    var = m2 / (total - 1)
     factor = 2.0 * (1.0 + n / N)
     if mode == "element":
         num = np.diag(inv_hessian @ cross @ inv_hessian)
@@ -155,20 +165,74 @@ def lam_hat(grads: np.ndarray, grads_hat: np.ndarray, grads_hat_unlabeled: np.nd
     return float(np.clip(num / den, 0.0, 1.0)) if den > 0 else 0.0
 
 
+def moments_sandwich(labelled: Moments, unlabelled: Moments | None, inv_hessian: np.ndarray, lam: float) -> np.ndarray:
+    """The covariance of sqrt(n)(theta-hat - theta) (§3.2):
+    ``H^-1 [(n/N) Cov(lam g~) + Cov(g - lam g^)] H^-1`` (ddof 1) from the moments of ``[g, g^]``
+    (``labelled``) and of ``g~`` (``unlabelled``; not read when ``lam`` is 0); divide by ``n``
+    for the estimator's covariance.
+
+    >>> g = np.array([[1.0], [-1.0]]); moments_sandwich(row_moments(g, 0 * g), None, np.eye(1), 0.0).tolist()
+    [[2.0]]
+    """
+    d = inv_hessian.shape[0]
+    n = labelled.count
+    gh = labelled.block(0, 1, d)
+    meat = (labelled.block(0, 0, d) - lam * (gh + gh.T) + lam * lam * labelled.block(1, 1, d)) / (n - 1)
+    if lam != 0:
+        N = unlabelled.count
+        meat = meat + (n / N) * (lam * lam) * unlabelled.m2 / (N - 1)
+    return inv_hessian @ meat @ inv_hessian
+
+
+def lam_hat(grads: np.ndarray, grads_hat: np.ndarray, grads_hat_unlabeled: np.ndarray, inv_hessian: np.ndarray,
+            coord: int | None = None, mode: str = "overall") -> float | np.ndarray:
+    """:func:`moments_lam_hat` of per-row gradients given as matrices (``n x d``, ``n x d``,
+    ``N x d``).
+
+    >>> rng = np.random.default_rng(0); y = rng.normal(size=(200, 1)); yh = y + rng.normal(size=(200, 1))
+    >>> round(float(lam_hat(y, yh, rng.normal(size=(2000, 1)) * 1.4, np.eye(1))), 2)
+    0.4
+    """
+    return moments_lam_hat(row_moments(grads, grads_hat), row_moments(grads_hat_unlabeled), inv_hessian, coord, mode)
+
+
 def sandwich(grads: np.ndarray, grads_hat: np.ndarray, grads_hat_unlabeled: np.ndarray, inv_hessian: np.ndarray,
              lam: float) -> np.ndarray:
-    """The covariance of sqrt(n)(theta-hat - theta) (§3.2):
-    ``H^-1 [(n/N) Cov(lam g~) + Cov(g - lam g^)] H^-1`` (ddof 1); divide by ``n`` for the
-    estimator's covariance.
+    """:func:`moments_sandwich` of per-row gradients given as matrices.
 
     >>> g = np.array([[1.0], [-1.0]]); sandwich(g, 0 * g, np.zeros((4, 1)), np.eye(1), 0.0).tolist()
     [[2.0]]
     """
-    n, N = grads.shape[0], grads_hat_unlabeled.shape[0]
-    meat = row_covariance(grads - lam * grads_hat)
-    if lam != 0:
-        meat = meat + (n / N) * row_covariance(lam * grads_hat_unlabeled)
-    return inv_hessian @ meat @ inv_hessian
+    unl = row_moments(grads_hat_unlabeled) if lam != 0 else None
+    return moments_sandwich(row_moments(grads, grads_hat), unl, inv_hessian, lam)
+
+
+def row_covariance(rows: np.ndarray, ddof: int = 1) -> np.ndarray:
+    """Covariance matrix of the rows of ``rows`` (``n x d``), centred, divided by ``n - ddof``
+    (:func:`row_moments`).
+
+    >>> row_covariance(np.array([[1.0], [3.0]])).tolist()
+    [[2.0]]
+    """
+    m = row_moments(rows)
+    return m.m2 / (m.count - ddof)
+
+
+def hessian(family: str, theta: np.ndarray, X: np.ndarray, w: np.ndarray, X_unlabeled: np.ndarray,
+            w_unlabeled: np.ndarray, use_unlabeled: bool) -> np.ndarray:
+    """The Hessian of the rectified loss at ``theta``: ``sum w v x x' / (n + N)`` over all rows, or
+    over the labelled rows divided by ``n`` when ``use_unlabeled`` is False (lambda = 0: the
+    classical estimator), with ``v = 1, mu(1 - mu), mu`` (§3.2; the sums from
+    :func:`gradient_moments`).
+
+    >>> hessian("linear", np.zeros(1), np.ones((2, 1)), np.ones(2), 2 * np.ones((2, 1)), np.ones(2), True)
+    array([[2.5]])
+    """
+    _, H = gradient_moments(family, theta, X, [], w)
+    if not use_unlabeled:
+        return H / X.shape[0]
+    _, Hu = gradient_moments(family, theta, X_unlabeled, [], w_unlabeled)
+    return (H + Hu) / (X.shape[0] + X_unlabeled.shape[0])
 
 
 def mean_variance(y: np.ndarray, yhat: np.ndarray, yhat_unlabeled: np.ndarray, w: np.ndarray, w_unlabeled: np.ndarray,
@@ -259,11 +323,8 @@ def cluster_codes(cluster, cluster_unlabeled, n: int, N: int) -> tuple[np.ndarra
 
 
 def _cluster_totals(rows: np.ndarray, codes: np.ndarray, G: int) -> np.ndarray:
-    """``G x d``: the sums of the rows of each cluster."""
-    out = np.zeros((G, rows.shape[1]))
-    for k in range(rows.shape[1]):
-        out[:, k] = np.bincount(codes, weights=rows[:, k], minlength=G)
-    return out
+    """``G x d``: the sums of the rows of each cluster (Rust)."""
+    return _core.ppi_cluster_sums(_c(rows), np.ascontiguousarray(codes, dtype=np.int64), G)
 
 
 def influence_totals(rows: np.ndarray, rows_unlabeled: np.ndarray | None, codes: np.ndarray,
