@@ -93,7 +93,7 @@ def test_result_and_errors(data):
     np.testing.assert_allclose(cat.se[0], two.se, rtol=1e-7)
     from llmsurrogate.exceptions import InvalidArgumentError
     with pytest.raises(InvalidArgumentError, match="`vcov`"):
-        ppi.feols("y ~ x1 | firm", lab, unl, prediction="llm_y", vcov="iid")
+        ppi.feols("y ~ x1 | firm", lab, unl, prediction="llm_y", vcov="HC1")   # 'iid': test_ppi_feols_iid.py
     with pytest.raises(InvalidArgumentError, match="`prediction`"):
         ppi.feols("y ~ x1 | firm", lab, unl, prediction="nope")
     with pytest.raises(InvalidArgumentError, match="`formula`"):

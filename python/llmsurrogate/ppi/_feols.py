@@ -82,6 +82,7 @@ class _Problem:
         self.codes_pooled = codes
         self.codes_labeled = [c[:self.n] for c in codes]
         self.clusters, self.vcov_label = None, "heteroskedasticity-robust (the PPI sandwich)"
+        self.iid, self._iid_sums = False, None
         if isinstance(vcov, dict) and list(vcov) == ["CRV1"] and isinstance(vcov["CRV1"], str):
             col = vcov["CRV1"]
             for frame, nm in ((self.labeled, "labeled"), (self.unlabeled, "unlabeled")):
@@ -92,10 +93,11 @@ class _Problem:
             if np.unique(self.clusters[0]).size < 2:
                 raise InvalidArgumentError(f"argument `vcov`: the labelled rows lie in one cluster of {col!r}")
             self.vcov_label = f"CRV1 by {col} (G/(G-1), docs/methods/ppi.md §8)"
-        elif vcov != "hetero":
-            raise InvalidArgumentError(
-                f"argument `vcov` must be 'hetero' or {{'CRV1': column}}; got {vcov!r}. ('iid' is not offered: the "
-                "PPI variance is a sandwich of two samples' gradients, robust by construction)")
+        elif isinstance(vcov, str) and vcov == "iid":
+            self.iid = True
+            self.vcov_label = "iid (homoskedastic residuals in both regressions, docs/methods/ppi.md §9.4)"
+        elif not (isinstance(vcov, str) and vcov == "hetero"):
+            raise InvalidArgumentError(f"argument `vcov` must be 'hetero', 'iid' or {{'CRV1': column}}; got {vcov!r}")
 
     def _within(self, frame: pd.DataFrame, target: np.ndarray, w: np.ndarray, what: str):
         data = frame.copy()
@@ -135,11 +137,11 @@ class _Problem:
             X_u = None
         return beta, mu, mu_u, X, X_u
 
-    def stats(self, fitted, use_unlabeled: bool):
-        """The per-row gradients and inverse Hessian in the slopes' space: the regressors
-        demeaned over the rows that make the Hessian (both samples jointly, or the labelled rows
-        when lambda = 0), as the slope block of the explicit-dummy sandwich (§9.2)."""
-        _beta, mu, mu_u, X, X_u = fitted
+    def _design(self, fitted, use_unlabeled: bool):
+        """The regressors demeaned over the rows that make the Hessian (both samples jointly, or
+        the labelled rows when lambda = 0; zeros for the unlabelled rows then) and that Hessian in
+        the slopes' space, the slope block of the explicit-dummy sandwich (§9.2)."""
+        X, X_u = fitted[3], fitted[4]
         n = self.n
         if use_unlabeled:
             if X_u is None:
@@ -152,6 +154,12 @@ class _Problem:
             Xl = fe.demean(X, self.codes_labeled, weights=self.w).values
             Xud = np.zeros((self.N, X.shape[1]))
             H = (Xl * self.w[:, None]).T @ Xl / n
+        return Xl, Xud, H
+
+    def stats(self, fitted, use_unlabeled: bool):
+        """The per-row gradients and inverse Hessian in the slopes' space (:meth:`_design`)."""
+        mu, mu_u = fitted[1], fitted[2]
+        Xl, Xud, H = self._design(fitted, use_unlabeled)
         g = Xl * (self.w * (mu - self.y))[:, None]
         gh = Xl * (self.w * (mu - self.yhat))[:, None]
         ghu = Xud * (self.w_unlabeled * (mu_u - self.yhat_unlabeled))[:, None]
@@ -167,13 +175,63 @@ class _Problem:
             return float(lam_hat(g, gh, ghu, Hi, coord))
         return float(clustered_lam_hat(g, gh, ghu, Hi, self.clusters, coord))
 
+    def iid_sums(self):
+        """The residual variances of vcov="iid" (§9.4), as fe.feols's iid takes them: of the
+        within regressions of y and of the prediction on the labelled rows (and their
+        covariance), ``sum w e e' / (n - df_k)``, and of the prediction on the unlabelled rows,
+        ``sum w~ e~^2 / (N - df_k~)``; ``df_k`` the slopes plus the fixed effects' levels (less one
+        per fixed effect after the first). Returns ``(s_yy, s_yh, s_hh, s_uu)``, computed once."""
+        if self._iid_sums is None:
+            parts = []
+            for frame, target, w, what in ((self.labeled, self.y, self.w, "labeled"),
+                                           (self.labeled, self.yhat, self.w, "labeled"),
+                                           (self.unlabeled, self.yhat_unlabeled, self.w_unlabeled, "unlabeled")):
+                fit = self._within(frame, target, w, what)
+                if fit.nobs - fit.df_k <= 0:
+                    raise InvalidArgumentError(
+                        f"argument `{what}`: {fit.nobs} rows leave no residual degrees of freedom for the slopes and "
+                        "the fixed effects' levels; vcov='iid' needs some (use 'hetero')")
+                e = np.empty(len(frame))
+                e[fit.obs_index] = fit.resid()
+                parts.append((e, w, fit.nobs - fit.df_k))
+            (ey, w, dl), (eh, _, _), (eu, wu, du) = parts
+            self._iid_sums = (float(np.sum(w * ey * ey)) / dl, float(np.sum(w * ey * eh)) / dl,
+                              float(np.sum(w * eh * eh)) / dl, float(np.sum(wu * eu * eu)) / du)
+        return self._iid_sums
+
+    def iid_parts(self, fitted, use_unlabeled: bool):
+        """``A = H^-1 S H^-1 / n`` and ``B = H^-1 S~ H^-1 / N`` with ``S``, ``S~`` the weighted
+        second moments of the demeaned regressors of each sample (§9.4): the iid covariance at
+        lambda is ``A s_r^2(lambda) + B lambda^2 s_uu``."""
+        Xl, Xud, H = self._design(fitted, use_unlabeled)
+        Hi = np.linalg.inv(H)
+        A = Hi @ ((Xl * self.w[:, None]).T @ Xl / self.n) @ Hi / self.n
+        B = Hi @ ((Xud * self.w_unlabeled[:, None]).T @ Xud / self.N) @ Hi / self.N
+        return A, B
+
+    def iid_lam_hat(self, fitted, coord) -> float:
+        """The lambda that minimises the iid variance (summed over the slopes, or of ``coord``),
+        with the Hessian on all rows: ``a s_yh / (a s_hh + b s_uu)`` clipped to [0, 1], ``a``,
+        ``b`` the traces (or (k, k) entries) of :meth:`iid_parts`; closed form, no step."""
+        A, B = self.iid_parts(fitted, True)
+        _syy, syh, shh, suu = self.iid_sums()
+        a, b = (np.trace(A), np.trace(B)) if coord is None else (A[coord, coord], B[coord, coord])
+        den = a * shh + b * suu
+        return float(np.clip(a * syh / den, 0.0, 1.0)) if den > 0 else 0.0
+
     def covariance(self, fitted, lam: float) -> np.ndarray:
+        if self.iid:
+            A, B = self.iid_parts(fitted, lam != 0)
+            syy, syh, shh, suu = self.iid_sums()
+            return A * (syy - 2.0 * lam * syh + lam * lam * shh) + B * (lam * lam * suu)
         g, gh, ghu, Hi = self.stats(fitted, lam != 0)
         if self.clusters is not None:
             return clustered_sandwich(g, gh, ghu, Hi, lam, self.clusters)
         return sandwich(g, gh, ghu, Hi, lam) / self.n
 
     def classical_covariance(self, fitted) -> np.ndarray:
+        if self.iid:
+            return self.covariance(fitted, 0.0)   # fe.feols's iid on the labelled rows
         g, gh, ghu, Hi = self.stats(fitted, False)
         if self.clusters is not None:
             return clustered_sandwich(g, gh, ghu, Hi, 0.0, self.clusters)
@@ -194,8 +252,10 @@ def feols(formula, labeled, unlabeled, *, prediction: str, method: str = "ppi++"
     (``prediction``, a column name); ``unlabeled``: rows with the prediction only (the outcome
     column may be missing). ``method``: ``"ppi++"`` (lambda tuned by ppi_py's two steps for the
     slopes' summed variance, or for the coefficient ``coord``; or ``lam`` given), ``"ppi"``
-    (lambda = 1) or ``"classical"``. ``vcov``: ``"hetero"`` (the PPI sandwich, default) or
-    ``{"CRV1": column}`` (cluster ids from that column of both frames; §8). ``weights``: a column
+    (lambda = 1) or ``"classical"``. ``vcov``: ``"hetero"`` (the PPI sandwich, default),
+    ``{"CRV1": column}`` (cluster ids from that column of both frames; §8) or ``"iid"``
+    (homoskedastic residuals in both regressions, fe.feols's iid at lambda = 0, lambda-hat minimising
+    that variance; §9.4). ``weights``: a column
     name of both frames (positive; rescaled to sum to n and N). Every level of a fixed effect
     must appear in both samples. The fixed effects themselves are not reported.
 
@@ -234,6 +294,9 @@ def feols(formula, labeled, unlabeled, *, prediction: str, method: str = "ppi++"
             lam_used = 1.0
         elif lam_given is not None:
             lam_used = float(lam_given)
+        elif p.iid:
+            lam_used = p.iid_lam_hat(fitted0, k)
+            notes.append(f"lambda tuned for the iid variance (closed form, docs/methods/ppi.md §9.4): {lam_used:.4g}")
         else:
             steps, lam_used = [], 1.0
             for _ in range(2):

@@ -232,9 +232,12 @@ ppi_glm <- function(formula, labeled, unlabeled, prediction, family = stats::bin
 #' The variance is the PPI sandwich, heteroskedasticity-robust (`vcov = "hetero"`, the default) or
 #' clustered by one column of both data frames (`vcov = ~firm`, `cluster = ~firm`,
 #' `list(CRV1 = "firm")`, or `"cluster"` for the first fixed effect); the same id in both samples is
-#' one cluster (docs/methods/ppi.md §8). `"iid"` is not offered: the PPI variance is a sandwich of
-#' the two samples' gradients, robust by construction (a homoskedastic version would need the
-#' residual variances of both regressions to be the same at every row, which PPI does not assume).
+#' one cluster (docs/methods/ppi.md §8). `vcov = "iid"` (or `se = "standard"`) assumes that the
+#' residuals of both regressions have a variance that does not depend on the regressors: each
+#' sample's gradient covariance becomes its residual variance (divided by the rows less the slopes
+#' and the fixed effects' levels, as fixest's iid) times its regressors' second moments, lambda is
+#' tuned to minimise that variance, and with `lambda = 0` the standard errors are [feols()]'s iid on
+#' `labeled` (docs/methods/ppi.md §9.4).
 #'
 #' Missing values (`NA`) in the outcome, the prediction, a regressor, a fixed effect, the weights
 #' or the cluster column are an error naming the column, the data frame and the 1-based row: drop
@@ -247,8 +250,8 @@ ppi_glm <- function(formula, labeled, unlabeled, prediction, family = stats::bin
 #' @param unlabeled A data frame of the unlabelled rows: the regressors, the fixed effects and the
 #'   prediction.
 #' @param prediction The name of the prediction's column (the LLM's answer), in both data frames.
-#' @param vcov `"hetero"` (default), `"cluster"` (by the first fixed effect), a one-sided formula
-#'   `~firm` or `list(CRV1 = "firm")` (one cluster column, in both data frames).
+#' @param vcov `"hetero"` (default), `"iid"`, `"cluster"` (by the first fixed effect), a one-sided
+#'   formula `~firm` or `list(CRV1 = "firm")` (one cluster column, in both data frames).
 #' @param method `"ppi++"` (lambda tuned by ppi_py's two steps for the summed variance of the
 #'   slopes, or of `coord`), `"ppi"` (lambda = 1) or `"classical"` (the labelled rows alone).
 #' @param level The confidence level, between 0 and 1.
@@ -257,7 +260,8 @@ ppi_glm <- function(formula, labeled, unlabeled, prediction, family = stats::bin
 #'   variance lambda minimises; `NULL`: all together.
 #' @param weights `NULL`, or the name of a column of both data frames (or `~w`) of positive
 #'   weights, rescaled to sum to n and N.
-#' @param se,cluster fixest's spellings: `se = "hetero"` or `"cluster"`; `cluster = ~firm`.
+#' @param se,cluster fixest's spellings: `se = "hetero"`, `"standard"` (iid) or `"cluster"`;
+#'   `cluster = ~firm`.
 #' @param ... Nothing: an argument ppi_feols() does not take is an error naming it.
 #' @return An object of class `c("llmsurrogate_ppi_result", "llmsurrogate_result")`, as
 #'   [ppi_ols()]'s, one row per slope; its methods are those of [llmsurrogate_ppi_result]
@@ -310,12 +314,11 @@ ppi_feols <- function(fml, labeled, unlabeled, prediction, vcov = "hetero", meth
   clusters <- attr(vc, "clusters")
   attr(vc, "clusters") <- NULL
   if (is.character(vc)) {
-    if (!identical(vc, "hetero") && !identical(vc, "HC1")) {
-      .abort(sprintf(paste('argument `vcov`: "%s" is not offered for prediction-powered inference: its variance is',
-                           "a sandwich of the two samples' gradients, robust by construction; use \"hetero\"",
-                           "(the default) or a cluster column (vcov = ~firm)"), vc), call)
+    if (!vc %in% c("hetero", "HC1", "iid")) {
+      .abort(sprintf(paste('argument `vcov`: "%s" is not offered for prediction-powered inference; use "hetero"',
+                           '(the default), "iid" or a cluster column (vcov = ~firm)'), vc), call)
     }
-    vc <- "hetero"
+    if (vc == "HC1") vc <- "hetero"
   } else {
     if (length(clusters) != 1L) {
       .abort(sprintf("argument `vcov`: prediction-powered inference clusters by one column; got %s",

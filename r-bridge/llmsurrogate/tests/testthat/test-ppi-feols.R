@@ -60,6 +60,29 @@ test_that("ppi_feols equals Python's ppi.feols (1e-12) for every method, vcov, w
   expect_feols_equal(r, py_feols("y ~ x | firm^year", d$lab, d$unl, prediction = "llm", lam = 0.4))
 })
 
+test_that("ppi_feols(vcov = \"iid\") equals Python's (1e-12), and lm()'s iid standard errors at lambda = 0", {
+  skip_if_no_llmsurrogate()
+  d <- feols_data()
+  for (m in c("ppi++", "ppi", "classical")) {
+    r <- ppi_feols(y ~ x + z | firm + year, d$lab, d$unl, "llm", vcov = "iid", method = m, level = 0.9)
+    p <- py_feols("y ~ x + z | firm + year", d$lab, d$unl, prediction = "llm", vcov = "iid", method = m, level = 0.9)
+    expect_feols_equal(r, p)
+    expect_match(r$vcov, "^iid")
+  }
+  p <- py_feols("y ~ x + z | firm", d$lab, d$unl, prediction = "llm", vcov = "iid", coord = "z", weights = "w")
+  for (spelling in list(list(vcov = "iid"), list(se = "standard"), list(se = "iid"))) {
+    r <- do.call(ppi_feols, c(list(y ~ x + z | firm, d$lab, d$unl, "llm", coord = "z", weights = ~w), spelling))
+    expect_feols_equal(r, p)
+  }
+  expect_false(isTRUE(all.equal(r$table$std_error, py_feols("y ~ x + z | firm", d$lab, d$unl, prediction = "llm",
+                                                              coord = "z", weights = "w")$se)))
+  # lambda = 0: the standard errors of lm() with the fixed effects as dummies (and of feols(vcov = "iid"))
+  r <- ppi_feols(y ~ x + z | firm + year, d$lab, d$unl, "llm", vcov = "iid", lambda = 0)
+  fit <- lm(y ~ x + z + factor(firm) + factor(year), data = d$lab)
+  expect_equal(unname(r$table$std_error), unname(sqrt(diag(vcov(fit)))[c("x", "z")]), tolerance = 1e-10)
+  expect_equal(unname(r$table$estimate), unname(coef(fit)[c("x", "z")]), tolerance = 1e-10)
+})
+
 test_that("ppi_feols: R's term names (x^2 is I(x^2)), lm()'s classical slopes, the PPI slopes of the dummy design", {
   skip_if_no_llmsurrogate()
   d <- feols_data()
@@ -97,7 +120,7 @@ test_that("ppi_feols refuses bad input in R's words", {
   unl_na$llm[12] <- NA
   expect_error(ppi_feols(y ~ x | firm, d$lab, unl_na, "llm"), "column `llm` has a missing value \\(NA\\) in `unlabeled`, row 12")
   expect_error(ppi_feols(y ~ x, d$lab, d$unl, "llm"), "no fixed effects .* ppi_ols\\(\\)")
-  expect_error(ppi_feols(y ~ x | firm, d$lab, d$unl, "llm", vcov = "iid"), "\"iid\" is not offered .* robust by construction")
+  expect_error(ppi_feols(y ~ x | firm, d$lab, d$unl, "llm", vcov = "HC3"), "\"HC3\" is not offered .* \"iid\"")
   expect_error(ppi_feols(y ~ x | firm, d$lab, d$unl, "llm", vcov = ~firm + year), "one column")
   expect_error(ppi_feols(y ~ x | firm, d$lab, d$unl, "gpt"), "`labeled` has no column `gpt`, which argument `prediction` names")
   expect_error(ppi_feols(y ~ x + q | firm, d$lab, d$unl, "llm"), "`labeled` has no column `q`, which the formula uses")
