@@ -12,8 +12,9 @@ from .. import fe
 from .._validation import as_float_array
 from ..exceptions import InvalidArgumentError
 from ._inputs import check_coord, check_lam, check_level, check_method
-from ._regression import clustered_lam_hat, clustered_sandwich
+from ._regression import clustered_lam_hat, clustered_sandwich, small_sample_variance
 from ._results import PPIResult, make_table
+from ._small_sample import check_small_sample, labelled_clusters, t_quantile
 from ._stats import cluster_codes, lam_hat, sandwich
 
 __all__ = ["feols"]
@@ -239,7 +240,7 @@ class _Problem:
 
 
 def feols(formula, labeled, unlabeled, *, prediction: str, method: str = "ppi++", vcov="hetero",
-          level: float = 0.95, lam=None, coord=None, weights=None) -> PPIResult:
+          level: float = 0.95, lam=None, coord=None, weights=None, small_sample: bool = False) -> PPIResult:
     """Prediction-powered fixed-effects regression ``"y ~ x1 + x2 | firm + year"`` (fixest /
     pyfixest syntax, :func:`llmsurrogate.fe.feols`'s): the within regression of
     ``lam * prediction`` on the unlabelled rows plus the within regression of
@@ -257,7 +258,10 @@ def feols(formula, labeled, unlabeled, *, prediction: str, method: str = "ppi++"
     (homoskedastic residuals in both regressions, fe.feols's iid at lambda = 0, lambda-hat minimising
     that variance; §9.4). ``weights``: a column
     name of both frames (positive; rescaled to sum to n and N). Every level of a fixed effect
-    must appear in both samples. The fixed effects themselves are not reported.
+    must appear in both samples. The fixed effects themselves are not reported. ``small_sample=True``:
+    t-intervals with a small-sample variance (divisor n - d with d the slopes plus the fixed
+    effects' levels, the variance lambda-hat adds, Welch-Satterthwaite degrees of freedom; G - 1
+    with CRV1; docs/methods/ppi.md §5); the default False keeps the z-intervals.
 
     Examples
     --------
@@ -276,7 +280,11 @@ def feols(formula, labeled, unlabeled, *, prediction: str, method: str = "ppi++"
     """
     method = check_method(method)
     alpha = check_level(level)
+    small_sample = check_small_sample(small_sample)
     p = _Problem(formula, labeled, unlabeled, prediction, weights, vcov)
+    if small_sample and p.iid:
+        raise InvalidArgumentError("argument `small_sample`: not offered with vcov='iid' (its residual variances "
+                                   "already divide by n - df_k, fixest's iid); use vcov='hetero' or a cluster")
     lam_given = check_lam(lam, method)
     tuned = method == "ppi++" and lam_given is None
     fitted0 = p.fit(0.0)
@@ -306,10 +314,29 @@ def feols(formula, labeled, unlabeled, *, prediction: str, method: str = "ppi++"
         fitted = p.fit(lam_used)
         theta = fitted[0].to_numpy(float)
         cov = p.covariance(fitted, lam_used)
-    se, se0 = np.sqrt(np.diag(cov)), np.sqrt(np.diag(cov0))
-    eff = np.full(se.size, float(p.n)) if method == "classical" else p.n * (var_lam0 / np.diag(cov))
-    table = make_table(terms, theta, se, theta - z * se, theta + z * se, lam_used, eff, theta0, se0, theta0 - z * se0,
-                       theta0 + z * se0)
+    var, var0 = np.diag(cov), np.diag(cov0)
+    eff = np.full(var.size, float(p.n)) if method == "classical" else p.n * (var_lam0 / var)
+    df, z0 = None, z
+    if small_sample:
+        # d: the slopes plus the levels of the fixed effects among the labelled rows, less one per
+        # fixed effect after the first (the dummy design's rank when the fixed effects are connected)
+        dd = len(terms) + sum(int(np.unique(c).size) for c in p.codes_labeled) - (len(p.codes_labeled) - 1)
+        if p.clusters is None:
+            df0 = float(p.n - dd)
+            var0 = var0 * (p.n / (p.n - dd))
+        else:
+            df0 = float(labelled_clusters(p.clusters) - 1)
+        if method == "classical":
+            var, df = var0, np.full(var.size, df0)
+        else:
+            st = p.stats(fitted, lam_used != 0)
+            st_all = st if lam_used != 0 else p.stats(fitted, True)
+            var, df = small_sample_variance(st, st_all, lam_used, tuned, k, p.clusters, p.n, p.N, dd, var)
+        z, z0 = t_quantile(alpha, df), t_quantile(alpha, df0)
+        df = tuple(float(v) for v in df)
+    se, se0 = np.sqrt(var), np.sqrt(var0)
+    table = make_table(terms, theta, se, theta - z * se, theta + z * se, lam_used, eff, theta0, se0, theta0 - z0 * se0,
+                       theta0 + z0 * se0)
     return PPIResult(estimand="feols", method=method, level=float(level), n=p.n, N=p.N, table=table, lam_tuned=tuned,
                      coord=None if k is None else terms[k], weighted=p.weighted, intercept=None, notes=tuple(notes),
-                     clustered=p.clusters is not None, vcov=p.vcov_label)
+                     clustered=p.clusters is not None, vcov=p.vcov_label, small_sample=small_sample, df=df)

@@ -10,6 +10,7 @@ from .._validation import check_choice
 from ..exceptions import InvalidArgumentError
 from ._inputs import check_lam, check_level, check_method, mean_inputs
 from ._results import PPIResult, make_table
+from ._small_sample import check_small_sample, labelled_clusters, lam_variance, satterthwaite_df, t_quantile
 from ._stats import (
     cluster_covariance,
     cluster_lam_hat,
@@ -53,9 +54,34 @@ def clustered_mean_variance(y, yhat, yhat_unlabeled, w, w_unlabeled, lam, cluste
     return np.diag(cluster_covariance(T)).copy()
 
 
+def small_sample_mean(y, yhat, yhat_unlabeled, w, w_unlabeled, lam, var, var0, tuned, lam_mode, clusters):
+    """The small-sample option (§5.1): the variances and degrees of freedom of the estimate and of
+    the classical baseline. Without clusters the two parts of §2.2 with divisors n - 1 and N - 1,
+    the variance of lambda-hat times ``D^2`` when lambda is tuned (``D = mean(w~ Yhat~) - mean(w Yhat)``,
+    the derivative of the estimate in lambda) and Welch-Satterthwaite degrees of freedom; with
+    clusters the clustered variance plus the same term, and G - 1 degrees of freedom."""
+    n, N = y.shape[0], yhat_unlabeled.shape[0]
+    lam_arr = np.broadcast_to(np.asarray(lam, dtype=float), (y.shape[1],))
+    extra = np.zeros(y.shape[1])
+    if tuned:
+        theta = mean_estimate(y, yhat, yhat_unlabeled, w, w_unlabeled, 1.0)
+        v_lam = lam_variance(w[:, None] * (y - theta), w[:, None] * (yhat - theta),
+                             w_unlabeled[:, None] * (yhat_unlabeled - theta), np.eye(y.shape[1]), None, lam_mode,
+                             clusters)
+        D = (w_unlabeled[:, None] * yhat_unlabeled).mean(axis=0) - (w[:, None] * yhat).mean(axis=0)
+        extra = D * D * v_lam
+    if clusters is not None:
+        g = float(labelled_clusters(clusters) - 1)
+        return var + extra, np.full(y.shape[1], g), var0, np.full(y.shape[1], g)
+    a = (w[:, None] * (y - lam_arr * yhat)).var(axis=0) / (n - 1) + extra
+    b = (w_unlabeled[:, None] * (lam_arr * yhat_unlabeled)).var(axis=0) / (N - 1)
+    var0_s = (w[:, None] * y).var(axis=0) / (n - 1)
+    return a + b, satterthwaite_df(a, b, n - 1, N - 1), var0_s, np.full(y.shape[1], float(n - 1))
+
+
 def mean(y, yhat, yhat_unlabeled, *, method: str = "ppi++", level: float = 0.95, lam=None,
          lam_mode: str = "overall", weights=None, weights_unlabeled=None, cluster=None,
-         cluster_unlabeled=None) -> PPIResult:
+         cluster_unlabeled=None, small_sample: bool = False) -> PPIResult:
     """Prediction-powered mean of ``y`` (or of each of its K columns: the answer shares of a K-option
     question), from ``n`` labelled rows (``y`` and the prediction ``yhat``) and ``N`` unlabelled rows
     (``yhat_unlabeled``): ``lam * mean(yhat_unlabeled) + mean(y - lam * yhat)`` with its z-interval
@@ -68,7 +94,10 @@ def mean(y, yhat, yhat_unlabeled, *, method: str = "ppi++", level: float = 0.95,
     the two samples, rescaled to sum to n and N (ppi_py's convention). ``cluster`` /
     ``cluster_unlabeled``: cluster ids of the labelled and unlabelled rows (schools, firms; the
     same id in both is one cluster) for the cluster-robust variance and lambda-hat of
-    docs/methods/ppi.md §8. pandas inputs that share rows
+    docs/methods/ppi.md §8. ``small_sample=True``: t-intervals with a small-sample variance
+    (divisors n - 1 and N - 1, the variance lambda-hat adds, Welch-Satterthwaite degrees of
+    freedom; G - 1 with clusters; docs/methods/ppi.md §5), for n below a few hundred; the default
+    False keeps ppi_py's z-intervals. pandas inputs that share rows
     (``y``, ``yhat``, ``weights``) are paired by their row labels; K columns with names by name.
     The definitions are ppi_py 0.2.3's (``ppi_mean_ci``), except that :meth:`PPIResult.p_value`
     uses the interval's clipped lambda (§2.4).
@@ -91,6 +120,7 @@ def mean(y, yhat, yhat_unlabeled, *, method: str = "ppi++", level: float = 0.95,
     """
     method = check_method(method)
     alpha = check_level(level)
+    small_sample = check_small_sample(small_sample)
     lam_mode = check_choice(lam_mode, "lam_mode", ["overall", "element"])
     data = mean_inputs(y, yhat, yhat_unlabeled, weights, weights_unlabeled, columns=True, default_term="mean",
                        cluster=cluster, cluster_unlabeled=cluster_unlabeled)
@@ -116,13 +146,21 @@ def mean(y, yhat, yhat_unlabeled, *, method: str = "ppi++", level: float = 0.95,
     est = mean_estimate(y_, yh, yu, w, wu, lam_used)
     var = mean_variance(y_, yh, yu, w, wu, lam_used) if cl is None else \
         clustered_mean_variance(y_, yh, yu, w, wu, lam_used, cl)
-    se, se0 = np.sqrt(var), np.sqrt(var0)
     with np.errstate(divide="ignore", invalid="ignore"):
         eff = np.where((var > 0) & (var0 > 0), data.n * (var0 / np.where(var > 0, var, 1.0)), np.nan)
     if method == "classical":
         eff = np.where(var0 > 0, float(data.n), np.nan)
-    table = make_table(data.terms, est, se, est - z * se, est + z * se, lam_used, eff, est0, se0, est0 - z * se0,
-                       est0 + z * se0)
+    df = None
+    z0 = z
+    if small_sample:
+        var, df, var0, df0 = small_sample_mean(y_, yh, yu, w, wu, lam_used, var, var0, tuned, lam_mode, cl)
+        if method == "classical":
+            var, df = var0, df0
+        z, z0 = t_quantile(alpha, df), t_quantile(alpha, df0)
+        df = tuple(float(v) for v in df)
+    se, se0 = np.sqrt(var), np.sqrt(var0)
+    table = make_table(data.terms, est, se, est - z * se, est + z * se, lam_used, eff, est0, se0, est0 - z0 * se0,
+                       est0 + z0 * se0)
     return PPIResult(estimand="mean", method=method, level=float(level), n=data.n, N=data.N, table=table,
                      lam_mode=lam_mode if method == "ppi++" else None, lam_tuned=tuned, weighted=data.weighted,
-                     clustered=cl is not None)
+                     clustered=cl is not None, small_sample=small_sample, df=df)

@@ -19,6 +19,14 @@ from ._inputs import (
     regression_inputs,
 )
 from ._results import PPIResult, make_table
+from ._small_sample import (
+    check_small_sample,
+    labelled_clusters,
+    lam_variance,
+    satterthwaite_df,
+    split_sandwich,
+    t_quantile,
+)
 from ._stats import (
     Moments,
     cluster_covariance,
@@ -170,10 +178,35 @@ def classical_covariance(family: str, d: RegressionInputs, theta: np.ndarray) ->
     return s.inv_hessian @ meat @ s.inv_hessian / d.n
 
 
+def small_sample_variance(stats, D_stats, lam: float, tuned: bool, coord, clusters, n: int, N: int, d: int,
+                          var: np.ndarray):
+    """The small-sample option (§5.2) for a regression or a fixed-effects regression: the variances
+    and degrees of freedom of the terms. ``stats``: ``(g, g^, g~, H^-1)`` as the covariance used
+    them; ``D_stats``: the same on all rows (for ``D = -H^-1 (mean g~ - mean g^)`` and lambda-hat's
+    variance); ``d``: the coefficients (fixed effects' levels included); ``var``: the z-interval's
+    variances. Without clusters the two parts of the sandwich with divisors n - d and N - d, the
+    variance lambda-hat adds (``D_k^2 Var(lambda-hat)``) and Welch-Satterthwaite degrees of freedom;
+    with clusters the clustered variance plus that term and G - 1."""
+    extra = np.zeros(var.size)
+    if tuned:
+        g, gh, ghu, Hi = D_stats
+        v_lam = lam_variance(g, gh, ghu, Hi, coord, "overall", clusters)
+        D = -Hi @ (ghu.mean(axis=0) - gh.mean(axis=0))
+        extra = D * D * v_lam
+    if clusters is not None:
+        return var + extra, np.full(var.size, float(labelled_clusters(clusters) - 1))
+    a, b = split_sandwich(*stats, lam, n, N)
+    a = a * ((n - 1) / (n - d)) + extra
+    b = b * ((N - 1) / (N - d))
+    return a + b, satterthwaite_df(a, b, n - d, N - d)
+
+
 def _regression(family: str, X, y, yhat, X_unlabeled, yhat_unlabeled, *, method, level, lam, coord, weights,
-                weights_unlabeled, intercept, estimand: str, cluster=None, cluster_unlabeled=None) -> PPIResult:
+                weights_unlabeled, intercept, estimand: str, cluster=None, cluster_unlabeled=None,
+                small_sample: bool = False) -> PPIResult:
     method = check_method(method)
     alpha = check_level(level)
+    small_sample = check_small_sample(small_sample)
     d = regression_inputs(X, y, yhat, X_unlabeled, yhat_unlabeled, weights, weights_unlabeled, intercept,
                           family, cluster, cluster_unlabeled)
     lam_given = check_lam(lam, method)
@@ -199,21 +232,38 @@ def _regression(family: str, X, y, yhat, X_unlabeled, yhat_unlabeled, *, method,
             notes.append(f"lambda tuned in two steps (ppi_py's): {steps[0]:.4g}, then {steps[1]:.4g}")
         theta = fit(family, d, lam_used)
         cov = ppi_covariance(family, d, theta, lam_used)
-    se = np.sqrt(np.diag(cov))
-    se0 = np.sqrt(np.diag(cov_classical))
-    eff = np.full(se.size, float(d.n)) if method == "classical" else d.n * (var_lam0 / np.diag(cov))
+    var, var0 = np.diag(cov), np.diag(cov_classical)
+    eff = np.full(var.size, float(d.n)) if method == "classical" else d.n * (var_lam0 / var)
+    df, z0 = None, z
+    if small_sample:
+        p = d.X.shape[1]
+        df0 = float(d.n - p) if d.clusters is None else float(labelled_clusters(d.clusters) - 1)
+        var0 = var0 * (d.n / (d.n - p) if family == "linear" else (d.n - 1) / (d.n - p)) if d.clusters is None \
+            else var0
+        if method == "classical":
+            var, df = var0, np.full(var.size, df0)
+        else:
+            rows = _gradient_rows(family, d, theta, True)
+            Hi = _stats(family, d, theta, lam_used != 0).inv_hessian
+            Hi_all = Hi if lam_used != 0 else _stats(family, d, theta, True).inv_hessian
+            var, df = small_sample_variance((*rows, Hi), (*rows, Hi_all), lam_used, tuned, k, d.clusters, d.n, d.N,
+                                            p, var)
+        z, z0 = t_quantile(alpha, df), t_quantile(alpha, df0)
+        df = tuple(float(v) for v in df)
+    se, se0 = np.sqrt(var), np.sqrt(var0)
     table = make_table(d.terms, theta, se, theta - z * se, theta + z * se, lam_used, eff, theta0, se0,
-                       theta0 - z * se0, theta0 + z * se0)
+                       theta0 - z0 * se0, theta0 + z0 * se0)
     return PPIResult(estimand=estimand, method=method, level=float(level), n=d.n, N=d.N, table=table,
                      lam_mode=None, lam_tuned=tuned, coord=None if k is None else d.terms[k], weighted=d.weighted,
-                     intercept=d.intercept, notes=tuple(notes), clustered=d.clusters is not None)
+                     intercept=d.intercept, notes=tuple(notes), clustered=d.clusters is not None,
+                     small_sample=small_sample, df=df)
 
 
 
 
 def ols(X, y, yhat, X_unlabeled, yhat_unlabeled, *, method: str = "ppi++", level: float = 0.95, lam=None,
         coord=None, weights=None, weights_unlabeled=None, intercept: bool | None = None, cluster=None,
-        cluster_unlabeled=None) -> PPIResult:
+        cluster_unlabeled=None, small_sample: bool = False) -> PPIResult:
     """Prediction-powered linear regression of ``y`` on ``X``: the regression of ``lam * yhat_unlabeled``
     on ``X_unlabeled`` plus the rectifier regression of ``y - lam * yhat`` on ``X`` (weighted least
     squares), with the PPI++ sandwich variance (Angelopoulos, Duchi & Zrnic 2023;
@@ -230,8 +280,10 @@ def ols(X, y, yhat, X_unlabeled, yhat_unlabeled, *, method: str = "ppi++", level
     / ``weights_unlabeled``: positive weights, rescaled to sum to n and N. ``cluster`` /
     ``cluster_unlabeled``: cluster ids of the labelled and unlabelled rows (the same id in both is
     one cluster; a sample left out has one cluster per row) for the cluster-robust variance and
-    lambda-hat of docs/methods/ppi.md §8. pandas inputs that share rows are paired by their row
-    labels.
+    lambda-hat of docs/methods/ppi.md §8. ``small_sample=True``: t-intervals with a small-sample
+    variance (divisor n - d, the variance lambda-hat adds, Welch-Satterthwaite degrees of freedom; G - 1
+    with clusters; docs/methods/ppi.md §5); the default False keeps ppi_py's z-intervals. pandas
+    inputs that share rows are paired by their row labels.
 
     Examples
     --------
@@ -248,12 +300,13 @@ def ols(X, y, yhat, X_unlabeled, yhat_unlabeled, *, method: str = "ppi++", level
     """
     return _regression("linear", X, y, yhat, X_unlabeled, yhat_unlabeled, method=method, level=level, lam=lam,
                        coord=coord, weights=weights, weights_unlabeled=weights_unlabeled, intercept=intercept,
-                       cluster=cluster, cluster_unlabeled=cluster_unlabeled, estimand="ols")
+                       cluster=cluster, cluster_unlabeled=cluster_unlabeled, small_sample=small_sample,
+                       estimand="ols")
 
 
 def logistic(X, y, yhat, X_unlabeled, yhat_unlabeled, *, method: str = "ppi++", level: float = 0.95, lam=None,
              coord=None, weights=None, weights_unlabeled=None, intercept: bool | None = None, cluster=None,
-        cluster_unlabeled=None) -> PPIResult:
+        cluster_unlabeled=None, small_sample: bool = False) -> PPIResult:
     """Prediction-powered logistic regression of ``y`` (0/1, or probabilities) on ``X``: the
     minimiser of the rectified log loss, found by Newton's method, with the PPI++ sandwich variance
     (docs/methods/ppi.md §3). ``yhat`` and ``yhat_unlabeled`` are the predictions (probabilities or
@@ -271,8 +324,10 @@ def logistic(X, y, yhat, X_unlabeled, yhat_unlabeled, *, method: str = "ppi++", 
     / ``weights_unlabeled``: positive weights, rescaled to sum to n and N. ``cluster`` /
     ``cluster_unlabeled``: cluster ids of the labelled and unlabelled rows (the same id in both is
     one cluster; a sample left out has one cluster per row) for the cluster-robust variance and
-    lambda-hat of docs/methods/ppi.md §8. pandas inputs that share rows are paired by their row
-    labels.
+    lambda-hat of docs/methods/ppi.md §8. ``small_sample=True``: t-intervals with a small-sample
+    variance (divisor n - d, the variance lambda-hat adds, Welch-Satterthwaite degrees of freedom; G - 1
+    with clusters; docs/methods/ppi.md §5); the default False keeps ppi_py's z-intervals. pandas
+    inputs that share rows are paired by their row labels.
 
     Examples
     --------
@@ -290,12 +345,13 @@ def logistic(X, y, yhat, X_unlabeled, yhat_unlabeled, *, method: str = "ppi++", 
     """
     return _regression("logistic", X, y, yhat, X_unlabeled, yhat_unlabeled, method=method, level=level, lam=lam,
                        coord=coord, weights=weights, weights_unlabeled=weights_unlabeled, intercept=intercept,
-                       cluster=cluster, cluster_unlabeled=cluster_unlabeled, estimand="logistic")
+                       cluster=cluster, cluster_unlabeled=cluster_unlabeled, small_sample=small_sample,
+                       estimand="logistic")
 
 
 def poisson(X, y, yhat, X_unlabeled, yhat_unlabeled, *, method: str = "ppi++", level: float = 0.95, lam=None,
             coord=None, weights=None, weights_unlabeled=None, intercept: bool | None = None, cluster=None,
-        cluster_unlabeled=None) -> PPIResult:
+        cluster_unlabeled=None, small_sample: bool = False) -> PPIResult:
     """Prediction-powered Poisson regression of the counts ``y`` on ``X`` (log link): the minimiser
     of the rectified Poisson loss, found by Newton's method, with the PPI++ sandwich variance
     (docs/methods/ppi.md §3). Equal to ppi_py 0.2.3's ``ppi_poisson_ci``, except that ``coord`` is
@@ -311,8 +367,10 @@ def poisson(X, y, yhat, X_unlabeled, yhat_unlabeled, *, method: str = "ppi++", l
     / ``weights_unlabeled``: positive weights, rescaled to sum to n and N. ``cluster`` /
     ``cluster_unlabeled``: cluster ids of the labelled and unlabelled rows (the same id in both is
     one cluster; a sample left out has one cluster per row) for the cluster-robust variance and
-    lambda-hat of docs/methods/ppi.md §8. pandas inputs that share rows are paired by their row
-    labels.
+    lambda-hat of docs/methods/ppi.md §8. ``small_sample=True``: t-intervals with a small-sample
+    variance (divisor n - d, the variance lambda-hat adds, Welch-Satterthwaite degrees of freedom; G - 1
+    with clusters; docs/methods/ppi.md §5); the default False keeps ppi_py's z-intervals. pandas
+    inputs that share rows are paired by their row labels.
 
     Examples
     --------
@@ -330,4 +388,5 @@ def poisson(X, y, yhat, X_unlabeled, yhat_unlabeled, *, method: str = "ppi++", l
     """
     return _regression("poisson", X, y, yhat, X_unlabeled, yhat_unlabeled, method=method, level=level, lam=lam,
                        coord=coord, weights=weights, weights_unlabeled=weights_unlabeled, intercept=intercept,
-                       cluster=cluster, cluster_unlabeled=cluster_unlabeled, estimand="poisson")
+                       cluster=cluster, cluster_unlabeled=cluster_unlabeled, small_sample=small_sample,
+                       estimand="poisson")

@@ -74,6 +74,8 @@ class PPIResult(Result):
     notes: tuple = ()
     clustered: bool = False
     vcov: str | None = None
+    small_sample: bool = False
+    df: tuple | None = None  # the t-intervals' degrees of freedom per term (small_sample=True, §5)
 
     # -- the numbers -----------------------------------------------------------------------------
     @property
@@ -137,8 +139,16 @@ class PPIResult(Result):
         k = len(self.table)
         if null_arr.size not in (1, k):
             raise InvalidArgumentError(f"argument `null` has {null_arr.size} values for {k} terms; pass one or {k}")
-        p = z_p_value(self.table["estimate"].to_numpy(float), self.table["std_error"].to_numpy(float), null_arr)
+        p = self._test_p_value(self.table["estimate"].to_numpy(float), self.table["std_error"].to_numpy(float),
+                               null_arr)
         return _scalar_or_array(p)
+
+    def _test_p_value(self, est, se, null):
+        """The z-test, or with ``small_sample=True`` the t-test with the interval's degrees of freedom."""
+        if self.df is None:
+            return z_p_value(est, se, null)
+        from ._small_sample import t_p_value
+        return t_p_value(est, se, null, np.asarray(self.df, dtype=float))
 
     def _quantile_p_value(self, null) -> float:
         if isinstance(null, (bool, np.bool_)) or not isinstance(null, (int, float, np.integer, np.floating)) \
@@ -181,7 +191,9 @@ class PPIResult(Result):
         est, se = out["estimate"].to_numpy(float), out["std_error"].to_numpy(float)
         with np.errstate(divide="ignore", invalid="ignore"):
             out.insert(3, "statistic", est / se)
-        out.insert(4, "p_value", z_p_value(est, se, 0.0))
+        out.insert(4, "p_value", self._test_p_value(est, se, 0.0))
+        if self.df is not None:
+            out["df"] = np.asarray(self.df, dtype=float)
         out["method"] = self.method
         out["level"] = self.level
         if self.q is not None:
@@ -224,7 +236,9 @@ class PPIResult(Result):
         table = self.table[cols]
         if self.estimand == "quantile":
             table = table.drop(columns=["std_error"])
-        notes = [*self.notes, (f"{self.level * 100:g}% z-intervals (docs/methods/ppi.md); effective_n: the labelled "
+        kind = "t-intervals (small_sample=True, docs/methods/ppi.md §5)" if self.df is not None else \
+            "z-intervals (docs/methods/ppi.md)"
+        notes = [*self.notes, (f"{self.level * 100:g}% {kind}; effective_n: the labelled "
                                "rows the classical estimator would need for the same variance.")]
         title = f"Prediction-powered inference: {_ESTIMANDS[self.estimand]} ({_LABELS[self.method]})"
         return Summary(title, facts=facts, tables=[("Estimates", table)], notes=notes, float_format="{:.5g}")
