@@ -13,7 +13,10 @@ demos' figures come from the demos' own ``write_demo``), so a change to a plot m
 * ``lookahead_bootstrap.png`` -- ``llmsurrogate demo lookahead`` (Figure III, simulated);
 * ``risk_evaluation.png`` -- the README's risk study: a tiny model trained here (~2 min, cached
   with its scores under ``--work``), its verbalized risk scores on 1,000 synthetic census rows,
-  ``evaluate(groups=sex).plot(kind="both")``: calibration and ROC, by sex.
+  ``evaluate(groups=sex).plot(kind="both")``: calibration and ROC, by sex;
+* ``ppi_income_share.png`` -- the worked example of docs/getting-started/ppi.md: the same tiny
+  model's scores on 3,000 census rows, 300 of them with a human answer, ``ppi.mean(...).plot()``
+  (PPI++ beside the classical interval).
 
 Figures are written with the Agg backend at 130 dpi, atomically.
 """
@@ -86,22 +89,41 @@ def lookahead_bootstrap(out: Path, work: Path) -> str:
     return _from_demo("lookahead", "lookahead_demo_bootstrap.png", out, "lookahead_bootstrap.png")
 
 
-def risk_evaluation(out: Path, work: Path) -> str:
-    from llmsurrogate import risk, testing
-    from llmsurrogate.llm import TransformersBackend
+def _tiny_model(work: Path) -> str:
+    from llmsurrogate import testing
 
     model = work / "tiny-gpt2"
     if not (model / "config.json").is_file():
         testing.train_tiny_model(model)
+    return str(model)
+
+
+def risk_evaluation(out: Path, work: Path) -> str:
+    from llmsurrogate import risk, testing
+    from llmsurrogate.llm import TransformersBackend
+
     census = testing.synthetic_census(1000, seed=1)
-    scores = risk.risk_scores(census, testing.synthetic_income_task(), TransformersBackend(str(model)),
+    scores = risk.risk_scores(census, testing.synthetic_income_task(), TransformersBackend(_tiny_model(work)),
                               method="numeric", cache=work / "llm-cache")
     ev = scores.evaluate(groups=census["SEX"].map({1: "male", 2: "female"}))
     return _save(ev.plot(kind="both"), out, "risk_evaluation.png")
 
 
+def ppi_income_share(out: Path, work: Path) -> str:
+    from llmsurrogate import ppi, risk, testing
+    from llmsurrogate.llm import TransformersBackend
+
+    census = testing.synthetic_census(3000, seed=7)
+    scores = risk.risk_scores(census, testing.synthetic_income_task(), TransformersBackend(_tiny_model(work)),
+                              method="numeric", cache=work / "llm-cache").table["score"]
+    labelled = census.sample(300, random_state=1).index
+    unlabelled = census.index.difference(labelled)
+    tuned = ppi.mean(census.loc[labelled, "PINCP>50000"], scores[labelled], scores[unlabelled])
+    return _save(tuned.plot(), out, "ppi_income_share.png")
+
+
 FIGURES = {f.__name__: f for f in (transfer_application, transfer_forecast_intervals, transfer_worst_case, ess_demo,
-                                   lookahead_bootstrap, risk_evaluation)}
+                                   lookahead_bootstrap, risk_evaluation, ppi_income_share)}
 
 
 def main(argv: list[str] | None = None) -> int:
