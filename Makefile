@@ -239,7 +239,7 @@ ppi-cases: ppi-venv
 
 # build-test: the hf, openai and serve extras (torch and transformers for the CPU LLM benchmarks,
 # llama-cpp-python's server for bench_llm_http.py, from the wheelhouse).
-bench: build-test bench-venv
+bench: build-test bench-venv ppi-venv
 	$(BENCH_ENV) $(PY) benchmarks/bench_quantiles.py
 	$(BENCH_ENV) $(PY) benchmarks/bench_transfer.py
 	$(BENCH_ENV) $(PY) benchmarks/bench_ess.py --e2e --algorithms logit_l1
@@ -249,10 +249,11 @@ bench: build-test bench-venv
 	$(BENCH_ENV) $(PY) benchmarks/bench_llm_cpu.py
 	$(BENCH_ENV) $(PY) benchmarks/bench_llm_http.py
 	$(PY) benchmarks/bench_lookahead.py
+	$(PY) benchmarks/bench_ppi.py
 	$(PY) benchmarks/bench_r_tiny_model.py
 	$(PY) benchmarks/readme_tables.py --write
 
-bench-quick: build-test bench-venv
+bench-quick: build-test bench-venv ppi-venv
 	$(BENCH_ENV) $(PY) benchmarks/bench_quantiles.py --quick
 	$(BENCH_ENV) $(PY) benchmarks/bench_transfer.py --quick
 	$(BENCH_ENV) $(PY) benchmarks/bench_ess.py --quick
@@ -261,6 +262,7 @@ bench-quick: build-test bench-venv
 	$(BENCH_ENV) $(PY) benchmarks/bench_llm_cpu.py --quick
 	$(BENCH_ENV) $(PY) benchmarks/bench_llm_http.py --quick
 	$(PY) benchmarks/bench_lookahead.py --quick
+	$(PY) benchmarks/bench_ppi.py --quick
 	$(PY) benchmarks/bench_r_tiny_model.py --quick
 	$(PY) benchmarks/readme_tables.py
 

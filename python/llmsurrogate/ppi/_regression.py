@@ -56,7 +56,8 @@ def fit(family: str, d: RegressionInputs, lam: float) -> np.ndarray:
     """The point estimate at ``lam`` (§3.1): for OLS the imputed regression of ``lam yhat~`` on
     ``X~`` plus the rectifier regression of ``y - lam yhat`` on ``X`` (weighted least squares, as
     ppi_py; linear in the outcomes, so three fits serve every ``lam``); for the GLMs the minimiser
-    of the rectified loss (Newton)."""
+    of the rectified loss (Newton, started from the fit at the nearest ``lam`` already made on
+    these inputs; each fit is kept)."""
     if family == "linear":
         b_y, b_yhat, b_unl = _ols_parts(d)
         theta = b_y - lam * b_yhat
@@ -64,8 +65,15 @@ def fit(family: str, d: RegressionInputs, lam: float) -> np.ndarray:
             theta = theta + lam * b_unl
         return theta
     try:
-        return fit_rectified(family, d.X, d.y, d.yhat, d.w, d.X_unlabeled, d.yhat_unlabeled,
-                             d.w_unlabeled, lam)
+        fits = d.cache.setdefault("glm", {})   # lambda -> theta, fitted on these inputs
+        if lam in fits:
+            return fits[lam]
+        # Newton from the fit at the nearest lambda already made (the minimiser moves little with
+        # lambda, so the tuning steps and the final fit take a few steps each, not a dozen)
+        start = fits[min(fits, key=lambda v: abs(v - lam))] if fits else None
+        theta = fits[lam] = fit_rectified(family, d.X, d.y, d.yhat, d.w, d.X_unlabeled, d.yhat_unlabeled,
+                                          d.w_unlabeled, lam, start=start)
+        return theta
     except NoFiniteFit as err:
         if lam == 0:
             cause = ("the labelled rows are perfectly separated: a combination of the columns of `X` predicts `y` "
