@@ -215,3 +215,69 @@ def test_bad_input_is_an_error_in_command_line_words(rows, data, tmp_path, args,
 def test_level_out_of_range_is_a_usage_error(data, tmp_path):
     res, text = run("--data", data, "--y", "y", "--prediction", "llm", "--level", 1.5, "--out", tmp_path / "o")
     assert res.exit_code == 2 and "--level" in text
+
+def _labelled(col, values):
+    """Set ``col`` on the labelled rows (the first N_LAB) to ``values(d)`` (a function of the frame)."""
+    def change(d):
+        d.loc[:N_LAB - 1, col] = values(d)[:N_LAB]
+    return change
+
+
+def _guess(d):
+    """0/1 predictions: right on every labelled row, separated by x on the unlabelled rows."""
+    d["guess"] = np.where(np.arange(len(d)) < N_LAB, d["yes"], (d["x"] > 0.3).astype(float))
+
+
+@pytest.mark.parametrize("args, change, words", [
+    # all-equal y: refused by every estimator, each with its reason (docs/methods/ppi.md §1.5)
+    ([], _labelled("y", lambda d: np.full(len(d), 2.0)), ["--y 'y' has the same value (2)", "width 0"]),
+    (["--estimand", "quantile"], _labelled("y", lambda d: np.full(len(d), 2.0)),
+     ["--y 'y' has the same value (2)", "the classical interval is that one value"]),
+    (["--formula", "y ~ x"], _labelled("y", lambda d: np.full(len(d), 2.0)),
+     ["--y 'y' has the same value (2)", "the classical fit is exact"]),
+    (["--y", "yes", "--prediction", "p", "--formula", "yes ~ x", "--estimand", "logistic"],
+     _labelled("yes", lambda d: np.zeros(len(d))), ["--y 'yes' has the same value (0)", "no finite fit"]),
+    # perfectly separated logistic data, for every method
+    *[(["--y", "yes", "--prediction", "p", "--formula", "yes ~ x", "--estimand", "logistic", "--method", m],
+       _labelled("yes", lambda d: (d["x"] > 0).astype(float).to_numpy()),
+       ["--y 'yes'", "no finite fit", "perfectly separated", "the columns of --formula"])
+      for m in ("classical", "ppi", "ppi++")],
+    (["--y", "yes", "--prediction", "guess", "--formula", "yes ~ x", "--estimand", "logistic", "--method", "ppi"],
+     _guess, ["--prediction 'guess' (unlabelled rows)", "no finite minimiser", "--method classical"]),
+    # values the GLMs cannot take, named by option and data row (not a 0-based row of the labelled subset)
+    (["--y", "yes", "--formula", "yes ~ x", "--prediction", "p", "--estimand", "logistic"], _set("yes", 3, 1.5),
+     ["--y 'yes'", "data row 4", "in [0, 1] for --estimand logistic"]),
+    (["--y", "yes", "--formula", "yes ~ x", "--prediction", "p", "--estimand", "logistic"], _set("p", 1200, 1.2),
+     ["--prediction 'p'", "data row 1201", "in [0, 1]"]),
+    (["--y", "count", "--formula", "count ~ x", "--prediction", "llm_count", "--estimand", "poisson"],
+     _set("llm_count", 900, -0.5), ["--prediction 'llm_count'", "data row 901", ">= 0 for --estimand poisson"]),
+])
+def test_issue_36_bad_input_in_command_line_words(rows, tmp_path, args, change, words):
+    path = _bad(rows, tmp_path, change)
+    base = {"--y": "y", "--prediction": "llm"}
+    for opt in ("--y", "--prediction"):
+        if opt in args:
+            base.pop(opt)
+    argv = [a for kv in base.items() for a in kv] + list(args)
+    res, text = run("--data", path, *argv, "--out", tmp_path / "o")
+    assert res.exit_code == 1, text
+    assert "Traceback" not in text and text.count("Error:") == 1, text
+    for w in words:
+        assert w in text, (w, text)
+    for python_word in ("`y`", "`yhat", "`X", "method='", "row 0 ", "position 0"):
+        assert python_word not in text, (python_word, text)
+    assert not (tmp_path / "o" / "ppi_table.csv").exists()
+
+
+def test_a_formula_without_intercept_is_a_regression_through_the_origin(rows, data, tmp_path):
+    """The command's formula decides the intercept, as in R: "- 1" removes it (the API refuses an X
+    without a constant unless told; the command tells it)."""
+    res, text = run("--data", data, "--formula", "y ~ x - 1", "--prediction", "llm", "--out", tmp_path / "o",
+                    "--no-plot")
+    assert res.exit_code == 0, text
+    api = ppi.ols(lab(rows, "x")[:, None], lab(rows, "y"), lab(rows, "llm"), unl(rows, "x")[:, None],
+                  unl(rows, "llm"), intercept=False)
+    table = pd.read_csv(tmp_path / "o" / "ppi_table.csv")
+    assert table["term"].tolist() == ["x"]
+    np.testing.assert_allclose(table["estimate"], api.estimate, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(table["std_error"], api.se, rtol=0, atol=1e-10)

@@ -289,3 +289,80 @@ def test_p_value_at_the_interval_ends_is_alpha_for_every_regression():
         np.testing.assert_allclose(r.p_value(r.ci_high), 1 - r.level, rtol=0, atol=1e-12)
     with pytest.raises(InvalidArgumentError, match="`null` has 2 values for 3 terms"):
         res["ols"].p_value([0.0, 0.0])
+
+
+# --- issue 36's bad inputs, in every estimator (the R and command-line words: test-ppi.R, test_cli_ppi.py) ----
+
+def _issue_cases():
+    """(estimator, case, call, error, pattern): y and yhat of different lengths, NaN in either, X
+    without a constant column, all-equal y (docs/methods/ppi.md §1.5: refused in every estimator,
+    each with its reason), perfectly separated logistic data, N = 0, weights <= 0."""
+    rng = np.random.default_rng(36)
+    n, N = 150, 600
+    x, xu = rng.normal(size=n), rng.normal(size=N)
+    X, Xu = np.column_stack([np.ones(n), x]), np.column_stack([np.ones(N), xu])
+    yb = rng.binomial(1, 0.4, n).astype(float)
+    p, pu = np.clip(0.5 * yb + rng.uniform(0.1, 0.4, n), 0, 1), rng.uniform(0.1, 0.8, N)
+    nan = lambda v, i=3: np.r_[v[:i], np.nan, v[i + 1:]]   # noqa: E731
+    calls = {
+        "mean": lambda y, yh, yu, **kw: ppi.mean(y, yh, yu, **kw),
+        "quantile": lambda y, yh, yu, **kw: ppi.quantile(y, yh, yu, 0.5, **kw),
+        "ols": lambda y, yh, yu, **kw: ppi.ols(kw.pop("X", X), y, yh, kw.pop("Xu", Xu[:len(yu)]), yu, **kw),
+        "logistic": lambda y, yh, yu, **kw: ppi.logistic(kw.pop("X", X), y, yh, kw.pop("Xu", Xu[:len(yu)]), yu, **kw),
+        "poisson": lambda y, yh, yu, **kw: ppi.poisson(kw.pop("X", X), y, yh, kw.pop("Xu", Xu[:len(yu)]), yu, **kw),
+    }
+    constant = {"mean": r"classical interval has width 0", "quantile": r"classical interval is that one value",
+                "ols": r"classical fit is exact", "logistic": r"no finite fit \(the intercept separates it\)",
+                "poisson": r"all 0 has no finite fit"}
+    out = []
+    for est, f in calls.items():
+        out += [
+            (est, "lengths", lambda f=f: f(yb, p[:-1], pu), ShapeError, r"`yhat`"),
+            (est, "NaN in y", lambda f=f: f(nan(yb), p, pu), NonFiniteError, r"argument `y` has a non-finite value "
+             r"\(nan\) at position 3"),
+            (est, "NaN in yhat", lambda f=f: f(yb, nan(p, 7), pu), NonFiniteError, r"argument `yhat` has a "
+             r"non-finite value \(nan\) at position 7"),
+            (est, "all-equal y", lambda f=f: f(np.zeros(n), p, pu), InvalidArgumentError,
+             r"argument `y` has the same value \(0\) in every labelled row: .*" + constant[est]),
+            (est, "N = 0", lambda f=f: f(yb, p, pu[:0]), EmptyInputError, r"`(yhat_unlabeled|X_unlabeled)` has no rows"),
+            (est, "weight 0", lambda f=f: f(yb, p, pu, weights=np.r_[1.0, 0.0, np.ones(n - 2)]), InvalidArgumentError,
+             r"argument `weights` must be positive; got 0.0 at row 1"),
+            (est, "negative unlabelled weight", lambda f=f: f(yb, p, pu, weights_unlabeled=np.r_[np.ones(N - 1), -2.0]),
+             InvalidArgumentError, rf"argument `weights_unlabeled` must be positive; got -2.0 at row {N - 1}"),
+        ]
+        if est in ("ols", "logistic", "poisson"):
+            out.append((est, "no intercept", lambda f=f: f(yb, p, pu, X=X[:, 1:], Xu=Xu[:, 1:]), InvalidArgumentError,
+                        r"argument `X` has no constant column.*intercept=True.*intercept=False"))
+    separated = (x > 0).astype(float)
+    for method in ("classical", "ppi", "ppi++"):
+        out.append(("logistic", f"separated ({method})",
+                    lambda m=method: ppi.logistic(X, separated, p, Xu, pu, method=m), InvalidArgumentError,
+                    r"argument `y`: the logistic regression on the labelled rows has no finite fit.*perfectly separated"))
+    # 0/1 predictions, right on every labelled row and separated by x on the unlabelled rows: at lambda = 1 the
+    # loss is the unlabelled rows' alone, with no finite minimiser
+    out.append(("logistic", "separated predictions", lambda: ppi.logistic(X, yb, yb, Xu, (xu > 0).astype(float),
+                                                                           method="ppi"),
+                InvalidArgumentError, r"argument `yhat_unlabeled`: the prediction-powered logistic loss"))
+    shares = pd.DataFrame({"no": 1 - yb, "yes": yb, "maybe": 0.0})
+    share_hat = pd.DataFrame({"no": 1 - p, "yes": p, "maybe": 0.05})
+    share_u = pd.DataFrame({"no": 1 - pu, "yes": pu, "maybe": 0.05})
+    out.append(("mean", "a K-option column all equal", lambda: ppi.mean(shares, share_hat, share_u),
+                InvalidArgumentError, r"argument `y`: column 'maybe' has the same value \(0\) in every labelled row.*"
+                r"drop its column or merge it"))
+    return out
+
+
+@pytest.mark.parametrize("estimator,case,call,error,match", _issue_cases(),
+                         ids=[f"{c[0]}: {c[1]}" for c in _issue_cases()])
+def test_issue_36_bad_input_in_every_estimator(estimator, case, call, error, match):
+    with pytest.raises(error, match=match):
+        call()
+
+
+def test_a_constant_column_of_k_shares_is_not_refused_once_it_varies():
+    """The per-column check refuses only the constant column: the other K - 1 are what they were."""
+    rng = np.random.default_rng(37)
+    y = np.eye(3)[rng.choice(3, 400)]
+    yhat = 0.6 * y + 0.4 * rng.dirichlet(np.ones(3), 400)
+    res = ppi.mean(y[:120], yhat[:120], yhat[120:])
+    assert np.all(np.asarray(res.se) > 0)

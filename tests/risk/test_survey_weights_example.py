@@ -42,7 +42,7 @@ def _lines(text: str) -> list[str]:
 def ran():
     """The page's namespace after its blocks ran, and each block's printed output."""
     blocks = BLOCK.findall(PAGE.read_text())
-    assert len(blocks) == 4, "the page's python blocks, each followed by its output, changed in number"
+    assert len(blocks) == 5, "the page's python blocks, each followed by its output, changed in number"
     space: dict = {}
     outputs = []
     for code, shown in blocks:

@@ -4,8 +4,11 @@ without one (an empty cell in the ``--y`` column) are the unlabelled sample.
 
 The file is checked in the command line's words before anything is computed (a missing column, no
 labelled or no unlabelled rows, an answer that is not a number, an empty or non-finite prediction,
-a weight that is not positive, an empty cluster id or regressor: each names the option and the
-file's data row counted from 1). The numbers are the API's (:func:`llmsurrogate.ppi.mean`,
+a weight that is not positive, an empty cluster id or regressor, an answer or prediction outside
+[0, 1] for a logistic or below 0 for a Poisson regression: each names the option and the file's
+data row counted from 1); what the API refuses afterwards (an outcome with one value on every
+labelled row, perfectly separated logistic data, dependent regressors) is reported in the same
+words. The numbers are the API's (:func:`llmsurrogate.ppi.mean`,
 ``quantile``, ``ols``, ``logistic``, ``poisson``, ``feols``); the regressions' design comes from
 ``--formula`` by the package's formula machinery (:func:`llmsurrogate.fe.feols`'s, so ``C(g)``,
 ``log(x)``, ``I(x**2)``, ``- 1`` work as there), built on both samples together so that a
@@ -71,6 +74,23 @@ def _numbers(frame, col: str, option: str, data_path: Path, *, allow_empty: bool
         raise InvalidArgumentError(f"{option} {col!r}: {_row(frame, i)} of --data {data_path.name} holds {shown}; "
                                    f"{what}")
     return values
+
+
+def _check_range(frame, labelled, y, yhat, estimand: str, y_col: str, pred_col: str, data_path: Path) -> None:
+    """The values a logistic (in [0, 1]) or a Poisson (>= 0) regression cannot take, in --y on the
+    labelled rows and in --prediction on every row: an error naming the option and the data row."""
+    if estimand == "logistic":
+        bad_value, what = (lambda v: (v < 0) | (v > 1)), "in [0, 1] for --estimand logistic (0/1 answers or probabilities)"
+    else:
+        bad_value, what = (lambda v: v < 0), ">= 0 for --estimand poisson (counts or rates)"
+    for option, col, values, rows in (("--y", y_col, y, labelled), ("--prediction", pred_col, yhat, None)):
+        with np.errstate(invalid="ignore"):
+            bad = bad_value(values)
+        bad = np.flatnonzero(bad if rows is None else bad & rows)
+        if bad.size:
+            i = int(bad[0])
+            raise InvalidArgumentError(f"{option} {col!r}: {_row(frame, i)} of --data {data_path.name} holds "
+                                       f"{_value(frame[col].iloc[i])!r}; the values must be {what}")
 
 
 def _split(frame, y_col: str, data_path: Path):
@@ -226,6 +246,8 @@ def ppi_command(data_path, y_col, pred_col, estimand, formula, q, method, level,
         if form.fixef and estimand != "ols":
             raise InvalidArgumentError(f"--formula {formula!r}: fixed effects (after '|') are for --estimand ols "
                                        f"(ppi.feols); for --estimand {estimand} write them as C(firm)")
+    if estimand in ("logistic", "poisson"):
+        _check_range(frame, labelled, y_all, yhat_all, estimand, y_col, pred_col, data_path)
     n, N = int(labelled.sum()), int((~labelled).sum())
     click.echo(f"{n} labelled rows (an answer in --y {y_col!r}) and {N} unlabelled rows (--y empty) in --data "
                f"{data_path.name}", err=True)

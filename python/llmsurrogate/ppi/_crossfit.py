@@ -8,6 +8,7 @@ import dataclasses
 
 import numpy as np
 
+from .._positions import at, located
 from .._validation import align_by_label, as_float_array, check_choice, check_int
 from ..exceptions import InvalidArgumentError, NonFiniteError, ShapeError
 from ._inputs import check_method
@@ -76,7 +77,8 @@ def check_folds(folds, n: int, random_state) -> np.ndarray:
     if ids.ndim != 1 or ids.shape[0] != n:
         raise ShapeError(f"argument `folds` has {ids.size} fold ids for {n} labelled rows (`y`); pass one per row")
     if pd.isna(ids).any():
-        raise NonFiniteError(f"argument `folds` has a missing fold id at row {int(np.flatnonzero(pd.isna(ids))[0])}")
+        raise NonFiniteError(located("argument `folds` has a missing fold id at ",
+                                     at(int(np.flatnonzero(pd.isna(ids))[0]), "row")))
     codes, uniques = pd.factorize(pd.Series(ids, dtype=object), sort=True)
     if len(uniques) < 2:
         raise InvalidArgumentError("argument `folds` puts every labelled row in one fold; cross-fitting needs at "

@@ -162,11 +162,41 @@ def match_columns(named: list[tuple[str, np.ndarray, list[str] | None]]) -> tupl
     return out, ref_names
 
 
-def check_varies(y: np.ndarray, name: str = "y") -> None:
-    if y.shape[0] and np.all(y == y[0]):
-        raise InvalidArgumentError(
-            f"argument `{name}` has the same value ({y.ravel()[0]:g}) in every labelled row: its variance is 0 and "
-            "no interval can be formed from it (a share of 0 or 1 needs an exact binomial interval, not a z-interval)")
+#: why an outcome with one value on every labelled row is refused, per estimand (docs/methods/ppi.md §1.5)
+_CONSTANT_Y = {
+    "mean": "its variance is 0, so the classical interval has width 0 and PPI++ tunes lambda to 0 and gives that "
+            "interval too; a share of 0 or 1 among the labelled rows needs more labelled rows or an exact binomial "
+            "interval, not a z-interval",
+    "quantile": "the classical interval is that one value (width 0), and the labelled rows show nothing of the "
+                "spread the quantile is about; label more rows",
+    "linear": "the classical fit is exact (every residual 0), so its standard errors are 0 and the interval has "
+              "width 0",
+    "logistic": "a logistic regression of an outcome that is always 0 or always 1 has no finite fit (the intercept "
+                "separates it), and of any other constant an exact fit with standard errors 0",
+    "poisson": "a Poisson regression of counts that are all 0 has no finite fit, and of any other constant an exact "
+               "fit with standard errors 0",
+}
+
+
+def check_varies(y: np.ndarray, name: str = "y", estimand: str = "mean", terms: list[str] | None = None) -> None:
+    """An outcome (each of its K columns) must take two values or more on the labelled rows: one
+    value everywhere is an error naming the argument (and the column), with the reason for
+    ``estimand`` (``"mean"``, ``"quantile"``, ``"linear"``, ``"logistic"``, ``"poisson"``)."""
+    y2 = y.reshape(y.shape[0], -1)
+    if not y2.shape[0]:
+        return
+    constant = np.flatnonzero(np.all(y2 == y2[0], axis=0))
+    if not constant.size:
+        return
+    j = int(constant[0])
+    reason = _CONSTANT_Y.get(estimand, _CONSTANT_Y["mean"])
+    if y2.shape[1] == 1:
+        raise InvalidArgumentError(f"argument `{name}` has the same value ({y2[0, 0]:g}) in every labelled row: "
+                                   f"{reason}")
+    column = terms[j] if terms is not None else str(j)
+    raise InvalidArgumentError(
+        f"argument `{name}`: column {column!r} has the same value ({y2[0, j]:g}) in every labelled row: {reason}. "
+        "An option no labelled row chose: drop its column or merge it with another option")
 
 
 def check_min_rows(n: int, N: int) -> None:
@@ -268,8 +298,7 @@ def mean_inputs(y, yhat, yhat_unlabeled, weights, weights_unlabeled, *, columns:
         terms = y_names or [default_term]
     else:
         terms = names or [f"y{j}" for j in range(k)]
-    if np.all(ya == ya[0]):
-        check_varies(ya)
+    check_varies(ya, "y", default_term if default_term in ("mean", "quantile") else "mean", terms if k > 1 else None)
     w = weights_vector(weights, "weights", n)
     wu = weights_vector(weights_unlabeled, "weights_unlabeled", N)
     return MeanInputs(ya, yha, yua, w, wu, terms, weighted=wa is not None or wua is not None,
@@ -358,7 +387,7 @@ def regression_inputs(X, y, yhat, X_unlabeled, yhat_unlabeled, weights, weights_
     check_min_rows(n, N)
     (Xa, Xua), names = match_columns([("X", Xa, x_names), ("X_unlabeled", Xua, xu_names)])
     terms = names or [f"x{j}" for j in range(Xa.shape[1])]
-    check_varies(ya)
+    check_varies(ya, "y", family)
     if family == "logistic":
         for arg, arr in (("y", ya), ("yhat", yha), ("yhat_unlabeled", yua)):
             bad = np.flatnonzero((arr < 0) | (arr > 1))

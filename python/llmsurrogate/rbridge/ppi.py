@@ -71,11 +71,50 @@ def r_quantile(y, yhat, yhat_unlabeled, q, *, weights=None, weights_unlabeled=No
                         weights_unlabeled=_numbers(weights_unlabeled), **kwargs)
 
 
+def _r_words(text: str, outcome: str, prediction: str) -> str:
+    """A message of the regressions in the words of R's ``ppi_ols()`` / ``ppi_glm()``: R has no
+    arguments ``X``, ``y``, ``yhat`` or ``yhat_unlabeled``, but a formula, two data frames and the
+    prediction's column.
+
+    >>> print(_r_words("argument `y`: a combination of the columns of `X` predicts `y` exactly", "yes", "p"))
+    the outcome yes (in `labeled`): a combination of the formula's terms predicts the outcome yes exactly
+    >>> print(_r_words("argument `yhat_unlabeled` must lie in [0, 1]; use method='classical'", "yes", "p"))
+    column `p` of `unlabeled` (the prediction) must lie in [0, 1]; use method = "classical"
+    """
+    import re
+
+    words = [
+        (r"argument `X_unlabeled`", "the formula's design on `unlabeled`"),
+        (r"argument `X`", "the formula's design on `labeled`"),
+        (r"the columns of `X_unlabeled`", "the formula's terms on `unlabeled`"),
+        (r"the columns of `X`", "the formula's terms"),
+        (r"argument `yhat_unlabeled`", f"column `{prediction}` of `unlabeled` (the prediction)"),
+        (r"argument `yhat`", f"column `{prediction}` of `labeled` (the prediction)"),
+        (r"argument `y`", f"the outcome {outcome} (in `labeled`)"),
+        (r"`y`", f"the outcome {outcome}"),
+    ]
+    for pattern, word in words:
+        text = re.sub(pattern, lambda m, word=word: word, text)   # the names literally (no backslash escapes)
+    return re.sub(r"method='(\w+)'", r'method = "\1"', text)
+
+
 def _regression(fn, X, y, yhat, X_unlabeled, yhat_unlabeled, weights, weights_unlabeled, cluster,
                 cluster_unlabeled, kwargs):
-    return fn(_numbers(X), _numbers(y), _numbers(yhat), _numbers(X_unlabeled), _numbers(yhat_unlabeled),
-              weights=_numbers(weights), weights_unlabeled=_numbers(weights_unlabeled), cluster=_ids(cluster),
-              cluster_unlabeled=_ids(cluster_unlabeled), intercept=False, **kwargs)
+    """The Python regression on R's design; its errors in R's words (:func:`_r_words`, with the
+    outcome and the prediction as R names them: ``r_outcome``, ``r_prediction``)."""
+    from .._positions import reworded
+    from ..exceptions import LLMSurrogateError
+
+    outcome = str(kwargs.pop("r_outcome", None) or "(the formula's left-hand side)")
+    prediction = str(kwargs.pop("r_prediction", None) or "prediction")
+    try:
+        return fn(_numbers(X), _numbers(y), _numbers(yhat), _numbers(X_unlabeled), _numbers(yhat_unlabeled),
+                  weights=_numbers(weights), weights_unlabeled=_numbers(weights_unlabeled), cluster=_ids(cluster),
+                  cluster_unlabeled=_ids(cluster_unlabeled), intercept=False, **kwargs)
+    except LLMSurrogateError as err:
+        if err.args and isinstance(err.args[0], str):
+            err.args = (reworded(err.args[0], lambda text: _r_words(text, outcome, prediction)), *err.args[1:])
+        raise
 
 
 def r_ols(X, y, yhat, X_unlabeled, yhat_unlabeled, *, weights=None, weights_unlabeled=None, cluster=None,

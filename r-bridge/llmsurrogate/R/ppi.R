@@ -31,7 +31,7 @@
 #'   indicators), one row per labelled row.
 #' @param yhat The LLM's answers on the labelled rows, as `y` (the same length, or the same K
 #'   columns).
-#' @param yhat_unlabeled The LLM's answers on the unlabelled rows, as `yhat` (at least one row).
+#' @param yhat_unlabeled The LLM's answers on the unlabelled rows, as `yhat` (at least two rows).
 #' @param q For `ppi_quantile()`: the quantile, between 0 and 1 (0.5: the median).
 #' @param method `"ppi++"`, `"ppi"` or `"classical"` (see Details).
 #' @param level The confidence level, between 0 and 1 (0.95: 95% intervals).
@@ -145,7 +145,7 @@ ppi_quantile <- function(y, yhat, yhat_unlabeled, q, method = "ppi", level = 0.9
 #' @param labeled A data frame of the labelled rows: the outcome, the prediction and the formula's
 #'   columns.
 #' @param unlabeled A data frame of the unlabelled rows: the prediction and the right-hand side's
-#'   columns (at least one row).
+#'   columns (at least two rows).
 #' @param prediction The name of the column of both data frames holding the LLM's answer (for
 #'   `ppi_glm(family = binomial())` a probability or a 0/1 answer; for Poisson a count or a rate).
 #' @param family For `ppi_glm()`: `binomial()` (logit link) or `poisson()` (log link), as a family
@@ -478,7 +478,9 @@ ppi_feols <- function(fml, labeled, unlabeled, prediction, vcov = "hetero", meth
     k <- NA_integer_
     payload <- .vector_arg(x, name, call)
   }
-  if (n == 0L) .abort(sprintf("%s is empty; give at least one row", what), call)
+  if (n < 2L) {
+    .abort(sprintf("%s %s; PPI needs at least two rows", what, if (n == 0L) "is empty" else "has 1 row"), call)
+  }
   if (!is.null(like)) {
     if (!identical(k, like$k)) {
       .abort(sprintf("%s has %s but `y` has %s; give both the same shape", what, .ppi_shape(k), .ppi_shape(like$k)), call)
@@ -551,8 +553,13 @@ ppi_feols <- function(fml, labeled, unlabeled, prediction, vcov = "hetero", meth
     d <- get(arg)
     if (!is.data.frame(d)) .abort(sprintf("argument `%s` must be a data frame, not %s", arg, .r_type(d)), call)
   }
-  if (nrow(unlabeled) == 0L) .abort("argument `unlabeled` has no rows; give at least one unlabelled row", call)
-  if (nrow(labeled) == 0L) .abort("argument `labeled` has no rows; give the labelled rows", call)
+  for (arg in c("unlabeled", "labeled")) {
+    m <- nrow(get(arg))
+    if (m < 2L) {
+      .abort(sprintf("argument `%s` has %s; PPI needs at least two %s rows", arg, if (m == 0L) "no rows" else "1 row",
+                     if (arg == "labeled") "labelled" else "unlabelled"), call)
+    }
+  }
   prediction <- .check_string(prediction, "prediction", call)
   yhat <- .ppi_numeric(.ppi_column(labeled, prediction, "prediction", call, "labeled"),
                        sprintf("column `%s` of `labeled` (the prediction)", prediction), call)
@@ -631,7 +638,9 @@ ppi_feols <- function(fml, labeled, unlabeled, prediction, vcov = "hetero", meth
                                                    data = unlabeled),
                   cluster = .ppi_ids(cluster, "cluster", n, "labeled", call, data = labeled),
                   cluster_unlabeled = .ppi_ids(cluster_unlabeled, "cluster_unlabeled", N, "unlabeled", call,
-                                               data = unlabeled))
+                                               data = unlabeled),
+                  # the names Python's messages use for the outcome and the prediction (R has no `y`, `yhat`)
+                  r_outcome = paste(deparse(formula[[2]]), collapse = " "), r_prediction = prediction)
   res$formula <- formula
   res$intercept <- intercept
   res$call <- call

@@ -262,3 +262,74 @@ test_that("bad input is an error naming the argument in R's words", {
   err(ppi_glm(y ~ x, d$lab, d$unl, "llm", family = binomial(link = "probit")), "`family`")
   err(ppi_glm(y ~ x, d$lab, d$unl, "llm", family = 3), "`family` must be binomial\\(\\) or poisson\\(\\)")
 })
+test_that("issue 36's bad inputs are errors in R's words in every function (no Python argument name)", {
+  skip_if_no_llmsurrogate()
+  d <- ppi_data()
+  y <- d$lab$y; yh <- d$lab$llm; yu <- d$unl$llm
+  err <- function(expr, pattern) expect_error(expr, pattern, class = "llmsurrogate_error")
+  python_words <- function(expr) {
+    msg <- tryCatch({ expr; "" }, llmsurrogate_error = function(e) conditionMessage(e))
+    expect_true(nzchar(msg))
+    expect_false(grepl("`(X|X_unlabeled|yhat_unlabeled)`|argument `y`|method='|position 0\\b|row 0\\b", msg), info = msg)
+  }
+  # y and yhat of different lengths
+  err(ppi_quantile(y, yh[-1], yu, q = 0.5), "`yhat` has 149 rows but `y` has 150")
+  # NaN in either (R's NaN is a missing value too), at its 1-based position
+  yh_nan <- yh; yh_nan[4] <- NaN
+  err(ppi_mean(y, yh_nan, yu), "`yhat` has a missing value \\(NA\\) at position 4")
+  err(ppi_quantile(y, yh_nan, yu, q = 0.5), "`yhat` has a missing value \\(NA\\) at position 4")
+  lab_nan <- d$lab; lab_nan$y[6] <- NaN
+  err(ppi_ols(y ~ x, lab_nan, d$unl, "llm"), "the outcome y \\(in `labeled`\\) has a missing value \\(NA\\) at position 6")
+  lab_nan <- d$lab; lab_nan$p[2] <- NaN
+  err(ppi_glm(yes ~ x, lab_nan, d$unl, "p"), "column `p` of `labeled` \\(the prediction\\) has a missing value \\(NA\\) at position 2")
+  # no intercept: the formula decides, as in lm(); y ~ 0 + x is a regression through the origin
+  origin <- ppi_ols(y ~ 0 + x, d$lab, d$unl, "llm", method = "classical")
+  expect_identical(origin$table$term, "x")
+  expect_false(origin$intercept)
+  expect_equal(unname(coef(origin)), unname(coef(lm(y ~ 0 + x, data = d$lab))), tolerance = 1e-10)
+  # all-equal y: refused in every function, with the estimator's reason
+  err(ppi_mean(rep(1, 150), yh, yu), "`y` has the same value \\(1\\) in every labelled row: its variance is 0")
+  err(ppi_quantile(rep(2, 150), yh, yu, q = 0.5), "`y` has the same value \\(2\\) in every labelled row: the classical interval is that one value")
+  shares <- cbind(no = 1 - d$lab$yes, yes = d$lab$yes, maybe = 0)
+  shares_hat <- cbind(no = 1 - d$lab$p, yes = d$lab$p, maybe = 0.05)
+  shares_u <- cbind(no = 1 - d$unl$p, yes = d$unl$p, maybe = 0.05)
+  err(ppi_mean(shares, shares_hat, shares_u), "argument `y`: column 'maybe' has the same value \\(0\\) in every labelled row")
+  lab_c <- d$lab; lab_c$y <- 3
+  err(ppi_ols(y ~ x, lab_c, d$unl, "llm"), "the outcome y \\(in `labeled`\\) has the same value \\(3\\) in every labelled row: the classical fit is exact")
+  lab_c$yes <- 0
+  err(ppi_glm(yes ~ x, lab_c, d$unl, "p"), "the outcome yes \\(in `labeled`\\) has the same value \\(0\\) in every labelled row: .*no finite fit")
+  err(ppi_glm(yes ~ x, lab_c, d$unl, "p", family = poisson()), "the outcome yes \\(in `labeled`\\) has the same value \\(0\\)")
+  python_words(ppi_glm(yes ~ x, lab_c, d$unl, "p"))
+  # perfectly separated logistic data: an error naming the outcome and the formula's terms, for every method
+  lab_s <- d$lab; lab_s$sep <- as.numeric(lab_s$x > 0)
+  for (m in c("classical", "ppi", "ppi++")) {
+    err(ppi_glm(sep ~ x, lab_s, d$unl, "p", method = m),
+        "the outcome sep \\(in `labeled`\\): the logistic regression on the labelled rows has no finite fit.*perfectly separated: a combination of the formula's terms predicts the outcome sep exactly")
+    python_words(ppi_glm(sep ~ x, lab_s, d$unl, "p", method = m))
+  }
+  # 0/1 predictions separated on the unlabelled rows (right on every labelled row): no PPI fit at lambda = 1
+  lab_01 <- d$lab; lab_01$guess <- lab_01$yes
+  unl_01 <- d$unl; unl_01$guess <- as.numeric(unl_01$x > 0.3)
+  err(ppi_glm(yes ~ x, lab_01, unl_01, "guess", method = "ppi"),
+      "column `guess` of `unlabeled` \\(the prediction\\): the prediction-powered logistic loss at lambda = 1 has no finite minimiser.*the formula's terms on `unlabeled`")
+  python_words(ppi_glm(yes ~ x, lab_01, unl_01, "guess", method = "ppi"))
+  # values a logistic regression cannot take, at their 1-based row
+  err(ppi_glm(y ~ x, d$lab, d$unl, "p"), "the outcome y \\(in `labeled`\\) must lie between 0 and 1 for a logistic regression")
+  python_words(ppi_glm(y ~ x, d$lab, d$unl, "p"))
+  # N = 0 (and N = 1): PPI needs two unlabelled rows
+  err(ppi_mean(y, yh, numeric(0)), "`yhat_unlabeled` is empty; PPI needs at least two rows")
+  err(ppi_mean(y, yh, yu[1]), "`yhat_unlabeled` has 1 row; PPI needs at least two rows")
+  err(ppi_quantile(y, yh, numeric(0), q = 0.5), "`yhat_unlabeled` is empty")
+  err(ppi_ols(y ~ x, d$lab, d$unl[1, ], "llm"), "argument `unlabeled` has 1 row; PPI needs at least two unlabelled rows")
+  err(ppi_glm(yes ~ x, d$lab, d$unl[0, ], "p"), "argument `unlabeled` has no rows")
+  # weights <= 0, at their 1-based position
+  err(ppi_quantile(y, yh, yu, q = 0.5, weights_unlabeled = c(rep(1, 1999), -1)),
+      "`weights_unlabeled` must be positive; got -1 at position 2000")
+  lab_w <- d$lab; lab_w$w[3] <- 0
+  err(ppi_ols(y ~ x, lab_w, d$unl, "llm", weights = "w"), "`weights` must be positive; got 0 at position 3")
+  err(ppi_glm(yes ~ x, d$lab, d$unl, "p", weights_unlabeled = c(-2, rep(1, 1999))),
+      "`weights_unlabeled` must be positive; got -2 at position 1")
+  # a design with dependent columns names the formula's design, not X
+  lab_d <- d$lab; unl_d <- d$unl; lab_d$x2 <- 2 * lab_d$x; unl_d$x2 <- 2 * unl_d$x
+  err(ppi_ols(y ~ x + x2, lab_d, unl_d, "llm"), "the formula's design on `labeled`: the columns are linearly dependent")
+})
