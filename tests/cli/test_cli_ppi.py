@@ -106,6 +106,20 @@ def test_quantile_equals_the_api_and_defaults_to_ppi(rows, data, tmp_path):
     assert back.method == "ppi" and back.q == 0.3
 
 
+@pytest.mark.parametrize("method", ["ppi", "classical"])
+def test_quantile_with_clusters_and_weights_equals_the_api(rows, data, tmp_path, method):
+    res, text = run("--data", data, "--y", "y", "--prediction", "llm", "--estimand", "quantile", "--q", 0.3,
+                    "--method", method, "--weights", "w", "--cluster", "firm", "--out", tmp_path / "o")
+    assert res.exit_code == 0, text
+    kw = {"method": method, "weights": lab(rows, "w"), "weights_unlabeled": unl(rows, "w")}
+    api = ppi.quantile(lab(rows, "y"), lab(rows, "llm"), unl(rows, "llm"), 0.3, **kw,
+                       cluster=rows["firm"].to_numpy()[:N_LAB], cluster_unlabeled=rows["firm"].to_numpy()[N_LAB:])
+    back = check_outputs(tmp_path / "o", api)
+    assert back.clustered and back.weighted and back.q == 0.3
+    plain = ppi.quantile(lab(rows, "y"), lab(rows, "llm"), unl(rows, "llm"), 0.3, **kw)
+    assert (api.ci_low, api.ci_high) != (plain.ci_low, plain.ci_high)  # the clusters reached the interval
+
+
 def _design(rows):
     X = pd.DataFrame({"Intercept": 1.0, "x": rows["x"], "C(g)[T.b]": (rows["g"] == "b").astype(float),
                       "C(g)[T.c]": (rows["g"] == "c").astype(float)})
@@ -192,7 +206,6 @@ def _set(col, row, value):
     (["--formula", "y ~ x", "--estimand", "mean"], None, ["--formula is for the regressions"]),
     (["--estimand", "logistic", "--formula", "y ~ x | firm"], None, ["fixed effects", "--estimand ols"]),
     (["--estimand", "quantile", "--method", "ppi++"], None, ["--method ppi++", "no power tuning"]),
-    (["--estimand", "quantile", "--cluster", "firm"], None, ["--cluster", "quantile"]),
     (["--q", "0.3"], None, ["--q", "--estimand quantile"]),
     (["--coord", "x"], None, ["--coord", "--method ppi++"]),
     (["--formula", "y ~ x", "--coord", "z"], None, ["--coord", "'z'"]),

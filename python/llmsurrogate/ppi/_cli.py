@@ -170,7 +170,7 @@ def _regression_inputs(frame, labelled, formula, y_col, data_path):
               help="Column of positive survey weights, on every row (rescaled to sum to n and N).")
 @click.option("--cluster", "cluster_col", default=None, metavar="COLUMN",
               help="Column of cluster ids (schools, firms) for cluster-robust intervals; the same id among labelled "
-              "and unlabelled rows is one cluster (docs/methods/ppi.md §8). Not for a quantile.")
+              "and unlabelled rows is one cluster (docs/methods/ppi.md §8).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("ppi-output"),
               show_default=True, help="Folder for ppi_table.csv, ppi_result.json, ppi_plot.png and run.json.")
 @click.option("--no-plot", is_flag=True, help="Skip the figure.")
@@ -202,8 +202,6 @@ def ppi_command(data_path, y_col, pred_col, estimand, formula, q, method, level,
         if method == "ppi++":
             raise InvalidArgumentError("--method ppi++: a quantile has no power tuning; use --method ppi (its "
                                        "default) or classical")
-        if cluster_col is not None:
-            raise InvalidArgumentError("--cluster: the quantile has no cluster-robust interval; drop --cluster")
         method = method or "ppi"
     method = method or "ppi++"
     if coord is not None and (estimand not in REGRESSIONS or method != "ppi++"):
@@ -271,7 +269,8 @@ def ppi_command(data_path, y_col, pred_col, estimand, formula, q, method, level,
             res = ppi.mean(y, yhat, yhat_u, method=method, level=level, weights=w, weights_unlabeled=wu,
                            cluster=cl, cluster_unlabeled=clu)
         elif estimand == "quantile":
-            res = ppi.quantile(y, yhat, yhat_u, q, method=method, level=level, weights=w, weights_unlabeled=wu)
+            res = ppi.quantile(y, yhat, yhat_u, q, method=method, level=level, weights=w, weights_unlabeled=wu,
+                               cluster=cl, cluster_unlabeled=clu)
         elif form.fixef:
             labeled_rows = frame[labelled].reset_index(drop=True)
             unlabeled_rows = frame[~labelled].reset_index(drop=True)

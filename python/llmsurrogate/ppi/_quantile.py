@@ -1,6 +1,7 @@
 """The prediction-powered quantile (docs/methods/ppi.md §4): the set of candidate values (the
 data's own values) where the z-test of the rectified CDF at ``q`` does not reject, found by one
-sorted sweep (:func:`llmsurrogate.ppi._stats.cdf_sweep`), never an ``N x grid`` matrix."""
+sorted sweep (:func:`llmsurrogate.ppi._stats.cdf_sweep`), never an ``N x grid`` matrix; with
+clusters the cluster-robust variance of the same sweep (§8.3)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from scipy.stats import norm
 from .._validation import check_probability
 from ..exceptions import ComputationError
 from ._inputs import check_level, check_method, mean_inputs
+from ._mean import clustered_mean_variance
 from ._results import PPIResult, make_table
-from ._stats import cdf_sweep, z_p_value
+from ._stats import cdf_sweep, cluster_sweep, z_p_value
 
 __all__ = ["P_VALUE_FLOOR", "quantile"]
 
@@ -46,10 +48,11 @@ def _inverted(grid, F, se, q, alpha, what):
     return est, grid[kept[0]], grid[kept[-1]], p
 
 
-def _classical(y, w, q, alpha, weighted):
+def _classical(y, w, q, alpha, weighted, clusters=None):
     """The classical interval on the labelled rows (§4.4): ppi_py's binomial interval (order
-    statistics at ranks ``q n -+ z sqrt(q (1 - q) n)``) without weights; with weights, the z-test
-    of the weighted CDF inverted over the labelled values."""
+    statistics at ranks ``q n -+ z sqrt(q (1 - q) n)``) without weights or clusters; with weights,
+    the z-test of the weighted CDF inverted over the labelled values; with clusters the same test
+    with the cluster-robust variance of the labelled rows' mean of ``w 1{Y <= t}`` (§8.3)."""
     n = y.size
     grid = np.unique(y)
     order = np.argsort(y, kind="stable")
@@ -57,6 +60,13 @@ def _classical(y, w, q, alpha, weighted):
     cs = np.concatenate([[0.0], np.cumsum(w[order])])
     cs2 = np.concatenate([[0.0], np.cumsum((w * w)[order])])
     F = cs[idx] / n
+    if clusters is not None:
+        codes = np.unique(clusters[0], return_inverse=True)[1].ravel()   # the clusters with labelled rows
+        G = int(codes.max()) + 1
+        ss = cluster_sweep(y, w / n, codes, [np.bincount(codes, minlength=G) / n], [F], grid)
+        se = np.maximum(np.sqrt(G / (G - 1.0) * ss), 1e-16)
+        est, low, high, p = _inverted(grid, F, se, q, alpha, "classical")
+        return est, low, high, grid, F, se, p
     if weighted:
         se = np.maximum(np.sqrt(np.maximum(cs2[idx] / n - F * F, 0.0) / n), 1e-16)
         est, low, high, p = _inverted(grid, F, se, q, alpha, "classical")
@@ -72,7 +82,7 @@ def _classical(y, w, q, alpha, weighted):
 
 
 def quantile(y, yhat, yhat_unlabeled, q: float, *, method: str = "ppi", level: float = 0.95, weights=None,
-             weights_unlabeled=None) -> PPIResult:
+             weights_unlabeled=None, cluster=None, cluster_unlabeled=None) -> PPIResult:
     """Prediction-powered ``q``-quantile of ``y`` with an exact interval: the smallest and largest of
     the data's own values (``y``, ``yhat``, ``yhat_unlabeled``) at which the z-test of the rectified
     CDF ``F(t) = mean(w~ 1{yhat_unlabeled <= t}) + mean(w (1{y <= t} - 1{yhat <= t}))`` against
@@ -84,6 +94,16 @@ def quantile(y, yhat, yhat_unlabeled, q: float, *, method: str = "ppi", level: f
     ``"classical"`` (ppi_py's binomial interval on the labelled rows; with weights the z-test of the
     weighted CDF, §4.4). The estimate is the first candidate whose CDF is closest to ``q``;
     :meth:`PPIResult.p_value` gives the test at any value.
+
+    ``cluster`` / ``cluster_unlabeled``: cluster ids of the labelled and unlabelled rows (the same
+    id in both is one cluster; a sample without ids puts each row in its own cluster), as in
+    :func:`llmsurrogate.ppi.mean`. The test at each ``t`` then uses the cluster-robust variance of
+    the PPI mean (λ = 1) of the indicators ``1{y <= t}``, ``1{yhat <= t}``, ``1{yhat_unlabeled <= t}``
+    -- exactly ``ppi.mean(..., method="ppi", cluster=...)`` of those indicators, ``G/(G-1)``
+    included -- computed for every candidate in the same sweep (docs/methods/ppi.md §8.3); the
+    classical interval becomes the z-test of the labelled rows' CDF with its clustered variance
+    (``G`` = the clusters holding labelled rows) inverted over their values. The estimate does not
+    change.
 
     Examples
     --------
@@ -99,24 +119,32 @@ def quantile(y, yhat, yhat_unlabeled, q: float, *, method: str = "ppi", level: f
     method = check_method(method, ("classical", "ppi"))
     alpha = check_level(level)
     q = check_probability(q, "q")
-    data = mean_inputs(y, yhat, yhat_unlabeled, weights, weights_unlabeled, columns=False, default_term="quantile")
+    data = mean_inputs(y, yhat, yhat_unlabeled, weights, weights_unlabeled, columns=False, default_term="quantile",
+                       cluster=cluster, cluster_unlabeled=cluster_unlabeled)
     y_, yh, yu = data.y[:, 0], data.yhat[:, 0], data.yhat_unlabeled[:, 0]
     w, wu = data.w, data.w_unlabeled
+    cl = data.clusters
     threshold = min(P_VALUE_FLOOR, alpha / 10)
-    est0, low0, high0, grid0, F0, se0, p0 = _classical(y_, w, q, alpha, weights is not None)
+    est0, low0, high0, grid0, F0, se0, p0 = _classical(y_, w, q, alpha, weights is not None, cl)
     if method == "classical":
         est, low, high, lam = est0, low0, high0, 0.0
         eff = float(data.n)
-        test = _window(grid0, F0, se0, p0, threshold, bottom_se=1e-16 if weights is not None else float(se0[0]))
+        binomial = weights is None and cl is None
+        test = _window(grid0, F0, se0, p0, threshold, bottom_se=float(se0[0]) if binomial else 1e-16)
     else:
-        grid, F, se = cdf_sweep(y_, yh, yu, w, wu)
+        grid, F, se = cdf_sweep(y_, yh, yu, w, wu, clusters=cl)
         est, low, high, p = _inverted(grid, F, se, q, alpha, "prediction-powered")
         lam = 1.0
         j = int(np.searchsorted(grid, est))
         below = (y_ <= est)
-        var_classical = float(np.mean(w * w * below) - np.mean(w * below) ** 2)  # Var(w 1{Y <= t}) at the estimate
-        eff = var_classical / float(se[j]) ** 2
+        if cl is None:
+            var_classical = float(np.mean(w * w * below) - np.mean(w * below) ** 2)  # Var(w 1{Y <= t}) at the estimate
+            eff = var_classical / float(se[j]) ** 2
+        else:   # n times the clustered classical variance of the CDF at the estimate over the clustered s(t)^2
+            ind = below.astype(float)[:, None]
+            var_classical = float(clustered_mean_variance(ind, ind, np.zeros((data.N, 1)), w, wu, 0.0, cl)[0])
+            eff = data.n * var_classical / float(se[j]) ** 2
         test = _window(grid, F, se, p, threshold)
     table = make_table(data.terms, est, np.nan, low, high, lam, eff, est0, np.nan, low0, high0)
     return PPIResult(estimand="quantile", method=method, level=float(level), n=data.n, N=data.N, table=table,
-                     weighted=data.weighted, q=q, test=test)
+                     weighted=data.weighted, q=q, test=test, clustered=cl is not None)

@@ -59,7 +59,8 @@ def r_mean(y, yhat, yhat_unlabeled, *, weights=None, weights_unlabeled=None, clu
                     cluster_unlabeled=_ids(cluster_unlabeled), **kwargs)
 
 
-def r_quantile(y, yhat, yhat_unlabeled, q, *, weights=None, weights_unlabeled=None, **kwargs: Any):
+def r_quantile(y, yhat, yhat_unlabeled, q, *, weights=None, weights_unlabeled=None, cluster=None,
+               cluster_unlabeled=None, **kwargs: Any):
     """R's ``ppi_quantile()``: :func:`llmsurrogate.ppi.quantile` on R's vectors.
 
     >>> res = r_quantile([1.0, 2.0, 3.0, 4.0], [1.1, 2.2, 2.9, 4.1], [1.0, 2.5, 3.5, 2.0], 0.5,
@@ -68,7 +69,8 @@ def r_quantile(y, yhat, yhat_unlabeled, q, *, weights=None, weights_unlabeled=No
     0.5
     """
     return ppi.quantile(_numbers(y), _numbers(yhat), _numbers(yhat_unlabeled), q, weights=_numbers(weights),
-                        weights_unlabeled=_numbers(weights_unlabeled), **kwargs)
+                        weights_unlabeled=_numbers(weights_unlabeled), cluster=_ids(cluster),
+                        cluster_unlabeled=_ids(cluster_unlabeled), **kwargs)
 
 
 def _r_words(text: str, outcome: str, prediction: str) -> str:

@@ -41,9 +41,10 @@
 #'   variance) or `"element"` (one per column).
 #' @param weights,weights_unlabeled Positive survey weights of the labelled and unlabelled rows
 #'   (numeric vectors of their lengths), rescaled to sum to n and N; `NULL` for none.
-#' @param cluster,cluster_unlabeled For `ppi_mean()`: cluster ids (schools, firms; numbers or labels)
-#'   of the labelled and unlabelled rows for a cluster-robust interval; the same id in both samples
-#'   is one cluster. `NULL` for independent rows.
+#' @param cluster,cluster_unlabeled Cluster ids (schools, firms; numbers or labels) of the labelled
+#'   and unlabelled rows for a cluster-robust interval; the same id in both samples is one cluster.
+#'   `NULL` for independent rows. For `ppi_quantile()` the test of the CDF at each candidate uses
+#'   the clustered variance of the same mean of indicators (docs/methods/ppi.md §8.3).
 #' @return An object of class `c("llmsurrogate_ppi_result", "llmsurrogate_result")`: a list with
 #'   `table` (one row per term: `term`, `estimate`, `std_error`, `statistic`, `p_value`, `ci_low`,
 #'   `ci_high`, `lam` (lambda), `effective_n` (the labelled rows the classical estimator would need
@@ -94,7 +95,7 @@ ppi_mean <- function(y, yhat, yhat_unlabeled, method = "ppi++", level = 0.95, la
 #' @rdname ppi_mean
 #' @export
 ppi_quantile <- function(y, yhat, yhat_unlabeled, q, method = "ppi", level = 0.95, weights = NULL,
-                         weights_unlabeled = NULL) {
+                         weights_unlabeled = NULL, cluster = NULL, cluster_unlabeled = NULL) {
   call <- sys.call()
   if (missing(q)) .abort("argument `q` is missing: give the quantile, between 0 and 1 (0.5 for the median)", call)
   y_ <- .ppi_values(y, "y", call)
@@ -106,7 +107,10 @@ ppi_quantile <- function(y, yhat, yhat_unlabeled, q, method = "ppi", level = 0.9
                   method = .check_string(method, "method", call), level = .ppi_level(level, call),
                   weights = .ppi_weights(weights, "weights", y_$n, "y", call),
                   weights_unlabeled = .ppi_weights(weights_unlabeled, "weights_unlabeled", yhat_u$n,
-                                                   "yhat_unlabeled", call))
+                                                   "yhat_unlabeled", call),
+                  cluster = .ppi_ids(cluster, "cluster", y_$n, "y", call),
+                  cluster_unlabeled = .ppi_ids(cluster_unlabeled, "cluster_unlabeled", yhat_u$n, "yhat_unlabeled",
+                                               call))
   res$call <- call
   res
 }

@@ -193,6 +193,35 @@ test_that("cluster ids (a vector, or a column name in the regressions) give Pyth
   expect_false(grepl("\u00a7", text, fixed = TRUE))
 })
 
+test_that("ppi_quantile with cluster ids equals Python's clustered ppi.quantile (1e-12)", {
+  skip_if_no_llmsurrogate()
+  d <- ppi_data()
+  cl <- rep(1:30, length.out = 150)
+  cu <- rep(1:40, length.out = 2000)
+  for (m in c("ppi", "classical")) {
+    r <- ppi_quantile(d$lab$y, d$lab$llm, d$unl$llm, q = 0.3, method = m, cluster = cl, cluster_unlabeled = cu)
+    p <- py_ppi_call("quantile", d$lab$y, d$lab$llm, d$unl$llm, 0.3, method = m, cluster = cl,
+                     cluster_unlabeled = cu)
+    expect_same_numbers(r, p)
+    expect_true(r$clustered)
+  }
+  r <- ppi_quantile(d$lab$y, d$lab$llm, d$unl$llm, q = 0.5, weights = d$lab$w, weights_unlabeled = d$unl$w,
+                    cluster = paste0("f", cl), cluster_unlabeled = paste0("f", cu))
+  p <- py_ppi_call("quantile", d$lab$y, d$lab$llm, d$unl$llm, 0.5, weights = d$lab$w,
+                   weights_unlabeled = d$unl$w, cluster = cl, cluster_unlabeled = cu)
+  expect_same_numbers(r, p)
+  # only the labelled ids: each unlabelled row is a cluster of its own
+  r <- ppi_quantile(d$lab$y, d$lab$llm, d$unl$llm, q = 0.5, cluster = cl)
+  p <- py_ppi_call("quantile", d$lab$y, d$lab$llm, d$unl$llm, 0.5, cluster = cl)
+  expect_same_numbers(r, p)
+  expect_error(ppi_quantile(d$lab$y, d$lab$llm, d$unl$llm, q = 0.5, cluster = cl[-1]), "`cluster`",
+               class = "llmsurrogate_error")
+  expect_error(ppi_quantile(d$lab$y, d$lab$llm, d$unl$llm, q = 0.5, cluster = c(NA, cl[-1])),
+               "`cluster` has a missing value \\(NA\\) at position 1", class = "llmsurrogate_error")
+  expect_error(ppi_quantile(d$lab$y, d$lab$llm, d$unl$llm, q = 0.5, cluster = rep(1, 150)), "one cluster",
+               class = "llmsurrogate_error")
+})
+
 test_that("the methods: print, summary, coef, confint, tidy, glance, plot", {
   skip_if_no_llmsurrogate()
   d <- ppi_data()
@@ -262,6 +291,7 @@ test_that("bad input is an error naming the argument in R's words", {
   err(ppi_glm(y ~ x, d$lab, d$unl, "llm", family = binomial(link = "probit")), "`family`")
   err(ppi_glm(y ~ x, d$lab, d$unl, "llm", family = 3), "`family` must be binomial\\(\\) or poisson\\(\\)")
 })
+
 test_that("issue 36's bad inputs are errors in R's words in every function (no Python argument name)", {
   skip_if_no_llmsurrogate()
   d <- ppi_data()
