@@ -229,6 +229,7 @@ def test_level_out_of_range_is_a_usage_error(data, tmp_path):
     res, text = run("--data", data, "--y", "y", "--prediction", "llm", "--level", 1.5, "--out", tmp_path / "o")
     assert res.exit_code == 2 and "--level" in text
 
+
 def _labelled(col, values):
     """Set ``col`` on the labelled rows (the first N_LAB) to ``values(d)`` (a function of the frame)."""
     def change(d):
