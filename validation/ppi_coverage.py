@@ -44,13 +44,19 @@ METHODS = ("classical", "classical_small", "ppi", "ppi++", "ppi++_small")
 TRUTH = {"mean": 1.0, "weighted_mean": 1.6, "ols": 2.0, "logistic": 1.0, "feols": 1.5}
 
 
-def _pred(rng, y, quality, scale=0.6):
-    """A continuous prediction of y: correlated, independent noise of the same spread, or anti-correlated."""
-    sd = float(np.std(y)) or 1.0
+#: the population mean and s.d. of y per design (fixed numbers: a prediction must be the same
+#: function of y in both samples, never of a sample's own statistics)
+MOMENTS = {"mean": (1.0, 1.12), "weighted_mean": (1.6, 1.3), "ols": (1.0, 2.24), "feols": (0.0, 2.0)}
+
+
+def _pred(rng, y, quality, estimator, scale=0.6):
+    """A continuous prediction of y: correlated (with a constant bias), independent noise of y's
+    spread, or anti-correlated."""
+    mu, sd = MOMENTS[estimator]
     if quality == "good":
         return y + rng.normal(0, scale * sd, y.size) + 0.3 * sd
     if quality == "useless":
-        return rng.normal(np.mean(y), sd, y.size)
+        return rng.normal(mu, sd, y.size)
     return -y + rng.normal(0, scale * sd, y.size)
 
 
@@ -58,15 +64,15 @@ def draw(estimator, quality, m, rng, firms=None):
     """m rows of the estimator's design: a dict of arrays (a frame for feols)."""
     if estimator == "mean":
         y = 1.0 + rng.standard_exponential(m) - 1.0 + rng.normal(0, 0.5, m)   # skewed, mean 1
-        return {"y": y, "yhat": _pred(rng, y, quality)}
+        return {"y": y, "yhat": _pred(rng, y, quality, estimator)}
     if estimator == "weighted_mean":
         z = rng.random(m) < 0.3 * 4 / (0.3 * 4 + 0.7)        # stratum 1 over-represented 4 to 1
         y = 1.0 + 2.0 * z + rng.normal(0, 1, m)
-        return {"y": y, "yhat": _pred(rng, y, quality), "w": np.where(z, 0.25, 1.0)}
+        return {"y": y, "yhat": _pred(rng, y, quality, estimator), "w": np.where(z, 0.25, 1.0)}
     if estimator == "ols":
         x = rng.normal(size=m)
         y = 1.0 + 2.0 * x + rng.normal(size=m) * np.sqrt(0.5 + 0.5 * x * x)
-        return {"X": np.column_stack([np.ones(m), x]), "y": y, "yhat": _pred(rng, y, quality)}
+        return {"X": np.column_stack([np.ones(m), x]), "y": y, "yhat": _pred(rng, y, quality, estimator)}
     if estimator == "logistic":
         x = rng.normal(size=m)
         eta = -0.5 + 1.0 * x
@@ -84,7 +90,7 @@ def draw(estimator, quality, m, rng, firms=None):
     firm = np.arange(m) % G
     x = rng.normal(size=m) + 0.5 * alpha[firm]
     y = alpha[firm] + (1.5 + b[firm]) * x + rng.normal(size=m)
-    yhat = _pred(rng, y, quality) + (c[firm] if quality != "useless" else 0.0)
+    yhat = _pred(rng, y, quality, estimator) + (c[firm] if quality != "useless" else 0.0)
     return pd.DataFrame({"firm": firm, "x": x, "y": y, "llm_y": yhat})
 
 
@@ -165,6 +171,8 @@ def main():
     parser.add_argument("--jobs", type=int, default=2, help="joblib workers (at most 2 on a shared machine)")
     parser.add_argument("--quick", action="store_true", help="at most 20 replications, n = 50 and 200, no JSON written")
     parser.add_argument("--estimators", default=",".join(ESTIMATORS))
+    parser.add_argument("--merge", action="store_true",
+                        help="keep the other estimators' rows of the existing JSON (their cells have their own seeds)")
     parser.add_argument("--feols-reps", type=int, default=None,
                         help="replications of the fixed-effects cells (default: --reps; each costs ~10x a mean's)")
     args = parser.parse_args()
@@ -187,6 +195,9 @@ def main():
     else:
         parts = [run_cell(*j) for j in jobs]
     rows = [r for part in parts for r in part]
+    if args.merge and OUT.exists():
+        old = json.loads(OUT.read_text())
+        rows += [r for r in old["rows"] if r["estimator"] not in estimators]
     rows.sort(key=lambda r: (ESTIMATORS.index(r["estimator"]), r["n"], QUALITIES.index(r["prediction"]),
                              METHODS.index(r["method"])))
     big = [r for r in rows if r["n"] >= 200]

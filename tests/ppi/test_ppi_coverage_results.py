@@ -1,0 +1,129 @@
+"""The committed coverage study of the PPI intervals (validation/ppi_coverage.py, its results in
+validation/results/ppi_coverage.json; docs/methods/ppi.md §5.4): the study's criterion is
+asserted here, so that a change that breaks coverage shows once the study is run again, and the
+script itself is smoke-run with a few replications."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = ROOT / "validation" / "results" / "ppi_coverage.json"
+ESTIMATORS = {"mean", "weighted_mean", "ols", "logistic", "feols"}
+METHODS = {"classical", "classical_small", "ppi", "ppi++", "ppi++_small"}
+
+
+@pytest.fixture(scope="module")
+def study():
+    return json.loads(RESULTS.read_text())
+
+
+def _cells(study):
+    cells = {}
+    for r in study["rows"]:
+        cells.setdefault((r["estimator"], r["prediction"], r["n"]), {})[r["method"]] = r
+    return cells
+
+
+def test_the_study_is_complete(study):
+    cells = _cells(study)
+    assert {k[0] for k in cells} == ESTIMATORS
+    assert {k[1] for k in cells} == {"good", "useless", "anti"}
+    assert {k[2] for k in cells} == {50, 200, 1000}
+    assert len(cells) == 45
+    for key, cell in cells.items():
+        assert set(cell) == METHODS, key
+        for r in cell.values():
+            assert r["reps"] >= (study["feols_reps"] if key[0] == "feols" else study["reps"]) - r["failures"]
+            assert r["reps"] >= (150 if key[0] == "feols" else 900), key   # logistic: separated samples skipped
+            assert r["N"] == 10 * r["n"]
+
+
+#: (estimator, method) pairs where the study finds a defect of the variance itself, not of small
+#: samples, with its direction; kept in view: when a fix lands, test_known_defects_still_show
+#: fails and this list is to be shortened (docs/methods/ppi.md §5.4)
+KNOWN_DEFECTS = {
+    # the weighted mean (ppi_py's formula, which the package equals): the variance of mean(w y)
+    # with the weights normalised to sum to n is estimated by Var(w y)/n, as if the normalisation
+    # were not random (the linearisation is Var(w (y - theta))/n); w and y are correlated here, and
+    # the classical interval covers ~0.83 at every n, PPI++ too, PPI with anti-correlated predictions
+    **{("weighted_mean", m): "under" for m in ("classical", "classical_small", "ppi", "ppi++", "ppi++_small")},
+    # ppi.feols with few labelled rows per level (5 here) and lambda > 0: the variance (§9.2)
+    # demeans the regressors over both samples, the rectifier regression (§9.1) within the labelled
+    # rows; at lambda = 0.001 its standard error is ~0.8 of the classical one on the same estimate
+    **{("feols", m): "under" for m in ("ppi++", "ppi++_small")},
+    ("feols", "ppi"): "over",
+    # PPI (lambda = 1) OLS (and feols, the same on the dummy design): ppi_py's sandwich takes the gradients at the combined estimate, which
+    # carry x x'(theta_yhat - theta) on the labelled rows: conservative when the prediction's own
+    # regression differs from y's (useless, anti-correlated), ~0.93-1.00
+    ("ols", "ppi"): "over",
+}
+
+
+def _known(r):
+    return (r["estimator"], r["method"]) in KNOWN_DEFECTS
+
+
+def test_criterion_for_n_at_least_200(study):
+    """The criterion, outside the known defects: for n >= 200, PPI++ with the small-sample option
+    within 2 Monte Carlo s.e. of nominal, and no interval beyond 3 s.e. The study as committed
+    misses 2 s.e. in two of 15 cells (OLS, useless prediction, n = 200: 0.876, where the classical
+    HC0 interval is at 0.884 too -- heteroskedastic leverage; logistic, good, n = 200: 0.921, over),
+    both within 3 s.e.; at 2 s.e. about one in 20 misses by chance alone."""
+    level = study["level"]
+    rows = [r for r in study["rows"] if r["n"] >= 200 and not _known(r)]
+    small = [(r["estimator"], r["prediction"], r["n"], r["coverage"]) for r in rows
+             if r["method"] == "ppi++_small" and abs(r["coverage"] - level) > 2 * r["mc_se"]]
+    assert len(small) <= 2, small
+    under = [(r["estimator"], r["prediction"], r["n"], r["method"], r["coverage"]) for r in rows
+             if r["coverage"] < level - 3 * r["mc_se"] or r["coverage"] > level + 3 * r["mc_se"]]
+    assert not under
+
+
+def test_known_defects_still_show(study):
+    level = study["level"]
+    for (est, m), direction in KNOWN_DEFECTS.items():
+        rows = [r for r in study["rows"] if r["estimator"] == est and r["method"] == m and r["n"] >= 200]
+        sign = -1 if direction == "under" else 1
+        mean = sum(r["coverage"] for r in rows) / len(rows)   # pooled over the n >= 200 cells
+        se = (sum(r["mc_se"] ** 2 for r in rows) ** 0.5) / len(rows)
+        assert sign * (mean - level) > 2 * se, (est, m, mean)
+
+
+def test_small_sample_helps_at_n_50(study):
+    """At n = 50 the small-sample PPI++ interval covers at least as often as the z-interval in
+    every cell, and is nearer nominal on average."""
+    level = study["level"]
+    cells = {k: v for k, v in _cells(study).items() if k[2] == 50}
+    for key, cell in cells.items():
+        assert cell["ppi++_small"]["coverage"] >= cell["ppi++"]["coverage"], key
+        assert cell["ppi++_small"]["mean_width"] > cell["ppi++"]["mean_width"], key
+    gap_z = sum(abs(c["ppi++"]["coverage"] - level) for c in cells.values())
+    gap_t = sum(abs(c["ppi++_small"]["coverage"] - level) for c in cells.values())
+    assert gap_t < gap_z
+
+
+def test_lambda_follows_the_prediction(study):
+    """lambda-hat is near 0 for useless and anti-correlated predictions and clearly above that for
+    good ones."""
+    cells = _cells(study)
+    for (est, pred, n), cell in cells.items():
+        lam = cell["ppi++"]["mean_lam"]
+        if pred == "good":
+            assert lam > 0.15 and lam > cells[(est, "useless", n)]["ppi++"]["mean_lam"] + 0.1, (est, n, lam)
+        else:
+            assert lam < 0.2, (est, pred, n, lam)
+
+
+def test_the_script_runs(tmp_path):
+    """A smoke run of the study: two cells' worth of replications, no JSON written."""
+    out = subprocess.run([sys.executable, str(ROOT / "validation" / "ppi_coverage.py"), "--quick", "--reps", "5",
+                          "--estimators", "mean,ols", "--jobs", "1"], capture_output=True, text=True, timeout=300,
+                         cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "ppi++_small" in out.stdout and "within 2 MC s.e." in out.stdout
