@@ -1,6 +1,7 @@
 """Prediction-powered fixed-effects regressions (docs/methods/ppi.md §9): ``ppi.feols`` on the
 package's own fixed-effects machinery (:func:`llmsurrogate.fe.feols` for the two within
-regressions and their predictions, :func:`llmsurrogate.fe.demean` for the variance)."""
+regressions, :func:`llmsurrogate.fe.demean` for the variance: each sample's within regression and
+its influence rows, §9.2)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,10 @@ from .. import fe
 from .._validation import as_float_array
 from ..exceptions import InvalidArgumentError
 from ._inputs import check_coord, check_lam, check_level, check_method
-from ._regression import clustered_lam_hat, clustered_sandwich, small_sample_variance
+from ..fe._vcov import _nested
 from ._results import PPIResult, make_table
-from ._small_sample import check_small_sample, labelled_clusters, t_quantile
-from ._stats import cluster_codes, lam_hat, sandwich
+from ._small_sample import check_small_sample, labelled_clusters, satterthwaite_df, t_quantile
+from ._stats import cluster_codes
 
 __all__ = ["feols"]
 
@@ -82,8 +83,10 @@ class _Problem:
         codes = _fe_codes(form, self.labeled, self.unlabeled)
         self.codes_pooled = codes
         self.codes_labeled = [c[:self.n] for c in codes]
-        self.clusters, self.vcov_label = None, "heteroskedasticity-robust (the PPI sandwich)"
-        self.iid, self._iid_sums = False, None
+        self.codes_unlabeled = [c[self.n:] for c in codes]
+        self.clusters, self.cluster_col = None, None
+        self.vcov_label = "heteroskedasticity-robust (HC1 in each sample, docs/methods/ppi.md §9.2)"
+        self.iid, self._parts = False, None
         if isinstance(vcov, dict) and list(vcov) == ["CRV1"] and isinstance(vcov["CRV1"], str):
             col = vcov["CRV1"]
             for frame, nm in ((self.labeled, "labeled"), (self.unlabeled, "unlabeled")):
@@ -93,7 +96,8 @@ class _Problem:
                                           self.n, self.N)
             if np.unique(self.clusters[0]).size < 2:
                 raise InvalidArgumentError(f"argument `vcov`: the labelled rows lie in one cluster of {col!r}")
-            self.vcov_label = f"CRV1 by {col} (G/(G-1), docs/methods/ppi.md §8)"
+            self.cluster_col = col
+            self.vcov_label = f"CRV1 by {col} (fixest's factors, one numbering over both samples, docs/methods/ppi.md §9.2)"
         elif isinstance(vcov, str) and vcov == "iid":
             self.iid = True
             self.vcov_label = "iid (homoskedastic residuals in both regressions, docs/methods/ppi.md §9.4)"
@@ -138,105 +142,156 @@ class _Problem:
             X_u = None
         return beta, mu, mu_u, X, X_u
 
-    def _design(self, fitted, use_unlabeled: bool):
-        """The regressors demeaned over the rows that make the Hessian (both samples jointly, or
-        the labelled rows when lambda = 0; zeros for the unlabelled rows then) and that Hessian in
-        the slopes' space, the slope block of the explicit-dummy sandwich (§9.2)."""
-        X, X_u = fitted[3], fitted[4]
-        n = self.n
-        if use_unlabeled:
-            if X_u is None:
-                X_u = self._model_matrix_unlabeled()
-            wall = np.concatenate([self.w, self.w_unlabeled])
-            Xd = fe.demean(np.vstack([X, X_u]), self.codes_pooled, weights=wall).values
-            Xl, Xud = Xd[:n], Xd[n:]
-            H = ((Xl * self.w[:, None]).T @ Xl + (Xud * self.w_unlabeled[:, None]).T @ Xud) / (n + self.N)
-        else:
-            Xl = fe.demean(X, self.codes_labeled, weights=self.w).values
-            Xud = np.zeros((self.N, X.shape[1]))
-            H = (Xl * self.w[:, None]).T @ Xl / n
-        return Xl, Xud, H
-
-    def stats(self, fitted, use_unlabeled: bool):
-        """The per-row gradients and inverse Hessian in the slopes' space (:meth:`_design`)."""
-        mu, mu_u = fitted[1], fitted[2]
-        Xl, Xud, H = self._design(fitted, use_unlabeled)
-        g = Xl * (self.w * (mu - self.y))[:, None]
-        gh = Xl * (self.w * (mu - self.yhat))[:, None]
-        ghu = Xud * (self.w_unlabeled * (mu_u - self.yhat_unlabeled))[:, None]
-        return g, gh, ghu, np.linalg.inv(H)
-
     def _model_matrix_unlabeled(self) -> np.ndarray:
         data = self.unlabeled.copy()
         data[self.yname] = self.yhat_unlabeled
         return fe.feols(self.formula, data, fixef_rm="none").model_matrix().to_numpy(float)
 
-    def lam_hat(self, g, gh, ghu, Hi, coord) -> float:
+    def _df_k(self, codes, k: int, clusters) -> int:
+        """fixest's degrees of freedom of a sample's regression (fe/_vcov.py): the slopes plus the
+        fixed effects' levels, less one per fixed effect after the first; with CRV1 a fixed effect
+        nested in the clusters does not count (its levels less one)."""
+        levels = [int(np.unique(c).size) for c in codes]
+        df_k = k + sum(levels) - (len(levels) - 1)
+        if clusters is not None:
+            names = self.form.fixef_names
+            for name, c, lev in zip(names, codes, levels):
+                if name == self.cluster_col or _nested(c, clusters):
+                    df_k -= lev - 1
+        return df_k
+
+    def _sample(self, X, codes, w, targets, clusters, what):
+        """One sample's within regression of each of ``targets`` (§9.2): the regressors and the
+        targets demeaned within the sample (weighted), the bread ``(X'WX)^-1``, the residuals, the
+        influence rows ``bread x_i w_i e_i`` of each target and fixest's small-sample factor of
+        the sample's ``vcov`` (HC1 ``m/(m - df_k)``, CRV1 ``(m - 1)/(m - df_k)``, iid none: its
+        residual variance divides by ``m - df_k``)."""
+        m, k = X.shape
+        dm = fe.demean(np.column_stack([X] + list(targets)), codes, weights=w).values
+        Xd, T = dm[:, :k], dm[:, k:]
+        bread = np.linalg.inv((Xd * w[:, None]).T @ Xd)
+        bread = (bread + bread.T) / 2
+        E = T - Xd @ (bread @ ((Xd * w[:, None]).T @ T))
+        df_k = self._df_k(codes, k, clusters)
+        if m - df_k <= 0:
+            raise InvalidArgumentError(f"argument `{what}`: {m} rows leave no residual degrees of freedom for the "
+                                       f"slopes and the fixed effects' levels ({df_k})")
+        if self.clusters is not None:
+            fac = (m - 1) / (m - df_k)
+        else:
+            fac = m / (m - df_k)
+        psi = [(Xd * (w * E[:, t])[:, None]) @ bread for t in range(E.shape[1])]
+        return {"bread": bread, "E": E, "w": w, "df": m - df_k, "fac": fac, "psi": psi}
+
+    def parts(self, use_unlabeled: bool = True):
+        """The pieces of the variance (§9.2), computed once: the labelled rows' within regressions
+        of y and of the prediction, and (``use_unlabeled``) the unlabelled rows' of the
+        prediction, each demeaned within its own sample."""
+        if self._parts is None:
+            X = self.fit(0.0)[3]
+            cl, clu = (None, None) if self.clusters is None else self.clusters
+            self._parts = {"lab": self._sample(X, self.codes_labeled, self.w, [self.y, self.yhat], cl, "labeled")}
+        if use_unlabeled and "unl" not in self._parts:
+            X_u = self._model_matrix_unlabeled()
+            if X_u.shape[1] != self._parts["lab"]["bread"].shape[0]:
+                raise InvalidArgumentError("argument `unlabeled`: its regressors differ from the labelled rows' (a "
+                                           "regressor collinear in one sample only); drop it")
+            clu = None if self.clusters is None else self.clusters[1]
+            self._parts["unl"] = self._sample(X_u, self.codes_unlabeled, self.w_unlabeled, [self.yhat_unlabeled],
+                                              clu, "unlabeled")
+        return self._parts
+
+    def _cluster_totals(self, rows, codes, G):
+        return np.column_stack([np.bincount(codes, weights=rows[:, j], minlength=G) for j in range(rows.shape[1])])
+
+    def quadratic(self, lam_nonzero: bool):
+        """``(A, B, C)`` with ``V(lambda) = A - 2 lambda B + lambda^2 C`` (§9.2), and the per-row (or
+        per-cluster) pieces that lambda-hat's variance needs: ``(a, d)``, the influence rows (or
+        cluster totals) of ``V = sum (a - lambda d)(a - lambda d)'`` up to the constant factor, and
+        that factor (the unlabelled rows' ``d`` rows, labelled rows first, for hetero)."""
+        P = self.parts(lam_nonzero)
+        lab = P["lab"]
+        if self.iid:
+            sy = lab["E"][:, 0]
+            sh = lab["E"][:, 1]
+            w = lab["w"]
+            A = lab["bread"] * (np.sum(w * sy * sy) / lab["df"])
+            B = lab["bread"] * (np.sum(w * sy * sh) / lab["df"])
+            C = lab["bread"] * (np.sum(w * sh * sh) / lab["df"])
+            if lam_nonzero:
+                unl = P["unl"]
+                eu = unl["E"][:, 0]
+                C = C + unl["bread"] * (np.sum(unl["w"] * eu * eu) / unl["df"])
+            return A, B, C, None
+        a = lab["psi"][0] * np.sqrt(lab["fac"])
+        b = lab["psi"][1] * np.sqrt(lab["fac"])
+        c = P["unl"]["psi"][0] * np.sqrt(P["unl"]["fac"]) if lam_nonzero else None
         if self.clusters is None:
-            return float(lam_hat(g, gh, ghu, Hi, coord))
-        return float(clustered_lam_hat(g, gh, ghu, Hi, self.clusters, coord))
+            A, B, C = a.T @ a, (a.T @ b + b.T @ a) / 2, b.T @ b
+            if c is not None:
+                C = C + c.T @ c
+            return A, B, C, (a, b, c, 1.0)
+        codes, codes_u = self.clusters
+        G_all = int(max(codes.max(), codes_u.max())) + 1
+        Ta = self._cluster_totals(a, codes, G_all)
+        Td = self._cluster_totals(b, codes, G_all)
+        if c is not None:
+            Td = Td - self._cluster_totals(c, codes_u, G_all)
+            used = np.union1d(codes, codes_u)
+        else:
+            used = np.unique(codes)
+        Ta, Td = Ta[used], Td[used]
+        G = used.size
+        f = G / (G - 1)
+        A, B, C = f * Ta.T @ Ta, f * (Ta.T @ Td + Td.T @ Ta) / 2, f * Td.T @ Td
+        return A, B, C, (Ta, Td, None, f)
 
-    def iid_sums(self):
-        """The residual variances of vcov="iid" (§9.4), as fe.feols's iid takes them: of the
-        within regressions of y and of the prediction on the labelled rows (and their
-        covariance), ``sum w e e' / (n - df_k)``, and of the prediction on the unlabelled rows,
-        ``sum w~ e~^2 / (N - df_k~)``; ``df_k`` the slopes plus the fixed effects' levels (less one
-        per fixed effect after the first). Returns ``(s_yy, s_yh, s_hh, s_uu)``, computed once."""
-        if self._iid_sums is None:
-            parts = []
-            for frame, target, w, what in ((self.labeled, self.y, self.w, "labeled"),
-                                           (self.labeled, self.yhat, self.w, "labeled"),
-                                           (self.unlabeled, self.yhat_unlabeled, self.w_unlabeled, "unlabeled")):
-                fit = self._within(frame, target, w, what)
-                if fit.nobs - fit.df_k <= 0:
-                    raise InvalidArgumentError(
-                        f"argument `{what}`: {fit.nobs} rows leave no residual degrees of freedom for the slopes and "
-                        "the fixed effects' levels; vcov='iid' needs some (use 'hetero')")
-                e = np.empty(len(frame))
-                e[fit.obs_index] = fit.resid()
-                parts.append((e, w, fit.nobs - fit.df_k))
-            (ey, w, dl), (eh, _, _), (eu, wu, du) = parts
-            self._iid_sums = (float(np.sum(w * ey * ey)) / dl, float(np.sum(w * ey * eh)) / dl,
-                              float(np.sum(w * eh * eh)) / dl, float(np.sum(wu * eu * eu)) / du)
-        return self._iid_sums
+    def lam_hat(self, coord) -> float:
+        """The lambda in [0, 1] that minimises the reported variance (§9.2): its trace over the
+        slopes, or its (coord, coord) entry: ``clip(B / C)``, closed form."""
+        A, B, C, _ = self.quadratic(True)
+        b, c = (np.trace(B), np.trace(C)) if coord is None else (B[coord, coord], C[coord, coord])
+        return float(np.clip(b / c, 0.0, 1.0)) if c > 0 else 0.0
 
-    def iid_parts(self, fitted, use_unlabeled: bool):
-        """``A = H^-1 S H^-1 / n`` and ``B = H^-1 S~ H^-1 / N`` with ``S``, ``S~`` the weighted
-        second moments of the demeaned regressors of each sample (§9.4): the iid covariance at
-        lambda is ``A s_r^2(lambda) + B lambda^2 s_uu``."""
-        Xl, Xud, H = self._design(fitted, use_unlabeled)
-        Hi = np.linalg.inv(H)
-        A = Hi @ ((Xl * self.w[:, None]).T @ Xl / self.n) @ Hi / self.n
-        B = Hi @ ((Xud * self.w_unlabeled[:, None]).T @ Xud / self.N) @ Hi / self.N
-        return A, B
+    def lam_variance(self, coord) -> float:
+        """The delta-method variance of lambda-hat = tr B / tr C (unclipped; §5.1 for ppi.feols):
+        both traces are sums over rows (hetero) or clusters (CRV1) of quadratic forms of the
+        influence rows; each row's (cluster's) share of ``num - r den``, centred (per sample without
+        clusters), squared and summed, over ``den^2``."""
+        _A, B, C, pieces = self.quadratic(True)
+        num, den = (np.trace(B), np.trace(C)) if coord is None else (B[coord, coord], C[coord, coord])
+        if den <= 0:
+            return 0.0
+        r = num / den
+        a, d, c, f = pieces
+        if coord is not None:
+            a, d = a[:, [coord]], d[:, [coord]]
+            c = None if c is None else c[:, [coord]]
+        u = f * (np.sum(a * d, axis=1) - r * np.sum(d * d, axis=1))
+        m = u.size
+        total = float(np.sum((u - u.mean()) ** 2)) * m / (m - 1)
+        if c is not None:
+            v = -r * np.sum(c * c, axis=1)
+            M = v.size
+            total += float(np.sum((v - v.mean()) ** 2)) * M / (M - 1)
+        return total / den ** 2
 
-    def iid_lam_hat(self, fitted, coord) -> float:
-        """The lambda that minimises the iid variance (summed over the slopes, or of ``coord``),
-        with the Hessian on all rows: ``a s_yh / (a s_hh + b s_uu)`` clipped to [0, 1], ``a``,
-        ``b`` the traces (or (k, k) entries) of :meth:`iid_parts`; closed form, no step."""
-        A, B = self.iid_parts(fitted, True)
-        _syy, syh, shh, suu = self.iid_sums()
-        a, b = (np.trace(A), np.trace(B)) if coord is None else (A[coord, coord], B[coord, coord])
-        den = a * shh + b * suu
-        return float(np.clip(a * syh / den, 0.0, 1.0)) if den > 0 else 0.0
+    def split(self, lam: float):
+        """The diagonal of the hetero variance at ``lam`` in its labelled and unlabelled parts."""
+        P = self.parts(lam != 0)
+        lab = P["lab"]
+        r = (lab["psi"][0] - lam * lab["psi"][1]) * np.sqrt(lab["fac"])
+        a = np.sum(r * r, axis=0)
+        if lam == 0:
+            return a, np.zeros_like(a)
+        c = P["unl"]["psi"][0] * np.sqrt(P["unl"]["fac"])
+        return a, lam * lam * np.sum(c * c, axis=0)
 
-    def covariance(self, fitted, lam: float) -> np.ndarray:
-        if self.iid:
-            A, B = self.iid_parts(fitted, lam != 0)
-            syy, syh, shh, suu = self.iid_sums()
-            return A * (syy - 2.0 * lam * syh + lam * lam * shh) + B * (lam * lam * suu)
-        g, gh, ghu, Hi = self.stats(fitted, lam != 0)
-        if self.clusters is not None:
-            return clustered_sandwich(g, gh, ghu, Hi, lam, self.clusters)
-        return sandwich(g, gh, ghu, Hi, lam) / self.n
-
-    def classical_covariance(self, fitted) -> np.ndarray:
-        if self.iid:
-            return self.covariance(fitted, 0.0)   # fe.feols's iid on the labelled rows
-        g, gh, ghu, Hi = self.stats(fitted, False)
-        if self.clusters is not None:
-            return clustered_sandwich(g, gh, ghu, Hi, 0.0, self.clusters)
-        return Hi @ (g.T @ g / self.n) @ Hi / self.n
+    def covariance(self, lam: float) -> np.ndarray:
+        """The covariance of the slopes at ``lam`` (§9.2): ``A - 2 lam B + lam^2 C``; at lambda = 0
+        fe.feols's on the labelled rows (hetero HC1, CRV1, iid, with fixest's factors)."""
+        A, B, C, _ = self.quadratic(lam != 0)
+        return A - 2.0 * lam * B + lam * lam * C
 
 
 def feols(formula, labeled, unlabeled, *, prediction: str, method: str = "ppi++", vcov="hetero",
@@ -244,24 +299,25 @@ def feols(formula, labeled, unlabeled, *, prediction: str, method: str = "ppi++"
     """Prediction-powered fixed-effects regression ``"y ~ x1 + x2 | firm + year"`` (fixest /
     pyfixest syntax, :func:`llmsurrogate.fe.feols`'s): the within regression of
     ``lam * prediction`` on the unlabelled rows plus the within regression of
-    ``y - lam * prediction`` on the labelled rows, with the PPI++ sandwich (docs/methods/ppi.md §9).
-    It equals :func:`ols` on the explicit design with one dummy per level of each fixed effect
-    (same slopes, lambda-hat for a ``coord`` and standard errors), and with ``lam=0``
-    :func:`llmsurrogate.fe.feols` on the labelled rows (the same coefficients).
+    ``y - lam * prediction`` on the labelled rows (docs/methods/ppi.md §9). The point estimate equals
+    :func:`ols` on the explicit design with one dummy per level of each fixed effect; the variance is
+    that of the estimator computed, the two within regressions each in its own sample (§9.2; with
+    many levels and few labelled rows each ppi.ols' pooled-Hessian sandwich on the dummies is too
+    small, §9.3); with ``lam=0`` both equal :func:`llmsurrogate.fe.feols` on the labelled rows
+    (coefficients and standard errors, fixest's small-sample factors included).
 
     ``labeled``: the rows with the human answer (the formula's outcome) and the LLM's
     (``prediction``, a column name); ``unlabeled``: rows with the prediction only (the outcome
-    column may be missing). ``method``: ``"ppi++"`` (lambda tuned by ppi_py's two steps for the
-    slopes' summed variance, or for the coefficient ``coord``; or ``lam`` given), ``"ppi"``
-    (lambda = 1) or ``"classical"``. ``vcov``: ``"hetero"`` (the PPI sandwich, default),
-    ``{"CRV1": column}`` (cluster ids from that column of both frames; §8) or ``"iid"``
-    (homoskedastic residuals in both regressions, fe.feols's iid at lambda = 0, lambda-hat minimising
-    that variance; §9.4). ``weights``: a column
+    column may be missing). ``method``: ``"ppi++"`` (lambda minimising the reported variance,
+    summed over the slopes or of the coefficient ``coord``, in closed form; or ``lam`` given),
+    ``"ppi"`` (lambda = 1) or ``"classical"``. ``vcov``: ``"hetero"`` (HC1 in each sample, default),
+    ``{"CRV1": column}`` (cluster ids from that column of both frames, one numbering; §8) or ``"iid"``
+    (homoskedastic residuals in both regressions; §9.4). ``weights``: a column
     name of both frames (positive; rescaled to sum to n and N). Every level of a fixed effect
     must appear in both samples. The fixed effects themselves are not reported. ``small_sample=True``:
-    t-intervals with a small-sample variance (divisor n - d with d the slopes plus the fixed
-    effects' levels, the variance lambda-hat adds, Welch-Satterthwaite degrees of freedom; G - 1
-    with CRV1; docs/methods/ppi.md §5); the default False keeps the z-intervals.
+    t-intervals (the variance already has fixest's factors; the option adds the variance lambda-hat
+    adds and takes Welch-Satterthwaite degrees of freedom, G - 1 with CRV1; docs/methods/ppi.md §5);
+    the default False keeps the z-intervals.
 
     Examples
     --------
@@ -276,7 +332,7 @@ def feols(formula, labeled, unlabeled, *, prediction: str, method: str = "ppi++"
     >>> res = ppi.feols("y ~ x | firm", rows(300), rows(5_000).drop(columns="y"), prediction="llm_y",
     ...                 vcov={"CRV1": "firm"})
     >>> res.terms, round(res.estimate, 2), round(res.se, 3), round(res.lam, 2)
-    (['x'], 1.46, 0.03, 0.89)
+    (['x'], 1.46, 0.03, 0.88)
     """
     method = check_method(method)
     alpha = check_level(level)
@@ -292,8 +348,8 @@ def feols(formula, labeled, unlabeled, *, prediction: str, method: str = "ppi++"
     k = check_coord(coord, terms, tuned)
     z = float(norm.ppf(1 - alpha / 2))
     theta0 = fitted0[0].to_numpy(float)
-    cov0 = p.classical_covariance(fitted0)
-    var_lam0 = np.diag(p.covariance(fitted0, 0.0))
+    cov0 = p.covariance(0.0)   # fe.feols on the labelled rows (hetero HC1, CRV1 or iid)
+    var_lam0 = np.diag(cov0)
     notes = []
     if method == "classical":
         lam_used, theta, cov = 0.0, theta0, cov0
@@ -302,36 +358,37 @@ def feols(formula, labeled, unlabeled, *, prediction: str, method: str = "ppi++"
             lam_used = 1.0
         elif lam_given is not None:
             lam_used = float(lam_given)
-        elif p.iid:
-            lam_used = p.iid_lam_hat(fitted0, k)
-            notes.append(f"lambda tuned for the iid variance (closed form, docs/methods/ppi.md §9.4): {lam_used:.4g}")
         else:
-            steps, lam_used = [], 1.0
-            for _ in range(2):
-                lam_used = p.lam_hat(*p.stats(p.fit(lam_used), True), k)
-                steps.append(lam_used)
-            notes.append(f"lambda tuned in two steps (ppi_py's): {steps[0]:.4g}, then {steps[1]:.4g}")
+            lam_used = p.lam_hat(k)
+            notes.append(f"lambda tuned to minimise the reported variance (closed form, docs/methods/ppi.md §9.3): "
+                         f"{lam_used:.4g}")
         fitted = p.fit(lam_used)
         theta = fitted[0].to_numpy(float)
-        cov = p.covariance(fitted, lam_used)
+        cov = p.covariance(lam_used)
     var, var0 = np.diag(cov), np.diag(cov0)
     eff = np.full(var.size, float(p.n)) if method == "classical" else p.n * (var_lam0 / var)
     df, z0 = None, z
     if small_sample:
-        # d: the slopes plus the levels of the fixed effects among the labelled rows, less one per
-        # fixed effect after the first (the dummy design's rank when the fixed effects are connected)
-        dd = len(terms) + sum(int(np.unique(c).size) for c in p.codes_labeled) - (len(p.codes_labeled) - 1)
-        if p.clusters is None:
-            df0 = float(p.n - dd)
-            var0 = var0 * (p.n / (p.n - dd))
-        else:
-            df0 = float(labelled_clusters(p.clusters) - 1)
+        # the variance already has fixest's small-sample factors in each sample (§9.2); the option
+        # adds the variance that tuning lambda adds and t quantiles (§5.1)
+        lab = p.parts(False)["lab"]
+        df_l = float(lab["df"])
+        df0 = df_l if p.clusters is None else float(labelled_clusters(p.clusters) - 1)
         if method == "classical":
-            var, df = var0, np.full(var.size, df0)
+            df = np.full(var.size, df0)
         else:
-            st = p.stats(fitted, lam_used != 0)
-            st_all = st if lam_used != 0 else p.stats(fitted, True)
-            var, df = small_sample_variance(st, st_all, lam_used, tuned, k, p.clusters, p.n, p.N, dd, var)
+            extra = np.zeros(var.size)
+            if tuned:
+                # theta(lambda) is linear in lambda: D = d theta / d lambda = theta(1) - theta(0)
+                D = p.fit(1.0)[0].to_numpy(float) - theta0
+                extra = D * D * p.lam_variance(k)
+            var = var + extra
+            if p.clusters is not None:
+                df = np.full(var.size, df0)
+            else:
+                a, b = p.split(lam_used)
+                df_u = float(p.parts(True)["unl"]["df"])
+                df = satterthwaite_df(a + extra, b, df_l, df_u)
         z, z0 = t_quantile(alpha, df), t_quantile(alpha, df0)
         df = tuple(float(v) for v in df)
     se, se0 = np.sqrt(var), np.sqrt(var0)

@@ -83,7 +83,7 @@ test_that("ppi_feols(vcov = \"iid\") equals Python's (1e-12), and lm()'s iid sta
   expect_equal(unname(r$table$estimate), unname(coef(fit)[c("x", "z")]), tolerance = 1e-10)
 })
 
-test_that("ppi_feols: R's term names (x^2 is I(x^2)), lm()'s classical slopes, the PPI slopes of the dummy design", {
+test_that("ppi_feols: R's term names (x^2 is I(x^2)), lm()'s classical slopes and HC1 at lambda = 0, the PPI slopes of the dummy design", {
   skip_if_no_llmsurrogate()
   d <- feols_data()
   r <- ppi_feols(y ~ x + x^2 | firm, d$lab, d$unl, "llm")
@@ -95,7 +95,21 @@ test_that("ppi_feols: R's term names (x^2 is I(x^2)), lm()'s classical slopes, t
   pp <- ppi_feols(y ~ x + z | firm, d$lab, d$unl, "llm", method = "ppi")
   ols <- ppi_ols(y ~ x + z + factor(firm), d$lab, d$unl, "llm", method = "ppi")
   expect_equal(coef(pp), coef(ols)[c("x", "z")], tolerance = 1e-10)
-  expect_equal(pp$table$std_error, ols$table$std_error[2:3], tolerance = 1e-8)
+  # the variance is that of the two within regressions, each in its own sample (docs/methods/ppi.md §9.2), not
+  # ppi_ols()'s pooled-Hessian sandwich on the dummies; at lambda = 0 it is lm()'s with fixest's HC1
+  # (n / (n - p) times the HC0 sandwich) and the classical baseline's, hetero and clustered
+  z0 <- ppi_feols(y ~ x + z | firm + year, d$lab, d$unl, "llm", lambda = 0)
+  fit <- lm(y ~ x + z + factor(firm) + factor(year), data = d$lab)
+  X <- model.matrix(fit)
+  bread <- solve(crossprod(X))
+  hc1 <- nrow(X) / (nrow(X) - ncol(X)) * bread %*% crossprod(X * residuals(fit)) %*% bread
+  expect_equal(unname(z0$table$std_error), unname(sqrt(diag(hc1))[c("x", "z")]), tolerance = 1e-10)
+  expect_equal(unname(z0$table$std_error), unname(z0$table$classical_std_error), tolerance = 1e-12)
+  c0 <- ppi_feols(y ~ x + z | firm, d$lab, d$unl, "llm", lambda = 0, cluster = ~firm)
+  cc <- ppi_feols(y ~ x + z | firm, d$lab, d$unl, "llm", method = "classical", cluster = ~firm)
+  expect_equal(unname(c0$table$std_error), unname(cc$table$std_error), tolerance = 1e-12)
+  expect_feols_equal(c0, py_feols("y ~ x + z | firm", d$lab, d$unl, prediction = "llm", lam = 0,
+                                  vcov = reticulate::dict(CRV1 = "firm")))
   # the methods of the other ppi_* results
   expect_identical(rownames(confint(pp)), c("x", "z"))
   expect_output(print(pp), "fixed-effects linear regression")
