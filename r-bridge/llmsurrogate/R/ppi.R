@@ -222,26 +222,28 @@ ppi_glm <- function(formula, labeled, unlabeled, prediction, family = stats::bin
 #' A linear regression with fixed effects in fixest's syntax (`y ~ x1 + x2 | firm + year`), whose
 #' outcome a human gave on a few rows (`labeled`) and an LLM on every row: the within regression of
 #' `lambda * prediction` on the unlabelled rows plus the within regression of
-#' `y - lambda * prediction` on the labelled rows, with the PPI++ sandwich interval (Angelopoulos,
-#' Duchi and Zrnic 2023). The numbers are those of the Python package (`llmsurrogate.ppi.feols()`,
-#' the method in its docs/methods/ppi.md §9): the same slopes, lambda and standard errors as
-#' [ppi_ols()] with one `factor()` dummy per level of each fixed effect, and with
-#' `method = "classical"` the slopes of [feols()] (or `lm()` with the dummies) on `labeled`.
+#' `y - lambda * prediction` on the labelled rows (PPI++, Angelopoulos, Duchi and Zrnic 2023). The
+#' numbers are those of the Python package (`llmsurrogate.ppi.feols()`, the method in its
+#' docs/methods/ppi.md §9): the same slopes as [ppi_ols()] with one `factor()` dummy per level of
+#' each fixed effect, and with `method = "classical"` (or `lambda = 0`) the slopes and standard
+#' errors of [feols()] on `labeled`.
 #'
 #' The formula is read as by [feols()] (fixest's and pyfixest's syntax: `x^2` is the square,
 #' `log(x)`, `factor(g)`, `i(g)`, interacted fixed effects `firm^year`). The outcome is a column of
 #' `labeled`; `unlabeled` needs the regressors, the fixed effects and the prediction. Every level
 #' of a fixed effect must appear in both samples. The fixed effects themselves are not reported.
 #'
-#' The variance is the PPI sandwich, heteroskedasticity-robust (`vcov = "hetero"`, the default) or
+#' The variance is that of the two within regressions, each in its own sample (docs/methods/ppi.md
+#' §9.2; not [ppi_ols()]'s pooled sandwich, too small with few labelled rows per level), with
+#' fixest's small-sample factors, heteroskedasticity-robust (`vcov = "hetero"`, the default) or
 #' clustered by one column of both data frames (`vcov = ~firm`, `cluster = ~firm`,
 #' `list(CRV1 = "firm")`, or `"cluster"` for the first fixed effect); the same id in both samples is
 #' one cluster (docs/methods/ppi.md §8). `vcov = "iid"` (or `se = "standard"`) assumes that the
-#' residuals of both regressions have a variance that does not depend on the regressors: each
-#' sample's gradient covariance becomes its residual variance (divided by the rows less the slopes
-#' and the fixed effects' levels, as fixest's iid) times its regressors' second moments, lambda is
-#' tuned to minimise that variance, and with `lambda = 0` the standard errors are [feols()]'s iid on
-#' `labeled` (docs/methods/ppi.md §9.4).
+#' residuals of both regressions have a variance that does not depend on the regressors (each
+#' sample's residual variance, divided by the rows less the slopes and the fixed effects' levels as
+#' fixest's iid, times the inverse of its own regressors' cross-product; docs/methods/ppi.md
+#' §9.4). Lambda is tuned to minimise
+#' the variance reported, and with `lambda = 0` the standard errors are [feols()]'s on `labeled`.
 #'
 #' Missing values (`NA`) in the outcome, the prediction, a regressor, a fixed effect, the weights
 #' or the cluster column are an error naming the column, the data frame and the 1-based row: drop
@@ -256,8 +258,8 @@ ppi_glm <- function(formula, labeled, unlabeled, prediction, family = stats::bin
 #' @param prediction The name of the prediction's column (the LLM's answer), in both data frames.
 #' @param vcov `"hetero"` (default), `"iid"`, `"cluster"` (by the first fixed effect), a one-sided
 #'   formula `~firm` or `list(CRV1 = "firm")` (one cluster column, in both data frames).
-#' @param method `"ppi++"` (lambda tuned by ppi_py's two steps for the summed variance of the
-#'   slopes, or of `coord`), `"ppi"` (lambda = 1) or `"classical"` (the labelled rows alone).
+#' @param method `"ppi++"` (lambda minimising the reported variance, summed over the slopes or of
+#'   `coord`, in closed form), `"ppi"` (lambda = 1) or `"classical"` (the labelled rows alone).
 #' @param level The confidence level, between 0 and 1.
 #' @param lambda For `method = "ppi++"`: a fixed lambda in \[0, 1\] instead of the tuned one.
 #' @param coord For a tuned lambda: the coefficient (its name, or its 1-based position) whose
