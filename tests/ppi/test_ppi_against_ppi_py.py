@@ -8,7 +8,13 @@ ppi_py is not needed here: the data are drawn again from each case's seed).
 * where ppi_py is wrong (docs/methods/ppi.md §7), the difference is asserted and the right value
   checked: the mean's p-value at an end of the interval is 1 - level (ppi_py's, from the unclipped
   lambda, is not), and the logistic / Poisson lambda-hat with ``coord`` is the one tuned for that
-  coordinate (ppi_py ignores ``coord``).
+  coordinate (ppi_py ignores ``coord``);
+* weighted means and the weighted quantile (§7, item 13): ppi_py's variance ``Var(w z)`` ignores
+  that the weights are normalised to sum to the row count (a ratio mean), so the intervals and
+  lambda-hat are compared with an independent numpy computation of the linearised variance
+  ``Var(w (z - zbar_w))`` written here (:func:`_linearised_mean`, :func:`_linearised_quantile`),
+  and only the point estimate at ppi_py's own lambda with ppi_py's; unweighted cases still equal
+  ppi_py's throughout (there the two variances are the same).
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from make_ppi_cases import checksum, make_inputs
+from scipy.stats import norm
 
 from llmsurrogate import ppi
 
@@ -45,6 +52,71 @@ def _run(case: dict):
         kw["coord"] = call["coord"]
     fn = {"ols": ppi.ols, "logistic": ppi.logistic, "poisson": ppi.poisson}[kind]
     return fn(a["X"], a["y"], a["yhat"], a["X_unlabeled"], a["yhat_unlabeled"], **kw)
+
+
+def _lin(z, w):
+    """The linearised values of the weighted mean of each column of ``z`` (weights summing to the
+    rows): ``w (z - zbar_w)``."""
+    return w[:, None] * (z - (w[:, None] * z).mean(axis=0))
+
+
+def _weights(a, n, N):
+    return a["w"] * n / a["w"].sum(), a["w_unlabeled"] * N / a["w_unlabeled"].sum()
+
+
+def _linearised_mean(case):
+    """The weighted mean's interval, lambda and estimate with the linearised variance of the two
+    ratio means, ``Var(w~ (lam Yhat~ - m_u))/N + Var(w (Y - lam Yhat - m_r))/n`` (ddof 0), and
+    lambda-hat by PPI++'s formula (Cov(g, g^) over (1 + n/N) times the pooled ddof-1 variance of
+    g^ and g~) from the gradients ``w (Y - theta)`` with the normalisation linearised,
+    ``w (Y - Ybar_w) + (Ybar_w - theta)`` at the PPI estimate (docs/methods/ppi.md §2.2-§2.3)."""
+    a, call = make_inputs(case["data"]), case["call"]
+    y, yh, yu = (np.asarray(a[k], dtype=float) for k in ("y", "yhat", "yhat_unlabeled"))
+    if y.ndim == 1:
+        y, yh, yu = y[:, None], yh[:, None], yu[:, None]
+    n, N = y.shape[0], yu.shape[0]
+    w, wu = _weights(a, n, N)
+    if call["method"] == "classical":
+        lam = np.zeros(y.shape[1])
+    elif call["method"] == "ppi":
+        lam = np.ones(y.shape[1])
+    else:
+        theta = (wu[:, None] * yu).mean(0) + (w[:, None] * (y - yh)).mean(0)
+        g = _lin(y, w) + (w[:, None] * y).mean(0) - theta
+        gh = _lin(yh, w) + (w[:, None] * yh).mean(0) - theta
+        gu = _lin(yu, wu) + (wu[:, None] * yu).mean(0) - theta
+        cov = ((g - g.mean(0)) * (gh - gh.mean(0))).mean(0)
+        pooled = np.vstack([gh, gu]).var(axis=0, ddof=1)
+        if call.get("lam_mode", "overall") == "element":
+            lam = np.clip(cov / ((1 + n / N) * pooled), 0, 1)
+        else:
+            lam = np.full(y.shape[1], np.clip(cov.sum() / ((1 + n / N) * pooled.sum()), 0, 1))
+    est = (wu[:, None] * lam * yu).mean(0) + (w[:, None] * (y - lam * yh)).mean(0)
+    se = np.sqrt((_lin(lam * yu, wu) ** 2).mean(0) / N + (_lin(y - lam * yh, w) ** 2).mean(0) / n)
+    z = norm.ppf(1 - call["alpha"] / 2)
+    return est - z * se, est + z * se, lam, est
+
+
+def _linearised_quantile(case):
+    """The weighted PPI quantile's interval: the z-test of the rectified CDF with the linearised
+    variance of its two ratio means at every candidate, inverted (docs/methods/ppi.md §4.1)."""
+    a, call = make_inputs(case["data"]), case["call"]
+    y, yh, yu = a["y"], a["yhat"], a["yhat_unlabeled"]
+    n, N = y.size, yu.size
+    w, wu = _weights(a, n, N)
+    grid = np.unique(np.concatenate([y, yh, yu]))
+    A = wu[:, None] * (yu[:, None] <= grid)
+    R = w[:, None] * ((y[:, None] <= grid).astype(float) - (yh[:, None] <= grid))
+    F = A.mean(0) + R.mean(0)
+    var = ((A - wu[:, None] * A.mean(0)) ** 2).mean(0) / N + ((R - w[:, None] * R.mean(0)) ** 2).mean(0) / n
+    p = 2 * norm.sf(np.abs(F - call["q"]) / np.maximum(np.sqrt(var), 1e-16))
+    kept = grid[p > call["alpha"]]
+    return kept[0], kept[-1]
+
+
+def _corrected(case):
+    """The weighted means and quantile, where ppi_py's variance is not the package's (§7, item 13)."""
+    return bool(case["data"].get("weights")) and case["data"]["kind"] in ("mean", "quantile")
 
 
 def test_the_fixture_is_ppi_py_0_2_3_and_small():
@@ -79,6 +151,9 @@ def test_equal_to_ppi_py(case_id):
         np.testing.assert_allclose(lam, [right["lam_right"]], rtol=0, atol=tol)
         np.testing.assert_allclose(res.estimate, right["estimate_right"], rtol=0, atol=tol)
         return
+    if _corrected(case):
+        _check_corrected(case, res)
+        return
     np.testing.assert_allclose(np.atleast_1d(res.ci_low), expect["ci_low"], rtol=0, atol=tol)
     np.testing.assert_allclose(np.atleast_1d(res.ci_high), expect["ci_high"], rtol=0, atol=tol)
     np.testing.assert_allclose(lam, expect["lam"], rtol=0, atol=tol)
@@ -91,6 +166,35 @@ def test_equal_to_ppi_py(case_id):
                                       "method": "classical"}})
         np.testing.assert_allclose(res.table["classical_ci_low"], np.atleast_1d(base.ci_low), rtol=0, atol=1e-12)
         np.testing.assert_allclose(res.table["classical_ci_high"], np.atleast_1d(base.ci_high), rtol=0, atol=1e-12)
+
+
+def _check_corrected(case, res):
+    """A weighted mean or quantile: the interval and lambda-hat equal the linearised computation
+    above; the point estimate at ppi_py's lambda equals ppi_py's; ppi_py's interval is narrower or
+    wider, but not the same (the defect, measured)."""
+    expect, call, kind = case["expect"], case["call"], case["data"]["kind"]
+    if kind == "quantile":
+        assert [res.ci_low, res.ci_high] == list(_linearised_quantile(case))
+        assert res.lam == expect["lam"][0] == 1.0
+        assert res.estimate == expect["estimate"][0]   # the CDF, so the estimate, is unchanged
+    else:
+        low, high, lam, est = _linearised_mean(case)
+        np.testing.assert_allclose(np.atleast_1d(res.ci_low), low, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(np.atleast_1d(res.ci_high), high, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(np.atleast_1d(res.lam), lam[:1] if np.ndim(res.lam) == 0 else lam, rtol=0,
+                                   atol=1e-12)
+        np.testing.assert_allclose(np.atleast_1d(res.estimate), est, rtol=0, atol=1e-12)
+        # the point estimate at ppi_py's lambda is ppi_py's (for the classical case: its interval's centre)
+        if "estimate" in expect:
+            at = _run({**case, "call": {**{k: v for k, v in call.items() if k != "lam_mode"},
+                                        "lam": expect["lam"] if len(expect["lam"]) > 1 else expect["lam"][0]}})
+            np.testing.assert_allclose(np.atleast_1d(at.estimate), expect["estimate"], rtol=0, atol=1e-7)
+        else:
+            np.testing.assert_allclose(np.atleast_1d(res.estimate),
+                                       (np.array(expect["ci_low"]) + np.array(expect["ci_high"])) / 2,
+                                       rtol=0, atol=1e-7)
+    assert not np.allclose(np.atleast_1d(res.ci_high) - np.atleast_1d(res.ci_low),
+                           np.array(expect["ci_high"]) - np.array(expect["ci_low"]), rtol=1e-4, atol=0)
 
 
 MEAN_PVAL = sorted(i for i, c in CASES.items() if "mean_pval" in c["expect"])
@@ -110,9 +214,11 @@ def test_mean_p_value_uses_the_intervals_lambda(case_id):
     case = CASES[case_id]
     info, alpha = case["expect"]["mean_pval"], case["call"]["alpha"]
     res = _run(case)
-    ours = [res.p_value(e) for e in info["null"]]
+    ends = [res.ci_low, res.ci_high] if _corrected(case) else info["null"]   # ppi_py's ends, where ours equal them
+    ours = [res.p_value(e) for e in ends]
     np.testing.assert_allclose(ours, [alpha, alpha], rtol=0, atol=1e-9)
-    np.testing.assert_allclose(ours, info["ppi_py_lam_clipped"], rtol=0, atol=1e-7)
+    if not _corrected(case):   # weighted: our interval is not ppi_py's (§7, item 13); the ends still give alpha
+        np.testing.assert_allclose(ours, info["ppi_py_lam_clipped"], rtol=0, atol=1e-7)
     if not 0 <= info["lam_unclipped"] <= 1:
         assert min(abs(p - alpha) for p in info["ppi_py_lam_none"]) > 1e-3, info   # the defect, measured
     else:

@@ -48,11 +48,8 @@ def test_the_study_is_complete(study):
 #: samples, with its direction; kept in view: when a fix lands, test_known_defects_still_show
 #: fails and this list is to be shortened (docs/methods/ppi.md §5.4)
 KNOWN_DEFECTS = {
-    # the weighted mean (ppi_py's formula, which the package equals): the variance of mean(w y)
-    # with the weights normalised to sum to n is estimated by Var(w y)/n, as if the normalisation
-    # were not random (the linearisation is Var(w (y - theta))/n); w and y are correlated here, and
-    # the classical interval covers ~0.83 at every n, PPI++ too, PPI with anti-correlated predictions
-    **{("weighted_mean", m): "under" for m in ("classical", "classical_small", "ppi", "ppi++", "ppi++_small")},
+    # (the weighted mean's, ppi_py's Var(w y)/n that ignored the weights' normalisation, ~0.83 for
+    # every method, is fixed: the linearised variance, docs/methods/ppi.md §7 item 13; 0.88-0.92 now)
     # (ppi.feols with few labelled rows per level, PPI++ ~0.865 with ppi_py's pooled-Hessian
     # sandwich, and PPI conservative, is fixed: the variance of the two within regressions each in
     # its own sample, docs/methods/ppi.md §9.2-9.3; PPI++ 0.870-0.900 for n >= 200 now)

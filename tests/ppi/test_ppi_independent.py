@@ -47,7 +47,7 @@ def test_mean_lambda_zero_is_the_classical_mean(weights):
     n = y.size
     wn = np.ones(n) if w is None else w * n / w.sum()
     est = np.mean(wn * y)
-    se = np.sqrt(np.mean((wn * y - est) ** 2) / n)   # ddof 0, ppi_py's classical_mean_ci
+    se = np.sqrt(np.mean((wn * (y - est)) ** 2) / n)   # ddof 0, the weighted (ratio) mean linearised; ppi_py's classical_mean_ci without weights
     z = norm.ppf(0.975)
     for res in (ppi.mean(y, yhat, yu, lam=0.0, weights=w, weights_unlabeled=wu),
                 ppi.mean(y, yhat, yu, method="classical", weights=w, weights_unlabeled=wu)):
@@ -231,7 +231,10 @@ def _brute_quantile(y, yhat, yu, q, alpha, w=None, wu=None):
     A = wu[:, None] * (yu[:, None] <= grid[None, :])
     R = w[:, None] * ((y[:, None] <= grid[None, :]).astype(float) - (yhat[:, None] <= grid[None, :]))
     F = A.mean(0) + R.mean(0)
-    se = np.maximum(np.sqrt(A.std(0) ** 2 / N + R.std(0) ** 2 / n), 1e-16)
+    # the linearised variance of the two weighted (ratio) means: w (x - F_w), ddof 0 (ppi_py's std of w x
+    # without weights; docs/methods/ppi.md §4.1)
+    se = np.maximum(np.sqrt(np.mean((A - wu[:, None] * A.mean(0)) ** 2, axis=0) / N
+                            + np.mean((R - w[:, None] * R.mean(0)) ** 2, axis=0) / n), 1e-16)
     p = 2 * norm.sf(np.abs(F - q) / se)
     kept = grid[p > alpha]
     return grid[np.argmin(np.abs(F - q))], kept[0], kept[-1], grid, p

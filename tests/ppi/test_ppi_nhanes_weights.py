@@ -115,18 +115,27 @@ def test_the_prose_states_the_printed_numbers(ran):
 
 def _weighted_ppi(y, yhat, yhat_u, w, w_u, lam=None, level=0.95):
     """The weighted PPI mean written out (ppi.md §1.2, §2.1-§2.3): weights rescaled to sum to n and
-    N; lambda-hat = Cov(g, g^) / ((1 + n/N) Var([g^; g~])) at the lambda = 1 estimate, clipped."""
+    N, so each sample's part is a ratio (Hajek) mean whose linearised values are
+    ``w (z - zbar_w)``; the variance is theirs (ddof 0), and lambda-hat = Cov(g, g^) / ((1 + n/N)
+    Var([g^; g~])) at the lambda = 1 estimate, clipped, with the gradients ``w (z - theta)`` so
+    linearised: ``w (z - zbar_w) + (zbar_w - theta)``."""
     n, N = y.size, yhat_u.size
     w = w * n / w.sum()
     w_u = w_u * N / w_u.sum()
+
+    def lin(z, wt):
+        return wt * (z - np.average(z, weights=wt))
+
     if lam is None:
         theta1 = np.sum(w_u * yhat_u) / N + np.sum(w * (y - yhat)) / n
-        g, gh, gu = w * (y - theta1), w * (yhat - theta1), w_u * (yhat_u - theta1)
+        g = lin(y, w) + np.average(y, weights=w) - theta1
+        gh = lin(yhat, w) + np.average(yhat, weights=w) - theta1
+        gu = lin(yhat_u, w_u) + np.average(yhat_u, weights=w_u) - theta1
         cov = np.sum((g - g.mean()) * (gh - gh.mean())) / n
         var = np.var(np.concatenate([gh, gu]), ddof=1)
         lam = float(np.clip(cov / ((1 + n / N) * var), 0.0, 1.0))
     est = np.sum(w_u * lam * yhat_u) / N + np.sum(w * (y - lam * yhat)) / n
-    se = np.sqrt(np.var(lam * w_u * yhat_u) / N + np.var(w * (y - lam * yhat)) / n)
+    se = np.sqrt(np.mean(lin(lam * yhat_u, w_u) ** 2) / N + np.mean(lin(y - lam * yhat, w) ** 2) / n)
     z = norm.ppf(0.5 + level / 2)
     return est, se, est - z * se, est + z * se, lam
 

@@ -29,6 +29,12 @@ def _data(seed=0, n=60, N=150, G=9, ties=True):
     return {"y": y[:n], "yhat": yhat[:n], "yu": yhat[n:], "cl": firm[:n], "cu": firm[n:] + 2, "w": w[:n], "wu": w[n:]}
 
 
+def _lin(w, x):
+    """The linearised values of the weighted mean of ``x`` (weights normalised to mean 1):
+    ``w (x - mean(w x))``; ``x - mean(x)`` without weights (docs/methods/ppi.md §1.2, §8.3)."""
+    return w * (x - np.mean(w * x))
+
+
 def _loop_variance(r, u, cl, cu, classical=False):
     """G/(G-1) sum_c T_c^2 written out: T_c = sum_{i in c} (r_i - mean r)/n + sum_{j in c} (u_j - mean u)/N,
     G the clusters with a row that enters (the labelled ones alone when classical)."""
@@ -62,7 +68,7 @@ def test_every_candidate_equals_the_clustered_mean_of_the_indicators(weighted):
     compared = 0
     for k, t in enumerate(grid):
         a, b, c = (d["y"] <= t) * 1.0, (d["yhat"] <= t) * 1.0, (d["yu"] <= t) * 1.0
-        var = _loop_variance(w * (a - b), wu * c, d["cl"], d["cu"])
+        var = _loop_variance(_lin(w, a - b), _lin(wu, c), d["cl"], d["cu"])
         assert abs(F[k] - (np.mean(wu * c) + np.mean(w * (a - b)))) <= TOL
         assert abs(se[k] ** 2 - var) <= TOL * max(var, 1e-3), (t, se[k] ** 2, var)
         if np.all(a == a[0]):
@@ -85,7 +91,7 @@ def test_the_classical_test_equals_the_clustered_classical_mean(weighted):
     kw = {"weights": d["w"], "weights_unlabeled": d["wu"]} if weighted else {}
     for k, t in enumerate(grid):
         a = (d["y"] <= t) * 1.0
-        var = _loop_variance(w * a, np.zeros(d["yu"].size), d["cl"], d["cu"], classical=True)
+        var = _loop_variance(_lin(w, a), np.zeros(d["yu"].size), d["cl"], d["cu"], classical=True)
         assert abs(se[k] ** 2 - var) <= TOL * max(var, 1e-3)
         if np.all(a == a[0]):
             continue
@@ -104,7 +110,7 @@ def test_the_interval_is_the_brute_force_inversion_over_all_candidates(weighted,
     for k, t in enumerate(grid):
         a, b, c = (d["y"] <= t) * 1.0, (d["yhat"] <= t) * 1.0, (d["yu"] <= t) * 1.0
         F[k] = np.mean(wu * c) + np.mean(w * (a - b))
-        se[k] = max(np.sqrt(_loop_variance(w * (a - b), wu * c, d["cl"], d["cu"])), 1e-16)
+        se[k] = max(np.sqrt(_loop_variance(_lin(w, a - b), _lin(wu, c), d["cl"], d["cu"])), 1e-16)
     p = z_p_value(F, se, q)
     kept = grid[p > 1 - level]
     kw = {"weights": d["w"], "weights_unlabeled": d["wu"]} if weighted else {}
@@ -120,7 +126,7 @@ def test_the_interval_is_the_brute_force_inversion_over_all_candidates(weighted,
     # the classical interval: the same inversion on the labelled values alone
     lgrid = np.unique(d["y"])
     lF = np.array([np.mean(w * (d["y"] <= t)) for t in lgrid])
-    lse = np.array([max(np.sqrt(_loop_variance(w * (d["y"] <= t), np.zeros(d["yu"].size), d["cl"], d["cu"],
+    lse = np.array([max(np.sqrt(_loop_variance(_lin(w, d["y"] <= t), np.zeros(d["yu"].size), d["cl"], d["cu"],
                                                classical=True)), 1e-16) for t in lgrid])
     lkept = lgrid[z_p_value(lF, lse, q) > 1 - level]
     assert (res.table["classical_ci_low"][0], res.table["classical_ci_high"][0]) == (lkept[0], lkept[-1])

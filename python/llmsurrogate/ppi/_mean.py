@@ -17,6 +17,8 @@ from ._stats import (
     influence_totals,
     lam_hat,
     mean_variance,
+    ratio_gradients,
+    ratio_influence,
 )
 
 __all__ = ["mean", "mean_estimate", "mean_lam_hat"]
@@ -29,28 +31,31 @@ def mean_estimate(y, yhat, yhat_unlabeled, w, w_unlabeled, lam) -> np.ndarray:
 
 def mean_lam_hat(y, yhat, yhat_unlabeled, w, w_unlabeled, mode: str, clusters=None):
     """lambda-hat of the mean (§2.3): one step from the PPI (lambda = 1) estimate, the GLM formula
-    with the identity as inverse Hessian and the per-row gradients ``w (Y - theta)``; with
-    clusters the minimiser of the clustered variance (§8.2)."""
+    with the identity as inverse Hessian and the per-row gradients ``w (Y - theta)`` with the
+    weights' normalisation linearised (:func:`ratio_gradients`: the centred part is the weighted
+    mean's influence ``w (Y - Ybar_w)``, so that lambda-hat minimises the variance of §2.2; ppi_py's
+    gradients for unit weights); with clusters the minimiser of the clustered variance (§8.2)."""
     if clusters is not None:
         codes, codes_u = clusters
-        wu = w_unlabeled[:, None] * yhat_unlabeled
-        a = influence_totals(w[:, None] * y, np.zeros_like(wu), codes, codes_u)
-        b = influence_totals(w[:, None] * yhat, -wu, codes, codes_u)
+        iu = ratio_influence(yhat_unlabeled, w_unlabeled)
+        a = influence_totals(ratio_influence(y, w), np.zeros_like(iu), codes, codes_u)
+        b = influence_totals(ratio_influence(yhat, w), -iu, codes, codes_u)
         return cluster_lam_hat(a, b, np.eye(y.shape[1]), None, mode)
     theta = mean_estimate(y, yhat, yhat_unlabeled, w, w_unlabeled, 1.0)
-    grads = w[:, None] * (y - theta)
-    grads_hat = w[:, None] * (yhat - theta)
-    grads_hat_unlabeled = w_unlabeled[:, None] * (yhat_unlabeled - theta)
+    grads = ratio_gradients(y, w, theta)
+    grads_hat = ratio_gradients(yhat, w, theta)
+    grads_hat_unlabeled = ratio_gradients(yhat_unlabeled, w_unlabeled, theta)
     return lam_hat(grads, grads_hat, grads_hat_unlabeled, np.eye(y.shape[1]), None, mode)
 
 
 def clustered_mean_variance(y, yhat, yhat_unlabeled, w, w_unlabeled, lam, clusters) -> np.ndarray:
     """The cluster-robust variance of the mean per column (§8.1): ``G/(G-1) sum_c T_c^2`` with
-    ``T_c`` the cluster totals of the centred ``w (Y - lam Yhat)/n`` and ``lam w~ Yhat~/N``."""
+    ``T_c`` the cluster totals of the linearised values of the two weighted means,
+    ``w (Y - lam Yhat - m_r)/n`` and ``w~ (lam Yhat~ - m_u)/N`` (:func:`ratio_influence`)."""
     codes, codes_u = clusters
     lam_arr = np.broadcast_to(np.asarray(lam, dtype=float), (y.shape[1],))
-    rows_u = None if np.all(lam_arr == 0) else lam_arr * w_unlabeled[:, None] * yhat_unlabeled
-    T = influence_totals(w[:, None] * (y - lam_arr * yhat), rows_u, codes, codes_u)
+    rows_u = None if np.all(lam_arr == 0) else ratio_influence(lam_arr * yhat_unlabeled, w_unlabeled)
+    T = influence_totals(ratio_influence(y - lam_arr * yhat, w), rows_u, codes, codes_u)
     return np.diag(cluster_covariance(T)).copy()
 
 
@@ -65,17 +70,17 @@ def small_sample_mean(y, yhat, yhat_unlabeled, w, w_unlabeled, lam, var, var0, t
     extra = np.zeros(y.shape[1])
     if tuned:
         theta = mean_estimate(y, yhat, yhat_unlabeled, w, w_unlabeled, 1.0)
-        v_lam = lam_variance(w[:, None] * (y - theta), w[:, None] * (yhat - theta),
-                             w_unlabeled[:, None] * (yhat_unlabeled - theta), np.eye(y.shape[1]), None, lam_mode,
+        v_lam = lam_variance(ratio_gradients(y, w, theta), ratio_gradients(yhat, w, theta),
+                             ratio_gradients(yhat_unlabeled, w_unlabeled, theta), np.eye(y.shape[1]), None, lam_mode,
                              clusters)
         D = (w_unlabeled[:, None] * yhat_unlabeled).mean(axis=0) - (w[:, None] * yhat).mean(axis=0)
         extra = D * D * v_lam
     if clusters is not None:
         g = float(labelled_clusters(clusters) - 1)
         return var + extra, np.full(y.shape[1], g), var0, np.full(y.shape[1], g)
-    a = (w[:, None] * (y - lam_arr * yhat)).var(axis=0) / (n - 1) + extra
-    b = (w_unlabeled[:, None] * (lam_arr * yhat_unlabeled)).var(axis=0) / (N - 1)
-    var0_s = (w[:, None] * y).var(axis=0) / (n - 1)
+    a = ratio_influence(y - lam_arr * yhat, w).var(axis=0) / (n - 1) + extra
+    b = ratio_influence(lam_arr * yhat_unlabeled, w_unlabeled).var(axis=0) / (N - 1)
+    var0_s = ratio_influence(y, w).var(axis=0) / (n - 1)
     return a + b, satterthwaite_df(a, b, n - 1, N - 1), var0_s, np.full(y.shape[1], float(n - 1))
 
 
@@ -91,7 +96,8 @@ def mean(y, yhat, yhat_unlabeled, *, method: str = "ppi++", level: float = 0.95,
     given), ``"ppi"`` (lambda = 1), ``"classical"`` (the labelled rows alone, lambda = 0).
     ``lam_mode``: ``"overall"`` (one lambda for all K columns, minimising the summed variance) or
     ``"element"`` (one per column). ``weights`` / ``weights_unlabeled``: positive survey weights of
-    the two samples, rescaled to sum to n and N (ppi_py's convention). ``cluster`` /
+    the two samples, rescaled to sum to n and N (ppi_py's convention); the variance linearises
+    that normalisation (a ratio mean; ppi_py's does not, docs/methods/ppi.md §7 item 13). ``cluster`` /
     ``cluster_unlabeled``: cluster ids of the labelled and unlabelled rows (schools, firms; the
     same id in both is one cluster) for the cluster-robust variance and lambda-hat of
     docs/methods/ppi.md §8. ``small_sample=True``: t-intervals with a small-sample variance
@@ -100,7 +106,8 @@ def mean(y, yhat, yhat_unlabeled, *, method: str = "ppi++", level: float = 0.95,
     False keeps ppi_py's z-intervals. pandas inputs that share rows
     (``y``, ``yhat``, ``weights``) are paired by their row labels; K columns with names by name.
     The definitions are ppi_py 0.2.3's (``ppi_mean_ci``), except that :meth:`PPIResult.p_value`
-    uses the interval's clipped lambda (§2.4).
+    uses the interval's clipped lambda (§2.4) and, with weights, the variance and lambda-hat (§2.2,
+    §2.3).
 
     Examples
     --------

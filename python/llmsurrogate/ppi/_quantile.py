@@ -63,12 +63,14 @@ def _classical(y, w, q, alpha, weighted, clusters=None):
     if clusters is not None:
         codes = np.unique(clusters[0], return_inverse=True)[1].ravel()   # the clusters with labelled rows
         G = int(codes.max()) + 1
-        ss = cluster_sweep(y, w / n, codes, [np.bincount(codes, minlength=G) / n], [F], grid)
+        ss = cluster_sweep(y, w / n, codes, [np.bincount(codes, weights=w, minlength=G) / n], [F], grid)
         se = np.maximum(np.sqrt(G / (G - 1.0) * ss), 1e-16)
         est, low, high, p = _inverted(grid, F, se, q, alpha, "classical")
         return est, low, high, grid, F, se, p
     if weighted:
-        se = np.maximum(np.sqrt(np.maximum(cs2[idx] / n - F * F, 0.0) / n), 1e-16)
+        # the weighted CDF's linearised values w (1{Y <= t} - F(t)): mean(w^2 (1{.} - F)^2), expanded
+        var = cs2[idx] / n * (1.0 - 2.0 * F) + F * F * float(np.mean(w * w))
+        se = np.maximum(np.sqrt(np.maximum(var, 0.0) / n), 1e-16)
         est, low, high, p = _inverted(grid, F, se, q, alpha, "classical")
         return est, low, high, grid, F, se, p
     z = float(norm.ppf(1 - alpha / 2))
@@ -138,7 +140,8 @@ def quantile(y, yhat, yhat_unlabeled, q: float, *, method: str = "ppi", level: f
         j = int(np.searchsorted(grid, est))
         below = (y_ <= est)
         if cl is None:
-            var_classical = float(np.mean(w * w * below) - np.mean(w * below) ** 2)  # Var(w 1{Y <= t}) at the estimate
+            F_est = float(np.mean(w * below))   # the weighted CDF's linearised variance at the estimate
+            var_classical = float(np.mean(w * w * (below - F_est) ** 2))
             eff = var_classical / float(se[j]) ** 2
         else:   # n times the clustered classical variance of the CDF at the estimate over the clustered s(t)^2
             ind = below.astype(float)[:, None]

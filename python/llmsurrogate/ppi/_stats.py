@@ -12,7 +12,8 @@ pass each; what is left here is of size ``d x d``:
   optionally for one coordinate; :func:`lam_hat` the same from per-row gradients given as matrices;
 * :func:`moments_sandwich` -- the PPI++ covariance ``H^-1 [(n/N) Cov(lam g~) + Cov(g - lam g^)]
   H^-1`` (§3.2); :func:`sandwich` from matrices; :func:`row_covariance`, :func:`hessian`;
-* :func:`mean_variance` -- the mean's two variance terms (ddof 0, §2.2);
+* :func:`mean_variance` -- the mean's two variance terms (ddof 0, §2.2), from the linearised
+  values of the weighted (ratio) means, :func:`ratio_influence`;
 * :func:`cdf_sweep` -- the rectified CDF and its variance at every candidate value, by sorting and
   cumulative sums (§4.2); with clusters :func:`cluster_sweep` (§8.3).
 
@@ -47,6 +48,8 @@ __all__ = [
     "mean_variance",
     "moments_lam_hat",
     "moments_sandwich",
+    "ratio_gradients",
+    "ratio_influence",
     "row_covariance",
     "row_moments",
     "sandwich",
@@ -236,17 +239,44 @@ def hessian(family: str, theta: np.ndarray, X: np.ndarray, w: np.ndarray, X_unla
     return (H + Hu) / (X.shape[0] + X_unlabeled.shape[0])
 
 
+def ratio_influence(z: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """The linearised (influence) values of the weighted mean ``sum w z / sum w`` of each column of
+    ``z`` (``m x K``), scaled so that their ddof-0 variance over ``m`` is its variance (§1.2, §2.2):
+    ``w (z - zbar_w) m / sum w`` with ``zbar_w`` the weighted mean (``m / sum w`` is 1 for the
+    package's rescaled weights). Their mean is 0; with unit weights they are ``z - zbar``. The
+    weights' normalisation is a ratio estimator, so ``Var(w z)`` (ppi_py's) is not its variance
+    unless the weights are constant (§7, item 13).
+
+    >>> ratio_influence(np.array([[0.0], [4.0]]), np.array([1.5, 0.5])).ravel().tolist()
+    [-1.5, 1.5]
+    """
+    total = float(w.sum())
+    zbar = (w[:, None] * z).sum(axis=0) / total
+    return (w.shape[0] / total) * w[:, None] * (z - zbar)
+
+
+def ratio_gradients(z: np.ndarray, w: np.ndarray, theta) -> np.ndarray:
+    """The mean's per-row gradients ``w (z - theta)`` with the weights' normalisation linearised:
+    ``ratio_influence(z, w) + (zbar_w - theta)`` -- the same values with unit weights, the same
+    mean (``zbar_w - theta``), and the centred part the ratio's influence (§2.3)."""
+    zbar = (w[:, None] * z).sum(axis=0) / float(w.sum())
+    return ratio_influence(z, w) + (zbar - theta)
+
+
 def mean_variance(y: np.ndarray, yhat: np.ndarray, yhat_unlabeled: np.ndarray, w: np.ndarray, w_unlabeled: np.ndarray,
                   lam: float | np.ndarray) -> np.ndarray:
-    """The variance of the PPI++ mean per column (§2.2): ``Var(lam w~ Yhat~)/N + Var(w (Y - lam Yhat))/n``
-    with ddof 0 (as ppi_py). Arrays are ``n x K`` / ``N x K``, weights ``n`` / ``N``.
+    """The variance of the PPI++ mean per column (§2.2): ``Var(w~ (lam Yhat~ - m_u))/N +
+    Var(w (Y - lam Yhat - m_r))/n`` with ddof 0, ``m_u`` and ``m_r`` the weighted means of
+    ``lam Yhat~`` and of ``Y - lam Yhat`` (the linearisation of the two ratio means,
+    :func:`ratio_influence`; ppi_py's ``Var(w Z)`` for unit weights). Arrays are ``n x K`` /
+    ``N x K``, weights ``n`` / ``N``.
 
     >>> mean_variance(np.array([[0.0], [2.0]]), np.zeros((2, 1)), np.zeros((3, 1)), np.ones(2), np.ones(3), 0.0)
     array([0.5])
     """
     n, N = y.shape[0], yhat_unlabeled.shape[0]
-    return (w_unlabeled[:, None] * (lam * yhat_unlabeled)).var(axis=0) / N \
-        + (w[:, None] * (y - lam * yhat)).var(axis=0) / n
+    return ratio_influence(lam * yhat_unlabeled, w_unlabeled).var(axis=0) / N \
+        + ratio_influence(y - lam * yhat, w).var(axis=0) / n
 
 
 def _cumulative_at(values: np.ndarray, increments: list[np.ndarray], grid: np.ndarray) -> list[np.ndarray]:
@@ -306,15 +336,18 @@ def cluster_sweep(values: np.ndarray, deltas: np.ndarray, codes: np.ndarray, cen
     return np.maximum(total, 0.0)
 
 
-def _cluster_share(codes: np.ndarray, G: int, m: int) -> np.ndarray:
-    """The share of a sample's ``m`` rows in each of the G clusters (``n_c / n``)."""
-    return np.bincount(codes, minlength=G) / m
+def _cluster_share(codes: np.ndarray, G: int, m: int, w: np.ndarray) -> np.ndarray:
+    """The share of a sample's ``m`` rows' weights in each of the G clusters (``sum_{i in c} w_i / m``;
+    ``n_c / n`` without weights): the coefficient of the weighted mean in the cluster's total of
+    the linearised values ``w (1{.} - F_w)`` (§8.3)."""
+    return np.bincount(codes, weights=w, minlength=G) / m
 
 
 def cdf_sweep(y: np.ndarray, yhat: np.ndarray, yhat_unlabeled: np.ndarray, w: np.ndarray, w_unlabeled: np.ndarray,
               grid: np.ndarray | None = None, clusters: tuple | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The rectified CDF ``F(t) = mean(w~ 1{Yhat~ <= t}) + mean(w (1{Y <= t} - 1{Yhat <= t}))`` and
-    the standard error of the z-test of ``F(t) = q`` (the two terms' ddof-0 variances over N and n)
+    the standard error of the z-test of ``F(t) = q`` (the ddof-0 variances of the two weighted
+    means' linearised values ``w~ (1{Yhat~ <= t} - F~(t))`` and ``w (d - r(t))``, over N and n)
     at every ``t`` of ``grid`` (default: the distinct values of Y, Yhat and Yhat~, sorted), by
     sorting each sample once and cumulative sums (§4.2): ``O((n + N) log(n + N))``, no
     ``rows x grid`` matrix. Returns ``(grid, F, se)``. With ``clusters`` (the codes of
@@ -339,19 +372,23 @@ def cdf_sweep(y: np.ndarray, yhat: np.ndarray, yhat_unlabeled: np.ndarray, w: np
         ss = cluster_sweep(np.concatenate([y, yhat, yhat_unlabeled]),
                            np.concatenate([w / n, -w / n, w_unlabeled / N]),
                            np.concatenate([codes, codes, codes_u]),
-                           [_cluster_share(codes, G, n), _cluster_share(codes_u, G, N)], [rectifier, imputed], grid)
+                           [_cluster_share(codes, G, n, w), _cluster_share(codes_u, G, N, w_unlabeled)], [rectifier, imputed], grid)
         se = np.maximum(np.sqrt(G / (G - 1.0) * ss), 1e-16)
         return grid, imputed + rectifier, se
     s1, s2 = _cumulative_at(yhat_unlabeled, [w_unlabeled, w_unlabeled * w_unlabeled], grid)
-    ry, = _cumulative_at(y, [w], grid)
-    ryh, = _cumulative_at(yhat, [w], grid)
     w2 = w * w
+    ry, ry2 = _cumulative_at(y, [w, w2], grid)
+    ryh, ryh2 = _cumulative_at(yhat, [w, w2], grid)
     rlo, = _cumulative_at(np.minimum(y, yhat), [w2], grid)   # |1{Y <= t} - 1{Yhat <= t}| = 1{min <= t} - 1{max <= t}
     rhi, = _cumulative_at(np.maximum(y, yhat), [w2], grid)
     imputed = s1 / N
     rectifier = (ry - ryh) / n
-    var_imputed = np.maximum(s2 / N - imputed * imputed, 0.0)
-    var_rectifier = np.maximum((rlo - rhi) / n - rectifier * rectifier, 0.0)
+    # the linearised values of the two weighted means (§4.1): mean(w~^2 (1{.} - F~)^2) and
+    # mean(w^2 (d - r)^2), d = 1{Y <= t} - 1{Yhat <= t}, expanded; F~ - F~^2 and mean(d^2) - r^2 for unit weights
+    var_imputed = np.maximum(s2 / N * (1.0 - 2.0 * imputed) + imputed * imputed * float(np.mean(w_unlabeled ** 2)),
+                             0.0)
+    var_rectifier = np.maximum((rlo - rhi) / n - 2.0 * rectifier * (ry2 - ryh2) / n
+                               + rectifier * rectifier * float(np.mean(w2)), 0.0)
     se = np.maximum(np.sqrt(var_imputed / N + var_rectifier / n), 1e-16)
     return grid, imputed + rectifier, se
 
