@@ -67,7 +67,7 @@ def _known(r):
 def test_criterion_for_n_at_least_200(study):
     """The criterion, outside the known defects: for n >= 200, PPI++ with the small-sample option
     within 2 Monte Carlo s.e. of nominal, and no interval beyond 3 s.e. The study as committed
-    misses 2 s.e. in two of 15 cells (OLS, useless prediction, n = 200: 0.876, where the classical
+    misses 2 s.e. in two of its 30 cells (OLS, useless prediction, n = 200: 0.876, where the classical
     HC0 interval is at 0.884 too -- heteroskedastic leverage; logistic, good, n = 200: 0.921, over),
     both within 3 s.e.; at 2 s.e. about one in 20 misses by chance alone."""
     level = study["level"]
