@@ -186,6 +186,23 @@ def _set(col, row, value):
     return change
 
 
+def _run_expecting_error(path, tmp_path, args, words) -> str:
+    """Run the command with ``--y y --prediction llm`` unless ``args`` names them; it must fail with
+    one error in command-line words holding every one of ``words`` and write no table."""
+    base = {"--y": "y", "--prediction": "llm"}
+    for opt in ("--y", "--prediction"):
+        if opt in args:
+            base.pop(opt)
+    argv = [a for kv in base.items() for a in kv] + list(args)
+    res, text = run("--data", path, *argv, "--out", tmp_path / "o")
+    assert res.exit_code == 1, text
+    assert "Traceback" not in text and text.count("Error:") == 1, text
+    for w in words:
+        assert w in text, (w, text)
+    assert not (tmp_path / "o" / "ppi_table.csv").exists()
+    return text
+
+
 @pytest.mark.parametrize("args, change, words", [
     (["--y", "human"], None, ["--y 'human' is not a column of --data"]),
     (["--prediction", "gpt"], None, ["--prediction 'gpt' is not a column of --data"]),
@@ -211,18 +228,7 @@ def _set(col, row, value):
     (["--formula", "y ~ x", "--coord", "z"], None, ["--coord", "'z'"]),
 ])
 def test_bad_input_is_an_error_in_command_line_words(rows, data, tmp_path, args, change, words):
-    path = data if change is None else _bad(rows, tmp_path, change)
-    base = {"--y": "y", "--prediction": "llm"}
-    for opt in ("--y", "--prediction"):
-        if opt in args:
-            base.pop(opt)
-    argv = [a for kv in base.items() for a in kv] + list(args)
-    res, text = run("--data", path, *argv, "--out", tmp_path / "o")
-    assert res.exit_code == 1, text
-    assert "Traceback" not in text and text.count("Error:") == 1, text
-    for w in words:
-        assert w in text, (w, text)
-    assert not (tmp_path / "o" / "ppi_table.csv").exists()
+    _run_expecting_error(data if change is None else _bad(rows, tmp_path, change), tmp_path, args, words)
 
 
 def test_level_out_of_range_is_a_usage_error(data, tmp_path):
@@ -267,20 +273,9 @@ def _guess(d):
      _set("llm_count", 900, -0.5), ["--prediction 'llm_count'", "data row 901", ">= 0 for --estimand poisson"]),
 ])
 def test_issue_36_bad_input_in_command_line_words(rows, tmp_path, args, change, words):
-    path = _bad(rows, tmp_path, change)
-    base = {"--y": "y", "--prediction": "llm"}
-    for opt in ("--y", "--prediction"):
-        if opt in args:
-            base.pop(opt)
-    argv = [a for kv in base.items() for a in kv] + list(args)
-    res, text = run("--data", path, *argv, "--out", tmp_path / "o")
-    assert res.exit_code == 1, text
-    assert "Traceback" not in text and text.count("Error:") == 1, text
-    for w in words:
-        assert w in text, (w, text)
+    text = _run_expecting_error(_bad(rows, tmp_path, change), tmp_path, args, words)
     for python_word in ("`y`", "`yhat", "`X", "method='", "row 0 ", "position 0"):
         assert python_word not in text, (python_word, text)
-    assert not (tmp_path / "o" / "ppi_table.csv").exists()
 
 
 def test_a_formula_without_intercept_is_a_regression_through_the_origin(rows, data, tmp_path):
