@@ -85,6 +85,10 @@ def test_the_tiny_model_narrows_the_interval_honestly(ran):
     assert abs(tuned.effective_n - int(m.group(5))) <= 30 and tuned.n == int(m.group(6))
     fig = ran["fig"]
     assert len(fig.axes[0].get_legend().get_texts()) == 2  # PPI++ and the classical interval
+    same = ran["same"]  # ppi.from_scores on the RiskScores: the same numbers, paired by row label
+    assert (same.n, same.N) == (tuned.n, tuned.N)
+    for field in ("estimate", "ci_low", "ci_high", "lam"):
+        assert abs(getattr(same, field) - getattr(tuned, field)) < 1e-12, field
 
 
 def test_a_useless_prediction_gives_the_classical_interval_back(ran):
