@@ -40,7 +40,7 @@ def test_the_study_is_complete(study):
         assert set(cell) == METHODS, key
         for r in cell.values():
             assert r["reps"] >= (study["feols_reps"] if key[0] == "feols" else study["reps"]) - r["failures"]
-            assert r["reps"] >= (150 if key[0] == "feols" else 900), key   # logistic: separated samples skipped
+            assert r["reps"] >= 900, key   # logistic: separated samples skipped
             assert r["N"] == 10 * r["n"]
 
 
@@ -57,6 +57,10 @@ KNOWN_DEFECTS = {
     # carry x x'(theta_yhat - theta) on the labelled rows: conservative when the prediction's own
     # regression differs from y's (useless, anti-correlated), ~0.93-1.00
     ("ols", "ppi"): "over",
+    # PPI (lambda = 1) feols: 0.870 with a useless prediction at n = 200 (1000 replications, 3.2 MC
+    # s.e. under), 0.890 pooled over the n >= 200 cells; PPI++ and its small-sample interval cover
+    # (docs/methods/ppi.md §5.4). Not diagnosed yet.
+    ("feols", "ppi"): "under",
 }
 
 
