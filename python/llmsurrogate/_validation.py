@@ -620,3 +620,20 @@ def level_key(value) -> tuple:
     if isinstance(value, (pd.Timedelta, np.timedelta64, datetime.timedelta)):
         return ("duration", pd.Timedelta(value))
     return (type(value).__name__, value)
+
+
+def levels_nested_in(codes: np.ndarray, clusters: np.ndarray) -> bool:
+    """Whether every level of ``codes`` (a fixed effect's integer codes) lies inside one cluster of
+    ``clusters`` (integer codes, the same rows): fixest then does not count that fixed effect's
+    levels in the small-sample factor of clustered standard errors (``fe``, ``ppi.feols``).
+
+    >>> import numpy as np
+    >>> levels_nested_in(np.array([0, 0, 1, 1]), np.array([5, 5, 6, 6]))
+    True
+    >>> levels_nested_in(np.array([0, 0, 1, 1]), np.array([5, 6, 6, 6]))
+    False
+    """
+    order = np.lexsort((clusters, codes))
+    f, c = codes[order], clusters[order]
+    same_level = f[1:] == f[:-1]
+    return not np.any(same_level & (c[1:] != c[:-1]))

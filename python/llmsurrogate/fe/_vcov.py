@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._validation import levels_nested_in
 from ..exceptions import InvalidArgumentError
 
 
@@ -75,14 +76,6 @@ def parse_vcov(vcov) -> VcovSpec:
     raise InvalidArgumentError(
         f"argument `vcov` must be 'iid', 'hetero' (HC1), 'HC2', 'HC3', {{'CRV1': 'col'}} or {{'CRV1': 'col1+col2'}}; got {vcov!r}"
     )
-
-
-def _nested(fe_codes: np.ndarray, cluster_codes: np.ndarray) -> bool:
-    """Every level of the fixed effect lies inside one cluster."""
-    order = np.lexsort((cluster_codes, fe_codes))
-    f, c = fe_codes[order], cluster_codes[order]
-    same_level = f[1:] == f[:-1]
-    return not np.any(same_level & (c[1:] != c[:-1]))
 
 
 def _meat_clusters(scores: np.ndarray, codes: np.ndarray, groups: int) -> np.ndarray:
@@ -203,7 +196,7 @@ def compute_vcov(spec: VcovSpec, *, X: np.ndarray, resid: np.ndarray, w: np.ndar
     # fixed effects nested in a cluster dimension
     nested_levels, n_nested = 0, 0
     for fname, fc, lev in zip(fe_names, fe_codes, levels):
-        if fname in spec.clusters or any(_nested(fc, d[0]) for d in dims):
+        if fname in spec.clusters or any(levels_nested_in(fc, d[0]) for d in dims):
             nested_levels += lev
             n_nested += 1
     df_k = k + k_fe - nested_levels + n_nested if n_nested else k + k_fe

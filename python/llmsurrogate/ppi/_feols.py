@@ -10,10 +10,9 @@ import pandas as pd
 from scipy.stats import norm
 
 from .. import fe
-from .._validation import as_float_array
+from .._validation import as_float_array, levels_nested_in
 from ..exceptions import InvalidArgumentError
 from ._inputs import check_coord, check_lam, check_level, check_method
-from ..fe._vcov import _nested
 from ._results import PPIResult, make_table
 from ._small_sample import check_small_sample, labelled_clusters, satterthwaite_df, t_quantile
 from ._stats import cluster_codes
@@ -156,7 +155,7 @@ class _Problem:
         if clusters is not None:
             names = self.form.fixef_names
             for name, c, lev in zip(names, codes, levels):
-                if name == self.cluster_col or _nested(c, clusters):
+                if name == self.cluster_col or levels_nested_in(c, clusters):
                     df_k -= lev - 1
         return df_k
 
