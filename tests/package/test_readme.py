@@ -209,3 +209,10 @@ def test_the_transfer_numbers(ran):
               r"\[(\d+\.\d+), (\d+\.\d+)\]")
     row = value("tr.qte_interval(cpt, 0.8, betas=[0.5])").iloc[0]
     assert (f"{row['lb']:.2f}", f"{row['ub']:.2f}") == m.group(1, 2)
+
+
+def test_the_ppi_numbers(ran):
+    space = _space(ran, "ppi.mean(")
+    stated = _number(_find(r"Worth about ([\d,]+) human answers here").group(1))
+    assert round(space["res"].effective_n) == stated
+    assert space["res"].n == 300 and space["res"].method == "ppi++"
