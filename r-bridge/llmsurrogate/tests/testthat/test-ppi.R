@@ -48,14 +48,6 @@ py_ppi_call <- function(fn, ...) {
 }
 .ppi_test <- new.env()
 
-expect_same_numbers <- function(r, p, tol = 1e-12) {
-  expect_equal(unname(r$table$estimate), p$estimate, tolerance = tol)
-  if (!all(is.na(p$se))) expect_equal(unname(r$table$std_error), p$se, tolerance = tol)
-  expect_equal(unname(r$table$ci_low), p$low, tolerance = tol)
-  expect_equal(unname(r$table$ci_high), p$high, tolerance = tol)
-  expect_equal(unname(r$table$lam), p$lam, tolerance = tol)
-}
-
 test_that("ppi_mean equals Python's ppi.mean for every method, lambda and weights (1e-12)", {
   skip_if_no_llmsurrogate()
   d <- ppi_data()
