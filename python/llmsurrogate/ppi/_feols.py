@@ -15,7 +15,7 @@ from ..exceptions import InvalidArgumentError
 from ._inputs import check_coord, check_lam, check_level, check_method
 from ._results import PPIResult, make_table
 from ._small_sample import check_small_sample, labelled_clusters, satterthwaite_df, t_quantile
-from ._stats import cluster_codes
+from ._stats import cluster_codes, cluster_totals
 
 __all__ = ["feols"]
 
@@ -200,9 +200,6 @@ class _Problem:
                                               clu, "unlabeled")
         return self._parts
 
-    def _cluster_totals(self, rows, codes, G):
-        return np.column_stack([np.bincount(codes, weights=rows[:, j], minlength=G) for j in range(rows.shape[1])])
-
     def quadratic(self, lam_nonzero: bool):
         """``(A, B, C)`` with ``V(lambda) = A - 2 lambda B + lambda^2 C`` (§9.2), and the per-row (or
         per-cluster) pieces that lambda-hat's variance needs: ``(a, d)``, the influence rows (or
@@ -232,10 +229,10 @@ class _Problem:
             return A, B, C, (a, b, c, 1.0)
         codes, codes_u = self.clusters
         G_all = int(max(codes.max(), codes_u.max())) + 1
-        Ta = self._cluster_totals(a, codes, G_all)
-        Td = self._cluster_totals(b, codes, G_all)
+        Ta = cluster_totals(a, codes, G_all)
+        Td = cluster_totals(b, codes, G_all)
         if c is not None:
-            Td = Td - self._cluster_totals(c, codes_u, G_all)
+            Td = Td - cluster_totals(c, codes_u, G_all)
             used = np.union1d(codes, codes_u)
         else:
             used = np.unique(codes)

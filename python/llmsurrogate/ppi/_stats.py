@@ -426,7 +426,7 @@ def cluster_codes(cluster, cluster_unlabeled, n: int, N: int) -> tuple[np.ndarra
     return codes[:n].astype(np.intp), codes[n:].astype(np.intp)
 
 
-def _cluster_totals(rows: np.ndarray, codes: np.ndarray, G: int) -> np.ndarray:
+def cluster_totals(rows: np.ndarray, codes: np.ndarray, G: int) -> np.ndarray:
     """``G x d``: the sums of the rows of each cluster (Rust)."""
     return _core.ppi_cluster_sums(_c(rows), np.ascontiguousarray(codes, dtype=np.int64), G)
 
@@ -443,11 +443,11 @@ def influence_totals(rows: np.ndarray, rows_unlabeled: np.ndarray | None, codes:
     """
     n = rows.shape[0]
     G = int(max(codes.max(initial=-1), codes_unlabeled.max(initial=-1))) + 1
-    T = _cluster_totals((rows - rows.mean(axis=0)) / n, codes, G)
+    T = cluster_totals((rows - rows.mean(axis=0)) / n, codes, G)
     present = np.bincount(codes, minlength=G) > 0
     if rows_unlabeled is not None:
         N = rows_unlabeled.shape[0]
-        T += _cluster_totals((rows_unlabeled - rows_unlabeled.mean(axis=0)) / N, codes_unlabeled, G)
+        T += cluster_totals((rows_unlabeled - rows_unlabeled.mean(axis=0)) / N, codes_unlabeled, G)
         present |= np.bincount(codes_unlabeled, minlength=G) > 0
     return T[present]
 
