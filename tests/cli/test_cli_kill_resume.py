@@ -207,6 +207,12 @@ def test_transfer_build_killed_during_final_write(transfer_setup):
 # llmsurrogate risk (a tiny local model)
 # ------------------------------------------------------------------------------------------------
 SCORE_FILES = ("scores.csv", "metrics.csv", "metrics.json", "calibration.png")
+# Every run compared byte for byte with another computes the tiny model's float32 forward passes on
+# one fixed thread: MKL may otherwise pick its thread count per call (MKL_DYNAMIC), and a GEMM split
+# differently rounds differently (a CI machine once gave an uninterrupted run and a killed run of
+# the same prompts scores 6e-8 apart). What these tests check (no partial output, no work redone,
+# the rerun's bytes) needs the model to be reproducible, which one thread makes it.
+ONE_THREAD = {"OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1, "MKL_DYNAMIC": "FALSE"}
 
 
 @pytest.fixture(scope="module")
@@ -219,7 +225,7 @@ def score_setup(tmp_path_factory):
     testing.synthetic_census(48, seed=1).drop(columns="p_true").to_csv(root / "rows.csv", index=False)
     args = ["risk", "--data", root / "rows.csv", "--task", "ACSIncome", "--model", model, "--device", "cpu",
             "--n-boot", 20]
-    first = _run([*args, "--cache", root / "ref-cache", "--out", root / "ref"])
+    first = _run([*args, "--cache", root / "ref-cache", "--out", root / "ref"], **ONE_THREAD)
     total = int(re.search(r"(\d+) computed", first.stdout).group(1))
     return root, args, _outputs(root / "ref", SCORE_FILES), total
 
@@ -227,13 +233,13 @@ def score_setup(tmp_path_factory):
 def test_score_killed_during_computation_resumes(score_setup):
     root, args, ref, total = score_setup
     out, cache = root / "kill", root / "kill-cache"
-    proc = _start([*args, "--cache", cache, "--out", out])
+    proc = _start([*args, "--cache", cache, "--out", out], **ONE_THREAD)
     _wait_for(proc, lambda: _stored(cache) >= 1)
     time.sleep(random.Random().uniform(0.0, 0.5))
     _kill(proc)
     _no_partial(out, ref)
     done = _stored(cache)
-    rerun = _run([*args, "--cache", cache, "--out", out])
+    rerun = _run([*args, "--cache", cache, "--out", out], **ONE_THREAD)
     assert f"cache: {done} prompts reused, {total - done} computed" in rerun.stdout
     assert _outputs(out, SCORE_FILES) == ref
 
@@ -241,13 +247,13 @@ def test_score_killed_during_computation_resumes(score_setup):
 def test_score_killed_during_final_write(score_setup):
     root, args, ref, total = score_setup
     out, cache = root / "write", root / "write-cache"
-    proc = _start([*args, "--cache", cache, "--out", out], LLMSURROGATE_TEST_WRITE_DELAY=30,
+    proc = _start([*args, "--cache", cache, "--out", out], **ONE_THREAD, LLMSURROGATE_TEST_WRITE_DELAY=30,
                   LLMSURROGATE_TEST_WRITE_DELAY_MATCH="metrics.json")
     assert _wait_for(proc, _tmp_of(out, "metrics.json")), "the write was not reached"
     _kill(proc)
     assert not (out / "metrics.json").exists()
     _no_partial(out, ref)
-    rerun = _run([*args, "--cache", cache, "--out", out])
+    rerun = _run([*args, "--cache", cache, "--out", out], **ONE_THREAD)
     assert f"cache: {total} prompts reused, 0 computed" in rerun.stdout
     assert _outputs(out, SCORE_FILES) == ref
 
@@ -274,7 +280,7 @@ def test_score_interrupted_with_ctrl_c_resumes(score_setup):
     rerun computes only the others and writes the same bytes (issue 22, item 7)."""
     root, args, ref, total = score_setup
     out, cache = root / "int", root / "int-cache"
-    proc = _start_interruptible([*args, "--cache", cache, "--out", out])
+    proc = _start_interruptible([*args, "--cache", cache, "--out", out], **ONE_THREAD)
     try:
         _wait_for(proc, lambda: _stored(cache) >= 1)
         os.killpg(proc.pid, signal.SIGSTOP)  # held mid-run; the interrupt arrives as it continues
@@ -289,7 +295,7 @@ def test_score_interrupted_with_ctrl_c_resumes(score_setup):
     _assert_interrupted(proc, err)
     _no_partial(out, ref)
     done = _stored(cache)
-    rerun = _run([*args, "--cache", cache, "--out", out])
+    rerun = _run([*args, "--cache", cache, "--out", out], **ONE_THREAD)
     assert f"cache: {done} prompts reused, {total - done} computed" in rerun.stdout
     assert _outputs(out, SCORE_FILES) == ref
 
@@ -297,13 +303,13 @@ def test_score_interrupted_with_ctrl_c_resumes(score_setup):
 def test_score_interrupted_during_final_write(score_setup):
     root, args, ref, total = score_setup
     out, cache = root / "int-write", root / "int-write-cache"
-    proc = _start_interruptible([*args, "--cache", cache, "--out", out], LLMSURROGATE_TEST_WRITE_DELAY=30,
+    proc = _start_interruptible([*args, "--cache", cache, "--out", out], **ONE_THREAD, LLMSURROGATE_TEST_WRITE_DELAY=30,
                                 LLMSURROGATE_TEST_WRITE_DELAY_MATCH="metrics.json")
     assert _wait_for(proc, _tmp_of(out, "metrics.json")), "the write was not reached"
     _assert_interrupted(proc, _interrupt(proc))
     assert not (out / "metrics.json").exists() and not list(out.glob(".*.tmp"))
     _no_partial(out, ref)
-    rerun = _run([*args, "--cache", cache, "--out", out])
+    rerun = _run([*args, "--cache", cache, "--out", out], **ONE_THREAD)
     assert f"cache: {total} prompts reused, 0 computed" in rerun.stdout
     assert _outputs(out, SCORE_FILES) == ref
 
@@ -318,7 +324,7 @@ def test_score_two_concurrent_runs_on_one_cache(score_setup, same_out):
     if same_out:
         outs = [outs[0], outs[0]]
     procs = [subprocess.Popen([EXE, *map(str, [*args, "--cache", cache, "--out", out])], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=_env()) for out in outs]
+                              stderr=subprocess.PIPE, text=True, env=_env(**ONE_THREAD)) for out in outs]
     results = [p.communicate(timeout=600) for p in procs]
     for p, (stdout, stderr) in zip(procs, results):
         assert p.returncode == 0, stderr[-3000:]
@@ -335,7 +341,7 @@ def test_score_waiting_run_takes_over_from_a_killed_one(score_setup):
     stored and computes the rest once."""
     root, args, ref, total = score_setup
     cache = root / "takeover-cache"
-    first = _start([*args, "--cache", cache, "--out", root / "takeover-a"])
+    first = _start([*args, "--cache", cache, "--out", root / "takeover-a"], **ONE_THREAD)
     _wait_for(first, lambda: _stored(cache) >= 1)
     os.killpg(first.pid, signal.SIGSTOP)
     done = _stored(cache)
@@ -343,7 +349,7 @@ def test_score_waiting_run_takes_over_from_a_killed_one(score_setup):
         _kill(first)
         pytest.skip("the first run finished every prompt before it was held")
     second = subprocess.Popen([EXE, *map(str, [*args, "--cache", cache, "--out", root / "takeover-b"])],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(**ONE_THREAD),
                               start_new_session=True)
     try:
         time.sleep(8.0)  # started, and waiting for the first run's prompts
