@@ -637,3 +637,31 @@ def levels_nested_in(codes: np.ndarray, clusters: np.ndarray) -> bool:
     f, c = codes[order], clusters[order]
     same_level = f[1:] == f[:-1]
     return not np.any(same_level & (c[1:] != c[:-1]))
+
+
+def fixest_df_k(k: int, levels: Sequence[int], nested: Sequence[bool] = ()) -> int:
+    """fixest's degrees of freedom ``df_k`` of a fixed-effects regression (``fe``, ``ppi.feols``):
+    the ``k`` slopes plus the levels of each fixed effect, less one per fixed effect after the
+    first (one level of each further effect is redundant with the first); with ``nested`` (one flag
+    per fixed effect, for cluster-robust CRV1) a fixed effect nested in the clusters does not
+    count: its levels less one are taken off.
+
+    This is fixest's ``nparams`` (the coefficients plus ``sum(fixef_sizes) - (#fixed effects -
+    1)``) and, for clustered standard errors, its default ``ssc(fixef.K = "nested")``, which leaves
+    out the fixed effects nested in the clusters (pyfixest ``k_fixef="nonnested"``): fixest's
+    vignette *On standard-errors*; docs/methods/fe.md. ``levels`` are the levels
+    present in the estimation sample (fixest's ``fixef_sizes``): with codes that skip numbers
+    (one sample's rows of a numbering shared with another sample) count the distinct codes, not
+    the largest code plus one.
+
+    >>> fixest_df_k(2, [50, 10])  # y ~ x1 + x2 | firm + year: 2 + 50 + 10 - 1
+    61
+    >>> fixest_df_k(2, [50, 10], nested=[True, False])  # clustered by firm: 61 - (50 - 1)
+    12
+    >>> fixest_df_k(3, [])
+    3
+    """
+    if nested and len(nested) != len(levels):
+        raise ValueError(f"nested has {len(nested)} flags for {len(levels)} fixed effects")
+    df_k = k + sum(levels) - max(len(levels) - 1, 0)
+    return df_k - sum(lev - 1 for lev, inside in zip(levels, nested) if inside)

@@ -15,6 +15,7 @@ from .._validation import (
     as_float_array,
     as_frame,
     check_real,
+    fixest_df_k,
     note_dropped,
     require_columns,
 )
@@ -514,7 +515,7 @@ def fit_design(design: Design, spec: VcovSpec, *, fixef_tol: float, fixef_maxite
     else:
         r2_within = float("nan")
     n_obs = int(round(float(w.sum()))) if fweights else n
-    k_fe = sum(int(c.max()) + 1 for c in fe_codes) - max(len(fe_codes) - 1, 0)
+    df_k = fixest_df_k(len(keep), [int(c.max()) + 1 for c in fe_codes])  # the codes are 0..L-1 (recode)
     with np.errstate(over="ignore", under="ignore"):
         resid_y = resid * (ay * by)  # the residuals in the outcome's units
     sample = FittedSample(rows=design.rows, y=y, X=X[:, keep], resid=resid_y, w=w, fe_codes=fe_codes,
@@ -553,7 +554,7 @@ def fit_design(design: Design, spec: VcovSpec, *, fixef_tol: float, fixef_maxite
         notes=tuple(notes),
         std_errors=se,
         weights_type=design.weights_type,
-        df_resid=int(n_obs - len(keep) - k_fe),
+        df_resid=int(n_obs - df_k),
     )
     object.__setattr__(res, "_sample", sample)
     return res

@@ -17,6 +17,8 @@ Notation: N rows, k regressors (after collinear ones are dropped), ``bread = (X�
   of its levels inside one cluster) does not count: ``df_k = k + k_fe − Σ_{nested} L_f +
   #nested``; t with ``G − 1`` df.
 
+(``df_k`` is ``llmsurrogate._validation.fixest_df_k``, which ``ppi.feols`` uses too.)
+
 Frequency weights (``weights_type="fweights"``, as pyfixest): a row of weight w counts as w rows:
 ``N = Σ w_i``; iid and CRV1 as above with that N; the hetero scores are ``sqrt(w_i) x̃_i e_i``
 (and ``h_i / w_i`` the leverage of HC2/HC3).
@@ -37,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import levels_nested_in
+from .._validation import fixest_df_k, levels_nested_in
 from ..exceptions import InvalidArgumentError
 
 
@@ -141,9 +143,8 @@ def compute_vcov(spec: VcovSpec, *, X: np.ndarray, resid: np.ndarray, w: np.ndar
     docstring)."""
     rows, k = X.shape
     n = rows if fweights is None else int(round(float(np.sum(w)) * fweights))
-    levels = [int(c.max()) + 1 for c in fe_codes]
-    m = len(levels)
-    k_fe = sum(levels) - (m - 1) if m > 1 else sum(levels)
+    levels = [int(c.max()) + 1 for c in fe_codes]  # the codes are 0..L-1 (recode)
+    k_fe = fixest_df_k(0, levels)
     ww = np.ones(n) if w is None else w
     scores = X * (ww * resid)[:, None]
     if spec.kind == "iid":
@@ -194,12 +195,9 @@ def compute_vcov(spec: VcovSpec, *, X: np.ndarray, resid: np.ndarray, w: np.ndar
     signs = [1.0, 1.0, -1.0][: len(dims)]
     g_min = min(d[1] for d in dims)
     # fixed effects nested in a cluster dimension
-    nested_levels, n_nested = 0, 0
-    for fname, fc, lev in zip(fe_names, fe_codes, levels):
-        if fname in spec.clusters or any(levels_nested_in(fc, d[0]) for d in dims):
-            nested_levels += lev
-            n_nested += 1
-    df_k = k + k_fe - nested_levels + n_nested if n_nested else k + k_fe
+    nested = [fname in spec.clusters or any(levels_nested_in(fc, d[0]) for d in dims)
+              for fname, fc in zip(fe_names, fe_codes)]
+    df_k = fixest_df_k(k, levels, nested)
     if n - df_k <= 0:
         raise InvalidArgumentError(
             f"argument `data`: {n} rows leave no residual degrees of freedom for {k} regressors and the fixed effects")

@@ -10,7 +10,9 @@ import pandas as pd
 from scipy.stats import norm
 
 from .. import fe
-from .._validation import as_float_array, levels_nested_in
+from .._positions import at, located
+from .._validation import level_key
+from .._validation import as_float_array, fixest_df_k, levels_nested_in
 from ..exceptions import InvalidArgumentError
 from ._inputs import check_coord, check_lam, check_level, check_method
 from ._results import PPIResult, make_table
@@ -36,13 +38,38 @@ def _column(frame: pd.DataFrame, col: str, name: str, arg: str) -> np.ndarray:
     return as_float_array(frame[col], f"{name}[{col!r}]", allow_nan=False)
 
 
+def _level_codes(values: pd.Series) -> tuple[np.ndarray, list]:
+    """Integer codes of ``values`` (first appearance first; -1 where missing) with levels matched as
+    ``fe`` matches them (``level_key``: by value within a dtype family): a ``datetime.date`` and the
+    Timestamp of that day are one level, as are ``3`` and ``3.0``; a Categorical's categories are
+    its values (their order and unused categories play no part). Also each code's family."""
+    codes, uniques = pd.factorize(values.astype(object), use_na_sentinel=True)
+    index: dict = {}
+    remap = [index.setdefault(level_key(u.item() if isinstance(u, np.generic) else u), len(index)) for u in uniques]
+    out = np.append(np.asarray(remap, dtype=np.int64), -1)[codes]
+    return out, [k[0] for k in index]
+
+
+def _families(fams) -> str:
+    words = {"number": "numbers", "date": "dates", "duration": "durations"}
+    return " and ".join(sorted(words.get(f, f) for f in fams))
+
+
+def _check_missing(frame: pd.DataFrame, col: str, name: str, what: str) -> None:
+    bad = np.flatnonzero(frame[col].isna().to_numpy())
+    if bad.size:
+        raise InvalidArgumentError(located(f"argument `{name}`: {what} {col!r} has a missing value (NaN, NaT or None) "
+                                           "at ", at(bad[0], "row", marked=True), "; drop those rows first"))
+
+
 def _fe_codes(form, labeled: pd.DataFrame, unlabeled: pd.DataFrame) -> list[np.ndarray]:
     """The codes of each fixed effect (``a^b``: the combination) over the labelled rows then the
-    unlabelled rows, one numbering for both."""
+    unlabelled rows, one numbering for both (levels matched by value, :func:`_level_codes`)."""
     codes = []
     for group in form.fixef:
-        both = pd.concat([labeled[list(group)], unlabeled[list(group)]], ignore_index=True)
-        codes.append(both.groupby(list(group), sort=False, dropna=False).ngroup().to_numpy(np.int64))
+        parts = pd.DataFrame({j: _level_codes(pd.concat([labeled[c], unlabeled[c]], ignore_index=True))[0]
+                              for j, c in enumerate(group)})
+        codes.append(parts.groupby(list(parts.columns), sort=False).ngroup().to_numpy(np.int64))
     return codes
 
 
@@ -79,6 +106,8 @@ class _Problem:
             if col not in self.unlabeled.columns or col not in self.labeled.columns:
                 raise InvalidArgumentError(f"argument `formula`: the fixed effect {col!r} must be a column of both "
                                            "`labeled` and `unlabeled`")
+            for frame, nm in ((self.labeled, "labeled"), (self.unlabeled, "unlabeled")):
+                _check_missing(frame, col, nm, "the fixed effect")
         codes = _fe_codes(form, self.labeled, self.unlabeled)
         self.codes_pooled = codes
         self.codes_labeled = [c[:self.n] for c in codes]
@@ -91,8 +120,16 @@ class _Problem:
             for frame, nm in ((self.labeled, "labeled"), (self.unlabeled, "unlabeled")):
                 if col not in frame.columns:
                     raise InvalidArgumentError(f"argument `vcov`: the cluster column {col!r} is not in `{nm}`")
-            self.clusters = cluster_codes(self.labeled[col].to_numpy(object), self.unlabeled[col].to_numpy(object),
-                                          self.n, self.N)
+                _check_missing(frame, col, nm, "the cluster column")
+            # one numbering over both samples, ids matched by value as fe matches levels (a date and
+            # its Timestamp, 3 and 3.0 are one cluster); ids of a type only one sample has are an error
+            ids, families = _level_codes(pd.concat([self.labeled[col], self.unlabeled[col]], ignore_index=True))
+            fam_l, fam_u = ({families[c] for c in np.unique(part)} for part in (ids[:self.n], ids[self.n:]))
+            if fam_l != fam_u:
+                raise InvalidArgumentError(
+                    f"argument `vcov`: the cluster column {col!r} holds {_families(fam_l)} in `labeled` but "
+                    f"{_families(fam_u)} in `unlabeled`; convert it to one type in both")
+            self.clusters = cluster_codes(ids[:self.n], ids[self.n:], self.n, self.N)
             if np.unique(self.clusters[0]).size < 2:
                 raise InvalidArgumentError(f"argument `vcov`: the labelled rows lie in one cluster of {col!r}")
             self.cluster_col = col
@@ -147,17 +184,14 @@ class _Problem:
         return fe.feols(self.formula, data, fixef_rm="none").model_matrix().to_numpy(float)
 
     def _df_k(self, codes, k: int, clusters) -> int:
-        """fixest's degrees of freedom of a sample's regression (fe/_vcov.py): the slopes plus the
-        fixed effects' levels, less one per fixed effect after the first; with CRV1 a fixed effect
-        nested in the clusters does not count (its levels less one)."""
+        """fixest's degrees of freedom of a sample's regression (``_validation.fixest_df_k``, as in
+        ``fe``): the slopes plus the fixed effects' levels, less one per fixed effect after the
+        first; with CRV1 a fixed effect nested in the clusters does not count (its levels less one)."""
+        # the distinct codes: a sample's rows of the numbering shared by both samples may skip levels
         levels = [int(np.unique(c).size) for c in codes]
-        df_k = k + sum(levels) - (len(levels) - 1)
-        if clusters is not None:
-            names = self.form.fixef_names
-            for name, c, lev in zip(names, codes, levels):
-                if name == self.cluster_col or levels_nested_in(c, clusters):
-                    df_k -= lev - 1
-        return df_k
+        nested = () if clusters is None else [name == self.cluster_col or levels_nested_in(c, clusters)
+                                              for name, c in zip(self.form.fixef_names, codes)]
+        return fixest_df_k(k, levels, nested)
 
     def _sample(self, X, codes, w, targets, clusters, what):
         """One sample's within regression of each of ``targets`` (§9.2): the regressors and the
