@@ -11,8 +11,7 @@ from scipy.stats import norm
 
 from .. import fe
 from .._positions import at, located
-from .._validation import level_key
-from .._validation import as_float_array, fixest_df_k, levels_nested_in
+from .._validation import as_float_array, fixest_df_k, level_key, levels_nested_in
 from ..exceptions import InvalidArgumentError
 from ._inputs import check_coord, check_lam, check_level, check_method
 from ._results import PPIResult, make_table

@@ -144,3 +144,51 @@ test_that("ppi_feols refuses bad input in R's words", {
   chr$llm <- as.character(chr$llm)
   expect_error(ppi_feols(y ~ x | firm, chr, d$unl, "llm"), "code the answers as numbers")
 })
+
+# An R result's numbers in py_feols()'s shape, to hold another R result against it.
+feols_numbers <- function(r) {
+  list(term = r$table$term, estimate = unname(r$table$estimate), se = unname(r$table$std_error),
+       low = unname(r$table$ci_low), high = unname(r$table$ci_high), lam = unname(r$table$lam))
+}
+
+test_that("ppi_feols: a factor in a meaningful order and a Date column (fixed effect and cluster) equal integer codes", {
+  skip_if_no_llmsurrogate()
+  d <- feols_data(n = 150, N = 900, seed = 8)
+  grades <- c("low", "mid", "high")
+  days <- as.Date(c("2024-03-05", "2023-12-31", "2024-02-29", "2023-07-01"))  # years 2001..2004, not in date order
+  add <- function(x, lev) {
+    x$grade_code <- (match(x$firm, letters) %% 3L) + 1L
+    x$grade <- factor(grades[x$grade_code], levels = lev)
+    x$day <- days[x$year - 2000L]
+    x
+  }
+  # the factor's levels in the meaningful order (with an unused level) in `labeled`, reversed in `unlabeled`
+  lab <- add(d$lab, c(grades, "unused"))
+  unl <- add(d$unl, rev(grades))
+  expect_identical(levels(lab$grade), c("low", "mid", "high", "unused"))
+  expect_s3_class(lab$day, "Date")
+  for (m in c("ppi++", "ppi", "classical")) {
+    for (vc in list("hetero", "iid", "cluster")) {
+      vg <- if (identical(vc, "cluster")) ~grade else vc
+      vgc <- if (identical(vc, "cluster")) ~grade_code else vc
+      ref <- ppi_feols(y ~ x + z | grade_code + year, lab, unl, "llm", method = m, vcov = vgc)
+      expect_feols_equal(ppi_feols(y ~ x + z | grade + year, lab, unl, "llm", method = m, vcov = vg),
+                         feols_numbers(ref), tol = 1e-10)
+      vd <- if (identical(vc, "cluster")) ~day else vc
+      vy <- if (identical(vc, "cluster")) ~year else vc
+      ref <- ppi_feols(y ~ x + z | firm + year, lab, unl, "llm", method = m, vcov = vy)
+      expect_feols_equal(ppi_feols(y ~ x + z | firm + day, lab, unl, "llm", method = m, vcov = vd),
+                         feols_numbers(ref), tol = 1e-10)
+    }
+    # a Date cluster that is no fixed effect, and the Date interacted with the factor
+    ref <- ppi_feols(y ~ x + z | firm, lab, unl, "llm", method = m, cluster = ~year)
+    expect_feols_equal(ppi_feols(y ~ x + z | firm, lab, unl, "llm", method = m, cluster = ~day),
+                       feols_numbers(ref), tol = 1e-10)
+    ref <- ppi_feols(y ~ x + z | grade_code^year, lab, unl, "llm", method = m)
+    expect_feols_equal(ppi_feols(y ~ x + z | grade^day, lab, unl, "llm", method = m), feols_numbers(ref), tol = 1e-10)
+  }
+  # and Python's numbers on the same frames
+  expect_feols_equal(ppi_feols(y ~ x + z | grade + day, lab, unl, "llm", cluster = ~day),
+                     py_feols("y ~ x + z | grade + day", lab, unl, prediction = "llm",
+                              vcov = reticulate::dict(CRV1 = "day")))
+})
