@@ -1,11 +1,12 @@
 """Coverage of the prediction-powered intervals (llmsurrogate.ppi; docs/methods/ppi.md §5).
 
-Five estimators, each with a known truth: the mean; the survey-weighted mean (a sample that
+Six estimators, each with a known truth: the mean; the survey-weighted mean (a sample that
 over-represents one stratum 4 to 1, with inverse-probability weights); the OLS slope of ``x``
-(heteroskedastic errors); the logistic slope of ``x``; and a fixed-effects slope (``ppi.feols``
+(heteroskedastic errors); the logistic slope of ``x``; a fixed-effects slope (``ppi.feols``
 with firm fixed effects and ``vcov={"CRV1": "firm"}``: a random slope per firm makes the errors
 correlated within firms, labelled and unlabelled rows share the firms, five labelled rows per
-firm). For each, three predictions: ``good`` (correlated with y), ``useless`` (independent
+firm); and the survey-weighted OLS slope (the over-represented stratum has a steeper slope, so
+the unweighted fit is biased: 2.45 against the population's 1.95). For each, three predictions: ``good`` (correlated with y), ``useless`` (independent
 noise) and ``anti`` (anti-correlated). n = 50, 200, 1000 labelled rows and N = 10 n unlabelled.
 
 Per replication the package is called three times (``method="ppi"``, ``"ppi++"``, and
@@ -37,16 +38,17 @@ from llmsurrogate.exceptions import InvalidArgumentError
 OUT = Path(__file__).resolve().parent / "results" / "ppi_coverage.json"
 LEVEL = 0.90
 SEED = 20260536
-ESTIMATORS = ("mean", "weighted_mean", "ols", "logistic", "feols")
+ESTIMATORS = ("mean", "weighted_mean", "ols", "logistic", "feols", "weighted_ols")   # new ones last: seeds
 QUALITIES = ("good", "useless", "anti")
 NS = (50, 200, 1000)
 METHODS = ("classical", "classical_small", "ppi", "ppi++", "ppi++_small")
-TRUTH = {"mean": 1.0, "weighted_mean": 1.6, "ols": 2.0, "logistic": 1.0, "feols": 1.5}
+TRUTH = {"mean": 1.0, "weighted_mean": 1.6, "ols": 2.0, "logistic": 1.0, "feols": 1.5, "weighted_ols": 1.95}
 
 
 #: the population mean and s.d. of y per design (fixed numbers: a prediction must be the same
 #: function of y in both samples, never of a sample's own statistics)
-MOMENTS = {"mean": (1.0, 1.12), "weighted_mean": (1.6, 1.3), "ols": (1.0, 2.24), "feols": (0.0, 2.0)}
+MOMENTS = {"mean": (1.0, 1.12), "weighted_mean": (1.6, 1.3), "ols": (1.0, 2.24), "feols": (0.0, 2.0),
+           "weighted_ols": (1.3, 2.34)}
 
 
 def _pred(rng, y, quality, estimator, scale=0.6):
@@ -73,6 +75,12 @@ def draw(estimator, quality, m, rng, firms=None):
         x = rng.normal(size=m)
         y = 1.0 + 2.0 * x + rng.normal(size=m) * np.sqrt(0.5 + 0.5 * x * x)
         return {"X": np.column_stack([np.ones(m), x]), "y": y, "yhat": _pred(rng, y, quality, estimator)}
+    if estimator == "weighted_ols":   # population: P(z) = 0.3, slope 1.5 + 1.5 z, so 1.95 overall
+        z = rng.random(m) < 0.3 * 4 / (0.3 * 4 + 0.7)        # stratum 1 over-represented 4 to 1
+        x = rng.normal(size=m)
+        y = 1.0 + z + (1.5 + 1.5 * z) * x + rng.normal(size=m) * np.sqrt(0.5 + 0.5 * x * x)
+        return {"X": np.column_stack([np.ones(m), x]), "y": y, "yhat": _pred(rng, y, quality, estimator),
+                "w": np.where(z, 0.25, 1.0)}
     if estimator == "logistic":
         x = rng.normal(size=m)
         eta = -0.5 + 1.0 * x
@@ -100,10 +108,12 @@ def _fit(estimator, lab, unl, **kw):
     if estimator == "weighted_mean":
         return ppi.mean(lab["y"], lab["yhat"], unl["yhat"], weights=lab["w"], weights_unlabeled=unl["w"],
                         level=LEVEL, **kw)
-    if estimator in ("ols", "logistic"):
-        fn = ppi.ols if estimator == "ols" else ppi.logistic
+    if estimator in ("ols", "logistic", "weighted_ols"):
+        fn = ppi.logistic if estimator == "logistic" else ppi.ols
         if kw.get("method", "ppi++") == "ppi++":
             kw["coord"] = 1
+        if estimator == "weighted_ols":
+            kw.update(weights=lab["w"], weights_unlabeled=unl["w"])
         return fn(lab["X"], lab["y"], lab["yhat"], unl["X"], unl["yhat"], level=LEVEL, **kw)
     if kw.get("method", "ppi++") == "ppi++":
         kw["coord"] = "x"

@@ -14,7 +14,15 @@ ppi_py is not needed here: the data are drawn again from each case's seed).
   lambda-hat are compared with an independent numpy computation of the linearised variance
   ``Var(w (z - zbar_w))`` written here (:func:`_linearised_mean`, :func:`_linearised_quantile`),
   and only the point estimate at ppi_py's own lambda with ppi_py's; unweighted cases still equal
-  ppi_py's throughout (there the two variances are the same).
+  ppi_py's throughout (there the two variances are the same);
+* OLS with lambda > 0 (§3.2, §7 item 14): ppi_py's point estimate is the sum of two least-squares
+  fits, but its sandwich takes the gradients of both samples at that sum and the Hessian pooled
+  over both samples, the variance of another estimator (the rectified loss's minimiser); it
+  overstates the variance of the estimate it returns when the regression of the prediction
+  differs from that of y. Here lambda-hat (ppi_py's two steps) and the point estimate equal
+  ppi_py's to 1e-7, and the interval an independent numpy computation of each fit's own
+  influence rows (tests/ppi/ppi_ols_reference.py); the classical baseline and lambda = 0 are
+  ppi_py's throughout.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from make_ppi_cases import checksum, make_inputs
+from ppi_ols_reference import ols_interval
 from scipy.stats import norm
 
 from llmsurrogate import ppi
@@ -114,9 +123,22 @@ def _linearised_quantile(case):
     return kept[0], kept[-1]
 
 
+def _per_regression_ols(case, lam):
+    """OLS at ``lam`` with each fit's own influence rows (tests/ppi/ppi_ols_reference.py), the
+    weights summing to the rows."""
+    a, call = make_inputs(case["data"]), case["call"]
+    n, N = len(a["y"]), len(a["yhat_unlabeled"])
+    w, wu = _weights(a, n, N) if "w" in a else (None, None)
+    return ols_interval(a["X"], a["y"], a["yhat"], a["X_unlabeled"], a["yhat_unlabeled"], lam, call["alpha"], w, wu)
+
+
 def _corrected(case):
-    """The weighted means and quantile, where ppi_py's variance is not the package's (§7, item 13)."""
-    return bool(case["data"].get("weights")) and case["data"]["kind"] in ("mean", "quantile")
+    """The weighted means and quantile (§7, item 13) and OLS with lambda > 0 (§7, item 14), where
+    ppi_py's variance is not the package's."""
+    kind, call = case["data"]["kind"], case["call"]
+    if kind == "ols":
+        return call["method"] != "classical" and case["expect"]["lam"][0] != 0   # (lambda-hat 0: ppi_py's)
+    return bool(case["data"].get("weights")) and kind in ("mean", "quantile")
 
 
 def test_the_fixture_is_ppi_py_0_2_3_and_small():
@@ -173,7 +195,15 @@ def _check_corrected(case, res):
     above; the point estimate at ppi_py's lambda equals ppi_py's; ppi_py's interval is narrower or
     wider, but not the same (the defect, measured)."""
     expect, call, kind = case["expect"], case["call"], case["data"]["kind"]
-    if kind == "quantile":
+    if kind == "ols":
+        # lambda-hat and the estimate are ppi_py's; the interval each fit's own variance
+        np.testing.assert_allclose(np.atleast_1d(res.lam), expect["lam"], rtol=0, atol=1e-7)
+        np.testing.assert_allclose(res.estimate, expect["estimate"], rtol=0, atol=1e-7)
+        low, high, est = _per_regression_ols(case, float(res.lam))
+        np.testing.assert_allclose(res.estimate, est, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(res.ci_low, low, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(res.ci_high, high, rtol=0, atol=1e-10)
+    elif kind == "quantile":
         assert [res.ci_low, res.ci_high] == list(_linearised_quantile(case))
         assert res.lam == expect["lam"][0] == 1.0
         assert res.estimate == expect["estimate"][0]   # the CDF, so the estimate, is unchanged

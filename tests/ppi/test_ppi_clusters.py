@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from llmsurrogate import ppi
+from ppi_ols_reference import own_fit_rows
 from scipy.special import expit
 
 
@@ -32,8 +33,28 @@ def _mu(family, eta):
     return {"linear": eta, "logistic": expit(eta), "poisson": np.exp(eta)}[family]
 
 
+def _brute_ols(lab, unl, lam):
+    """OLS's cluster sandwich at lambda, written out: each fit's own influence rows, centred,
+    summed by cluster over n and N, times G/(G-1)."""
+    X, y, yhat, cl = lab
+    Xu, yhu, clu = unl
+    n, N = len(y), len(yhu)
+    r = own_fit_rows(X, y) - lam * own_fit_rows(X, yhat)
+    s = lam * own_fit_rows(Xu, yhu)
+    r, s = r - r.mean(axis=0), s - s.mean(axis=0)
+    ids = sorted(set(cl) | (set(clu) if lam != 0 else set()))
+    meat = np.zeros((X.shape[1], X.shape[1]))
+    for c in ids:
+        T = r[cl == c].sum(axis=0) / n + (s[clu == c].sum(axis=0) / N if lam != 0 else 0)
+        meat += np.outer(T, T)
+    return len(ids) / (len(ids) - 1) * meat
+
+
 def _brute(family, theta, lab, unl, lam):
-    """The cluster sandwich at theta, lambda, written out: a loop over the clusters."""
+    """The cluster sandwich at theta, lambda, written out: a loop over the clusters (OLS:
+    :func:`_brute_ols`, the variance of its two least-squares fits)."""
+    if family == "linear":
+        return _brute_ols(lab, unl, lam)
     X, y, yhat, cl = lab
     Xu, yhu, clu = unl
     n, N = len(y), len(yhu)
@@ -137,14 +158,15 @@ def test_clusters_of_size_one():
     c = ppi.ols(X, y, yhat, Xu, yhu, method="classical", cluster=ids)
     u = ppi.ols(X, y, yhat, Xu, yhu, method="classical")
     np.testing.assert_allclose(c.se ** 2, u.se ** 2 * n / (n - 1), rtol=1e-10)
-    # PPI with clusters of size one in both samples: the ddof-1 sandwich pieces at ddof 0, times (n+N)/(n+N-1)
+    # PPI with clusters of size one in both samples: the unclustered ddof-1 pieces at ddof 0, times
+    # (n+N)/(n+N-1)
     c = ppi.ols(X, y, yhat, Xu, yhu, method="ppi", cluster=ids, cluster_unlabeled=ids_u)
-    theta = np.asarray(c.estimate)
-    r = X * ((X @ theta - y) - (X @ theta - yhat))[:, None]
-    s = Xu * (Xu @ theta - yhu)[:, None]
-    Hi = np.linalg.inv((X.T @ X + Xu.T @ Xu) / (n + N))
+    u = ppi.ols(X, y, yhat, Xu, yhu, method="ppi")
+    r = own_fit_rows(X, y) - own_fit_rows(X, yhat)
+    s = own_fit_rows(Xu, yhu)
     meat = np.cov(r.T, ddof=0) / n + np.cov(s.T, ddof=0) / N
-    np.testing.assert_allclose(c.se ** 2, np.diag(Hi @ meat @ Hi) * (n + N) / (n + N - 1), rtol=1e-10)
+    np.testing.assert_allclose(c.se ** 2, np.diag(meat) * (n + N) / (n + N - 1), rtol=1e-10)
+    np.testing.assert_allclose(u.se ** 2, np.diag(np.cov(r.T) / n + np.cov(s.T) / N), rtol=1e-10)
 
 
 def test_cluster_inputs_paired_by_label_and_checked():

@@ -2,7 +2,8 @@
 
 * against ppi_py 0.2.3's ``crossppi_mean_ci`` / ``crossppi_ols_ci`` / ``crossppi_logistic_ci`` on the
   cases of tests/ppi/data/crossppi_cases.json (written by tests/ppi/make_crossppi_cases.py in the
-  ppi_py venv; the data, folds and models are made again here, ppi_py is not imported);
+  ppi_py venv; the data, folds and models are made again here, ppi_py is not imported); for OLS
+  the estimate, with the interval from each fit's own variance (tests/ppi/ppi_ols_reference.py);
 * coverage of the 90% interval over repeated samples at a fixed seed;
 * fold handling, classifiers, pairing by label and the errors that name the argument.
 """
@@ -16,6 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from make_crossppi_cases import fold_ids, make_inputs, model
+from ppi_ols_reference import ols_interval
 from sklearn.linear_model import LinearRegression, LogisticRegression
 
 from llmsurrogate import ppi
@@ -54,8 +56,16 @@ def test_crossfit_equals_ppi_py_crossppi(case_id):
     exp = case["expected"]
     tol = 1e-5 if binary else 1e-9
     np.testing.assert_allclose(np.atleast_1d(res.estimate), exp["estimate"], atol=tol)
-    np.testing.assert_allclose(np.atleast_1d(res.ci_low), exp["ci_low"], atol=tol)
-    np.testing.assert_allclose(np.atleast_1d(res.ci_high), exp["ci_high"], atol=tol)
+    if spec["estimand"] == "ols":
+        # the interval: each least-squares fit's own variance (docs/methods/ppi.md §3.2; ppi_py's pooled
+        # sandwich overstates it, §7 item 14), written out on the cross-fitted predictions
+        low, high, _ = ols_interval(a["Z"], a["y"], yhat, a["Z_unlabeled"], Yu.mean(axis=1), 1.0, case["alpha"])
+        np.testing.assert_allclose(res.ci_low, low, atol=1e-10)
+        np.testing.assert_allclose(res.ci_high, high, atol=1e-10)
+        assert not np.allclose(res.ci_high - res.ci_low, np.array(exp["ci_high"]) - exp["ci_low"], rtol=1e-4)
+    else:
+        np.testing.assert_allclose(np.atleast_1d(res.ci_low), exp["ci_low"], atol=tol)
+        np.testing.assert_allclose(np.atleast_1d(res.ci_high), exp["ci_high"], atol=tol)
     assert res.method == "ppi" and res.lam == 1.0
     assert any("cross-prediction" in note for note in res.notes)
 

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from llmsurrogate import fe, ppi
+from ppi_ols_reference import own_fit_rows
 
 
 def _rows(rng, m, n_firm=12, n_year=5):
@@ -166,3 +167,24 @@ def test_result_and_errors(data):
         ppi.feols("y ~ x1", lab, unl, prediction="llm_y")
     with pytest.raises(InvalidArgumentError, match="level"):
         ppi.feols("y ~ x1 | firm", lab, unl.assign(firm=unl["firm"] + 100), prediction="llm_y")
+
+
+@pytest.mark.parametrize("lam", [0.0, 0.35, 1.0])
+def test_ppi_ols_on_the_dummy_design_differs_from_feols_by_the_factors_only(data, lam):
+    """ppi.ols on the explicit dummy design has the estimate of ppi.feols, and the variance of §9.2
+    with the ddof-1 factor m/(m - 1) of §3.2 in place of fixest's m/(m - rank) in each sample
+    (docs/methods/ppi.md §9.3): both are sums over the samples of the same influence rows' squares."""
+    lab, unl = data
+    fes = ("firm", "year")
+    Z, Zu = _dummies(lab, fes), _dummies(unl, fes)
+    ols = ppi.ols(Z, lab["y"], lab["llm_y"], Zu, unl["llm_y"], method="ppi++", lam=lam, intercept=False)
+    fe_res = ppi.feols("y ~ x1 + x2 | firm + year", lab, unl, prediction="llm_y", method="ppi++", lam=lam)
+    np.testing.assert_allclose(ols.estimate[:2], fe_res.estimate, rtol=1e-9)
+    parts = [(own_fit_rows(Z, lab["y"]) - lam * own_fit_rows(Z, lab["llm_y"]), Z.shape)]
+    if lam != 0:
+        parts.append((lam * own_fit_rows(Zu, unl["llm_y"]), Zu.shape))
+    S = [np.sum(r[:, :2] ** 2, axis=0) / m ** 2 for r, (m, _) in parts]   # sum of (Z'Z)^-1 z e squared
+    np.testing.assert_allclose(np.asarray(ols.se[:2]) ** 2, sum(s * m / (m - 1) for s, (_, (m, _)) in zip(S, parts)),
+                               rtol=1e-9)
+    np.testing.assert_allclose(np.asarray(fe_res.se) ** 2,
+                               sum(s * m / (m - p) for s, (_, (m, p)) in zip(S, parts)), rtol=1e-9)

@@ -14,6 +14,7 @@ from scipy import stats
 from llmsurrogate import fe, ppi
 from llmsurrogate.exceptions import InvalidArgumentError
 from llmsurrogate.ppi._small_sample import lam_variance, satterthwaite_df
+from ppi_ols_reference import own_fit_rows
 
 
 def _mean_data(n=40, N=400, seed=0):
@@ -159,13 +160,11 @@ def test_ols_ppi_satterthwaite_by_hand():
     N = Xu.shape[0]
     res = ppi.ols(X, y, yh, Xu, yhu, method="ppi", small_sample=True)
     z = ppi.ols(X, y, yh, Xu, yhu, method="ppi")
-    theta = res.estimate
-    H = (X.T @ X + Xu.T @ Xu) / (n + N)
-    Hi = np.linalg.inv(H)
-    r = X * ((X @ theta - y) - (X @ theta - yh))[:, None]
-    u = Xu * (Xu @ theta - yhu)[:, None]
-    a = np.diag(Hi @ np.cov(r.T, ddof=1) @ Hi) / n
-    b = np.diag(Hi @ np.cov(u.T, ddof=1) @ Hi) / N
+    # each least-squares fit's own influence rows (docs/methods/ppi.md §3.2)
+    r = own_fit_rows(X, y) - own_fit_rows(X, yh)
+    u = own_fit_rows(Xu, yhu)
+    a = np.var(r, axis=0, ddof=1) / n
+    b = np.var(u, axis=0, ddof=1) / N
     np.testing.assert_allclose(a + b, z.se ** 2, rtol=1e-10)   # the z-interval's variance, split
     a_s, b_s = a * (n - 1) / (n - d), b * (N - 1) / (N - d)
     np.testing.assert_allclose(res.se ** 2, a_s + b_s, rtol=1e-10)

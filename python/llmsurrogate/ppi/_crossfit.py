@@ -163,7 +163,8 @@ def crossfit(estimator, X, y, X_unlabeled, *, estimand: str = "mean", regressors
     unlabelled row; the K models' predictions of an unlabelled row are averaged (``yhat_unlabeled``).
     The estimate and its variance are then PPI's with these predictions: with ``method="ppi"``
     (default, lambda = 1) the cross-prediction estimator of the paper, equal to ppi_py 0.2.3's
-    ``crossppi_mean_ci``, ``crossppi_ols_ci`` and ``crossppi_logistic_ci`` (tests/ppi);
+    ``crossppi_mean_ci`` and ``crossppi_logistic_ci`` and, for OLS, to ``crossppi_ols_ci``'s estimate
+    with :func:`ols`'s variance (docs/methods/ppi.md §7, item 14; tests/ppi);
     ``method="ppi++"`` tunes lambda on the cross-fitted predictions (an extension the paper does not
     study) and ``"classical"`` ignores them.
 

@@ -330,10 +330,11 @@ def feols(formula, labeled, unlabeled, *, prediction: str, method: str = "ppi++"
     ``lam * prediction`` on the unlabelled rows plus the within regression of
     ``y - lam * prediction`` on the labelled rows (docs/methods/ppi.md §9). The point estimate equals
     :func:`ols` on the explicit design with one dummy per level of each fixed effect; the variance is
-    that of the estimator computed, the two within regressions each in its own sample (§9.2; with
-    many levels and few labelled rows each ppi.ols' pooled-Hessian sandwich on the dummies is too
-    small, §9.3); with ``lam=0`` both equal :func:`llmsurrogate.fe.feols` on the labelled rows
-    (coefficients and standard errors, fixest's small-sample factors included).
+    that of the estimator computed, the two within regressions each in its own sample, with
+    fixest's small-sample factors (§9.2; ppi_py's pooled-Hessian sandwich on the dummies is too
+    small with many levels and few labelled rows each, §9.3); with ``lam=0`` both equal
+    :func:`llmsurrogate.fe.feols` on the labelled rows (coefficients and standard errors, fixest's
+    small-sample factors included).
 
     ``labeled``: the rows with the human answer (the formula's outcome) and the LLM's
     (``prediction``, a column name); ``unlabeled``: rows with the prediction only (the outcome

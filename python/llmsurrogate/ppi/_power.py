@@ -33,7 +33,7 @@ from .._validation import check_choice, check_int, check_probability, check_real
 from ..exceptions import InvalidArgumentError
 from ..results import Result, Summary, result_dataclass
 from ._inputs import check_coord, mean_inputs, regression_inputs
-from ._regression import fit
+from ._regression import fit, ols_influence
 from ._stats import FAMILIES, gradients, hessian
 
 __all__ = ["PPIPlan", "pilot_pieces", "plan_variance", "power", "sample_size"]
@@ -84,13 +84,16 @@ def pilot_pieces(y, yhat, yhat_unlabeled=None, *, estimand: str = "mean", X=None
             raise InvalidArgumentError(f"argument `coord` is needed: the plan is for one coefficient of "
                                        f"{d.terms} (a name or a 0-based position)")
         k = 0 if coord is None else check_coord(coord, d.terms, True)
-        fam = FAMILIES[_FAMILY[estimand]]
-        theta = fit(_FAMILY[estimand], d, 0.0)
-        g, gh = gradients(fam, theta, d.X, [d.y, d.yhat], d.w)
-        gu, = gradients(fam, theta, d.X_unlabeled, [d.yhat_unlabeled], d.w_unlabeled)
-        H = hessian(fam, theta, d.X, d.w, d.X_unlabeled, d.w_unlabeled, has_u)
-        v = np.linalg.inv(H)[k]
-        s, sh, su = g @ v, gh @ v, gu @ v
+        if estimand == "ols":  # each least-squares fit's own influence rows (docs/methods/ppi.md §3.2)
+            s, sh, su = (r[:, k] for r in ols_influence(d))
+        else:
+            fam = FAMILIES[_FAMILY[estimand]]
+            theta = fit(_FAMILY[estimand], d, 0.0)
+            g, gh = gradients(fam, theta, d.X, [d.y, d.yhat], d.w)
+            gu, = gradients(fam, theta, d.X_unlabeled, [d.yhat_unlabeled], d.w_unlabeled)
+            H = hessian(fam, theta, d.X, d.w, d.X_unlabeled, d.w_unlabeled, has_u)
+            v = np.linalg.inv(H)[k]
+            s, sh, su = g @ v, gh @ v, gu @ v
         a, c, b = _cov(s, s), _cov(s, sh), _cov(sh, sh)
         b_u = _cov(su, su) if has_u else b
         term, n_pilot, N_pilot = d.terms[k], d.n, d.N if has_u else 0

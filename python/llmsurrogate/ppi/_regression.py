@@ -1,5 +1,7 @@
 """Prediction-powered regressions (docs/methods/ppi.md §3): OLS, logistic and Poisson, classical,
-PPI and PPI++ with ppi_py's two tuning steps, its variance and its classical baselines."""
+PPI and PPI++ with ppi_py's two tuning steps and its classical baselines; the GLMs with ppi_py's
+variance, OLS with the variance of the estimate it computes (each of its least-squares fits with
+its own sample's Hessian and residuals, §3.2; ppi_py's pooled sandwich overstates it, §7)."""
 
 from __future__ import annotations
 
@@ -38,7 +40,7 @@ from ._stats import (
     moments_sandwich,
 )
 
-__all__ = ["classical_covariance", "fit", "logistic", "ols", "poisson", "ppi_covariance", "tuned_lam"]
+__all__ = ["classical_covariance", "fit", "logistic", "ols", "ols_influence", "poisson", "ppi_covariance", "tuned_lam"]
 
 
 def _ols_parts(d: RegressionInputs) -> np.ndarray:
@@ -50,6 +52,58 @@ def _ols_parts(d: RegressionInputs) -> np.ndarray:
         unl = wls(d.X_unlabeled, [d.yhat_unlabeled], d.w_unlabeled)
         parts = d.cache["ols"] = np.vstack([lab, unl])
     return parts
+
+
+def ols_influence(d: RegressionInputs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The influence rows of OLS's three least-squares fits (§3.2): ``psi_i = H^-1 w_i x_i e_i`` with
+    ``e`` the residuals of the fit of ``y`` (labelled rows), of ``yhat`` (labelled rows) and of
+    ``yhat~`` (unlabelled rows) on their own sample's regressors, ``H`` that sample's ``X'WX / m``
+    (signs as the gradients: ``w x (mu - t)``). The estimate at ``lam`` is ``b_y - lam b_yhat +
+    lam b~``, so its covariance is that of ``psi_y - lam psi_yhat`` over ``n`` plus ``lam^2`` that of
+    ``psi~`` over ``N``: the sandwich of §3.2 with these rows and an identity Hessian. Computed once
+    per inputs.
+
+    >>> from llmsurrogate.ppi._inputs import regression_inputs
+    >>> X = np.column_stack([np.ones(4), [0.0, 1.0, 2.0, 3.0]])
+    >>> d = regression_inputs(X, [0.0, 1.0, 1.0, 3.0], [1.0, 1.0, 2.0, 2.0], X, [0.0, 1.0, 2.0, 4.0], None, None,
+    ...                       False, "linear")
+    >>> py, ph, pu = ols_influence(d)
+    >>> np.allclose(py.sum(axis=0), 0), np.allclose(pu.sum(axis=0), 0)  # the normal equations
+    (True, True)
+    """
+    rows = d.cache.get("ols_influence")
+    if rows is None:
+        (e_y, e_yhat, e_u), (Hi, Hui), _ = _ols_residuals(d)
+        zero = np.zeros(d.X.shape[1])
+        g, gh = gradients("linear", zero, d.X, [e_y, e_yhat], d.w)   # -w x e: the gradients at each fit
+        gu, = gradients("linear", zero, d.X_unlabeled, [e_u], d.w_unlabeled)
+        rows = d.cache["ols_influence"] = (g @ Hi.T, gh @ Hi.T, gu @ Hui.T)
+    return rows
+
+
+def _ols_residuals(d: RegressionInputs):
+    """The residuals of OLS's three fits, the inverses of their samples' Hessians ``X'WX / m`` and
+    the moments of their gradients ``-w x e`` (labelled: y and yhat side by side; unlabelled), one
+    pass over each sample (Rust); computed once per inputs."""
+    out = d.cache.get("ols_residuals")
+    if out is None:
+        b_y, b_yhat, b_unl = _ols_parts(d)
+        e = (d.y - d.X @ b_y, d.yhat - d.X @ b_yhat, d.yhat_unlabeled - d.X_unlabeled @ b_unl)
+        zero = np.zeros(d.X.shape[1])
+        lab, H = gradient_moments("linear", zero, d.X, [e[0], e[1]], d.w)
+        unl, Hu = gradient_moments("linear", zero, d.X_unlabeled, [e[2]], d.w_unlabeled)
+        Hi, Hui = np.linalg.inv(H / d.n), np.linalg.inv(Hu / d.N)
+        out = d.cache["ols_residuals"] = (e, (Hi, Hui), (lab, unl))
+    return out
+
+
+def _ols_moments(d: RegressionInputs) -> tuple[Moments, Moments]:
+    """The :class:`Moments` of :func:`ols_influence`'s rows without making them: the gradients'
+    moments with each sample's inverse Hessian applied (a linear map of the rows)."""
+    _, (Hi, Hui), (lab, unl) = _ols_residuals(d)
+    T = np.kron(np.eye(2), Hi)   # the same map on the y block and the yhat block
+    return (Moments(lab.count, T @ lab.mean, T @ lab.m2 @ T.T),
+            Moments(unl.count, Hui @ unl.mean, Hui @ unl.m2 @ Hui.T))
 
 
 def fit(family: str, d: RegressionInputs, lam: float) -> np.ndarray:
@@ -122,7 +176,13 @@ def _gradient_rows(family: str, d: RegressionInputs, theta: np.ndarray, use_unla
 def tuned_lam(family: str, d: RegressionInputs, coord: int | None) -> tuple[float, list[float]]:
     """lambda-hat by ppi_py's two steps (§3.3): theta(1) -> lambda_1 -> theta(lambda_1) -> lambda_2;
     each lambda from the statistics on all n + N rows, for coordinate ``coord`` when given.
-    Returns lambda_2 and both steps."""
+    Returns lambda_2 and both steps. Clustered OLS (which ppi_py does not offer): the minimiser
+    of the reported clustered variance (§8.2), one step, as its influence rows do not depend on
+    lambda."""
+    if family == "linear" and d.clusters is not None:
+        g, gh, ghu = ols_influence(d)
+        lam = float(clustered_lam_hat(g, gh, ghu, np.eye(d.X.shape[1]), d.clusters, coord))
+        return lam, [lam]
     steps = []
     lam = 1.0
     for _ in range(2):
@@ -157,9 +217,23 @@ def clustered_sandwich(grads, grads_hat, grads_hat_unlabeled, inv_hessian, lam, 
     return inv_hessian @ cluster_covariance(T) @ inv_hessian
 
 
+def variance_rows(family: str, d: RegressionInputs, theta: np.ndarray, lam: float):
+    """``(g, g^, g~, H^-1)``: the per-row terms and the inverse Hessian of the covariance at
+    ``lam`` (§3.2). GLMs: the gradients at ``theta`` and the Hessian on all rows, or on the labelled
+    rows alone when lambda = 0 (as ppi_py). OLS: :func:`ols_influence`'s rows and the identity."""
+    if family == "linear":
+        return (*ols_influence(d), np.eye(d.X.shape[1]))
+    return (*_gradient_rows(family, d, theta, lam != 0), _stats(family, d, theta, lam != 0).inv_hessian)
+
+
 def ppi_covariance(family: str, d: RegressionInputs, theta: np.ndarray, lam: float) -> np.ndarray:
-    """The covariance of theta-hat at ``lam`` (§3.2): the sandwich over ``n``, the Hessian on all
-    rows, or on the labelled rows alone when lambda = 0 (as ppi_py); with clusters, §8.1."""
+    """The covariance of theta-hat at ``lam`` (§3.2): the sandwich over ``n`` of
+    :func:`variance_rows`; with clusters, §8.1."""
+    if family == "linear":
+        if d.clusters is not None:
+            return clustered_sandwich(*variance_rows(family, d, theta, lam), lam, d.clusters)
+        lab, unl = _ols_moments(d)
+        return moments_sandwich(lab, unl, np.eye(d.X.shape[1]), lam) / d.n
     s = _stats(family, d, theta, lam != 0)
     if d.clusters is not None:
         g, gh, ghu = _gradient_rows(family, d, theta, lam != 0)
@@ -237,7 +311,11 @@ def _regression(family: str, X, y, yhat, X_unlabeled, yhat_unlabeled, *, method,
             lam_used = float(lam_given)
         else:
             lam_used, steps = tuned_lam(family, d, k)
-            notes.append(f"lambda tuned in two steps (ppi_py's): {steps[0]:.4g}, then {steps[1]:.4g}")
+            if len(steps) == 2:
+                notes.append(f"lambda tuned in two steps (ppi_py's): {steps[0]:.4g}, then {steps[1]:.4g}")
+            else:
+                notes.append(f"lambda tuned to minimise the clustered variance (docs/methods/ppi.md §8.2): "
+                             f"{steps[0]:.4g}")
         theta = fit(family, d, lam_used)
         cov = ppi_covariance(family, d, theta, lam_used)
     var, var0 = np.diag(cov), np.diag(cov_classical)
@@ -251,11 +329,11 @@ def _regression(family: str, X, y, yhat, X_unlabeled, yhat_unlabeled, *, method,
         if method == "classical":
             var, df = var0, np.full(var.size, df0)
         else:
+            # lambda-hat's variance and D from the statistics lambda-hat is computed from (all rows)
             rows = _gradient_rows(family, d, theta, True)
-            Hi = _stats(family, d, theta, lam_used != 0).inv_hessian
-            Hi_all = Hi if lam_used != 0 else _stats(family, d, theta, True).inv_hessian
-            var, df = small_sample_variance((*rows, Hi), (*rows, Hi_all), lam_used, tuned, k, d.clusters, d.n, d.N,
-                                            p, var)
+            Hi_all = _stats(family, d, theta, True).inv_hessian
+            var, df = small_sample_variance(variance_rows(family, d, theta, lam_used), (*rows, Hi_all), lam_used,
+                                            tuned, k, d.clusters, d.n, d.N, p, var)
         z, z0 = t_quantile(alpha, df), t_quantile(alpha, df0)
         df = tuple(float(v) for v in df)
     se, se0 = np.sqrt(var), np.sqrt(var0)
@@ -274,9 +352,11 @@ def ols(X, y, yhat, X_unlabeled, yhat_unlabeled, *, method: str = "ppi++", level
         cluster_unlabeled=None, small_sample: bool = False) -> PPIResult:
     """Prediction-powered linear regression of ``y`` on ``X``: the regression of ``lam * yhat_unlabeled``
     on ``X_unlabeled`` plus the rectifier regression of ``y - lam * yhat`` on ``X`` (weighted least
-    squares), with the PPI++ sandwich variance (Angelopoulos, Duchi & Zrnic 2023;
-    docs/methods/ppi.md §3). Equal to ppi_py 0.2.3's ``ppi_ols_ci``; the classical baseline is its
-    ``classical_ols_ci`` (HC0).
+    squares; Angelopoulos, Duchi & Zrnic 2023; docs/methods/ppi.md §3), with the variance of those
+    two fits, each from its own sample's influence rows (§3.2). The estimate and lambda-hat equal
+    ppi_py 0.2.3's ``ppi_ols_ci``; its interval does at lambda = 0, and at lambda > 0 ppi_py's
+    pooled sandwich is wider, most with a useless prediction (§7, item 14); the classical baseline
+    is its ``classical_ols_ci`` (HC0).
 
     ``X`` / ``X_unlabeled``: the regressors of the ``n`` labelled and ``N`` unlabelled rows (a
     DataFrame keeps its column names; columns are paired by name). No intercept is added silently:

@@ -234,7 +234,7 @@ ppi_glm <- function(formula, labeled, unlabeled, prediction, family = stats::bin
 #' of a fixed effect must appear in both samples. The fixed effects themselves are not reported.
 #'
 #' The variance is that of the two within regressions, each in its own sample (docs/methods/ppi.md
-#' §9.2; not [ppi_ols()]'s pooled sandwich, too small with few labelled rows per level), with
+#' §9.2; not ppi_py's pooled sandwich, too small with few labelled rows per level), with
 #' fixest's small-sample factors, heteroskedasticity-robust (`vcov = "hetero"`, the default) or
 #' clustered by one column of both data frames (`vcov = ~firm`, `cluster = ~firm`,
 #' `list(CRV1 = "firm")`, or `"cluster"` for the first fixed effect); the same id in both samples is
