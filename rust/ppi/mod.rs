@@ -11,21 +11,26 @@
 //!   (TSQR): weighted least squares and the rank check;
 //! * [`glm`]: the minimiser of the rectified GLM loss by Newton's method with a backtracking line
 //!   search, the rule of `llmsurrogate/ppi/_glm.py`;
-//! * [`clusters`]: sums of rows by cluster code.
+//! * [`clusters`]: sums of rows by cluster code;
+//! * [`sweep`]: the sorted sweep of the quantile: sums of increments of the rows with value `<= t`
+//!   at every `t` of a sorted grid (one parallel sort of the values for several increment rows).
 //!
 //! Parallel passes cut the rows into chunks of [`CHUNK`] rows (fixed, whatever the thread count),
 //! reduce each chunk on its own and combine the chunk results in order, so every result is the
-//! same for any number of threads. Builds on `common/` only.
+//! same for any number of threads ([`sweep`]: a parallel sort on distinct keys, then sequential
+//! sums). Builds on `common/` only.
 
 pub mod clusters;
 pub mod glm;
 pub mod moments;
 pub mod qr;
+pub mod sweep;
 
 pub use clusters::cluster_sums;
 pub use glm::{fit_rectified, NoFiniteFit};
 pub use moments::{glm_moments, gradient_rows, row_moments, Moments};
 pub use qr::qr_factor;
+pub use sweep::cumulative_at;
 
 use crate::common::errors::{CoreError, CoreResult};
 

@@ -13,7 +13,7 @@ from ..exceptions import ComputationError
 from ._inputs import check_level, check_method, mean_inputs
 from ._mean import clustered_mean_variance
 from ._results import PPIResult, make_table
-from ._stats import cdf_sweep, cluster_sweep, z_p_value
+from ._stats import _cumulative_at, cdf_sweep, cluster_sweep, z_p_value
 
 __all__ = ["P_VALUE_FLOOR", "quantile"]
 
@@ -55,11 +55,8 @@ def _classical(y, w, q, alpha, weighted, clusters=None):
     with the cluster-robust variance of the labelled rows' mean of ``w 1{Y <= t}`` (§8.3)."""
     n = y.size
     grid = np.unique(y)
-    order = np.argsort(y, kind="stable")
-    idx = np.searchsorted(y[order], grid, side="right")
-    cs = np.concatenate([[0.0], np.cumsum(w[order])])
-    cs2 = np.concatenate([[0.0], np.cumsum((w * w)[order])])
-    F = cs[idx] / n
+    cs, cs2 = _cumulative_at(y, [w, w * w], grid)
+    F = cs / n
     if clusters is not None:
         codes = np.unique(clusters[0], return_inverse=True)[1].ravel()   # the clusters with labelled rows
         G = int(codes.max()) + 1
@@ -69,7 +66,7 @@ def _classical(y, w, q, alpha, weighted, clusters=None):
         return est, low, high, grid, F, se, p
     if weighted:
         # the weighted CDF's linearised values w (1{Y <= t} - F(t)): mean(w^2 (1{.} - F)^2), expanded
-        var = cs2[idx] / n * (1.0 - 2.0 * F) + F * F * float(np.mean(w * w))
+        var = cs2 / n * (1.0 - 2.0 * F) + F * F * float(np.mean(w * w))
         se = np.maximum(np.sqrt(np.maximum(var, 0.0) / n), 1e-16)
         est, low, high, p = _inverted(grid, F, se, q, alpha, "classical")
         return est, low, high, grid, F, se, p

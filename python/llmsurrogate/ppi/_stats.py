@@ -15,7 +15,8 @@ pass each; what is left here is of size ``d x d``:
 * :func:`mean_variance` -- the mean's two variance terms (ddof 0, §2.2), from the linearised
   values of the weighted (ratio) means, :func:`ratio_influence`;
 * :func:`cdf_sweep` -- the rectified CDF and its variance at every candidate value, by sorting and
-  cumulative sums (§4.2); with clusters :func:`cluster_sweep` (§8.3).
+  cumulative sums (§4.2; the sort and the sums in Rust, ``ppi_cumulative_at``, one sort per value
+  array); with clusters :func:`cluster_sweep` (§8.3).
 
 With clusters (§8) :func:`influence_totals` sums the centred terms of both samples by cluster (one
 numbering, so that a cluster with labelled and unlabelled rows is one; the sums in Rust),
@@ -280,14 +281,21 @@ def mean_variance(y: np.ndarray, yhat: np.ndarray, yhat_unlabeled: np.ndarray, w
 
 
 def _cumulative_at(values: np.ndarray, increments: list[np.ndarray], grid: np.ndarray) -> list[np.ndarray]:
-    """For each increment array: the sum of the increments of the values <= t, for each t of ``grid``."""
-    order = np.argsort(values, kind="stable")
-    idx = np.searchsorted(values[order], grid, side="right")
-    out = []
-    for inc in increments:
-        cs = np.concatenate([[0.0], np.cumsum(inc[order])])
-        out.append(cs[idx])
-    return out
+    """For each increment array: the sum of the increments of the values <= t, for each t of the
+    sorted ``grid``. One call of the Rust sweep (``_core.ppi_cumulative_at``) for all the arrays:
+    the values are sorted once (by value, then position: numpy's stable argsort) and each array is
+    summed in that order, the same bits for any thread count.
+
+    >>> a, b = _cumulative_at(np.array([2.0, 1.0, 2.0]), [np.array([1.0, 2.0, 4.0]), np.ones(3)],
+    ...                       np.array([0.0, 1.0, 2.0]))
+    >>> a.tolist(), b.tolist()
+    ([0.0, 2.0, 7.0], [0.0, 1.0, 3.0])
+    """
+    values = _c(values)
+    inc = np.empty((len(increments), values.shape[0]))
+    for row, x in zip(inc, increments):
+        row[:] = x
+    return list(_core.ppi_cumulative_at(values, inc, _c(grid)))
 
 
 def cluster_sweep(values: np.ndarray, deltas: np.ndarray, codes: np.ndarray, centring: list[np.ndarray],
@@ -299,7 +307,8 @@ def cluster_sweep(values: np.ndarray, deltas: np.ndarray, codes: np.ndarray, cen
     coefficients (length G) and ``m_k`` the sample means at the grid. No ``clusters x grid`` or
     ``rows x grid`` matrix: the events are sorted by cluster, then value (a grouped cumulative sum
     gives each cluster's ``S_c`` after each of its events and so the change of ``S_c^2``), and the
-    changes of ``sum S_c^2`` and of ``sum_c a_kc S_c`` are summed in value order; the square is
+    changes of ``sum S_c^2`` and of ``sum_c a_kc S_c`` are summed in value order (one Rust sweep,
+    ``ppi_cumulative_at``); the square is
     expanded, ``sum S^2 - 2 sum_k m_k (a_k . S) + sum_kl m_k m_l (a_k . a_l)``, and clipped at 0.
     ``O(E log E)`` time for ``E`` events, ``O(E + G)`` memory.
 
@@ -324,10 +333,7 @@ def cluster_sweep(values: np.ndarray, deltas: np.ndarray, codes: np.ndarray, cen
     increments[0, by_cluster] = d * (2.0 * running - d)            # S_new^2 - S_old^2
     for k, a in enumerate(centring):
         increments[1 + k, by_cluster] = np.asarray(a, dtype=float)[c] * d
-    by_value = np.argsort(values, kind="stable")
-    at = np.searchsorted(values[by_value], grid, side="right")
-    sums = np.concatenate([np.zeros((increments.shape[0], 1)), np.cumsum(increments[:, by_value], axis=1)],
-                          axis=1)[:, at]
+    sums = _core.ppi_cumulative_at(_c(values), increments, _c(grid))   # by value, at the grid (one sort)
     total = sums[0].copy()
     for k, m in enumerate(means):
         total -= 2.0 * m * sums[1 + k]
