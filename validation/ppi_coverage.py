@@ -1,12 +1,14 @@
 """Coverage of the prediction-powered intervals (llmsurrogate.ppi; docs/methods/ppi.md §5).
 
-Six estimators, each with a known truth: the mean; the survey-weighted mean (a sample that
+Seven estimators, each with a known truth: the mean; the survey-weighted mean (a sample that
 over-represents one stratum 4 to 1, with inverse-probability weights); the OLS slope of ``x``
 (heteroskedastic errors); the logistic slope of ``x``; a fixed-effects slope (``ppi.feols``
 with firm fixed effects and ``vcov={"CRV1": "firm"}``: a random slope per firm makes the errors
 correlated within firms, labelled and unlabelled rows share the firms, five labelled rows per
-firm); and the survey-weighted OLS slope (the over-represented stratum has a steeper slope, so
-the unweighted fit is biased: 2.45 against the population's 1.95). For each, three predictions: ``good`` (correlated with y), ``useless`` (independent
+firm); the survey-weighted OLS slope (the over-represented stratum has a steeper slope, so
+the unweighted fit is biased: 2.45 against the population's 1.95); and the survey-weighted
+logistic slope of ``x`` (the stratum as a regressor, sampled 4 to 1 with inverse-probability
+weights). For each, three predictions: ``good`` (correlated with y), ``useless`` (independent
 noise) and ``anti`` (anti-correlated). n = 50, 200, 1000 labelled rows and N = 10 n unlabelled.
 
 Per replication the package is called three times (``method="ppi"``, ``"ppi++"``, and
@@ -38,11 +40,13 @@ from llmsurrogate.exceptions import InvalidArgumentError
 OUT = Path(__file__).resolve().parent / "results" / "ppi_coverage.json"
 LEVEL = 0.90
 SEED = 20260536
-ESTIMATORS = ("mean", "weighted_mean", "ols", "logistic", "feols", "weighted_ols")   # new ones last: seeds
+ESTIMATORS = ("mean", "weighted_mean", "ols", "logistic", "feols", "weighted_ols",
+              "weighted_logistic")   # new ones last: their cells' seeds follow the others'
 QUALITIES = ("good", "useless", "anti")
 NS = (50, 200, 1000)
 METHODS = ("classical", "classical_small", "ppi", "ppi++", "ppi++_small")
-TRUTH = {"mean": 1.0, "weighted_mean": 1.6, "ols": 2.0, "logistic": 1.0, "feols": 1.5, "weighted_ols": 1.95}
+TRUTH = {"mean": 1.0, "weighted_mean": 1.6, "ols": 2.0, "logistic": 1.0, "feols": 1.5, "weighted_ols": 1.95,
+         "weighted_logistic": 1.0}
 
 
 #: the population mean and s.d. of y per design (fixed numbers: a prediction must be the same
@@ -81,9 +85,11 @@ def draw(estimator, quality, m, rng, firms=None):
         y = 1.0 + z + (1.5 + 1.5 * z) * x + rng.normal(size=m) * np.sqrt(0.5 + 0.5 * x * x)
         return {"X": np.column_stack([np.ones(m), x]), "y": y, "yhat": _pred(rng, y, quality, estimator),
                 "w": np.where(z, 0.25, 1.0)}
-    if estimator == "logistic":
+    if estimator in ("logistic", "weighted_logistic"):
         x = rng.normal(size=m)
-        eta = -0.5 + 1.0 * x
+        # (the plain logistic cells draw no stratum: their random streams stay those of the committed results)
+        z = rng.random(m) < 0.3 * 4 / (0.3 * 4 + 0.7) if estimator == "weighted_logistic" else np.zeros(m, bool)
+        eta = -0.5 + 1.0 * x + 1.0 * z
         y = (rng.random(m) < expit(eta)).astype(float)
         if quality == "good":
             yhat = expit(0.7 * eta + 1.5 * (y - 0.5) + rng.normal(0, 1, m))
@@ -91,7 +97,9 @@ def draw(estimator, quality, m, rng, firms=None):
             yhat = rng.random(m)
         else:
             yhat = expit(-0.7 * eta - 1.5 * (y - 0.5) + rng.normal(0, 1, m))
-        return {"X": np.column_stack([np.ones(m), x]), "y": y, "yhat": yhat}
+        if estimator == "logistic":
+            return {"X": np.column_stack([np.ones(m), x]), "y": y, "yhat": yhat}
+        return {"X": np.column_stack([np.ones(m), x, z]), "y": y, "yhat": yhat, "w": np.where(z, 0.25, 1.0)}
     # feols: firms fixed per replication (effects alpha, random slopes b, LLM biases c), rows spread evenly
     alpha, b, c = firms
     G = alpha.size
@@ -108,11 +116,11 @@ def _fit(estimator, lab, unl, **kw):
     if estimator == "weighted_mean":
         return ppi.mean(lab["y"], lab["yhat"], unl["yhat"], weights=lab["w"], weights_unlabeled=unl["w"],
                         level=LEVEL, **kw)
-    if estimator in ("ols", "logistic", "weighted_ols"):
-        fn = ppi.logistic if estimator == "logistic" else ppi.ols
+    if estimator in ("ols", "logistic", "weighted_ols", "weighted_logistic"):
+        fn = ppi.logistic if estimator.endswith("logistic") else ppi.ols
         if kw.get("method", "ppi++") == "ppi++":
             kw["coord"] = 1
-        if estimator == "weighted_ols":
+        if estimator.startswith("weighted"):
             kw.update(weights=lab["w"], weights_unlabeled=unl["w"])
         return fn(lab["X"], lab["y"], lab["yhat"], unl["X"], unl["yhat"], level=LEVEL, **kw)
     if kw.get("method", "ppi++") == "ppi++":
@@ -198,7 +206,7 @@ def main():
     jobs = [(e, q, n, feols_reps if e == "feols" else reps, int(seeds[index[(e, q, n)]].generate_state(1)[0]))
             for e, q, n in cells]
     # the slow cells first, so that the two workers finish together
-    jobs.sort(key=lambda j: -(j[2] * (20 if j[0] == "feols" else 3 if j[0] == "logistic" else 1)))
+    jobs.sort(key=lambda j: -(j[2] * (20 if j[0] == "feols" else 3 if j[0].endswith("logistic") else 1)))
     if args.jobs > 1:
         from joblib import Parallel, delayed
         parts = Parallel(n_jobs=min(args.jobs, 2), verbose=0)(delayed(run_cell)(*j) for j in jobs)

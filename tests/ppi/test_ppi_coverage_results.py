@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "validation" / "results" / "ppi_coverage.json"
-ESTIMATORS = {"mean", "weighted_mean", "ols", "logistic", "feols", "weighted_ols"}
+ESTIMATORS = {"mean", "weighted_mean", "ols", "logistic", "feols", "weighted_ols", "weighted_logistic"}
 METHODS = {"classical", "classical_small", "ppi", "ppi++", "ppi++_small"}
 
 
@@ -35,12 +35,13 @@ def test_the_study_is_complete(study):
     assert {k[0] for k in cells} == ESTIMATORS
     assert {k[1] for k in cells} == {"good", "useless", "anti"}
     assert {k[2] for k in cells} == {50, 200, 1000}
-    assert len(cells) == 54
+    assert len(cells) == 63
     for key, cell in cells.items():
         assert set(cell) == METHODS, key
         for r in cell.values():
-            assert r["reps"] >= (study["feols_reps"] if key[0] == "feols" else study["reps"]) - r["failures"]
-            assert r["reps"] >= 900, key   # logistic: separated samples skipped
+            assert r["reps"] + r["failures"] == (study["feols_reps"] if key[0] == "feols" else study["reps"])
+            # logistic: separated samples (no fit) skipped, at most 13% (weighted, anti, n = 50)
+            assert r["reps"] >= 850 and (r["failures"] == 0 or key[0].endswith("logistic")), key
             assert r["N"] == 10 * r["n"]
 
 
@@ -78,7 +79,7 @@ def _known(r):
 def test_criterion_for_n_at_least_200(study):
     """The criterion, outside the known defects: for n >= 200, PPI++ with the small-sample option
     within 2 Monte Carlo s.e. of nominal, and no interval beyond 3 s.e. The study as committed
-    misses 2 s.e. in one of its 36 cells (logistic, good, n = 200: 0.921, over), within 3 s.e.; at
+    misses 2 s.e. in one of its 42 cells (logistic, good, n = 200: 0.921, over), within 3 s.e.; at
     2 s.e. about one in 20 misses by chance alone."""
     level = study["level"]
     rows = [r for r in study["rows"] if r["n"] >= 200 and not _known(r)]
