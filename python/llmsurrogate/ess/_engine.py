@@ -685,20 +685,21 @@ def worker_kind(learner: Learner) -> str:
 
 
 def _in_order(tasks, n_jobs, prefer):
-    """The tasks' results in order, streamed: joblib's generator output where the active backend
-    has it; in windows of a few tasks per worker where it does not (joblib's multiprocessing
-    backend, Ray's), so that no more than a window of results is held at once. Local pools are
-    sized by :func:`llmsurrogate.num_threads`'s rule, capped, and their workers exit with this
-    process (``_workers.parallel``)."""
-    try:
-        par = parallel(n_jobs, return_as="generator", prefer=prefer)
-    except ValueError:  # "Backend ... does not support return_as=generator"
-        par = None
-    if par is not None:
-        yield from par(tasks)
-        return
+    """The tasks' results in order, with backpressure: ``tasks`` is read a window of a few tasks per
+    worker at a time, and the next window only once every result of this one has been handed to
+    the caller, so that at most a window of results is held however slowly the caller consumes
+    them (joblib's generator output alone dispatches new tasks as workers free up, and its results
+    piled up behind a slower consumer: 12.8 GB for an ESS at n = 10^5, issue 37). Within a window
+    the results stream where the active backend has generator output (not joblib's
+    multiprocessing backend, nor Ray's). One pool serves every window. Local pools are sized by
+    :func:`llmsurrogate.num_threads`'s rule, capped, and their workers exit with this process
+    (``_workers.parallel``)."""
     window = 4 * max(1, effective_n_jobs(local_n_jobs(n_jobs, prefer=prefer)))
-    with parallel(n_jobs, prefer=prefer) as par:
+    try:
+        pool = parallel(n_jobs, return_as="generator", prefer=prefer)
+    except ValueError:  # "Backend ... does not support return_as=generator"
+        pool = parallel(n_jobs, prefer=prefer)
+    with pool as par:
         while chunk := list(itertools.islice(tasks, window)):
             yield from par(chunk)
 
