@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -65,7 +67,42 @@ def code_domains(columns: Sequence[Any]) -> tuple[np.ndarray, list]:
     return perm[codes].reshape(len(arrays), rows).T, domains
 
 
-@functools.lru_cache(maxsize=8)
+def _shared_while_held(fn):
+    """Memoise ``fn(*args)`` (read-only arrays, or a tuple of them) for as long as something else
+    holds the result: weak references, so tables built in one layout share its arrays (and the
+    identity checks of :func:`in_square_layout` hold), but nothing stays allocated once the last
+    holder is gone (an ``lru_cache`` kept 16 bytes per error of the last 8 sizes after a call had
+    returned, 1.6 GB at 10^8 errors; issue 37).
+
+    >>> f = _shared_while_held(lambda n: np.zeros(n))
+    >>> a = f(3); a is f(3)
+    True
+    >>> import gc; ref = weakref.ref(a); del a; _ = gc.collect(); ref() is None
+    True
+    """
+    cache: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+    parts: dict = {}   # args -> the number of arrays of a tuple result (None: one array); a few bytes a key
+    lock = threading.Lock()
+
+    @functools.wraps(fn)
+    def shared(*args):
+        with lock:
+            if args in parts:
+                k = parts[args]
+                held = [cache.get((args, i)) for i in range(k or 1)]
+                if all(h is not None for h in held):
+                    return tuple(held) if k else held[0]
+            out = fn(*args)
+            items = out if isinstance(out, tuple) else (out,)
+            for i, item in enumerate(items):
+                cache[(args, i)] = item
+            parts[args] = len(items) if isinstance(out, tuple) else None
+            return out
+
+    return shared
+
+
+@_shared_while_held
 def square_layout(n: int) -> tuple[np.ndarray, np.ndarray]:
     """The test (N,) and training domains (N, 1) of each error of an ``r = 1`` table of ``n``
     domains in the table's order (by test domain, then training domain: a matrix read column by
@@ -102,7 +139,7 @@ def square_order(train: np.ndarray, test: np.ndarray, n: int, base: int = 0) -> 
     return order if order.min() >= 0 else None
 
 
-@functools.lru_cache(maxsize=8)
+@_shared_while_held
 def _square_slots(n: int, base: int = 0) -> np.ndarray:
     """The slots ``test * n + train`` of the rows of :func:`square_layout` (domains numbered
     from ``base``), read-only."""
@@ -112,7 +149,7 @@ def _square_slots(n: int, base: int = 0) -> np.ndarray:
     return slots
 
 
-@functools.lru_cache(maxsize=8)
+@_shared_while_held
 def row_numbers(size: int) -> np.ndarray:
     """``0..size-1``, read-only (scattered into slots, never written)."""
     rows = np.arange(size, dtype=np.intp)
