@@ -79,6 +79,8 @@ def _shared_while_held(fn):
     True
     >>> import gc; ref = weakref.ref(a); del a; _ = gc.collect(); ref() is None
     True
+    >>> f.held(3) is None   # ``held``: the result only if something holds it, never computed
+    True
     """
     cache: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
     parts: dict = {}   # args -> the number of arrays of a tuple result (None: one array); a few bytes a key
@@ -99,6 +101,16 @@ def _shared_while_held(fn):
             parts[args] = len(items) if isinstance(out, tuple) else None
             return out
 
+    def held(*args):
+        """The result for ``args`` if something holds it now, else None (nothing is computed)."""
+        with lock:
+            k = parts.get(args, 0)
+            found = [cache.get((args, i)) for i in range(k or 1)] if args in parts else [None]
+            if any(h is None for h in found):
+                return None
+            return tuple(found) if k else found[0]
+
+    shared.held = held
     return shared
 
 
