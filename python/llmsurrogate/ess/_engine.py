@@ -680,7 +680,8 @@ def worker_kind(learner: Learner) -> str:
     wins). scikit-learn's per-fit Python overhead holds the GIL, and it dominates the small fits
     of block-out CV: with 2 cores, process workers ran the block fits of an L1-logit ESS 1.6x
     faster than one job, and threads were no faster than one job. The native mean and majority
-    learners need no scikit-learn: threads."""
+    learners need no scikit-learn: threads (their tuning; :func:`run_point` fits their blocks in
+    the calling thread)."""
     return "threads" if learner.name in ("mean", "majority") else "processes"
 
 
