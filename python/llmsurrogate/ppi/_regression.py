@@ -228,16 +228,14 @@ def variance_rows(family: str, d: RegressionInputs, theta: np.ndarray, lam: floa
 
 def ppi_covariance(family: str, d: RegressionInputs, theta: np.ndarray, lam: float) -> np.ndarray:
     """The covariance of theta-hat at ``lam`` (§3.2): the sandwich over ``n`` of
-    :func:`variance_rows`; with clusters, §8.1."""
+    :func:`variance_rows`, from their moments without the rows where there are no clusters; with
+    clusters, §8.1."""
+    if d.clusters is not None:
+        return clustered_sandwich(*variance_rows(family, d, theta, lam), lam, d.clusters)
     if family == "linear":
-        if d.clusters is not None:
-            return clustered_sandwich(*variance_rows(family, d, theta, lam), lam, d.clusters)
         lab, unl = _ols_moments(d)
         return moments_sandwich(lab, unl, np.eye(d.X.shape[1]), lam) / d.n
     s = _stats(family, d, theta, lam != 0)
-    if d.clusters is not None:
-        g, gh, ghu = _gradient_rows(family, d, theta, lam != 0)
-        return clustered_sandwich(g, gh, ghu, s.inv_hessian, lam, d.clusters)
     return moments_sandwich(s.labelled, s.unlabelled, s.inv_hessian, lam) / d.n
 
 

@@ -86,29 +86,32 @@ def _shared_while_held(fn):
     parts: dict = {}   # args -> the number of arrays of a tuple result (None: one array); a few bytes a key
     lock = threading.Lock()
 
+    def lookup(args):
+        """The held result for ``args``, or None (under ``lock``)."""
+        if args not in parts:
+            return None
+        k = parts[args]
+        found = [cache.get((args, i)) for i in range(k or 1)]
+        if any(h is None for h in found):
+            return None
+        return tuple(found) if k else found[0]
+
     @functools.wraps(fn)
     def shared(*args):
         with lock:
-            if args in parts:
-                k = parts[args]
-                held = [cache.get((args, i)) for i in range(k or 1)]
-                if all(h is not None for h in held):
-                    return tuple(held) if k else held[0]
-            out = fn(*args)
-            items = out if isinstance(out, tuple) else (out,)
-            for i, item in enumerate(items):
-                cache[(args, i)] = item
-            parts[args] = len(items) if isinstance(out, tuple) else None
+            out = lookup(args)
+            if out is None:
+                out = fn(*args)
+                items = out if isinstance(out, tuple) else (out,)
+                for i, item in enumerate(items):
+                    cache[(args, i)] = item
+                parts[args] = len(items) if isinstance(out, tuple) else None
             return out
 
     def held(*args):
         """The result for ``args`` if something holds it now, else None (nothing is computed)."""
         with lock:
-            k = parts.get(args, 0)
-            found = [cache.get((args, i)) for i in range(k or 1)] if args in parts else [None]
-            if any(h is None for h in found):
-                return None
-            return tuple(found) if k else found[0]
+            return lookup(args)
 
     shared.held = held
     return shared
