@@ -9,7 +9,7 @@ use crate::common::errors::{check, CoreError, CoreResult};
 use crate::transfer as k;
 use crate::transfer::nls;
 use crate::transfer::ustat as u;
-use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rayon::prelude::*;
@@ -171,6 +171,33 @@ pub fn transfer_ustat_mean_upper(u_value: f64, n: usize, k: usize, alpha: f64) -
     Ok(u::mean_upper(u_value, n, k, alpha)?)
 }
 
+/// The pooled errors' values at the 1-based `ranks` (0 → −∞, N + 1 → +∞) of the table
+/// (`values`, `test`, `n`: checked as `TransferTable` checks them), by selection on a copy of
+/// `values` (8 bytes an error; the table is never sorted).
+#[pyfunction]
+#[pyo3(signature = (values, test, n, ranks, n_jobs=None))]
+pub fn transfer_order_statistics<'py>(
+    py: Python<'py>, values: PyReadonlyArray1<'py, f64>, test: PyReadonlyArray1<'py, i64>, n: usize,
+    ranks: PyReadonlyArray1<'py, i64>, n_jobs: Option<i64>,
+) -> PyResult<Arr<'py>> {
+    let (v, t, r) = (slice(&values)?, slice(&test)?, to_usize("ranks", slice(&ranks)?)?);
+    Ok(run_detached(py, n_jobs, v.len(), || k::table_order_statistics(v, t, n, &r))?.into_pyarray(py))
+}
+
+/// [`transfer_order_statistics`] of the square matrix `E[train, test]`'s off-diagonal cells,
+/// read straight from the matrix; `None` when one of them is not finite.
+#[pyfunction]
+#[pyo3(signature = (matrix, ranks, n_jobs=None))]
+pub fn transfer_matrix_order_statistics<'py>(py: Python<'py>, matrix: PyReadonlyArray2<'py, f64>, ranks: PyReadonlyArray1<'py, i64>, n_jobs: Option<i64>) -> PyResult<Option<Arr<'py>>> {
+    let n = matrix.shape()[0];
+    if matrix.shape()[1] != n {
+        return Err(CoreError::invalid("matrix", format!("must be square; got {} x {}", n, matrix.shape()[1])).into());
+    }
+    let (m, r) = (slice(&matrix)?, to_usize("ranks", slice(&ranks)?)?);
+    let out = run_detached(py, n_jobs, m.len(), || k::matrix_order_statistics(m, n, &r))?;
+    Ok(out.map(|v| v.into_pyarray(py)))
+}
+
 fn to_usize(arg: &str, v: &[i64]) -> CoreResult<Vec<usize>> {
     let mut out = check::with_capacity(arg, format!("{} entries", v.len()), v.len(), "the indices")?;
     for &x in v {
@@ -265,6 +292,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(transfer_ustat_tail_bound, m)?)?;
     m.add_function(wrap_pyfunction!(transfer_quantile_ci_ranks, m)?)?;
     m.add_function(wrap_pyfunction!(transfer_ustat_mean_upper, m)?)?;
+    m.add_function(wrap_pyfunction!(transfer_order_statistics, m)?)?;
+    m.add_function(wrap_pyfunction!(transfer_matrix_order_statistics, m)?)?;
     m.add_function(wrap_pyfunction!(transfer_nls_fit_subsets, m)?)?;
     m.add_function(wrap_pyfunction!(transfer_nls_predict, m)?)?;
     Ok(())

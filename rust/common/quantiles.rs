@@ -29,14 +29,6 @@ pub const LEVEL_TOL: f64 = 1e-12;
 /// Below this many values a sequential sort beats rayon's parallel one.
 const PAR_SORT_MIN: usize = crate::common::parallel::PARALLEL_MIN_ITEMS;
 
-fn sort_values(v: &mut [f64]) {
-    if v.len() >= PAR_SORT_MIN {
-        v.par_sort_unstable_by(f64::total_cmp);
-    } else {
-        v.sort_unstable_by(f64::total_cmp);
-    }
-}
-
 /// 1-based rank of the upper τ-quantile among `n` equally weighted atoms; 0 means −∞.
 pub fn upper_rank(n: usize, tau: f64) -> usize {
     if tau <= 0.0 {
@@ -52,6 +44,7 @@ pub fn lower_rank(n: usize, tau: f64) -> usize {
     (j.max(1.0) as usize).min(n + 1)
 }
 
+#[cfg(test)] // the value a sorted array has at a rank: what selection is checked against
 fn value_at(sorted: &[f64], rank: usize) -> f64 {
     if rank == 0 {
         f64::NEG_INFINITY
@@ -62,35 +55,61 @@ fn value_at(sorted: &[f64], rank: usize) -> f64 {
     }
 }
 
-/// Order statistics at the given 1-based ranks (0 → −∞, N+1 → +∞). Uses selection (O(N) each)
-/// for a few ranks and one sort for many.
+/// Order statistics at the given 1-based ranks (0 → −∞, N+1 → +∞) of `values` (copied once).
 fn order_statistics(values: &[f64], ranks: &[usize]) -> Vec<f64> {
-    let n = values.len();
+    let mut work = values.to_vec();
+    select_ranks(&mut work, ranks)
+}
+
+/// Below this many values the two sides of a split are selected in turn, not in parallel.
+const PAR_SELECT_MIN: usize = crate::common::parallel::PARALLEL_MIN_ITEMS;
+
+/// The values at the 1-based `ranks` of `work` in ascending [`f64::total_cmp`] order (0 → −∞,
+/// `work.len() + 1` → +∞; ranks in any order, repeats allowed), found by selection, never a full
+/// sort: the median wanted rank is selected first, then the ranks below it in the left part and
+/// those above in the right part, both parts in parallel (rayon). O(N log m) for m distinct ranks.
+/// `work` is permuted. Each value equals the sorted array's at that rank bit for bit (total_cmp
+/// orders every value, -0.0 before 0.0, so an order statistic is one value whatever the method).
+pub fn select_ranks(work: &mut [f64], ranks: &[usize]) -> Vec<f64> {
+    let n = work.len();
     let mut distinct: Vec<usize> = ranks.iter().copied().filter(|&r| r >= 1 && r <= n).collect();
     distinct.sort_unstable();
     distinct.dedup();
-    let mut work = values.to_vec();
-    if distinct.len() <= 4 {
-        // Successive selections on the shrinking right part of the array.
-        let mut found = Vec::with_capacity(distinct.len());
-        let mut lo = 0usize;
-        for &r in &distinct {
-            let idx = r - 1;
-            let (_, v, _) = work[lo..].select_nth_unstable_by(idx - lo, f64::total_cmp);
-            found.push((r, *v));
-            lo = idx;
-        }
-        ranks
-            .iter()
-            .map(|&r| match found.iter().find(|(k, _)| *k == r) {
-                Some((_, v)) => *v,
-                None if r == 0 => f64::NEG_INFINITY,
-                None => f64::INFINITY,
-            })
-            .collect()
+    let positions: Vec<usize> = distinct.iter().map(|&r| r - 1).collect();
+    let mut found = vec![0.0; positions.len()];
+    select_into(work, 0, &positions, &mut found);
+    ranks
+        .iter()
+        .map(|&r| match distinct.binary_search(&r) {
+            Ok(i) => found[i],
+            Err(_) if r == 0 => f64::NEG_INFINITY,
+            Err(_) => f64::INFINITY,
+        })
+        .collect()
+}
+
+/// Fill `out[i]` with the value at sorted position `positions[i]` (ascending, distinct, each in
+/// `offset..offset + work.len()`) of `work`, whose first element sits at `offset` of the whole.
+fn select_into(work: &mut [f64], offset: usize, positions: &[usize], out: &mut [f64]) {
+    if positions.is_empty() {
+        return;
+    }
+    let mid = positions.len() / 2;
+    let at = positions[mid] - offset;
+    let (left, value, right) = work.select_nth_unstable_by(at, f64::total_cmp);
+    out[mid] = *value;
+    let (below, above) = (&positions[..mid], &positions[mid + 1..]);
+    let (out_below, rest) = out.split_at_mut(mid);
+    let out_above = &mut rest[1..];
+    let right_offset = offset + at + 1;
+    if left.len().min(right.len()) >= PAR_SELECT_MIN && !below.is_empty() && !above.is_empty() {
+        rayon::join(
+            || select_into(left, offset, below, out_below),
+            || select_into(right, right_offset, above, out_above),
+        );
     } else {
-        sort_values(&mut work);
-        ranks.iter().map(|&r| value_at(&work, r)).collect()
+        select_into(left, offset, below, out_below);
+        select_into(right, right_offset, above, out_above);
     }
 }
 
@@ -261,6 +280,33 @@ mod tests {
         let many = lower_quantiles(&v, &taus).unwrap();
         for (i, &t) in taus.iter().enumerate() {
             assert_eq!(lower_quantiles(&v, &[t]).unwrap()[0], many[i]);
+        }
+    }
+
+    #[test]
+    fn selection_equals_sorting_bit_for_bit() {
+        // ties, signed zeros, infinities, and sizes on both sides of the parallel threshold
+        for &n in &[1usize, 2, 7, 1000, 3 * PAR_SELECT_MIN + 17] {
+            let v: Vec<f64> = (0..n)
+                .map(|i| match i % 11 {
+                    0 => -0.0,
+                    1 => 0.0,
+                    2 => f64::INFINITY,
+                    3 => f64::NEG_INFINITY,
+                    _ => (((i as u64 * 2654435761) % 1009) as f64) / 7.0 - 50.0,
+                })
+                .collect();
+            let mut sorted = v.clone();
+            sorted.sort_by(f64::total_cmp);
+            let mut ranks: Vec<usize> = (0..=n + 1).step_by(1 + n / 97).collect();
+            ranks.extend([0, n + 1, 1, n, (n + 1) / 2, 1]); // ends, repeats, unordered
+            for threads in [1, 2, 3] {
+                let mut work = v.clone();
+                let got = crate::common::parallel::install(Some(threads), || Ok(select_ranks(&mut work, &ranks))).unwrap();
+                for (&r, &g) in ranks.iter().zip(&got) {
+                    assert_eq!(g.to_bits(), value_at(&sorted, r).to_bits(), "n={n} rank={r} threads={threads}");
+                }
+            }
         }
     }
 

@@ -7,6 +7,8 @@
 //!
 //! * `table.rs`: [`SortedTable`], one table sorted once, and what it answers on its own: pooled,
 //!   weighted and worst-case (Γ) forecast intervals, the step functions Γ ↦ ē_τ(Γ) (A2–A4);
+//! * `select.rs`: order statistics of a square matrix's pooled errors by selection, without
+//!   building the sorted table (what forecast and quantile intervals need);
 //! * `dominance.rs`: comparisons of two tables: worst-case, everywhere (with the two-point LP,
 //!   A6–A7) and Γ-bounded everywhere dominance;
 //! * [`ustat`]: concentration bounds for U-statistics and the quantile and mean confidence bounds
@@ -18,6 +20,7 @@
 
 mod dominance;
 pub mod nls;
+mod select;
 mod table;
 pub mod ustat;
 
@@ -25,4 +28,5 @@ pub use dominance::{
     box_dominance, box_dominance_one, critical_gamma_box, everywhere_dominance, lp2_simplex, worst_case_dominance,
     EverywhereMode, Witness,
 };
+pub use select::{matrix_order_statistics, table_order_statistics};
 pub use table::{step_value, SortedTable};

@@ -83,45 +83,53 @@ fn total_order_key(x: f64) -> u64 {
     }
 }
 
-impl SortedTable {
-    /// Validate (finite values, test ids in 0..n, every domain K times) and sort once.
-    pub fn new(values: &[f64], test: &[i64], n: usize) -> CoreResult<Self> {
-        check::finite("values", values)?;
-        check::same_len("values", values.len(), "test", test.len())?;
-        if n < 2 {
-            return Err(CoreError::invalid("n", format!("need at least 2 domains; got {n}")));
-        }
-        // every domain appears K >= 1 times, so n <= N: checked before the per-domain counts are
-        // allocated (a huge n is an error, not an abort)
-        if n > values.len() {
-            return Err(CoreError::invalid(
-                "n",
-                format!("{n} domains need at least {n} errors (K >= 1 per test domain); the table has {}", values.len()),
+/// Check a table's columns as [`SortedTable::new`] needs them (finite values, test ids in 0..n,
+/// every domain K ≥ 1 times, n ≥ 2, at most `u32::MAX` errors) and return K. Every computation on
+/// a table's columns checks them here, with the same errors.
+pub fn check_table(values: &[f64], test: &[i64], n: usize) -> CoreResult<usize> {
+    check::finite("values", values)?;
+    check::same_len("values", values.len(), "test", test.len())?;
+    if n < 2 {
+        return Err(CoreError::invalid("n", format!("need at least 2 domains; got {n}")));
+    }
+    // every domain appears K >= 1 times, so n <= N: checked before the per-domain counts are
+    // allocated (a huge n is an error, not an abort)
+    if n > values.len() {
+        return Err(CoreError::invalid(
+            "n",
+            format!("{n} domains need at least {n} errors (K >= 1 per test domain); the table has {}", values.len()),
+        ));
+    }
+    // rows are indexed by u32 below
+    if values.len() > u32::MAX as usize {
+        return Err(CoreError::invalid("values", format!("at most {} errors per table; got {}", u32::MAX, values.len())));
+    }
+    let mut counts = vec![0usize; n];
+    for (i, &t) in test.iter().enumerate() {
+        if t < 0 || t as usize >= n {
+            return Err(CoreError::invalid_at(
+                "test",
+                vec![
+                    // `t` is the value at fault (a domain the caller passed), not a position
+                    Part::text(format!("test-domain index {t} at ")), // position-scan: a value
+                    Part::at("position", i),
+                    Part::text(format!(" is outside 0..{n}")),
+                ],
             ));
         }
-        // rows are indexed by u32 below
-        if values.len() > u32::MAX as usize {
-            return Err(CoreError::invalid("values", format!("at most {} errors per table; got {}", u32::MAX, values.len())));
-        }
-        let mut counts = vec![0usize; n];
-        for (i, &t) in test.iter().enumerate() {
-            if t < 0 || t as usize >= n {
-                return Err(CoreError::invalid_at(
-                    "test",
-                    vec![
-                        // `t` is the value at fault (a domain the caller passed), not a position
-                        Part::text(format!("test-domain index {t} at ")), // position-scan: a value
-                        Part::at("position", i),
-                        Part::text(format!(" is outside 0..{n}")),
-                    ],
-                ));
-            }
-            counts[t as usize] += 1;
-        }
-        let k = values.len() / n;
-        if k == 0 || values.len() % n != 0 || counts.iter().any(|&c| c != k) {
-            return Err(CoreError::invalid("test", "every test domain must appear equally often (K times)"));
-        }
+        counts[t as usize] += 1;
+    }
+    let k = values.len() / n;
+    if k == 0 || values.len() % n != 0 || counts.iter().any(|&c| c != k) {
+        return Err(CoreError::invalid("test", "every test domain must appear equally often (K times)"));
+    }
+    Ok(k)
+}
+
+impl SortedTable {
+    /// Validate ([`check_table`]) and sort once.
+    pub fn new(values: &[f64], test: &[i64], n: usize) -> CoreResult<Self> {
+        let k = check_table(values, test, n)?;
         // (order key, position) pairs sorted as plain integers: the key orders as f64::total_cmp
         // does, and the position breaks ties, without a lookup into `values` per comparison
         let mut order: Vec<(u64, u32)> =

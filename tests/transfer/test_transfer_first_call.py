@@ -1,9 +1,10 @@
 """Issue 26: the first call on a new table (R's forecast_interval() on a new long data frame) takes
 the short paths, with the same numbers and the same errors as the full ones.
 
-* the sorted errors come from NumPy (not the Rust-side table) when the table is not built yet:
-  bit for bit the core table's (signed zeros ordered as ``f64::total_cmp`` orders them), and a table
-  NumPy cannot vouch for still gets the core table's error;
+* the order statistics an interval needs are selected (not read from the Rust-side sorted table,
+  which is not built for them; issue 37): bit for bit the core table's (signed zeros ordered as
+  ``f64::total_cmp`` orders them), from a table or straight from a matrix, and a table whose
+  columns the core table rejects gets the core table's error;
 * a complete ``r = 1`` table whose rows are already in the table's order skips the placement by
   slot: the same table as rows in any order;
 * ``_pooled_codes`` with every error finite skips the NaN bookkeeping: the same errors for bad
@@ -25,7 +26,7 @@ from llmsurrogate import _core, datasets
 from llmsurrogate.exceptions import InvalidArgumentError, LLMSurrogateWarning, NonFiniteError
 from llmsurrogate.rbridge import transfer as rt
 from llmsurrogate.transfer import CodedLong, ErrorTable
-from llmsurrogate.transfer._common import _core_table, _sorted_values
+from llmsurrogate.transfer._common import SquareMatrix, _core_table, _order_statistics, _ordered
 from llmsurrogate.transfer._table import PooledErrors, _pooled
 
 
@@ -52,29 +53,42 @@ def cpt() -> np.ndarray:
     return datasets.load_transfer_errors("abdg").to_numpy()
 
 
-def test_numpy_sorted_values_are_the_core_tables_bit_for_bit(cpt):
+def _all_ranks(t) -> np.ndarray:
+    """Every order statistic, -inf and +inf included (ranks 0..N+1), by selection."""
+    return _order_statistics(t, np.arange(t.N + 2))
+
+
+def _core_sorted(t) -> list[int]:
+    return _bits(np.r_[-np.inf, _core.TransferTable(t.values, t.test, t.n).sorted_values(), np.inf])
+
+
+def test_selected_order_statistics_are_the_core_tables_bit_for_bit(cpt):
     rng = np.random.default_rng(26)
     # signed zeros (NumPy's SIMD sort may turn -0.0 into 0.0) and ties
     zeros = rng.choice([0.0, -0.0, 1.5, -2.0, 1e-300, -1e-300], size=(9, 9))
-    cases = [cpt, zeros, np.round(rng.normal(size=(12, 12)), 1), rng.random((3, 3))]
+    fortran = np.asfortranarray(np.round(rng.normal(size=(6, 6)), 1))
+    cases = [cpt, zeros, np.round(rng.normal(size=(12, 12)), 1), rng.random((3, 3)), fortran, cpt[::2, ::2]]
     for m in cases:
         t = ErrorTable.from_matrix(m)
-        want = _core.TransferTable(t.values, t.test, t.n).sorted_values()
-        got = _sorted_values(t)
-        assert "_llms_core" not in t.__dict__  # the core table was not built for it
-        assert _bits(got) == _bits(want)
-        assert not got.flags.writeable and _sorted_values(t) is got  # kept, read-only
+        square = _ordered(m)
+        assert isinstance(square, SquareMatrix) and (square.n, square.r, square.N) == (t.n, t.r, t.N)
+        assert _bits(_all_ranks(square)) == _core_sorted(t)   # straight from the matrix
+        assert _bits(_all_ranks(t)) == _core_sorted(t)        # from the table's columns
+        assert "_llms_core" not in t.__dict__  # no core table built (a SquareMatrix has nowhere to keep one)
+        # ranks in any order, repeated: each its own value
+        ranks = np.array([t.N, 1, t.N + 1, 0, 2, 2, t.N // 2])
+        assert _bits(_order_statistics(square, ranks)) == [_core_sorted(t)[i] for i in ranks]
     # r = 2 and a balanced pooled table (ordered pairs) too
     n = 7
     rows = [(a, b, d) for d in range(n) for a in range(n) for b in range(n) if len({a, b, d}) == 3]
     frame = pd.DataFrame(rows, columns=["t1", "t2", "test"]).assign(val=np.round(rng.normal(size=len(rows)), 1))
     unordered = frame[frame.t1 < frame.t2].rename(columns={"t1": "train_1", "t2": "train_2", "val": "error"})
     for t in (_pooled(frame, arg="err"), ErrorTable.from_long(unordered)):
-        assert _bits(_sorted_values(t)) == _bits(_core.TransferTable(t.values, t.test, t.n).sorted_values())
-    # once the core table exists, its values are used
-    t = ErrorTable.from_matrix(zeros)
-    core = _core_table(t)
-    assert _bits(_sorted_values(t)) == _bits(core.sorted_values())
+        assert _bits(_all_ranks(t)) == _core_sorted(t)
+    # a matrix that is not plain float64 is read as a table (the same values)
+    for other in (cpt.astype(np.float32), cpt.astype(object), pd.DataFrame(cpt)):
+        assert not isinstance(_ordered(other), SquareMatrix)
+    assert not isinstance(_ordered(cpt, pooled=True), SquareMatrix)
 
 
 @pytest.mark.parametrize("values,test,n", [
@@ -85,13 +99,28 @@ def test_numpy_sorted_values_are_the_core_tables_bit_for_bit(cpt):
     (np.array([1.0, 2.0, 3.0, 4.0]), np.array([0, -1, 1, 1]), 2),       # negative
     (np.array([1.0, 2.0]), np.array([0, 0]), 1),                        # one domain
 ])
-def test_a_table_numpy_cannot_vouch_for_gets_the_core_tables_error(values, test, n):
+def test_a_table_the_core_table_rejects_gets_its_error(values, test, n):
     t = ErrorTable(values=values, test=test, train=np.zeros((len(values), 1), dtype=np.int64),
                    domains=list(range(n)))
     with pytest.raises(Exception) as want:
         _core.TransferTable(values, test, n)
     with pytest.raises(type(want.value), match=f"^{want.value}$".replace("(", r"\(").replace(")", r"\)")):
-        _sorted_values(t)
+        _order_statistics(t, [1])
+    with pytest.raises(type(want.value), match=f"^{want.value}$".replace("(", r"\(").replace(")", r"\)")):
+        tr.forecast_interval(t, tau=0.9)
+
+
+def test_a_matrix_with_a_missing_cell_gets_the_tables_error(cpt):
+    m = cpt.copy()
+    m[3, 7] = np.nan
+    with pytest.raises(NonFiniteError) as want:
+        ErrorTable.from_matrix(m)
+    for call in (lambda: tr.forecast_interval(m, tau=0.9), lambda: tr.qte_interval(m, 0.9)):
+        with pytest.raises(NonFiniteError, match=f"^{want.value}$".replace("(", r"\(").replace(")", r"\)")):
+            call()
+    m[3, 7] = cpt[3, 7]
+    m[5, 5] = np.inf  # the diagonal is ignored
+    assert tr.forecast_interval(m, tau=0.9) == tr.forecast_interval(ErrorTable.from_matrix(cpt), tau=0.9)
 
 
 def test_rows_in_table_order_and_shuffled_give_the_same_table(cpt):
@@ -298,7 +327,7 @@ def test_a_new_design_in_any_order_is_placed_as_the_full_path_places_it(cpt):
     assert type(want) is type(got) is ErrorTable
     assert _bits(got.values) == _bits(want.values) and got.domains == want.domains == list(range(1, n + 1))
     assert got.test.tolist() == want.test.tolist() and got.train.tolist() == want.train.tolist()
-    assert _bits(_sorted_values(got)) == _bits(_core.TransferTable(want.values, want.test, n).sorted_values())
+    assert _bits(_all_ranks(got)) == _core_sorted(want)
     for level, side in ((0.9, "two"), (0.8, "upper"), (0.95, "lower")):
         assert rt.r_forecast_interval({"__rlong__": spec}, level, side=side, mode="transferUQ", pooled=True) == \
             tr.forecast_interval(frame, level, side=side, mode="transferUQ", pooled=True)

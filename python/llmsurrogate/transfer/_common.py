@@ -16,7 +16,8 @@ interval uses τ = (1 + c)/2, a one-sided one τ = c. ``correction=True`` inflat
 ``tau=`` to give the quantile level directly.
 
 The Rust-side sorted table (``rust/transfer/table.rs``) is built once per :class:`ErrorTable` and
-cached on it (:func:`_core_table`).
+cached on it (:func:`_core_table`) for the computations per test domain; intervals that need only a
+few order statistics of the pooled errors select them (:func:`_order_statistics`) without it.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -39,7 +40,7 @@ from .._validation import (
     check_probability,
 )
 from ..exceptions import InvalidArgumentError, LLMSurrogateWarning, ShapeError
-from ._table import CodedLong, ErrorTable, PooledErrors, _pooled, code_domains, square_layout
+from ._table import CodedLong, ErrorTable, PooledErrors, _pooled, code_domains
 
 _SIDES = {"two": "two", "upper": "upper", "lower": "lower", "right": "upper", "left": "lower"}
 DEFAULT_TAULIST = np.round(np.arange(0.5, 1.0 + 1e-9, 0.01), 10)
@@ -109,52 +110,63 @@ def _training_sample(err: Any, arg: str) -> bool:
     return bool(np.all(counts == n - r) and np.unique(pairs).size == pairs.size)
 
 
-def _sorted_values(t: Any) -> np.ndarray:
-    """The pooled errors in ascending order (also for tables with missing cells), read-only.
+class SquareMatrix(NamedTuple):
+    """A square float64 matrix ``E[train, test]`` read only for its pooled errors' order statistics
+    (:func:`_ordered`): never made an :class:`ErrorTable`, whose test and training domains cost 16
+    bytes an error (issue 37)."""
 
-    A balanced table's are those of its Rust-side table (:func:`_core_table`), whose checks they
-    pass; when that table is not built yet, NumPy sorts them (a few microseconds, against some
-    twenty for building the table, which a call needing only order statistics, such as
-    transferUQ's forecast interval, never uses) and they are kept on the table."""
+    matrix: np.ndarray
+    arg: str = "err"
+
+    @property
+    def n(self) -> int:
+        return int(self.matrix.shape[0])
+
+    r = 1
+
+    @property
+    def N(self) -> int:  # noqa: N802 - the paper's symbol
+        return self.n * (self.n - 1)
+
+
+def _ordered(err: Any, arg: str = "err", pooled: bool = False, r: Any = None) -> "ErrorTable | SquareMatrix":
+    """``err`` as :func:`_table` reads it, for a computation that needs only order statistics of the
+    pooled errors (:func:`_order_statistics`): a plain float64 ndarray ``n x n`` stays a
+    :class:`SquareMatrix`, read straight from its cells."""
+    if (not pooled and type(err) is np.ndarray and err.dtype == np.float64 and err.ndim == 2
+            and err.shape[0] == err.shape[1] >= 2):
+        return SquareMatrix(err, arg)
+    return _table(err, arg=arg, pooled=pooled, r=r)
+
+
+def _order_statistics(t: "ErrorTable | SquareMatrix", ranks: Any) -> np.ndarray:
+    """The pooled errors' values at the 1-based ``ranks`` (0: -inf, N + 1: +inf), in the order of
+    ``f64::total_cmp`` (-0.0 before 0.0): what the sorted table holds at those ranks, bit for bit.
+
+    Found by selection in Rust (``rust/transfer/select.rs``) on one copy of the errors, 8 bytes an
+    error, never a sort, and nothing kept after the call; a matrix is read cell by cell without the
+    table's index arrays. A table's columns are checked as the core table checks them (the same
+    errors). A pooled table with missing cells keeps NumPy's sort (its order of signed zeros).
+
+    >>> E = np.array([[np.nan, 1, -0.0], [3, np.nan, 0.0], [5, 6, np.nan]])
+    >>> _order_statistics(_ordered(E), [0, 1, 2, 6, 7]).tolist()
+    [-inf, -0.0, 0.0, 6.0, inf]
+    """
+    ranks = np.ascontiguousarray(ranks, dtype=np.int64)
+    if isinstance(t, SquareMatrix):
+        m = t.matrix
+        if not m.flags.c_contiguous:  # the transpose of a Fortran-ordered matrix has the same off-diagonal cells
+            m = m.T if m.flags.f_contiguous else np.ascontiguousarray(m)
+        out = _core.transfer_matrix_order_statistics(m, ranks)
+        if out is None:  # a cell off the diagonal is missing or infinite: the table's error names it
+            ErrorTable.from_matrix(t.matrix, arg=t.arg)
+            raise AssertionError("unreachable: from_matrix accepts only finite off-diagonal cells")
+        return out
     if isinstance(t, PooledErrors) and not t.balanced:
-        return np.sort(t.values)
-    f = t.__dict__.get("_llms_sorted")
-    if f is None:
-        core = t.__dict__.get("_llms_core")
-        f = core.sorted_values() if core is not None else _numpy_sorted(t)
-        if f is None:  # NumPy cannot vouch for this table: the core table checks it (and raises)
-            f = _core_table(t).sorted_values()
-        f.flags.writeable = False
-        object.__setattr__(t, "_llms_sorted", f)
-    return f
-
-
-def _numpy_sorted(t: Any) -> np.ndarray | None:
-    """``t.values`` sorted as the core table sorts them (``f64::total_cmp``: -0.0 before 0.0),
-    where the table passes the core table's checks (float64 errors, all finite, every test domain
-    0..n-1 equally often, n >= 2); ``None`` otherwise."""
-    values, test, n = t.values, t.test, t.n
-    if not (isinstance(values, np.ndarray) and values.dtype == np.float64 and values.ndim == 1
-            and isinstance(test, np.ndarray) and test.dtype.kind in "iu" and test.shape == values.shape
-            and 2 <= n <= values.size <= 0xFFFFFFFF):
-        return None
-    f = np.sort(values)
-    if not (math.isfinite(f[0]) and math.isfinite(f[-1])):  # NaN sorts last, -inf first
-        return None
-    layout = square_layout.held(n)   # (not built here: a table in that layout holds it)
-    if layout is None or test is not layout[0]:  # (that layout has every test domain n - 1 times)
-        if test.min() < 0:
-            return None
-        counts = np.bincount(test, minlength=n)
-        if counts.size != n or counts[0] * n != values.size or not (counts == counts[0]).all():
-            return None
-    lo = int(np.searchsorted(f, 0.0, side="left"))
-    if lo < f.size and f[lo] == 0.0:  # zeros tie for np.sort (its SIMD sort may even turn -0.0 into
-        hi = int(np.searchsorted(f, 0.0, side="right"))  # 0.0): as many -0.0 as given, first (total_cmp)
-        neg = int(np.count_nonzero(np.signbit(values) & (values == 0.0)))
-        f[lo:lo + neg] = -0.0
-        f[lo + neg:hi] = 0.0
-    return f
+        f = np.sort(t.values)
+        return np.concatenate([[-np.inf], f, [np.inf]])[np.clip(ranks, 0, f.size + 1)]
+    return _core.transfer_order_statistics(np.ascontiguousarray(t.values, dtype=np.float64),
+                                           np.ascontiguousarray(t.test, dtype=np.int64), t.n, ranks)
 
 
 def _core_table(t: ErrorTable, negate: bool = False):

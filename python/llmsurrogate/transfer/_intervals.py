@@ -39,8 +39,9 @@ from ._common import (
     _clip_side,
     _core_table,
     _n_r,
+    _order_statistics,
+    _ordered,
     _side,
-    _sorted_values,
     _table,
     _tau,
 )
@@ -256,7 +257,7 @@ def forecast_interval(err: Any, level: float | None = None, *, side: str = "two"
     the interval's guaranteed coverage is 0.45, well below the nominal 0.9 (Proposition 1 with n = 3 domains, r = 1);
     no level guarantees more than (n - r)/(n + 1) = 0.5 here; more domains raise it
     """
-    t = _table(err, pooled=pooled)
+    t = _ordered(err, pooled=pooled)
     side = _side(side)
     mode = check_choice(mode, "mode", ["exact", "transferUQ"])
     correction = check_flag(correction, "correction")
@@ -267,12 +268,8 @@ def forecast_interval(err: Any, level: float | None = None, *, side: str = "two"
         lo, hi, q = _transferuq_interval(t, level, side, bool(correction), tau)
     else:
         q = _tau(level, side, tau, n=t.n, r=t.r, correction=bool(correction))
-        if isinstance(t, PooledErrors) and not t.balanced:
-            f = np.sort(t.values)
-            k = min(max(math.ceil(f.size * (q - 1e-12)), 1), f.size)  # rust/common/quantiles.rs upper_rank
-            lo, hi = f[f.size - k], f[k - 1]
-        else:
-            lo, hi = (v[0] for v in _core_table(t).intervals(np.array([q])))
+        k = min(max(math.ceil(t.N * (q - 1e-12)), 1), t.N)  # rust/common/quantiles.rs upper_rank
+        lo, hi = _order_statistics(t, [t.N + 1 - k, k])  # [f_(N+1-k), f_(k)], by selection
     if level is not None:
         nominal = float(level)
     else:
@@ -280,11 +277,6 @@ def forecast_interval(err: Any, level: float | None = None, *, side: str = "two"
     # an exact corrected level guarantees the coverage, or _tau has warned that it cannot
     warn = not (correction and mode == "exact")
     return ForecastInterval(*_clip_side(lo, hi, side), _guaranteed(t, q, side, nominal, warn))
-
-
-def _r_type1(f: np.ndarray, p: float) -> float:
-    """R's ``quantile(x, p, type = 1)`` of the sorted ``f``, fuzz included (R 4.x quantile.default)."""
-    return float(f[_r_type1_index(f.size, p)])
 
 
 _EPS4 = 4 * float(np.finfo(float).eps)
@@ -306,9 +298,11 @@ def _transferuq_interval(t: Any, level: Any, side: str, correction: bool, tau: A
         if correction:
             c = min((t.n + 1) / (t.n - t.r) * c, 1.0)
         q = (1 + c) / 2 if side == "two" else c
-    f = _sorted_values(t)
-    # the lower end is -quantile(-f, q): -f sorted is -f reversed, so its i-th value is -f[n - 1 - i]
-    return float(f[f.size - 1 - _r_type1_index(f.size, q)]), _r_type1(f, q), q
+    i = _r_type1_index(t.N, q)
+    # the lower end is -quantile(-f, q): -f sorted is -f reversed, so its i-th value is -f[N - 1 - i],
+    # the order statistic of rank N - i
+    lo, hi = _order_statistics(t, [t.N - i, i + 1])
+    return float(lo), float(hi), q
 
 
 def _weights(t: ErrorTable, weights: Any) -> np.ndarray:

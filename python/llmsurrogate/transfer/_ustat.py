@@ -33,7 +33,7 @@ from .._validation import (
     check_real,
 )
 from ..exceptions import InvalidArgumentError
-from ._common import DEFAULT_BETAS, _check_r, _side, _sorted_values, _table
+from ._common import DEFAULT_BETAS, _check_r, _order_statistics, _ordered, _side, _table
 from ._table import ErrorTable
 
 __all__ = ["ustat_tail_bound", "qte_interval", "ete_interval", "plot_quantile_ci", "clear_rank_cache"]
@@ -124,7 +124,7 @@ def qte_interval(err: Any, level: float, *, side: str = "two", betas: Any = DEFA
     >>> ci.round(3).values.tolist()
     [[0.25, 2.484, 3.888], [0.5, 3.157, 5.594], [0.75, 3.953, 14.76]]
     """
-    t = _table(err, pooled=pooled, r=r)
+    t = _ordered(err, pooled=pooled, r=r)
     _check_r(t, r)
     side = _side(side)
     k = _order(t, order)
@@ -133,9 +133,8 @@ def qte_interval(err: Any, level: float, *, side: str = "two", betas: Any = DEFA
     if b.size == 0 or np.any(~((b > 0) & (b < 1))):
         raise InvalidArgumentError("argument `betas` must be quantile levels in (0, 1)")
     jl, ju = _ci_ranks(t.N, t.n, k, np.ascontiguousarray(b), alpha)
-    f = _sorted_values(t)
-    ext = np.concatenate([[-np.inf], f, [np.inf]])
-    lb, ub = ext[jl], ext[ju]
+    # (ranks 0 and N + 1 are -inf and +inf), by selection: the errors are never sorted
+    lb, ub = np.split(_order_statistics(t, np.concatenate([jl, ju])), 2)
     if side == "upper":
         lb = np.full_like(lb, -np.inf)
     elif side == "lower":
