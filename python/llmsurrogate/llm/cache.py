@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import hashlib
+import itertools
 import os
 import socket
 import sqlite3
@@ -52,7 +53,8 @@ from .._progress import progress_reporter
 from .._store import EntryFormat, canonical
 from ..exceptions import ComputationError, InvalidArgumentError, LLMSurrogateWarning
 
-__all__ = ["Cache", "NullCache", "as_cache", "using_cache", "cached_batches", "CacheCorruptError", "entry_producer"]
+__all__ = ["Cache", "NullCache", "as_cache", "using_cache", "cached_batches", "cached_rows", "CacheCorruptError",
+           "entry_producer"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS outputs (
@@ -718,3 +720,203 @@ def _cached_batches(cache, keys, compute, *, batch_size, kind, progress, commit_
             with contextlib.suppress(Exception):
                 cache.release()
     return out  # type: ignore[return-value]
+
+
+class _SeenKeys:
+    """The keys already answered in a streamed run (:func:`cached_rows`), each with the position of
+    its first occurrence: 128 bits of the key (its first 32 hex digits) and an int64 position, 24
+    bytes a distinct key, in sorted arrays merged once per chunk (a duplicate of an answered key
+    is then copied, as :func:`cached_batches` computes or looks up a repeated key once)."""
+
+    def __init__(self):
+        self.digests = np.zeros(0, dtype="S16")
+        self.first = np.zeros(0, dtype=np.int64)
+        self._new_digests: list[bytes] = []
+        self._new_first: list[int] = []
+
+    @staticmethod
+    def digests_of(keys: Sequence[str]) -> np.ndarray:
+        return np.frombuffer(b"".join(bytes.fromhex(k[:32]) for k in keys), dtype="S16") if keys else \
+            np.zeros(0, dtype="S16")
+
+    def add(self, key: str, first: int) -> None:
+        self._new_digests.append(bytes.fromhex(key[:32]))
+        self._new_first.append(first)
+
+    def merge(self) -> None:
+        if not self._new_digests:
+            return
+        d = np.concatenate([self.digests, np.frombuffer(b"".join(self._new_digests), dtype="S16")])
+        f = np.concatenate([self.first, np.asarray(self._new_first, dtype=np.int64)])
+        order = np.argsort(d, kind="stable")
+        self.digests, self.first = d[order], f[order]
+        self._new_digests, self._new_first = [], []
+
+    def lookup(self, digests: np.ndarray) -> np.ndarray:
+        """The first position of each digest answered before the last :meth:`merge`, else -1."""
+        if not len(self.digests) or not len(digests):
+            return np.full(len(digests), -1, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self.digests, digests), len(self.digests) - 1)
+        return np.where(self.digests[at] == digests, self.first[at], -1)
+
+
+def cached_rows(cache, chunks: Iterable[Sequence[str]], n: int, width: int, make_keys, compute, *, window: int,
+                kind: str = "", progress=None, commit_every: int | None = None, dtype=np.float32) -> np.ndarray:
+    """:func:`cached_batches` for results of one width, streamed: the prompts come in ``chunks``
+    (lists of prompts, ``n`` in all, made as they are needed), so that no more than a chunk and a
+    window of prompts, their keys and their pending results are held at once; the results go
+    into one ``(n, width)`` array of ``dtype`` as they are found or computed.
+
+    ``make_keys(prompts)``: their cache keys. ``compute(prompts)`` gets at most ``window`` missing
+    prompts per call and returns their arrays in order or an iterator of ``(positions, arrays)``
+    (as for :func:`cached_batches`). The missing prompts form the same windows as
+    :func:`cached_batches` would give them with ``batch_size=window``: the distinct missing keys in
+    the order of their first occurrence, cut every ``window``; a repeated key is looked up and
+    computed once (its first occurrence's result is copied); each distinct key is looked up once,
+    so the cache's hit and miss counts are those of :func:`cached_batches` too. Results are written
+    ``commit_every`` at a time (default: ``window``) as they finish, with the claims of
+    :func:`cached_batches` (another process's finished prompts are taken, those it computes waited
+    for). Beyond the result array a distinct key costs 24 bytes (:class:`_SeenKeys`).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> prompts = ["a", "bb", "a", "ccc"]
+    >>> def keys(ps):
+    ...     return Cache.keys(backend="demo", model="len", prompts=ps, template="t", params={})
+    >>> def compute(ps):
+    ...     print("computing", ps)
+    ...     return [np.array([len(p)], np.float32) for p in ps]
+    >>> chunks = lambda: (prompts[i: i + 2] for i in range(0, 4, 2))  # two prompts at a time
+    >>> with tempfile.TemporaryDirectory() as folder, using_cache(folder) as cache:
+    ...     print(cached_rows(cache, chunks(), 4, 1, keys, compute, window=8, progress=False).ravel())
+    ...     print(cached_rows(cache, chunks(), 4, 1, keys, compute, window=8, progress=False).ravel())  # all hits
+    computing ['a', 'bb', 'ccc']
+    [1. 2. 1. 3.]
+    [1. 2. 1. 3.]
+    """
+    with progress_reporter(progress) as report:
+        return _cached_rows(cache, chunks, int(n), int(width), make_keys, compute, window=window, kind=kind,
+                            progress=report, commit_every=commit_every, dtype=dtype)
+
+
+def _cached_rows(cache, chunks, n, width, make_keys, compute, *, window, kind, progress, commit_every, dtype):
+    cache = as_cache(cache)
+    out = np.empty((n, width), dtype=dtype)
+    window = max(1, int(window))
+    commit = window if commit_every is None else max(1, int(commit_every))
+    seen = _SeenKeys()
+    # missing distinct keys waiting for their window, in the order of their first occurrence:
+    # key -> (prompt, positions)
+    pending: dict[str, tuple[str, list[int]]] = {}
+    done = 0
+    rejected = 0
+    claimed = False
+    buf: list[tuple[str, list[int], np.ndarray]] = []
+
+    def report():
+        if progress is not None:
+            progress("prompts", done, n)
+
+    def answer(key, positions, arr):
+        nonlocal done
+        out[positions] = np.asarray(arr)
+        seen.add(key, positions[0])
+        done += len(positions)
+
+    def flush():
+        if not buf:
+            return
+        cache.put_many([(k, a) for k, _, a in buf], kind=kind)
+        for k, positions, a in buf:
+            answer(k, positions, a)
+        buf.clear()
+        report()
+
+    def run(part):
+        res = compute([pending[k][0] for k in part])
+        if isinstance(res, Iterator):  # streamed: one backend batch at a time
+            got = 0
+            for pos, arrays in res:
+                for p, a in zip(pos, arrays):
+                    k = part[int(p)]
+                    buf.append((k, pending[k][1], a))
+                    got += 1
+                if len(buf) >= commit:
+                    flush()
+            if got != len(part):
+                raise RuntimeError(f"the backend returned {got} results for {len(part)} prompts")
+        else:
+            res = list(res)
+            if len(res) != len(part):
+                raise RuntimeError(f"the backend returned {len(res)} results for {len(part)} prompts")
+            buf.extend((k, pending[k][1], a) for k, a in zip(part, res))
+        flush()
+
+    def run_window(part):
+        nonlocal claimed
+        claimed = True
+        while part:
+            # what another process stored meanwhile is taken; what it is computing, waited for
+            found, mine, held = cache.claim(part)
+            for k, a in found.items():
+                answer(k, pending[k][1], a)
+            if found:
+                report()
+            if mine:
+                ours = set(mine)
+                run([k for k in part if k in ours])
+            elif held:
+                time.sleep(_CLAIM_POLL)
+            waiting = set(held)
+            part = [k for k in part if k in waiting]
+
+    try:
+        start = 0
+        for prompts in chunks:
+            prompts = list(prompts)
+            keys = make_keys(prompts)
+            first = seen.lookup(_SeenKeys.digests_of(keys))
+            new: dict[str, tuple[str, list[int]]] = {}
+            for j, (p, k) in enumerate(zip(prompts, keys)):
+                i = start + j
+                if k in pending:
+                    pending[k][1].append(i)
+                elif k in new:
+                    new[k][1].append(i)
+                elif first[j] >= 0:  # answered in an earlier chunk: the same result
+                    out[i] = out[first[j]]
+                    done += 1
+                else:
+                    new[k] = (p, [i])
+            start += len(prompts)
+            r0 = cache.rejected
+            found = cache.get_many(list(new))
+            rejected += cache.rejected - r0
+            for k, item in new.items():
+                if k in found:
+                    answer(k, item[1], found[k])
+                else:
+                    pending[k] = item
+            del prompts, keys, new, found
+            report()
+            while len(pending) >= window:
+                part = list(itertools.islice(pending, window))
+                run_window(part)
+                for k in part:
+                    del pending[k]
+            seen.merge()
+        if start != n:
+            raise RuntimeError(f"{start} prompts came for {n}")
+        if pending:
+            run_window(list(pending))
+            pending.clear()
+    finally:
+        if claimed:
+            with contextlib.suppress(Exception):
+                cache.release()
+        if rejected:
+            warnings.warn(f"LLM cache {getattr(cache, 'path', '')}: {rejected} stored output(s) failed their checksum "
+                          "or came from another llmsurrogate/torch/transformers/vllm version; recomputed",
+                          LLMSurrogateWarning, stacklevel=3)
+    return out

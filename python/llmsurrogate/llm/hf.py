@@ -33,7 +33,7 @@ from ..exceptions import InvalidArgumentError
 from .base import RaggedLogprobs, check_prompts
 from .prompts import apply_chat_template
 
-__all__ = ["TransformersBackend", "TokenizerMixin", "weights_fingerprint", "check_model_dir"]
+__all__ = ["TransformersBackend", "TokenizerMixin", "TokenIds", "weights_fingerprint", "check_model_dir"]
 
 
 def weights_fingerprint(path: Path, full_hash_limit: int = 2 * 1024**3) -> str:
@@ -208,6 +208,73 @@ def _token_ids(tok, texts: list[str]) -> list[list[int]]:
             and not getattr(tok, "split_special_tokens", False)):
         return [e.ids for e in rust.encode_batch_fast(texts, add_special_tokens=True)]
     return tok(texts, add_special_tokens=True)["input_ids"]
+
+
+class TokenIds:
+    """Token ids of many prompts in one int32 array with offsets: 4 bytes a token, where a list of
+    Python ints takes about 40 (an 8-byte pointer and, above 256, a 32-byte int object). A window
+    of 8,192 risk-score prompts of the tiny test model: 4.7 MB instead of 52 MB (issue 37).
+    ``ids[i]`` is prompt ``i``'s list (made when asked for), :attr:`lengths` every prompt's length.
+
+    Examples
+    --------
+    >>> ids = TokenIds.of([[5, 300, 7], [5], [5, 300]])
+    >>> len(ids), ids[0], ids.lengths.tolist(), sorted(range(3), key=ids.sort_key)  # the order of the lists
+    (3, [5, 300, 7], [3, 1, 2], [1, 2, 0])
+    """
+
+    def __init__(self, flat: np.ndarray, offsets: np.ndarray):
+        self.flat = flat
+        self.offsets = offsets
+        self.lengths = np.diff(offsets)
+
+    @classmethod
+    def of(cls, seqs) -> TokenIds:
+        """Packed from a list of id lists (or passed through)."""
+        if isinstance(seqs, TokenIds):
+            return seqs
+        return cls._pack([seqs])
+
+    @classmethod
+    def _pack(cls, parts) -> TokenIds:
+        lens = [len(s) for part in parts for s in part]
+        offsets = np.zeros(len(lens) + 1, dtype=np.int64)
+        np.cumsum(lens, out=offsets[1:])
+        flat = np.empty(int(offsets[-1]), dtype=np.int32)
+        at = 0
+        for part in parts:
+            for s in part:
+                flat[at: at + len(s)] = s
+                at += len(s)
+        return cls(flat, offsets)
+
+    @classmethod
+    def encode(cls, backend, prompts: list[str], step: int = 512) -> TokenIds:
+        """``backend._encode(prompts)``, ``step`` prompts at a time, packed as they come (the
+        Python lists of one step live at once)."""
+        parts = [cls._pack([backend._encode(prompts[a: a + step])]) for a in range(0, len(prompts), step)]
+        if len(parts) == 1:
+            return parts[0]
+        flat = np.concatenate([p.flat for p in parts]) if parts else np.zeros(0, np.int32)
+        lens = np.concatenate([p.lengths for p in parts]) if parts else np.zeros(0, np.int64)
+        offsets = np.zeros(len(lens) + 1, dtype=np.int64)
+        np.cumsum(lens, out=offsets[1:])
+        return cls(flat, offsets)
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    def array(self, i: int) -> np.ndarray:
+        """Prompt ``i``'s ids (a view)."""
+        return self.flat[self.offsets[i]: self.offsets[i + 1]]
+
+    def __getitem__(self, i: int) -> list[int]:
+        return self.array(i).tolist()
+
+    def sort_key(self, i: int) -> bytes:
+        """Bytes that order as prompt ``i``'s list of ids does (ids are non-negative: big-endian
+        unsigned, 4 bytes each; a prefix sorts first)."""
+        return self.array(i).astype(">u4").tobytes()
 
 
 def _kv_cache(output):
@@ -459,7 +526,7 @@ class TransformersBackend(TokenizerMixin):
         tid = np.asarray(token_ids, dtype=np.int64)
         if tid.size and (tid.min() < 0 or tid.max() >= self.vocab_size):
             raise InvalidArgumentError(f"token ids must lie in [0, {self.vocab_size}) (the logits dimension)")
-        seqs = self._encode(prompts)
+        seqs = TokenIds.encode(self, prompts)  # 4 bytes a token id: a window of prompts at once
         gather = torch.as_tensor(tid, device=self.device)
         if self.share_prefix and len(seqs) > 1:
             return self._next_token_shared(seqs, gather)
@@ -467,7 +534,7 @@ class TransformersBackend(TokenizerMixin):
 
     def _next_token_plain(self, seqs, gather):
         torch = self._torch
-        for idx in self._batches([len(s) for s in seqs]):
+        for idx in self._batches(TokenIds.of(seqs).lengths):
             batch = [seqs[i] for i in idx]
             ids, mask, pos, offs = self._pad(batch)
             last = [o + len(s) - 1 for o, s in zip(offs, batch)]
@@ -475,24 +542,26 @@ class TransformersBackend(TokenizerMixin):
             yield idx, torch.log_softmax(rows, dim=-1)[:, gather].cpu().numpy()
 
     @staticmethod
-    def _prefix_groups(seqs: list[list[int]], min_share: float = 0.5, max_group: int = 24):
+    def _prefix_groups(seqs, min_share: float = 0.5, max_group: int = 24):
         """Groups of prompts sharing a token prefix: [(members, prefix_len)], prefix_len >= 1 and
-        shorter than every member (each member keeps at least one suffix token)."""
-        order = sorted(range(len(seqs)), key=lambda i: seqs[i])
-        groups, cur, plen = [], [order[0]], len(seqs[order[0]]) - 1
+        shorter than every member (each member keeps at least one suffix token). ``seqs``: lists
+        of token ids or :class:`TokenIds` (the same groups)."""
+        seqs = TokenIds.of(seqs)
+        lengths = seqs.lengths.tolist()
+        order = sorted(range(len(seqs)), key=seqs.sort_key)  # the order of the id lists
+        groups, cur, plen = [], [order[0]], lengths[order[0]] - 1
         for i in order[1:]:
-            a, b = seqs[cur[0]], seqs[i]
-            lcp = 0
+            a, b = seqs.array(cur[0]), seqs.array(i)
             m = min(len(a), len(b))
-            while lcp < m and a[lcp] == b[lcp]:
-                lcp += 1
-            new = min(plen, lcp, len(b) - 1)
+            differ = np.flatnonzero(a[:m] != b[:m])
+            lcp = int(differ[0]) if len(differ) else m  # the longest common prefix
+            new = min(plen, lcp, lengths[i] - 1)
             if len(cur) < max_group and new >= 1 and new >= min_share * len(b):
                 cur.append(i)
                 plen = new
             else:
                 groups.append((cur, plen))
-                cur, plen = [i], len(b) - 1
+                cur, plen = [i], lengths[i] - 1
         groups.append((cur, plen))
         return groups
 
@@ -503,11 +572,12 @@ class TransformersBackend(TokenizerMixin):
             return True
         pmax = max(p for _, p in groups)
         members = [i for m, _ in groups for i in m]
-        smax = max(len(seqs[i]) - p for m, p in groups for i in m)
+        smax = max(int(seqs.lengths[i]) - p for m, p in groups for i in m)
         return len(groups) * pmax + len(members) * smax <= self.token_budget
 
     def _next_token_shared(self, seqs, gather):
         torch = self._torch
+        seqs = TokenIds.of(seqs)
         groups = self._prefix_groups(seqs)
         plain = [g for g in groups if g[1] < 1]
         shared = [g for g in groups if g[1] >= 1]

@@ -23,7 +23,7 @@ from .tasks import AnswerOption, MultipleChoiceQuestion, NumericQuestion, Task  
 
 __all__ = [
     "task_description", "information_block", "multiple_choice_prompt", "numeric_prompt", "few_shot_prompt",
-    "persona_prompt", "apply_chat_template", "rows_of", "MC_SYSTEM_PROMPT", "MC_CHAT_PREFILL",
+    "persona_prompt", "apply_chat_template", "rows_of", "RowChunks", "MC_SYSTEM_PROMPT", "MC_CHAT_PREFILL",
     "NUMERIC_SYSTEM_PROMPT", "COT_PREFILL", "COT_CHAT_PREFILL", "reasoning_of",
 ]
 
@@ -300,3 +300,44 @@ def rows_of(frame, task: Task) -> list[dict]:
         raise EmptyInputError("argument `data` has no rows")
     require_columns(df, list(task.features), name="data")
     return df[list(task.features)].to_dict("records")
+
+
+class RowChunks(Sequence):
+    """:func:`rows_of` made a slice at a time: the task columns of ``frame``'s rows as dicts, the
+    same dicts, but only those of the rows asked for (``chunks[a:b]``, one row, or iterating, 4096
+    rows at a time), so that scoring many rows never holds a dict for each (issue 37). The columns
+    are checked at once.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from llmsurrogate.testing import synthetic_income_task
+    >>> frame = pd.DataFrame({"AGEP": [37, 50, 61], "SCHL": [21, 16, 1], "WKHP": [40, 20, 0], "SEX": [2, 1, 1]})
+    >>> rows = RowChunks(frame, synthetic_income_task())
+    >>> len(rows), rows[1:3] == rows_of(frame, synthetic_income_task())[1:3], rows[-1]["AGEP"]
+    (3, True, 61)
+    """
+
+    #: rows made at a time when iterating
+    STEP = 4096
+
+    def __init__(self, frame, task: Task):
+        df = as_frame(frame, "data")
+        if len(df) == 0:
+            raise EmptyInputError("argument `data` has no rows")
+        require_columns(df, list(task.features), name="data")
+        self._frame = df
+        self._columns = list(task.features)
+
+    def __len__(self) -> int:
+        return len(self._frame)
+
+    def __getitem__(self, item):
+        if isinstance(item, slice):
+            return self._frame.iloc[item][self._columns].to_dict("records")
+        i = range(len(self))[item]  # an IndexError out of range, negative positions from the end
+        return self._frame.iloc[i: i + 1][self._columns].to_dict("records")[0]
+
+    def __iter__(self):
+        for a in range(0, len(self), self.STEP):
+            yield from self[a: a + self.STEP]

@@ -25,7 +25,7 @@ import numpy as np
 from .._validation import check_choice, check_int
 from ..exceptions import InvalidArgumentError
 from .base import RaggedLogprobs, check_prompts
-from .cache import as_cache, cached_batches, using_cache
+from .cache import as_cache, cached_batches, cached_rows, using_cache
 from .factory import as_backend
 from .prompts import (
     COT_CHAT_PREFILL,
@@ -90,7 +90,70 @@ def backend_identity(backend) -> tuple[str, str]:
 _identity = backend_identity  # the old private name
 
 
-def next_token_logprobs_cached(backend, prompts: Sequence[str], token_ids: Sequence[int], *, cache=None,
+#: Prompts made, keyed and looked up in the cache at a time by the scoring calls that stream
+#: (:class:`PromptChunks`): with at most a window of missing prompts waiting besides, the memory a
+#: run holds for its prompts does not grow with their number (issue 37).
+PROMPT_CHUNK = 4096
+
+
+class PromptChunks:
+    """``n`` prompts made a chunk of at most ``size`` at a time: ``make(start, stop)`` returns the
+    prompts ``start`` ... ``stop - 1``. Iterating gives the chunks (lists) in order, afresh each
+    time, so that a scoring run never holds every prompt string at once. A list of prompts is
+    wrapped with :meth:`of`.
+
+    Examples
+    --------
+    >>> chunks = PromptChunks(5, lambda a, b: [f"prompt {i}" for i in range(a, b)], size=2)
+    >>> len(chunks), [len(c) for c in chunks], list(chunks)[2]
+    (5, [2, 2, 1], ['prompt 4'])
+    >>> [p for c in chunks.map(lambda a, b, ps: [q + "!" for q in ps]) for p in c][:2]
+    ['prompt 0!', 'prompt 1!']
+    """
+
+    def __init__(self, n: int, make: Callable[[int, int], list[str]], size: int | None = None):
+        self.n = int(n)
+        self.make = make
+        self.size = max(1, int(PROMPT_CHUNK if size is None else size))
+
+    @classmethod
+    def of(cls, prompts) -> PromptChunks:
+        """``prompts`` as it is when it already is a :class:`PromptChunks`; a list, checked
+        (:func:`~llmsurrogate.llm.base.check_prompts`) and cut into chunks."""
+        if isinstance(prompts, PromptChunks):
+            return prompts
+        prompts = check_prompts(prompts)
+        return cls(len(prompts), lambda a, b: prompts[a:b])
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __iter__(self):
+        for a in range(0, self.n, self.size):
+            b = min(a + self.size, self.n)
+            chunk = check_prompts(self.make(a, b))
+            if len(chunk) != b - a:
+                raise RuntimeError(f"{len(chunk)} prompts were made for positions {a} to {b - 1}")
+            yield chunk
+
+    def map(self, fn: Callable[[int, int, list[str]], list[str]]) -> PromptChunks:
+        """Prompts made from these: ``fn(start, stop, prompts)`` for each chunk."""
+        return PromptChunks(self.n, lambda a, b: fn(a, b, self.make(a, b)), self.size)
+
+
+def _rows_chunks(rows, n_per_row: int, render: Callable[[dict], list[str]]) -> PromptChunks:
+    """The prompts of ``rows`` (a list of dicts, or :class:`~llmsurrogate.llm.prompts.RowChunks`),
+    ``n_per_row`` for each row, row-major: ``render(row)`` gives one row's, made a chunk of rows
+    at a time."""
+    per = max(1, PROMPT_CHUNK // max(1, n_per_row))
+
+    def make(a, b):  # a, b: multiples of n_per_row (the chunk size is)
+        return [p for row in rows[a // n_per_row: b // n_per_row] for p in render(row)]
+
+    return PromptChunks(len(rows) * n_per_row, make, size=per * n_per_row)
+
+
+def next_token_logprobs_cached(backend, prompts, token_ids: Sequence[int], *, cache=None,
                                batch_size: int | None = None, progress=None,
                                commit_every: int = COMMIT_EVERY) -> np.ndarray:
     """``backend.next_token_logprobs`` with every prompt's result stored in ``cache``.
@@ -99,6 +162,9 @@ def next_token_logprobs_cached(backend, prompts: Sequence[str], token_ids: Seque
     prompts per call, batches them itself (sorted by length; results put back in input order
     here) and its results are written ``commit_every`` at a time as its batches finish; another
     backend gets ``max(batch_size, commit_every)`` prompts per call, written per call.
+    ``prompts``: a list, or :class:`PromptChunks` (made, keyed and looked up a chunk at a time:
+    the memory held does not grow with the number of prompts beyond the result, 4 bytes a token
+    id and prompt, and 24 bytes a distinct prompt; :func:`~llmsurrogate.llm.cache.cached_rows`).
 
     Examples
     --------
@@ -110,24 +176,24 @@ def next_token_logprobs_cached(backend, prompts: Sequence[str], token_ids: Seque
     [[-0.5 -1. ]
      [-0.5 -1. ]]
     """
-    prompts = check_prompts(prompts)
+    chunks = PromptChunks.of(prompts)
     ids = [int(i) for i in token_ids]
     name, model = backend_identity(backend)
     stream = getattr(backend, "next_token_logprobs_batches", None)
 
-    def compute(idx):
-        batch = [prompts[i] for i in idx]
+    def compute(batch):
         if stream is not None:
             return iter(stream(batch, ids))
         return list(backend.next_token_logprobs(batch, ids))
 
     with using_cache(cache) as store:
-        keys = store.keys(backend=name, model=model, prompts=prompts, template=TEMPLATE_VERSION,
-                          params={"kind": "next_token_logprobs", "ids": ids})
-        rows = cached_batches(store, keys, compute,
-                              batch_size=_window(backend, batch_size, commit_every, stream is not None),
-                              kind="next_token", progress=progress, commit_every=commit_every)
-    return np.stack(rows).astype(np.float32) if rows else np.zeros((0, len(ids)), np.float32)
+        def make_keys(batch):
+            return store.keys(backend=name, model=model, prompts=batch, template=TEMPLATE_VERSION,
+                              params={"kind": "next_token_logprobs", "ids": ids})
+
+        return cached_rows(store, chunks, len(chunks), len(ids), make_keys, compute,
+                           window=_window(backend, batch_size, commit_every, stream is not None),
+                           kind="next_token", progress=progress, commit_every=commit_every)
 
 
 def prompt_logprobs_cached(backend, prompts: Sequence[str], *, cache=None, batch_size: int | None = None,
@@ -313,14 +379,13 @@ def after_token_logprobs_cached(backend, prompts: Sequence[str], after_ids: Sequ
     array([[[0., 1.],
             [1., 0.]]], dtype=float32)
     """
-    prompts = check_prompts(prompts)
+    chunks = PromptChunks.of(prompts)
     after = [int(a) for a in after_ids]
     ids = [int(i) for i in token_ids]
     name, model = backend_identity(backend)
     fast = getattr(backend, "next_token_logprobs_after", None)
 
-    def compute(idx):
-        batch = [prompts[i] for i in idx]
+    def compute(batch):
         if fast is not None:
             arr = fast(batch, after, ids)
         else:
@@ -332,11 +397,13 @@ def after_token_logprobs_cached(backend, prompts: Sequence[str], after_ids: Sequ
 
     # the backend batches internally (TransformersBackend: batch_size // 2 prompts per pass)
     with using_cache(cache) as store:
-        keys = store.keys(backend=name, model=model, prompts=prompts, template=TEMPLATE_VERSION,
-                          params={"kind": "after_token_logprobs", "after": after, "ids": ids})
-        rows = cached_batches(store, keys, compute, batch_size=_window(backend, batch_size, COMMIT_EVERY, False),
-                              kind="after_token")
-    return np.stack(rows).reshape(len(prompts), len(after), len(ids))
+        def make_keys(batch):
+            return store.keys(backend=name, model=model, prompts=batch, template=TEMPLATE_VERSION,
+                              params={"kind": "after_token_logprobs", "after": after, "ids": ids})
+
+        rows = cached_rows(store, chunks, len(chunks), len(after) * len(ids), make_keys, compute,
+                           window=_window(backend, batch_size, COMMIT_EVERY, False), kind="after_token")
+    return rows.reshape(len(chunks), len(after), len(ids))
 
 
 def _answer_ids(backend, keys: Sequence[str]):
@@ -440,7 +507,7 @@ def numeric_expectations(backend, prompts: Sequence[str], *, model: str | None =
     backend = as_backend(backend, model)
     if decoding not in ("expected", "argmax"):
         raise InvalidArgumentError(f"argument `decoding` must be 'expected' or 'argmax'; got {decoding!r}")
-    prompts = check_prompts(prompts)
+    prompts = PromptChunks.of(prompts)
     digits = backend.digit_tokens()
     if not digits:
         raise InvalidArgumentError("the model's vocabulary has no digit tokens; numeric prompting is impossible")
@@ -461,7 +528,7 @@ def _numeric_expectations(backend, prompts, digits, cache, batch_size, decoding,
     n = len(prompts)
     if decoding == "argmax":
         first = np.argmax(q1, axis=1)
-        second_prompts = [prompts[i] + texts[first[i]] for i in range(n)]
+        second_prompts = prompts.map(lambda a, b, chunk: [p + texts[first[i]] for i, p in zip(range(a, b), chunk)])
         lp2 = next_token_logprobs_cached(backend, second_prompts, ids, cache=cache, batch_size=batch_size)
         second = np.argmax(lp2, axis=1)
         scores = np.array([float("0." + texts[first[i]] + texts[second[i]]) for i in range(n)])
@@ -525,8 +592,9 @@ def mc_risk(backend, task: Task, rows: Sequence[dict], *, cache=None, batch_size
         raise InvalidArgumentError(f"task {task.name!r} has no multiple-choice question")
     questions = _orderings(task.question, correct_order_bias, orders)
     render = prompt_fn or (lambda row, q: multiple_choice_prompt(task, row, q))
-    # row-major: the answer orders of one row are neighbours (they share a long prefix)
-    prompts = [render(row, q) for row in rows for q in questions]
+    # row-major: the answer orders of one row are neighbours (they share a long prefix); made a
+    # chunk of rows at a time
+    prompts = _rows_chunks(rows, len(questions), lambda row: [render(row, q) for q in questions])
     n = len(rows)
     probs, mass = option_probabilities(backend, prompts, task.question.keys, cache=cache, batch_size=batch_size,
                                        spelling=spelling, progress=progress, commit_every=commit_every)
@@ -608,7 +676,7 @@ def scale_risk(backend, task: Task, rows: Sequence[dict], *, cache=None, batch_s
             f"MultipleChoiceQuestion(..., ordered=True)) or use method='multiple_choice'")
     q = task.question.scale()
     render = prompt_fn or (lambda row, q: multiple_choice_prompt(task, row, q))
-    prompts = [render(row, q) for row in rows]
+    prompts = _rows_chunks(rows, 1, lambda row: [render(row, q)])
     probs, mass = option_probabilities(backend, prompts, q.keys, cache=cache, batch_size=batch_size,
                                        spelling=spelling, progress=progress, commit_every=commit_every)
     return probs @ _positive_weights(q), mass, probs
@@ -742,7 +810,7 @@ def numeric_risk(backend, task: Task, rows: Sequence[dict], *, cache=None, batch
     [0.88, 0.33]
     """
     render = prompt_fn or (lambda row, q=None: numeric_prompt(task, row))
-    prompts = [render(row) for row in rows]
+    prompts = _rows_chunks(rows, 1, lambda row: [render(row)])
     return numeric_expectations(backend, prompts, cache=cache, batch_size=batch_size, decoding=decoding,
                                 progress=progress)
 

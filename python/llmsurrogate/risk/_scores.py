@@ -12,7 +12,7 @@ from .._validation import as_frame, check_choice, check_int
 from ..exceptions import InvalidArgumentError
 from ..llm.cache import using_cache
 from ..llm.factory import as_backend, load_task
-from ..llm.prompts import few_shot_prompt, rows_of
+from ..llm.prompts import RowChunks, few_shot_prompt, rows_of
 from ..llm.scoring import chat_prompt_fn, cot_risk, mc_risk, numeric_risk, scale_risk
 from ._results import RiskScores
 
@@ -111,7 +111,7 @@ METHODS = ("multiple_choice", "numeric", "numeric_argmax", "chain_of_thought", "
 
 def _score_rows(data, task, backend, method, cache, batch_size, correct_order_bias, spelling, chat, system_prompt,
                 few_shot, max_new_tokens, progress, orders=None) -> RiskScores:
-    rows = rows_of(data, task)
+    rows = RowChunks(data, task)  # the rows' dicts made a chunk at a time, as their prompts are
     h0, m0, r0 = cache.hits, cache.misses, cache.rejected
     table = pd.DataFrame({"row": np.arange(len(rows))})
     kind = "numeric" if method in ("numeric", "numeric_argmax") else "multiple_choice"
