@@ -33,6 +33,20 @@ impl TransferTable {
         Ok(Self { inner })
     }
 
+    /// The r = 1 table of the square matrix `E[train, test]`, read straight from it (the same
+    /// table as from its errors in the table's order); None when an off-diagonal cell is not finite.
+    #[staticmethod]
+    #[pyo3(signature = (matrix, n_jobs=None))]
+    fn from_matrix(py: Python<'_>, matrix: PyReadonlyArray2<'_, f64>, n_jobs: Option<i64>) -> PyResult<Option<Self>> {
+        let n = matrix.shape()[0];
+        if matrix.shape()[1] != n {
+            return Err(CoreError::invalid("matrix", format!("must be square; got {} x {}", n, matrix.shape()[1])).into());
+        }
+        let m = slice(&matrix)?;
+        let inner = run_detached(py, n_jobs, m.len(), || k::SortedTable::from_matrix(m, n))?;
+        Ok(inner.map(|inner| Self { inner }))
+    }
+
     #[getter]
     fn n(&self) -> usize {
         self.inner.n
@@ -91,9 +105,7 @@ impl TransferTable {
     #[pyo3(signature = (taus, gamma_max, n_jobs=None))]
     fn gamma_steps_many<'py>(&self, py: Python<'py>, taus: PyReadonlyArray1<'py, f64>, gamma_max: f64, n_jobs: Option<i64>) -> PyResult<Vec<(Arr<'py>, Arr<'py>)>> {
         let t = slice(&taus)?;
-        let out = run_detached(py, n_jobs, usize::MAX, || {
-            t.par_iter().map(|&tau| self.inner.gamma_steps(tau, gamma_max)).collect::<Result<Vec<_>, _>>()
-        })?;
+        let out = run_detached(py, n_jobs, usize::MAX, || self.inner.gamma_steps_many(t, gamma_max))?;
         Ok(out.into_iter().map(|(g, v)| (g.into_pyarray(py), v.into_pyarray(py))).collect())
     }
 }
@@ -103,9 +115,7 @@ impl TransferTable {
 #[pyo3(signature = (t1, t2, taus, gamma_max, n_jobs=None))]
 pub fn transfer_worst_case_dominance(py: Python<'_>, t1: &TransferTable, t2: &TransferTable, taus: PyReadonlyArray1<'_, f64>, gamma_max: f64, n_jobs: Option<i64>) -> PyResult<Vec<(bool, f64)>> {
     let t = slice(&taus)?;
-    run_detached(py, n_jobs, usize::MAX, || {
-        t.par_iter().map(|&tau| k::worst_case_dominance(&t1.inner, &t2.inner, tau, gamma_max)).collect::<Result<Vec<_>, _>>()
-    })
+    run_detached(py, n_jobs, usize::MAX, || k::worst_case_dominance_many(&t1.inner, &t2.inner, t, gamma_max))
 }
 
 /// Γ-bounded everywhere dominance per τ.

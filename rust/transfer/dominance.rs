@@ -35,16 +35,41 @@ pub fn worst_case_dominance(t1: &SortedTable, t2: &SortedTable, tau: f64, gamma_
     check_same_design(t1, t2)?;
     let (g1, v1) = t1.gamma_steps(tau, gamma_max)?;
     let (g2, v2) = t2.gamma_steps(tau, gamma_max)?;
+    Ok(merge_steps(&g1, &v1, &g2, &v2, gamma_max))
+}
+
+/// [`worst_case_dominance`] for each τ: each table read once up to the ranks where the τ start,
+/// then the τ in parallel, each holding only its own two step functions.
+pub fn worst_case_dominance_many(t1: &SortedTable, t2: &SortedTable, taus: &[f64], gamma_max: f64) -> CoreResult<Vec<(bool, f64)>> {
+    check_same_design(t1, t2)?;
+    check_gamma(gamma_max)?;
+    for &tau in taus {
+        check_tau_open(tau)?;
+    }
+    let (s1, s2) = (t1.starts(taus), t2.starts(taus));
+    Ok(taus
+        .par_iter()
+        .zip(s1.par_iter().zip(s2.par_iter()))
+        .map(|(&tau, (a, b))| {
+            let (g1, v1) = t1.gamma_steps_from(tau, gamma_max, a);
+            let (g2, v2) = t2.gamma_steps_from(tau, gamma_max, b);
+            merge_steps(&g1, &v1, &g2, &v2, gamma_max)
+        })
+        .collect())
+}
+
+/// Compare two step functions Γ ↦ ē(Γ) at the union of their breakpoints (and gamma_max).
+fn merge_steps(g1: &[f64], v1: &[f64], g2: &[f64], v2: &[f64], gamma_max: f64) -> (bool, f64) {
     let (mut i1, mut i2) = (0usize, 0usize);
     let mut prev = f64::NAN;
     loop {
         // next evaluation point: the smaller pending breakpoint, capped at gamma_max
         let p = g1[i1].min(g2[i2]).min(gamma_max);
         if v1[i1] > v2[i2] {
-            return Ok((false, prev));
+            return (false, prev);
         }
         if p >= gamma_max {
-            return Ok((true, gamma_max));
+            return (true, gamma_max);
         }
         prev = p;
         if g1[i1] <= p && i1 + 1 < g1.len() {

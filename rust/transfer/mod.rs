@@ -26,6 +26,7 @@ pub mod ustat;
 
 pub use dominance::{
     box_dominance, box_dominance_one, critical_gamma_box, everywhere_dominance, lp2_simplex, worst_case_dominance,
+    worst_case_dominance_many,
     EverywhereMode, Witness,
 };
 pub use select::{matrix_order_statistics, table_order_statistics};

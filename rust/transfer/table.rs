@@ -126,25 +126,72 @@ pub fn check_table(values: &[f64], test: &[i64], n: usize) -> CoreResult<usize> 
     Ok(k)
 }
 
+/// The value whose [`total_order_key`] is `key` (its inverse).
+fn from_order_key(key: u64) -> f64 {
+    f64::from_bits(if key >> 63 == 1 { key & !(1 << 63) } else { !key })
+}
+
+/// Sort (order key, position) pairs as plain integers: the key orders as `f64::total_cmp` does,
+/// and the position breaks ties.
+fn sort_pairs(order: &mut [(u64, u32)]) {
+    if order.len() >= crate::common::parallel::PARALLEL_MIN_ITEMS {
+        order.par_sort_unstable();
+    } else {
+        order.sort_unstable();
+    }
+}
+
+/// The values of sorted pairs, written over the pairs' own memory (Rust collects a `Vec`'s
+/// `into_iter().map()` in place when the new items are no larger) and shrunk to fit: the sorted
+/// table never holds its pairs and its values at once (8 bytes an error less at its peak).
+fn into_values(order: Vec<(u64, u32)>) -> Vec<f64> {
+    let mut values: Vec<f64> = order.into_iter().map(|(key, _)| from_order_key(key)).collect();
+    values.shrink_to_fit();
+    values
+}
+
 impl SortedTable {
+    /// The r = 1 table of the square matrix `E[train, test]` (row-major `n × n`, the diagonal
+    /// ignored), sorted as [`SortedTable::new`] sorts the table's errors in the table's order (by
+    /// test domain, then training domain): the same table, read straight from the matrix, its
+    /// values and test domains taken from the sorted pairs (no copy of the errors in the table's
+    /// order, no lookups). `None` when an off-diagonal cell is not finite (the caller names it).
+    pub fn from_matrix(matrix: &[f64], n: usize) -> CoreResult<Option<Self>> {
+        if n < 2 || matrix.len() != n * n {
+            return Err(CoreError::invalid("matrix", format!("need a square matrix of at least 2 x 2; got {} cells for n = {n}", matrix.len())));
+        }
+        let k = n - 1;
+        if n * k > u32::MAX as usize {
+            return Err(CoreError::invalid("matrix", format!("at most {} errors per table; got {}", u32::MAX, n * k)));
+        }
+        let mut order: Vec<(u64, u32)> = vec![(0, 0); n * k];
+        // row i (training domain) in the matrix's order; each cell's position in the table's order
+        // is test * (n - 1) + (the training domain's rank among the other n - 1)
+        let finite = order.par_chunks_mut(k).zip(matrix.par_chunks(n)).enumerate().all(|(i, (dst, row))| {
+            for (slot, (j, &v)) in dst.iter_mut().zip(row.iter().enumerate().filter(|&(j, _)| j != i)) {
+                let pos = j * k + if i < j { i } else { i - 1 };
+                *slot = (total_order_key(v), pos as u32);
+            }
+            row.iter().enumerate().all(|(j, v)| j == i || v.is_finite())
+        });
+        if !finite {
+            return Ok(None);
+        }
+        sort_pairs(&mut order);
+        let test = order.par_iter().map(|&(_, pos)| pos / k as u32).collect();
+        Ok(Some(Self { values: into_values(order), test, n, k }))
+    }
+
     /// Validate ([`check_table`]) and sort once.
     pub fn new(values: &[f64], test: &[i64], n: usize) -> CoreResult<Self> {
         let k = check_table(values, test, n)?;
         // (order key, position) pairs sorted as plain integers: the key orders as f64::total_cmp
         // does, and the position breaks ties, without a lookup into `values` per comparison
         let mut order: Vec<(u64, u32)> =
-            values.iter().enumerate().map(|(i, &v)| (total_order_key(v), i as u32)).collect();
-        if order.len() >= crate::common::parallel::PARALLEL_MIN_ITEMS {
-            order.par_sort_unstable();
-        } else {
-            order.sort_unstable();
-        }
-        Ok(Self {
-            values: order.iter().map(|&(_, i)| values[i as usize]).collect(),
-            test: order.iter().map(|&(_, i)| test[i as usize] as u32).collect(),
-            n,
-            k,
-        })
+            values.par_iter().enumerate().map(|(i, &v)| (total_order_key(v), i as u32)).collect();
+        sort_pairs(&mut order);
+        let test = order.par_iter().map(|&(_, i)| test[i as usize] as u32).collect();
+        Ok(Self { values: into_values(order), test, n, k })
     }
 
     /// N.
@@ -233,20 +280,58 @@ impl SortedTable {
     pub fn gamma_steps(&self, tau: f64, gamma_max: f64) -> CoreResult<(Vec<f64>, Vec<f64>)> {
         check_tau_open(tau)?;
         check_gamma(gamma_max)?;
+        let j0 = upper_rank(self.len(), tau).max(1);
+        Ok(self.gamma_steps_from(tau, gamma_max, &self.counts_before(&[j0]).remove(0)))
+    }
+
+    /// [`SortedTable::gamma_steps`] for each τ, the table read once up to the ranks where the τ
+    /// start and each τ swept from there (in parallel; docs/methods/transfer.md A4).
+    pub fn gamma_steps_many(&self, taus: &[f64], gamma_max: f64) -> CoreResult<Vec<(Vec<f64>, Vec<f64>)>> {
+        check_gamma(gamma_max)?;
+        for &tau in taus {
+            check_tau_open(tau)?;
+        }
+        let starts = self.starts(taus);
+        Ok(taus.par_iter().zip(starts.par_iter()).map(|(&tau, counts)| self.gamma_steps_from(tau, gamma_max, counts)).collect())
+    }
+
+    /// The per-domain counts of the first ⌈τN⌉ − 1 sorted errors, for each τ (checked).
+    pub(super) fn starts(&self, taus: &[f64]) -> Vec<Vec<u32>> {
+        let j0: Vec<usize> = taus.iter().map(|&tau| upper_rank(self.len(), tau).max(1)).collect();
+        self.counts_before(&j0)
+    }
+
+    /// The per-domain counts of the first `j − 1` sorted errors, for each `j` in `ends` (any
+    /// order): one pass over the table up to the largest.
+    fn counts_before(&self, ends: &[usize]) -> Vec<Vec<u32>> {
+        let mut order: Vec<usize> = (0..ends.len()).collect();
+        order.sort_by_key(|&i| ends[i]);
+        let mut out = vec![Vec::new(); ends.len()];
+        let mut counts = vec![0u32; self.n];
+        let mut j = 1usize;
+        for i in order {
+            while j < ends[i] {
+                counts[self.test[j - 1] as usize] += 1;
+                j += 1;
+            }
+            out[i] = counts.clone();
+        }
+        out
+    }
+
+    /// The step function of one τ, from the counts of the first ⌈τN⌉ − 1 sorted errors.
+    pub(super) fn gamma_steps_from(&self, tau: f64, gamma_max: f64, start: &[u32]) -> (Vec<f64>, Vec<f64>) {
         let nn = self.len();
         let t = tau - LEVEL_TOL;
         let j0 = upper_rank(nn, tau).max(1);
-        let mut sc = SortedCounts::new(self.n, self.k);
-        for j in 1..j0 {
-            sc.increment(self.test[j - 1] as usize);
-        }
         let n = self.n as f64;
         let big_c_base = t * nn as f64; // τ'N
+        let mut sweep = GammaSweep::new(start, self.k, big_c_base);
         let (mut gs, mut vs): (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
         let mut best = 0.0f64; // running max of Γ*_j (Γ* ≥ 1 for j ≥ τ'N)
         for j in j0..=nn {
-            sc.increment(self.test[j - 1] as usize);
-            let g = gamma_star(&sc, j, (big_c_base - j as f64).min(0.0), n);
+            sweep.increment(self.test[j - 1] as usize);
+            let g = sweep.gamma_star(j, (big_c_base - j as f64).min(0.0), n);
             if g > best {
                 let v = self.values[j - 1];
                 match gs.last_mut() {
@@ -263,7 +348,7 @@ impl SortedTable {
                 }
             }
         }
-        Ok((gs, vs))
+        (gs, vs)
     }
 
     /// ē_τ(Γ) by the scan from ⌈τN⌉ (docs/methods/transfer.md A4, one τ).
@@ -326,6 +411,127 @@ fn gamma_star(sc: &SortedCounts, j: usize, big_c: f64, n: f64) -> f64 {
     }
 }
 
+/// The per-domain counts of a sweep over the sorted errors, kept so that Γ*_j
+/// ([`gamma_star`]) costs O(1) per step instead of O(n) (issue 37; docs/methods/transfer.md A4).
+///
+/// For j ≥ τ'N, the denominator of Γ*_j is den_k = nP_k − kj − Ck = n·Σ_{i ≤ k} (c_(i) − θ) with
+/// θ = τ'N/n, the same for every j: it falls while the k-th smallest count is below θ and rises
+/// after, so its minimum, which gives Γ*_j, sits where the counts cross θ. Counts differ from θ
+/// by at least 1 outside the counts ⌊θ⌋ and ⌈θ⌉, so every k whose den_k could be the smallest in
+/// floating point lies in the window from the last count below ⌊θ⌋ to the last count ⌈θ⌉; the
+/// sweep keeps how many counts are below the window (`below`) and their sum (`below_sum`), and
+/// the number of domains at each count (`hist`). Within a block of equal counts den_k changes by
+/// δ = n·c − τ'N per k, so its smallest value is at one end of the block; in floating point,
+/// every k whose den_k is within rounding of that end's is a candidate too (when θ is within
+/// rounding of an integer, δ is tiny and many are: δ ≈ 10⁻¹²N, as when τK is a whole number).
+/// Each candidate's den_k is computed with the expression of [`gamma_star`], so Γ*_j is its value
+/// bit for bit (tests compare the two on every step).
+struct GammaSweep {
+    count: Vec<u32>,
+    /// hist[c]: the number of domains with count c.
+    hist: Vec<u32>,
+    /// ⌊θ⌋ and ⌈θ⌉ (the window's counts).
+    lo: u32,
+    hi: u32,
+    /// The number of domains with count < lo, and the sum of their counts.
+    below: usize,
+    below_sum: u64,
+    /// Twice the largest rounding error of a computed den_k (8 ε · 2nN): two den_k closer than
+    /// this may swap their order in floating point.
+    rounding: f64,
+    /// The counts exceed what the closed form assumes exactly (n·N ≥ 2^50): the O(n) scan instead.
+    scan: Option<SortedCounts>,
+}
+
+impl GammaSweep {
+    fn new(start: &[u32], kmax: usize, big_c_base: f64) -> Self {
+        let n = start.len();
+        let theta = big_c_base / n as f64;
+        let (lo, hi) = (theta.floor().max(0.0) as u32, theta.ceil().max(0.0) as u32);
+        let mut hist = vec![0u32; kmax + 2];
+        let (mut below, mut below_sum) = (0usize, 0u64);
+        for &c in start {
+            hist[c as usize] += 1;
+            if c < lo {
+                below += 1;
+                below_sum += c as u64;
+            }
+        }
+        let big_n = (n * kmax) as f64;
+        let scan = (n as f64 * big_n >= (1u64 << 50) as f64).then(|| {
+            let mut sc = SortedCounts::new(n, kmax);
+            for (d, &c) in start.iter().enumerate() {
+                for _ in 0..c {
+                    sc.increment(d);
+                }
+            }
+            sc
+        });
+        Self { count: start.to_vec(), hist, lo, hi, below, below_sum, rounding: 16.0 * f64::EPSILON * n as f64 * big_n, scan }
+    }
+
+    fn increment(&mut self, d: usize) {
+        if let Some(sc) = self.scan.as_mut() {
+            sc.increment(d);
+            return;
+        }
+        let c = self.count[d];
+        self.count[d] = c + 1;
+        self.hist[c as usize] -= 1;
+        self.hist[c as usize + 1] += 1;
+        if c + 1 < self.lo {
+            self.below_sum += 1;
+        } else if c + 1 == self.lo {
+            self.below -= 1;
+            self.below_sum -= c as u64;
+        }
+    }
+
+    /// Γ*_j, as [`gamma_star`] computes it from the sorted counts.
+    fn gamma_star(&self, j: usize, big_c: f64, n: f64) -> f64 {
+        if let Some(sc) = self.scan.as_ref() {
+            return gamma_star(sc, j, big_c, n);
+        }
+        let mut s_star = f64::INFINITY;
+        let mut consider = |k: usize, pk: u64| {
+            if k >= 1 {
+                let (pk, kk) = (pk as f64, k as f64);
+                let den = n * pk - kk * j as f64 - big_c * kk;
+                if den < 0.0 {
+                    let s = n * big_c / den;
+                    if s < s_star {
+                        s_star = s;
+                    }
+                }
+            }
+        };
+        let (mut k, mut pk) = (self.below, self.below_sum);
+        consider(k, pk);
+        let both = [self.lo, self.hi];
+        for &c in &both[..if self.hi > self.lo { 2 } else { 1 }] {
+            let m = self.hist.get(c as usize).copied().unwrap_or(0) as usize;
+            if m == 0 {
+                continue;
+            }
+            // den_{k+1} − den_k inside the block (exact up to one rounding of C): the smallest den
+            // in floating point is within `reach` steps of the block's smaller end
+            let delta = (n * c as f64 - j as f64) - big_c;
+            let reach = if delta == 0.0 { m } else { ((self.rounding / delta.abs()).ceil() as usize).saturating_add(1).min(m) };
+            let steps = if delta < 0.0 { (m - reach + 1)..=m } else { 1..=reach };
+            for i in steps {
+                consider(k + i, pk + (i as u64) * c as u64);
+            }
+            k += m;
+            pk += m as u64 * c as u64;
+        }
+        if s_star.is_infinite() {
+            f64::INFINITY
+        } else {
+            (1.0 + s_star.max(0.0)).sqrt()
+        }
+    }
+}
+
 /// Value of a step function from [`SortedTable::gamma_steps`] at Γ.
 pub fn step_value(gs: &[f64], vs: &[f64], gamma: f64) -> f64 {
     let i = gs.partition_point(|&g| g < gamma).min(vs.len() - 1);
@@ -362,6 +568,35 @@ pub(super) mod tests {
     }
 
     #[test]
+    fn a_matrix_sorts_as_its_table_does() {
+        // ties (and signed zeros) across test domains break by the table's order, as when the
+        // errors are given in that order; every value comes back bit for bit from its order key
+        for n in [2usize, 3, 7, 300] {
+            let m: Vec<f64> = (0..n * n).map(|c| [0.0, -0.0, 1.5, -2.0, 7.25][(c * 7919) % 5] + ((c % 3) as f64)).collect();
+            let (mut values, mut test) = (Vec::new(), Vec::new());
+            for j in 0..n {
+                for i in (0..n).filter(|&i| i != j) {
+                    values.push(m[i * n + j]);
+                    test.push(j as i64);
+                }
+            }
+            let want = SortedTable::new(&values, &test, n).unwrap();
+            let got = SortedTable::from_matrix(&m, n).unwrap().unwrap();
+            assert_eq!(got.values.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want.values.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+            assert_eq!((got.test, got.n, got.k), (want.test, want.n, want.k));
+        }
+        let mut m = vec![1.0; 9];
+        m[4] = f64::NAN; // the diagonal is ignored
+        assert!(SortedTable::from_matrix(&m, 3).unwrap().is_some());
+        m[5] = f64::INFINITY;
+        assert!(SortedTable::from_matrix(&m, 3).unwrap().is_none());
+        assert!(SortedTable::from_matrix(&m, 2).is_err());
+        for x in [0.0, -0.0, 1e-300, -f64::MAX, f64::INFINITY, f64::NEG_INFINITY] {
+            assert_eq!(from_order_key(total_order_key(x)).to_bits(), x.to_bits());
+        }
+    }
+
+    #[test]
     fn unweighted_known_answers() {
         let t = t1_table();
         for (tau, lo, hi) in [(0.7, 2.0, 5.0), (0.75, 2.0, 5.0), (0.8, 2.0, 5.0), (0.9, 1.0, 6.0), (1.0, 1.0, 6.0)] {
@@ -393,6 +628,75 @@ pub(super) mod tests {
         let p = t.worst_case_p(2.0).unwrap();
         assert!((p[3] * 2.0 - 10.0 / 9.0).abs() < 1e-12 && (p[4] * 2.0 - 4.0 / 3.0).abs() < 1e-12);
         assert_eq!(p[5], 1.0);
+    }
+
+    #[test]
+    fn the_sweep_gives_gamma_star_bit_for_bit() {
+        // Γ*_j from the window of the sweep against the O(n) scan over the sorted counts, at every
+        // step: random tables with ties, and sizes where θ = τ'K is (within rounding of) an integer
+        // (K = 100: every τ of the default grid), so that whole blocks are evaluated
+        for (n, k, seed) in [(5usize, 4usize, 1u64), (101, 100, 2), (40, 39, 3), (11, 30, 4), (3, 2, 5)] {
+            let mut rng = crate::common::rng::SplitMix64::new(seed);
+            let mut test: Vec<i64> = (0..n * k).map(|i| (i / k) as i64).collect();
+            for i in (1..test.len()).rev() {
+                test.swap(i, rng.below_rejection(i as u64 + 1) as usize);
+            }
+            let values: Vec<f64> = (0..n * k).map(|i| (i / 3) as f64).collect(); // sorted, with ties
+            let t = SortedTable::new(&values, &test, n).unwrap();
+            for tau in [0.5, 0.6, 0.75, 0.9, 0.95, 0.99, 1.0] {
+                let nn = t.len();
+                let big_c_base = (tau - LEVEL_TOL) * nn as f64;
+                let j0 = upper_rank(nn, tau).max(1);
+                let start = t.counts_before(&[j0]).remove(0);
+                let mut sweep = GammaSweep::new(&start, t.k, big_c_base);
+                let mut sc = SortedCounts::new(n, t.k);
+                for j in 1..j0 {
+                    sc.increment(t.test[j - 1] as usize);
+                }
+                for j in j0..=nn {
+                    sweep.increment(t.test[j - 1] as usize);
+                    sc.increment(t.test[j - 1] as usize);
+                    let c = (big_c_base - j as f64).min(0.0);
+                    let (new, old) = (sweep.gamma_star(j, c, n as f64), gamma_star(&sc, j, c, n as f64));
+                    assert_eq!(new.to_bits(), old.to_bits(), "n={n} k={k} tau={tau} j={j}: {new} vs {old}");
+                }
+                let many = t.gamma_steps_many(&[tau, 0.5], 3.0).unwrap();
+                assert_eq!(many[0], t.gamma_steps(tau, 3.0).unwrap());
+            }
+        }
+    }
+
+    #[test]
+    fn the_sweep_evaluates_a_whole_block_when_its_dens_tie_within_rounding() {
+        // n = 20,001 domains, K = 100, τ = 0.9: θ = τ'K lies 1e-10 below the integer 90, so each
+        // domain at count 90 changes den_k by n·90 − τ'N ≈ 2e-6, below the rounding of den (~1e-5):
+        // the smallest den_k in floating point can sit inside the block of count 90
+        let (n, k) = (20_001usize, 100usize);
+        let mut rng = crate::common::rng::SplitMix64::new(7);
+        let mut test: Vec<i64> = (0..n * k).map(|i| (i / k) as i64).collect();
+        for i in (1..test.len()).rev() {
+            test.swap(i, rng.below_rejection(i as u64 + 1) as usize);
+        }
+        let values: Vec<f64> = (0..n * k).map(|i| i as f64).collect();
+        let t = SortedTable::new(&values, &test, n).unwrap();
+        let (nn, tau) = (t.len(), 0.9);
+        let big_c_base = (tau - LEVEL_TOL) * nn as f64;
+        let j0 = upper_rank(nn, tau).max(1);
+        let mut sweep = GammaSweep::new(&t.counts_before(&[j0]).remove(0), t.k, big_c_base);
+        assert!(sweep.scan.is_none());
+        let mut sc = SortedCounts::new(n, t.k);
+        for j in 1..j0 {
+            sc.increment(t.test[j - 1] as usize);
+        }
+        for j in j0..=nn {
+            sweep.increment(t.test[j - 1] as usize);
+            sc.increment(t.test[j - 1] as usize);
+            if j % 97 == 0 || j < j0 + 50 {
+                let c = (big_c_base - j as f64).min(0.0);
+                let (new, old) = (sweep.gamma_star(j, c, n as f64), gamma_star(&sc, j, c, n as f64));
+                assert_eq!(new.to_bits(), old.to_bits(), "j={j}: {new} vs {old}");
+            }
+        }
     }
 
     #[test]

@@ -169,8 +169,17 @@ def _order_statistics(t: "ErrorTable | SquareMatrix", ranks: Any) -> np.ndarray:
                                            np.ascontiguousarray(t.test, dtype=np.int64), t.n, ranks)
 
 
-def _core_table(t: ErrorTable, negate: bool = False):
-    """The Rust-side sorted table, built once per ErrorTable (and once for the negated errors)."""
+def _core_table(t: "ErrorTable | SquareMatrix", negate: bool = False):
+    """The Rust-side sorted table, built once per ErrorTable (and once for the negated errors); of a
+    :class:`SquareMatrix`, read straight from the matrix (the same table, without the ErrorTable's
+    copy of the errors and its index arrays: 40 bytes an error less at its peak), and not kept."""
+    if isinstance(t, SquareMatrix):
+        m = np.ascontiguousarray(-t.matrix if negate else t.matrix)
+        core = _core.TransferTable.from_matrix(m)
+        if core is None:  # a cell off the diagonal is missing or infinite: the table's error names it
+            ErrorTable.from_matrix(t.matrix, arg=t.arg)
+            raise AssertionError("unreachable: from_matrix accepts only finite off-diagonal cells")
+        return core
     key = "_llms_core_neg" if negate else "_llms_core"
     core = t.__dict__.get(key)
     if core is None:
@@ -259,7 +268,14 @@ def _check_r(t: ErrorTable, r: Any) -> None:
         raise InvalidArgumentError(f"argument `r` ({r}) does not match the table's {t.r} training domains per error")
 
 
-def _same(err1: Any, err2: Any, pooled: bool = False) -> tuple[ErrorTable, ErrorTable]:
+def _same(err1: Any, err2: Any, pooled: bool = False, square: bool = False) -> tuple[ErrorTable, ErrorTable]:
+    """The two tables of a comparison, on the same design (domains paired by label). ``square=True``
+    (a caller that reads them only through :func:`_core_table`): two plain float64 matrices of one
+    size stay :class:`SquareMatrix` (domains 0..n-1 in both)."""
+    if square:
+        s1, s2 = _ordered(err1, "err1", pooled), _ordered(err2, "err2", pooled)
+        if isinstance(s1, SquareMatrix) and isinstance(s2, SquareMatrix) and s1.n == s2.n:
+            return s1, s2
     t1, t2 = _table(err1, "err1", pooled), _table(err2, "err2", pooled)
     if type(t1) is not type(t2):  # one complete ErrorTable, one pooled: compare as pooled
         t1, t2 = (x if isinstance(x, PooledErrors) else PooledErrors(x.values, x.test, x.domains, x.r, name=x.name)

@@ -72,7 +72,7 @@ def check_worstcase_dominance(err1: Any, err2: Any, taulist: Any = DEFAULT_TAULI
     >>> check_worstcase_dominance(E1, E2, taulist=[0.7, 0.9])["res"].tolist()
     [True, True]
     """
-    t1, t2 = _same(err1, err2, pooled)
+    t1, t2 = _same(err1, err2, pooled, square=True)   # (read only through their core tables)
     taus = _taulist(taulist)
     g = check_gamma(Gamma)
     mode = check_choice(mode, "mode", ["exact", "transferUQ"])
@@ -110,7 +110,7 @@ def critical_gamma(err1: Any, err2: Any, tau: Any, *, kind: str = "everywhere", 
     >>> critical_gamma(E1, E2, 0.9, kind="worstcase")
     inf
     """
-    t1, t2 = _same(err1, err2, pooled)
+    t1, t2 = _same(err1, err2, pooled, square=True)   # (read only through their core tables)
     kind = check_choice(kind, "kind", ["everywhere", "worstcase"])
     scalar = np.isscalar(tau)
     taus = _taulist(tau)
@@ -138,7 +138,7 @@ def everywhere_dominance_box(err1: Any, err2: Any, taulist: Any = DEFAULT_TAULIS
     >>> everywhere_dominance_box(E1, E2, taulist=[0.9], Gamma=2.0)["res"].tolist()
     [False]
     """
-    t1, t2 = _same(err1, err2, pooled)
+    t1, t2 = _same(err1, err2, pooled, square=True)   # (read only through their core tables)
     taus = _taulist(taulist)
     res = _core.transfer_box_dominance(_core_table(t1), _core_table(t2), taus, check_gamma(Gamma))
     return pd.DataFrame({"tau": taus, "res": np.array(res, dtype=bool)})
@@ -225,7 +225,7 @@ def check_everywhere_dominance(err1: Any, err2: Any, taulist: Any = DEFAULT_TAUL
     >>> check_everywhere_dominance(E1, E1 + 1, taulist=[0.7, 0.9])["res"].tolist()
     [True, True]
     """
-    t1, t2 = _same(err1, err2, pooled)
+    t1, t2 = _same(err1, err2, pooled, square=True)   # (read only through their core tables)
     taus = _taulist(taulist)
     mode = check_choice(mode, "mode", ["exact", "paper", "transferUQ"])
     wit = _core.transfer_everywhere_dominance(_core_table(t1), _core_table(t2), taus, mode)
