@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import math
+import time
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -56,6 +57,7 @@ from ._dispatch import (  # noqa: F401 - make_model, MODEL_NAMES, DomainCV: impo
     MODEL_NAMES,
     DomainCV,
     _check_model,
+    _fit_eval_batch,
     _fit_eval_generic,
     _fresh,
     _model_key,
@@ -64,7 +66,7 @@ from ._dispatch import (  # noqa: F401 - make_model, MODEL_NAMES, DomainCV: impo
 )
 from ._fit_cache import CacheStats, _Cache, _count, collect_cache_stats  # noqa: F401 - re-exported
 from ._models import CPT, _NLSModel  # noqa: F401 - CPT for the docstring example
-from ._table import ErrorTable, _labels
+from ._table import ErrorTable, _labels, combinations_array, lex_layout
 
 __all__ = ["error_table", "error_tables", "in_sample_errors", "within_domain_cv", "cv_ratio"]
 
@@ -161,18 +163,37 @@ class _Samples:
 # ------------------------------------------------------------------------------------------------
 # Fitting many subsets
 # ------------------------------------------------------------------------------------------------
+#: Batches of cache hits handed on at once.
+_HIT_BATCH = 4096
+
+
 def _fit_subsets(model: Any, data: _Samples, subsets: list[tuple[int, ...]], n_jobs, cache_dir, progress,
-                 label: str) -> np.ndarray:
-    """MSE matrix ``(len(subsets), n)``: model fitted on each subset, evaluated on every domain."""
+                 label: str, sink=None) -> np.ndarray | None:
+    """Fit ``model`` on each subset and evaluate it on every domain: the MSE matrix
+    ``(len(subsets), n)``; or, with ``sink``, ``sink(idx, rows)`` for each finished batch (``idx``:
+    positions in ``subsets``, ``rows``: their ``(len(idx), n)`` MSEs; cache hits included) and None,
+    so that the caller writes each row where it belongs and no matrix is kept."""
     cache = _Cache(cache_dir, _model_key(model), data.hash)
-    out = np.full((len(subsets), data.n), np.nan)
-    todo = []
+    out = None
+    if sink is None:
+        out = np.full((len(subsets), data.n), np.nan)
+
+        def sink(idx, rows):
+            out[idx] = rows
+    todo, hit_idx, hit_rows = [], [], []
     for i, s in enumerate(subsets):
         hit = cache.get(s, data.n)
         if hit is not None:
-            out[i] = hit
+            hit_idx.append(i)
+            hit_rows.append(hit)
+            if len(hit_idx) == _HIT_BATCH:
+                sink(np.array(hit_idx), np.vstack(hit_rows))
+                hit_idx, hit_rows = [], []
         else:
             todo.append(i)
+    if hit_idx:
+        sink(np.array(hit_idx), np.vstack(hit_rows))
+    del hit_rows
     _count("hits", len(subsets) - len(todo))
     _count("computed", len(todo))
     _count("rejected", cache.rejected)
@@ -184,44 +205,165 @@ def _fit_subsets(model: Any, data: _Samples, subsets: list[tuple[int, ...]], n_j
         report(label, done, len(subsets))
         if not todo:
             return out
+
+        def finished(idx, rows):
+            nonlocal done
+            for j, i in enumerate(idx):
+                cache.put(subsets[i], rows[j])
+            sink(np.asarray(idx, dtype=np.intp), rows)
+            done += len(idx)
+            report(label, done, len(subsets))
+
         if isinstance(model, _NLSModel):
-            z1, z2, p = data.lottery_columns()
-            # each call groups the data by lottery once (a sort of all rows): batches of >= 64
-            # training sets keep that cost small; about 100 batches give progress and resume points
-            threads = resolve_n_jobs(n_jobs)
-            chunk = max(64, len(todo) // 100)
-            not_converged = []
-            for start in range(0, len(todo), chunk):
-                idx = todo[start:start + chunk]
-                sub = np.array([subsets[i] for i in idx], dtype=np.int64)
-                res = model._fit_domains(z1, z2, p, data.y, data.offsets, sub, n_jobs=threads)
-                not_converged.extend(subsets[idx[j]] for j in np.flatnonzero(~res["converged"]))
-                for j, i in enumerate(idx):
-                    out[i] = res["mse"][j]
-                    cache.put(subsets[i], out[i])
-                done += len(idx)
-                report(label, done, len(subsets))
-            if not_converged:
-                first = [data.labels[d] for d in not_converged[0]]
-                warnings.warn(f"{label}: {len(not_converged)} of {len(todo)} fits stopped without meeting a "
-                              f"convergence test (first: training set {first}); raise `max_iter` or check the "
-                              "data", LLMSurrogateWarning, stacklevel=3)
+            _fit_nls(model, data, subsets, todo, n_jobs, finished, label)
         else:
-            jobs = check_n_jobs(n_jobs)
-            workers = resolve_n_jobs(jobs)
-            chunk = max(2 * workers, 4)
-            # local pools capped at the cores; loky workers exit if this process dies
-            with parallel(_joblib_n_jobs(jobs)) as pool:
-                for start in range(0, len(todo), chunk):
-                    idx = todo[start:start + chunk]
-                    res = pool(delayed(_fit_eval_generic)(model, data.X, data.y, data.offsets,
-                                                              data.rows(subsets[i])) for i in idx)
-                    for j, i in enumerate(idx):
-                        out[i] = res[j]
-                        cache.put(subsets[i], out[i])
-                    done += len(idx)
-                    report(label, done, len(subsets))
+            _fit_generic(model, data, subsets, todo, n_jobs, finished)
     return out
+
+
+def _fit_nls(model, data: _Samples, subsets, todo, n_jobs, finished, label) -> None:
+    """EU/CPT fits in the Rust core's threads, a batch of training sets per call."""
+    z1, z2, p = data.lottery_columns()
+    # each call groups the data by lottery once (a sort of all rows): batches of >= 64
+    # training sets keep that cost small; about 100 batches give progress and resume points
+    threads = resolve_n_jobs(n_jobs)
+    chunk = max(64, len(todo) // 100)
+    not_converged = []
+    for start in range(0, len(todo), chunk):
+        idx = todo[start:start + chunk]
+        sub = np.array([subsets[i] for i in idx], dtype=np.int64)
+        res = model._fit_domains(z1, z2, p, data.y, data.offsets, sub, n_jobs=threads)
+        not_converged.extend(subsets[idx[j]] for j in np.flatnonzero(~res["converged"]))
+        finished(idx, res["mse"])
+    if not_converged:
+        first = [data.labels[d] for d in not_converged[0]]
+        warnings.warn(f"{label}: {len(not_converged)} of {len(todo)} fits stopped without meeting a "
+                      f"convergence test (first: training set {first}); raise `max_iter` or check the "
+                      "data", LLMSurrogateWarning, stacklevel=4)
+
+
+#: In-process fits timed (at most this long, or 8 fits) to price a fit before choosing how to run the rest.
+_PROBE_S = 0.05
+#: What starting a local process pool costs (loky: workers importing numpy, scikit-learn and this
+#: package; 5.3 s measured on 2 cores), and reusing a running one.
+_COLD_POOL_S = 5.0
+_WARM_POOL_S = 0.05
+#: The least work (seconds of fitting) a task should carry, so that shipping it is a small part.
+_TASK_S = 0.2
+#: Tasks per worker when the work allows (load balance against fits of uneven cost).
+_TASKS_PER_WORKER = 4
+
+
+def _plan(count: int, workers: int, seconds_per_fit: float | None, start_s: float) -> tuple[int, int]:
+    """How to run ``count`` fits: ``(jobs, batch)``, ``jobs == 1`` in this process, else ``jobs``
+    workers with ``batch`` fits per task. ``seconds_per_fit`` (None: unknown, as on Dask or Ray,
+    where nothing is fitted here first) prices the work; parallel only when it saves more than
+    ``start_s`` (starting the pool) -- never slower than one job by the estimate. Tasks carry at
+    least ``_TASK_S`` of work each, about ``_TASKS_PER_WORKER`` per worker when there is enough.
+
+    >>> _plan(200, 2, 0.002, 5.0)          # 0.4 s of fits: not worth a pool
+    (1, 2)
+    >>> _plan(200, 2, 0.2, 5.0)            # 40 s: two workers, 8 tasks of 25 fits
+    (2, 25)
+    >>> _plan(2000, 4, 0.01, 0.05)         # tasks of >= 0.2 s: 20 fits each
+    (4, 125)
+    >>> _plan(10, 2, None, 0.0)            # unpriced (Dask, Ray): every worker busy, small tasks
+    (2, 2)
+    """
+    if count <= 0:
+        return 1, 1
+    if seconds_per_fit is not None:
+        serial = count * seconds_per_fit
+        if workers <= 1 or serial - serial / workers <= start_s + _TASK_S:
+            return 1, max(1, -(-count // 100))
+    batch = -(-count // (_TASKS_PER_WORKER * workers))
+    if seconds_per_fit is not None and seconds_per_fit > 0:
+        batch = max(batch, min(math.ceil(_TASK_S / seconds_per_fit), -(-count // workers)))
+    return workers, batch
+
+
+def _pool_start_s(backend) -> float:
+    """What opening a local pool on ``backend`` costs now (threads: nothing; loky: a running pool
+    is reused, else it starts cold)."""
+    from joblib._parallel_backends import LokyBackend, ThreadingBackend
+
+    if isinstance(backend, ThreadingBackend):
+        return 0.0
+    if isinstance(backend, LokyBackend):
+        try:
+            from joblib.externals.loky import reusable_executor as reusable
+
+            ex = reusable._executor
+            if ex is not None and not ex._flags.broken and not ex._flags.shutdown:
+                return _WARM_POOL_S
+        except Exception:  # noqa: BLE001 - loky internals: price it as a cold start
+            pass
+    return _COLD_POOL_S
+
+
+def _runs_here(backend) -> bool:
+    """Whether joblib's ``backend`` runs on this machine (threads, loky or multiprocessing
+    processes, or in sequence), so that a fit may be priced in this process first; Dask, Ray (a
+    multiprocessing subclass) and other backends get every fit."""
+    from joblib._parallel_backends import LokyBackend, MultiprocessingBackend, SequentialBackend, ThreadingBackend
+
+    return isinstance(backend, (LokyBackend, ThreadingBackend, SequentialBackend)) or \
+        type(backend) is MultiprocessingBackend
+
+
+def _fit_generic(model, data: _Samples, subsets, todo, n_jobs, finished) -> None:
+    """Black-box fits (``fit``/``predict``) by cost: in this process when a pool would not pay
+    (a few fits are timed here first to price them), else batches of fits per joblib task
+    (:func:`_plan`); on Dask, Ray or another backend off this machine every fit runs there, in
+    batches."""
+    from joblib import effective_n_jobs
+
+    from .._workers import _active_backend
+
+    jobs = check_n_jobs(n_jobs)
+    backend = _active_backend({})[0]
+    here = _runs_here(backend)
+    rest = list(todo)
+    if here:
+        workers = resolve_n_jobs(jobs)
+        probe, took = [], []
+        while rest and len(probe) < 8 and sum(took) < _PROBE_S:
+            i = rest.pop(0)
+            t0 = time.perf_counter()
+            probe.append(_fit_eval_generic(model, data.X, data.y, data.offsets, data.rows(subsets[i])))
+            took.append(time.perf_counter() - t0)
+        finished(todo[:len(probe)], np.vstack(probe))
+        if not rest:
+            return
+        cost = float(np.mean(took[1:])) if len(took) > 1 else took[0]  # the first pays one-off costs
+        jobs_now, batch = _plan(len(rest), workers, cost, _pool_start_s(backend))
+        if jobs_now == 1:
+            for start in range(0, len(rest), batch):
+                idx = rest[start:start + batch]
+                finished(idx, _fit_eval_batch(model, data.X, data.y, data.offsets,
+                                              [data.rows(subsets[i]) for i in idx]))
+            return
+    else:
+        jobs_now = _joblib_n_jobs(jobs)
+        _, batch = _plan(len(rest), max(1, int(effective_n_jobs(jobs_now))), None, 0.0)
+    batches = [rest[start:start + batch] for start in range(0, len(rest), batch)]
+
+    def tasks(group):
+        return (delayed(_fit_eval_batch)(model, data.X, data.y, data.offsets, [data.rows(subsets[i]) for i in idx])
+                for idx in group)
+
+    # local pools capped at the cores; loky workers exit if this process dies
+    if backend.supports_return_generator:  # results in order as they come
+        with parallel(jobs_now, return_as="generator") as pool:
+            for idx, rows in zip(batches, pool(tasks(batches))):
+                finished(idx, rows)
+        return
+    with parallel(jobs_now) as pool:  # multiprocessing, Ray: a wave of tasks per call
+        wave = 2 * max(1, int(effective_n_jobs(jobs_now)))
+        for start in range(0, len(batches), wave):
+            group = batches[start:start + wave]
+            for idx, rows in zip(group, pool(tasks(group))):
+                finished(idx, rows)
 
 
 def _joblib_n_jobs(n_jobs: int | None) -> int:
@@ -285,54 +427,211 @@ def _normalise_models(models: Any, seed: Any = 0) -> dict:
     return out
 
 
+class _InLayout:
+    """The MSEs of a complete design's fits written where the table holds them as the fits finish
+    (by test domain, then training set in lexicographic order: :func:`~._table.lex_layout`, the
+    order :meth:`ErrorTable._from_arrays`'s sort gives), so that no (training sets x domains)
+    matrix, per-subset arrays, concatenation or sort is needed: ``values`` (N,) is the table's.
+    ``diag`` (``r = 1``): each domain's in-sample MSE (its own fit on itself), kept on the way."""
+
+    def __init__(self, n: int, r: int):
+        self.n, self.r = n, r
+        self.k = math.comb(n - 1, r)
+        self.values = np.empty(n * self.k)
+        self.combos = combinations_array(n, r)  # training set i of the fits (itertools.combinations' order)
+        self.diag = np.full(n, np.nan) if r == 1 else None
+        self.written = 0
+        # C(a, b), a <= n - 2, b <= r: the rank of a training set among those without test domain d
+        # (its domains renumbered without d); the entries read are <= C(n - 1, r), the rest capped
+        self.binom = np.array([[min(math.comb(a, b), 2**62) for b in range(r + 1)] for a in range(max(n - 1, 1))],
+                              dtype=np.int64)
+        self.step = max(1, (1 << 20) // (n * r))  # training sets per pass: index temporaries of ~8 MB
+
+    def __call__(self, idx, rows) -> None:
+        idx = np.asarray(idx, dtype=np.intp)
+        for lo in range(0, idx.size, self.step):
+            self._put(self.combos[idx[lo:lo + self.step]], np.asarray(rows[lo:lo + self.step], dtype=np.float64))
+
+    def _put(self, sub: np.ndarray, rows: np.ndarray) -> None:
+        n, r = self.n, self.r
+        d = np.arange(n, dtype=np.int64)
+        if self.diag is not None:
+            self.diag[sub[:, 0]] = rows[np.arange(sub.shape[0]), sub[:, 0]]
+        # lexicographic rank among the C(n - 1, r) sets without d: C(m, r) - 1 - sum_j C(m - 1 - c_j, r - j),
+        # m = n - 1, c the domains renumbered without d (rows with d among them are left out)
+        rank = np.full((sub.shape[0], n), self.k - 1, dtype=np.int64)
+        member = np.zeros((sub.shape[0], n), dtype=bool)
+        for j in range(r):
+            col = sub[:, j:j + 1]
+            member |= col == d
+            rank -= self.binom[np.maximum(n - 2 - (col - (col > d)), 0), r - j]
+        keep = ~member
+        rank += d * self.k
+        self.values[rank[keep]] = rows[keep]
+        self.written += int(np.count_nonzero(keep))
+
+    def result(self) -> np.ndarray:
+        if self.written != self.values.size:  # every cell once (each training set fitted once)
+            raise ComputationError(f"internal error: {self.written} of {self.values.size} errors written")
+        return self.values
+
+
+def _in_sample(model: Any, data: _Samples, n_jobs, cache, progress, label: str) -> np.ndarray:
+    """Each domain's in-sample MSE (the model fitted on it, evaluated on it), length n."""
+    diag = np.full(data.n, np.nan)
+
+    def keep(idx, rows):
+        idx = np.asarray(idx, dtype=np.intp)
+        diag[idx] = rows[np.arange(idx.size), idx]  # subset i is domain i
+
+    _fit_subsets(model, data, [(d,) for d in range(data.n)], n_jobs, cache, progress, label, sink=keep)
+    return diag
+
+
 def _build(data: _Samples, models: dict, r: int, metric: str, subsets: Any, n_jobs, cache, progress,
            seed, need_in_sample: bool):
-    """Raw MSE per model over the subsets, and in-sample MSE per model (length n) if needed."""
+    """Raw MSE per model over the subsets, and in-sample MSE per model (length n) if needed. A
+    complete design's MSEs come in the table's layout (:class:`_InLayout`, ``(N,)``); a sample's as
+    a (training sets x domains) matrix."""
     combos, complete = _subset_list(data.n, r, subsets, seed)
     raw, ins = {}, {}
     for name, model in models.items():
-        mse = _fit_subsets(model, data, combos, n_jobs, cache, progress, f"{name}: fits")
-        raw[name] = mse
+        layout = None
+        if complete:
+            layout = _InLayout(data.n, r)
+            _fit_subsets(model, data, combos, n_jobs, cache, progress, f"{name}: fits", sink=layout)
+            raw[name] = layout.result()
+        else:
+            raw[name] = _fit_subsets(model, data, combos, n_jobs, cache, progress, f"{name}: fits")
         if need_in_sample:
             if r == 1 and complete:
-                ins[name] = np.array([mse[d, d] for d in range(data.n)])
+                ins[name] = layout.diag
             else:
-                single = _fit_subsets(model, data, [(d,) for d in range(data.n)], n_jobs, cache, progress,
-                                      f"{name}: in-sample fits")
-                ins[name] = np.diag(single).copy()
+                ins[name] = _in_sample(model, data, n_jobs, cache, progress, f"{name}: in-sample fits")
     return combos, complete, raw, ins
 
 
-def _assemble(data: _Samples, combos, complete: bool, values_by_subset: np.ndarray, *, name: str, metric: str):
-    """ErrorTable (complete design) or long DataFrame (sampled subsets) from a (subsets, n) matrix."""
+def _metric_of(mse: np.ndarray, metric: str, complete: bool) -> np.ndarray:
+    """The raw errors on the ``metric`` scale: a complete design's layout in place (it is the
+    table's own array), a sample's matrix as a new array (:func:`_apply_metric`)."""
+    if complete and metric == "rmse":
+        return np.sqrt(mse, out=mse)
+    return _apply_metric(mse, metric)
+
+
+def _divided(e: np.ndarray, by: np.ndarray, n: int, complete: bool, in_place: bool) -> np.ndarray:
+    """``e / by[test domain]``: a complete design's layout (test domain by test domain, in place
+    when ``in_place``), or a sample's matrix (``by`` per column)."""
+    if not complete:
+        return e / by[None, :]
+    blocks = e.reshape(n, -1)
+    if in_place:
+        return np.divide(blocks, by[:, None], out=blocks).reshape(-1)
+    return (blocks / by[:, None]).reshape(-1)
+
+
+def _non_finite(data: _Samples, name: str, value: float, train, test: int) -> ComputationError:
+    return ComputationError(
+        f"model {name!r} produced a non-finite error ({value}) for train={[data.labels[j] for j in train]}, "
+        f"test={data.labels[test]!r}: its predictions are undefined or overflow on that domain")
+
+
+def _assemble(data: _Samples, combos, complete: bool, values: np.ndarray, *, name: str, metric: str):
+    """ErrorTable (complete design: ``values`` in the table's layout, taken as is) or long
+    DataFrame (sampled subsets: ``values`` a (subsets, n) matrix)."""
     n = data.n
     r = len(combos[0])
-    tests, trains, vals = [], [], []
-    for i, s in enumerate(combos):
-        mask = np.ones(n, dtype=bool)
-        mask[list(s)] = False
-        ds = np.flatnonzero(mask)
-        tests.append(ds)
-        trains.append(np.repeat(np.array(s, dtype=np.int64)[None, :], ds.size, axis=0))
-        vals.append(values_by_subset[i, ds])
-    test = np.concatenate(tests).astype(np.int64)
-    train = np.concatenate(trains).astype(np.int64)
-    values = np.concatenate(vals).astype(np.float64)
-    bad = np.flatnonzero(~np.isfinite(values))
+    if complete:
+        finite = np.isfinite(values)
+        if not finite.all():  # report the first in the fits' order (training set, then test domain), as before
+            bad = ~finite.reshape(n, -1)
+            del finite
+            k = bad.shape[1]
+            _, trains = lex_layout(n, r)
+            first = None
+            for d in np.flatnonzero(bad.any(axis=1)):
+                row = int(d) * k + int(np.argmax(bad[d]))
+                t = trains[row]
+                i = math.comb(n, r) - 1 - sum(math.comb(n - 1 - int(t[q]), r - q) for q in range(r))
+                if first is None or (i, int(d)) < first[:2]:
+                    first = (i, int(d), row)
+            raise _non_finite(data, name, values[first[2]], trains[first[2]], first[1])
+        del finite
+        return ErrorTable._in_lex_layout(values, n, r, data.labels, name=name, metric=metric)
+    sub = np.array(combos, dtype=np.int64)
+    mask = np.ones((len(combos), n), dtype=bool)
+    mask[np.arange(len(combos))[:, None], sub] = False  # rows: training set, then test domain outside it
+    vals = np.ascontiguousarray(values[mask], dtype=np.float64)
+    test = np.nonzero(mask)[1].astype(np.int64)
+    train = np.repeat(sub, n - r, axis=0)
+    bad = np.flatnonzero(~np.isfinite(vals))
     if bad.size:
         i = bad[0]
-        raise ComputationError(
-            f"model {name!r} produced a non-finite error ({values[i]}) for train={[data.labels[j] for j in train[i]]}, "
-            f"test={data.labels[test[i]]!r}: its predictions are undefined or overflow on that domain")
-    if complete:
-        return ErrorTable._from_arrays(values, test, train, list(data.labels), name=name, metric=metric, arg="samples")
+        raise _non_finite(data, name, vals[i], train[i], test[i])
     labels = np.asarray(data.labels, dtype=object)
     cols = {"train": labels[train[:, 0]]} if r == 1 else {f"train_{k + 1}": labels[train[:, k]] for k in range(r)}
     cols["test"] = labels[test]
-    cols["error"] = values
+    cols["error"] = vals
     out = pd.DataFrame(cols)
     out.attrs.update({"name": name, "metric": metric, "sampled_training_sets": len(combos)})
     return out
+
+
+#: Rows per block when a table is written: a Parquet row group (pyarrow's default size, so the file
+#: is laid out as ``DataFrame.to_parquet`` lays it out) or a block of CSV lines.
+_OUT_ROWS = 1 << 20
+
+
+def write_tidy(table: ErrorTable, path: Any, *, rows: int | None = None) -> None:
+    """Write ``table.tidy()`` (``train``/``train_1..train_r``, ``test``, ``error``; domain labels)
+    to ``path`` -- Parquet for ``.parquet``/``.pq``, else CSV -- atomically, ``rows`` rows at a time
+    (default :data:`_OUT_ROWS`)
+    (a Parquet row group each), so that the long frame with its label columns is never held whole
+    (at 62 million errors it is larger than the table). The file equals ``write_frame(path,
+    table.tidy())``'s; a compressed CSV (``.gz``, ...) is written that way, whole."""
+    from pathlib import Path
+
+    from .._atomic import atomic_target, write_frame
+
+    path = Path(path)
+    rows = _OUT_ROWS if rows is None else max(1, int(rows))
+    suffix = path.suffix.lower()
+    parquet = suffix in {".parquet", ".pq"}
+    if not parquet and suffix in {".gz", ".bz2", ".zip", ".xz", ".zst"}:
+        write_frame(path, table.tidy())
+        return
+    labels = np.asarray(table.domains, dtype=object)
+
+    def block(lo: int, hi: int) -> pd.DataFrame:
+        train = table.train[lo:hi]
+        cols = {"train": labels[train[:, 0]]} if table.r == 1 else \
+            {f"train_{k + 1}": labels[train[:, k]] for k in range(table.r)}
+        cols["test"] = labels[table.test[lo:hi]]
+        cols["error"] = table.values[lo:hi]
+        return pd.DataFrame(cols)
+
+    starts = range(0, table.N, rows)
+    with atomic_target(path, what="output") as tmp:
+        if not parquet:
+            with open(tmp, "w", newline="", encoding="utf-8") as fh:
+                for lo in starts:
+                    block(lo, lo + rows).to_csv(fh, index=False, header=lo == 0)
+            return
+        try:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+        except ImportError as err:
+            raise InvalidArgumentError(f"writing {path.name} needs pyarrow: pip install pyarrow ({err})") from err
+        writer = None
+        try:
+            for lo in starts:
+                part = pa.Table.from_pandas(block(lo, lo + rows), preserve_index=False)
+                if writer is None:
+                    writer = pq.ParquetWriter(tmp, part.schema, compression="snappy")
+                writer.write_table(part, row_group_size=rows)
+        finally:
+            if writer is not None:
+                writer.close()
 
 
 def _metric_label(metric: str, kind: str) -> str:
@@ -383,15 +682,14 @@ def error_tables(samples: Any, models: Any, *, r: int = 1, metric: str = "mse", 
         best = np.min(np.vstack([_apply_metric(v, metric) for v in ins.values()]), axis=0)
     out = {}
     for name in models:
-        e = _apply_metric(raw[name], metric)
+        e = _metric_of(raw.pop(name), metric, complete)
         tabs = {}
-        for kind in kinds:
+        for j, kind in enumerate(kinds):
             if kind == "raw":
                 vals = e
-            elif kind == "deterioration":
-                vals = e / _apply_metric(ins[name], metric)[None, :]
-            else:
-                vals = e / best[None, :]
+            else:  # the last table may take e's memory unless the raw table keeps it
+                by = _apply_metric(ins[name], metric) if kind == "deterioration" else best
+                vals = _divided(e, by, data.n, complete, in_place=j == len(kinds) - 1 and "raw" not in kinds)
             tabs[kind] = _assemble(data, combos, complete, vals, name=name, metric=_metric_label(metric, kind))
         out[name] = tabs
     return out
@@ -484,17 +782,16 @@ def error_table(samples: Any, model: Any, *, r: int = 1, metric: str = "mse", no
                 given[key] = arr
     combos, complete, raw, ins = _build(data, {name: model}, r, metric, subsets, n_jobs, cache, progress,
                                         seed, need_in_sample=normalize is not None)
-    e = _apply_metric(raw[name], metric)
+    e = _metric_of(raw.pop(name), metric, complete)
     kind = normalize or "raw"
     if normalize == "deterioration":
-        e = e / _apply_metric(ins[name], metric)[None, :]
+        e = _divided(e, _apply_metric(ins[name], metric), data.n, complete, in_place=True)
     elif normalize == "shortfall":
         cands = [_apply_metric(ins[name], metric)]
         for key, m in others.items():
-            single = _fit_subsets(m, data, [(d,) for d in range(data.n)], n_jobs, cache, progress, f"{key}: in-sample")
-            cands.append(_apply_metric(np.diag(single).copy(), metric))
+            cands.append(_apply_metric(_in_sample(m, data, n_jobs, cache, progress, f"{key}: in-sample"), metric))
         cands.extend(given.values())
-        e = e / np.min(np.vstack(cands), axis=0)[None, :]
+        e = _divided(e, np.min(np.vstack(cands), axis=0), data.n, complete, in_place=True)
     return _assemble(data, combos, complete, e, name=name, metric=_metric_label(metric, kind))
 
 
@@ -515,8 +812,7 @@ def in_sample_errors(samples: Any, model: Any, *, metric: str = "mse", n_jobs: i
     model = _resolve(model)
     _check_model(model)
     _, metric, data = _common_args(samples, 1, metric, n_jobs, domain, features, target)
-    single = _fit_subsets(model, data, [(d,) for d in range(data.n)], n_jobs, cache, False, "in-sample")
-    return pd.Series(_apply_metric(np.diag(single).copy(), metric), index=pd.Index(data.labels, name="domain"),
+    return pd.Series(_apply_metric(_in_sample(model, data, n_jobs, cache, False, "in-sample"), metric), index=pd.Index(data.labels, name="domain"),
                      name="in_sample_error")
 
 

@@ -204,7 +204,7 @@ def transfer_build(data_path, model_name, out_path, r, metric, normalize, shortf
     from .._atomic import check_output_dir, write_frame
     from ..exceptions import LLMSurrogateWarning
     from . import error_table, make_model
-    from ._build import collect_cache_stats
+    from ._build import collect_cache_stats, write_tidy
 
     record = check_output_and_record(out_path, [data_path])
     if cache is not None:
@@ -245,8 +245,11 @@ def transfer_build(data_path, model_name, out_path, r, metric, normalize, shortf
         out = table
     elif matrix:
         out = table.to_matrix().reset_index()
-    else:
-        out = table.tidy()
-    write_frame(out_path, out)
+    else:  # a block of rows at a time (a Parquet row group each): the long frame is never held whole
+        out = None
+        write_tidy(table, out_path)
+    rows = table.N if out is None else len(out)
+    if out is not None:
+        write_frame(out_path, out)
     write_run_json(record, manifest)
-    click.echo(f"wrote {len(out)} rows to {out_path}" + (f" and the run record to {record.name}" if record else ""))
+    click.echo(f"wrote {rows} rows to {out_path}" + (f" and the run record to {record.name}" if record else ""))

@@ -244,3 +244,9 @@ def _fit_eval_generic(model: Any, X: np.ndarray, y: np.ndarray, offsets: np.ndar
     sq = (pred - y) ** 2
     sums = np.add.reduceat(sq, offsets[:-1])
     return sums / np.diff(offsets)
+
+
+def _fit_eval_batch(model: Any, X: np.ndarray, y: np.ndarray, offsets: np.ndarray, batch: list) -> np.ndarray:
+    """:func:`_fit_eval_generic` for each training-row selection of ``batch`` in turn: one task
+    carries many small fits (the data and the model travel once), ``(len(batch), domains)`` MSEs."""
+    return np.vstack([_fit_eval_generic(model, X, y, offsets, rows) for rows in batch])

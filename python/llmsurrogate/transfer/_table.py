@@ -128,6 +128,53 @@ def square_layout(n: int) -> tuple[np.ndarray, np.ndarray]:
     return test, train
 
 
+def combinations_array(m: int, r: int) -> np.ndarray:
+    """Every ``r``-subset of ``0..m-1`` as a ``(C(m, r), r)`` int64 array in lexicographic order
+    (``itertools.combinations``'s), built block by block without Python tuples.
+
+    >>> combinations_array(4, 2).tolist()
+    [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]
+    """
+    if r == 0:
+        return np.zeros((1, 0), dtype=np.int64)
+    if r > m:
+        return np.zeros((0, r), dtype=np.int64)
+    if r == 1:
+        return np.arange(m, dtype=np.int64).reshape(-1, 1)
+    tail = combinations_array(m - 1, r - 1) + 1  # the (r-1)-subsets of 1..m-1, sorted by their first element
+    out = np.empty((math.comb(m, r), r), dtype=np.int64)
+    at_row = 0
+    for first in range(m - r + 1):  # the subsets starting with `first`: the tails above it (a suffix)
+        rest = tail[np.searchsorted(tail[:, 0], first, side="right"):]
+        out[at_row:at_row + rest.shape[0], 0] = first
+        out[at_row:at_row + rest.shape[0], 1:] = rest
+        at_row += rest.shape[0]
+    return out
+
+
+@_shared_while_held
+def lex_layout(n: int, r: int) -> tuple[np.ndarray, np.ndarray]:
+    """The test (N,) and training domains (N, r) of each error of a complete table of ``n`` domains
+    and ``r`` training domains in the table's order (by test domain, then training set in
+    lexicographic order: what :meth:`ErrorTable._from_arrays`'s sort gives), read-only; tables in
+    that layout share them. ``r = 1``: :func:`square_layout`.
+
+    >>> test, train = lex_layout(4, 2)
+    >>> test[:3].tolist(), train[:3].tolist()
+    ([0, 0, 0], [[1, 2], [1, 3], [2, 3]])
+    """
+    if r == 1:
+        return square_layout(n)
+    others = combinations_array(n - 1, r)  # the training sets of each test domain, domains renumbered without it
+    k = others.shape[0]
+    train = np.empty((n * k, r), dtype=np.int64)
+    for d in range(n):
+        np.add(others, others >= d, out=train[d * k:(d + 1) * k])
+    test = np.repeat(np.arange(n, dtype=np.int64), k)
+    test.flags.writeable = train.flags.writeable = False
+    return test, train
+
+
 def square_order(train: np.ndarray, test: np.ndarray, n: int, base: int = 0) -> np.ndarray | None:
     """Where each row of the ``r = 1`` table's layout (:func:`square_layout`) is among the rows
     given by their training and test domains (``train``, ``test``: (N,) whole numbers in
@@ -418,6 +465,22 @@ class ErrorTable(Result):
         that layout."""
         test, train = square_layout(n)
         values = np.array(values, dtype=np.float64) if copy else np.ascontiguousarray(values, dtype=np.float64)
+        return cls(values=values, test=test, train=train, domains=list(domains), name=name, metric=metric)
+
+    @classmethod
+    def _in_lex_layout(cls, values, n, r, domains, *, name, metric) -> "ErrorTable":
+        """The complete table whose ``values`` (float64, N, not copied) are already in the table's
+        order (:func:`lex_layout`; the builds write them there): no sort, no index arrays of its
+        own (the layout's shared read-only ones). Checks the size and that every value is finite."""
+        values = np.ascontiguousarray(values, dtype=np.float64)
+        size = n * math.comb(n - 1, r)
+        if n <= r or values.shape != (size,):
+            raise ShapeError(f"{values.shape} values for a complete table of n = {n}, r = {r} ({size} errors)")
+        if not np.isfinite(values).all():
+            raise NonFiniteError(f"a table in the layout of n = {n}, r = {r} holds a non-finite value")
+        if r == 1:
+            return cls._square(values, n, domains, name=name, metric=metric, copy=False)
+        test, train = lex_layout(n, r)
         return cls(values=values, test=test, train=train, domains=list(domains), name=name, metric=metric)
 
     @classmethod
