@@ -208,6 +208,29 @@ pub fn transfer_matrix_order_statistics<'py>(py: Python<'py>, matrix: PyReadonly
     Ok(out.map(|v| v.into_pyarray(py)))
 }
 
+/// One histogram pass of the streamed selection over a chunk: (counts, NaN count, infinite count).
+#[pyfunction]
+#[pyo3(signature = (values, prefixes, shift, bits, n_jobs=None))]
+pub fn transfer_key_histogram<'py>(
+    py: Python<'py>, values: PyReadonlyArray1<'py, f64>, prefixes: PyReadonlyArray1<'py, u64>, shift: u32, bits: u32,
+    n_jobs: Option<i64>,
+) -> PyResult<(Bound<'py, PyArray1<u64>>, u64, u64)> {
+    let (v, p) = (slice(&values)?, slice(&prefixes)?);
+    let (counts, nan, inf) = run_detached(py, n_jobs, v.len(), || k::key_histogram(v, p, shift, bits))?;
+    Ok((counts.into_pyarray(py), nan, inf))
+}
+
+/// The values of a chunk whose order keys lie in one of the ranges [lo, hi).
+#[pyfunction]
+#[pyo3(signature = (values, lo, hi, n_jobs=None))]
+pub fn transfer_key_collect<'py>(
+    py: Python<'py>, values: PyReadonlyArray1<'py, f64>, lo: PyReadonlyArray1<'py, u64>, hi: PyReadonlyArray1<'py, u64>,
+    n_jobs: Option<i64>,
+) -> PyResult<Arr<'py>> {
+    let (v, l, h) = (slice(&values)?, slice(&lo)?, slice(&hi)?);
+    Ok(run_detached(py, n_jobs, v.len(), || k::key_collect(v, l, h))?.into_pyarray(py))
+}
+
 fn to_usize(arg: &str, v: &[i64]) -> CoreResult<Vec<usize>> {
     let mut out = check::with_capacity(arg, format!("{} entries", v.len()), v.len(), "the indices")?;
     for &x in v {
@@ -304,6 +327,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(transfer_ustat_mean_upper, m)?)?;
     m.add_function(wrap_pyfunction!(transfer_order_statistics, m)?)?;
     m.add_function(wrap_pyfunction!(transfer_matrix_order_statistics, m)?)?;
+    m.add_function(wrap_pyfunction!(transfer_key_histogram, m)?)?;
+    m.add_function(wrap_pyfunction!(transfer_key_collect, m)?)?;
     m.add_function(wrap_pyfunction!(transfer_nls_fit_subsets, m)?)?;
     m.add_function(wrap_pyfunction!(transfer_nls_predict, m)?)?;
     Ok(())

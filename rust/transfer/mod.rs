@@ -29,5 +29,5 @@ pub use dominance::{
     worst_case_dominance_many,
     EverywhereMode, Witness,
 };
-pub use select::{matrix_order_statistics, table_order_statistics};
+pub use select::{key_collect, key_histogram, matrix_order_statistics, table_order_statistics};
 pub use table::{step_value, SortedTable};

@@ -74,7 +74,7 @@ impl SortedCounts {
 
 /// An unsigned key that orders as [`f64::total_cmp`] orders the values (the sign bit flipped for
 /// positive numbers, every bit for negative ones).
-fn total_order_key(x: f64) -> u64 {
+pub(super) fn total_order_key(x: f64) -> u64 {
     let bits = x.to_bits();
     if bits >> 63 == 1 {
         !bits
@@ -127,7 +127,7 @@ pub fn check_table(values: &[f64], test: &[i64], n: usize) -> CoreResult<usize> 
 }
 
 /// The value whose [`total_order_key`] is `key` (its inverse).
-fn from_order_key(key: u64) -> f64 {
+pub(super) fn from_order_key(key: u64) -> f64 {
     f64::from_bits(if key >> 63 == 1 { key & !(1 << 63) } else { !key })
 }
 

@@ -243,7 +243,7 @@ def _r_matrix(spec: Mapping) -> Any:
         hit = _MATRIX_CACHE.get(key)
         if hit is not None:
             return hit
-        arr = np.frombuffer(raw, dtype="<f8").astype(np.float64)
+        arr = np.frombuffer(raw, dtype="<f8")   # (read-only, over R's bytes: no copy of them)
     else:
         values = spec.get("values")
         arr = np.asarray(_listed(values) if not isinstance(values, np.ndarray) else values, dtype=np.float64)
@@ -253,10 +253,7 @@ def _r_matrix(spec: Mapping) -> Any:
     n = arr.shape[0]
     if arr.shape[1] != n:
         raise InvalidArgumentError(f"a matrix from R must be square; got {arr.shape[0]} x {arr.shape[1]}")
-    test, train = np.nonzero(~np.eye(n, dtype=bool).T)  # column-major, as R's which(row != col)
-    errors = arr[train, test]
-    missing = np.isnan(errors)
-    if not missing.any():
+    if np.count_nonzero(np.isnan(arr)) == np.count_nonzero(np.isnan(np.diagonal(arr))):  # no cell off the diagonal missing
         # inside the function: converting R's values loads no capability until R sends a matrix
         from ..transfer import ErrorTable
 
@@ -266,6 +263,9 @@ def _r_matrix(spec: Mapping) -> Any:
                 _MATRIX_CACHE.pop(next(iter(_MATRIX_CACHE)))
             _MATRIX_CACHE[key] = table
         return table
+    test, train = np.nonzero(~np.eye(n, dtype=bool).T)  # column-major, as R's which(row != col)
+    errors = arr[train, test]
+    missing = np.isnan(errors)
     return {"train": (train + 1).tolist(), "test": (test + 1).tolist(),
             "error": [None if m else float(v) for v, m in zip(errors.tolist(), missing.tolist())]}
 

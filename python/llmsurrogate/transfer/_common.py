@@ -40,6 +40,8 @@ from .._validation import (
     check_probability,
 )
 from ..exceptions import InvalidArgumentError, LLMSurrogateWarning, ShapeError
+from ._stream import Streamed, is_streamed, streamed
+from ._stream import order_statistics as streamed_order_statistics
 from ._table import CodedLong, ErrorTable, PooledErrors, _pooled, code_domains
 
 _SIDES = {"two": "two", "upper": "upper", "lower": "lower", "right": "upper", "left": "lower"}
@@ -55,6 +57,11 @@ def _table(err: Any, arg: str = "err", pooled: bool = False, r: Any = None) -> E
     cells are missing."""
     if isinstance(err, PooledErrors):  # read already
         return err
+    if is_streamed(err):
+        raise InvalidArgumentError(
+            f"argument `{arg}`: a file, memory map or Dask collection is read in chunks by forecast_interval and "
+            "qte_interval only; for this computation read the table into memory first (a matrix, "
+            "a long table or an ErrorTable)")
     if not pooled:
         try:
             return ErrorTable.coerce(err, arg=arg)
@@ -129,10 +136,13 @@ class SquareMatrix(NamedTuple):
         return self.n * (self.n - 1)
 
 
-def _ordered(err: Any, arg: str = "err", pooled: bool = False, r: Any = None) -> "ErrorTable | SquareMatrix":
+def _ordered(err: Any, arg: str = "err", pooled: bool = False, r: Any = None) -> "ErrorTable | SquareMatrix | Streamed":
     """``err`` as :func:`_table` reads it, for a computation that needs only order statistics of the
     pooled errors (:func:`_order_statistics`): a plain float64 ndarray ``n x n`` stays a
-    :class:`SquareMatrix`, read straight from its cells."""
+    :class:`SquareMatrix`, read straight from its cells; a file or a Dask collection is read in
+    chunks (:mod:`._stream`)."""
+    if is_streamed(err):   # (pooled or not: a streamed table must be complete, and then both read it alike)
+        return streamed(err, arg)
     if (not pooled and type(err) is np.ndarray and err.dtype == np.float64 and err.ndim == 2
             and err.shape[0] == err.shape[1] >= 2):
         return SquareMatrix(err, arg)
@@ -153,6 +163,8 @@ def _order_statistics(t: "ErrorTable | SquareMatrix", ranks: Any) -> np.ndarray:
     [-inf, -0.0, 0.0, 6.0, inf]
     """
     ranks = np.ascontiguousarray(ranks, dtype=np.int64)
+    if isinstance(t, Streamed):
+        return streamed_order_statistics(t, ranks)
     if isinstance(t, SquareMatrix):
         m = t.matrix
         if not m.flags.c_contiguous:  # the transpose of a Fortran-ordered matrix has the same off-diagonal cells

@@ -235,6 +235,11 @@ def forecast_interval(err: Any, level: float | None = None, *, side: str = "two"
     above an integer, as in corrected intervals: docs/methods/transfer.md, departure 18).
     ``pooled=True`` reads ``err`` as transferUQ does (see :class:`PooledErrors`).
 
+    The order statistics are selected, never sorted (8 bytes an error). A table larger than memory
+    can be given as a path to a ``.npy`` file (a square matrix) or a Parquet file (a long table), a
+    ``numpy.memmap``, or a Dask array or dataframe: it is read in chunks, a few passes, in memory of
+    its own (some 40 MB), with the same result bit for bit (docs/methods/transfer.md A2).
+
     The pair returned has an attribute ``guaranteed``, the coverage Proposition 1 guarantees
     (:func:`coverage_bound` at the level used; NaN when the table does not give r). When it is more
     than :data:`COVERAGE_SHORTFALL` (0.05) below the nominal coverage (``level``, or 2τ−1

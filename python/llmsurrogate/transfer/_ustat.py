@@ -114,7 +114,9 @@ def qte_interval(err: Any, level: float, *, side: str = "two", betas: Any = DEFA
     Frame ``beta, lb, ub``. Uses the U-statistic bound of order k = r + 1 (``order="transferUQ"``
     gives the package's k = r, anti-conservative) and the exact discrete rank rules of docs/methods/transfer.md §5.3:
     lb = f_(j_L), j_L = max{j : B((j−1)/N; β) ≤ α}; ub = f_(j_U), j_U = min{j : B(1−j/N; 1−β) ≤ α}
-    (±inf when no rank qualifies). Two-sided intervals use α = (1 − level)/2 per side.
+    (±inf when no rank qualifies). Two-sided intervals use α = (1 − level)/2 per side. As for
+    :func:`forecast_interval`, ``err`` may be a ``.npy`` or Parquet file, a ``numpy.memmap`` or a
+    Dask collection, read in chunks.
 
     Examples
     --------

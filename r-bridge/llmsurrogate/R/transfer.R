@@ -82,7 +82,11 @@
 #' Long data frames cross to the compiled core as columns (domain codes and errors), not rows,
 #' and the table built from one is kept for the next calls on the same data frame.
 #'
-#' @param err,err1,err2 Error matrix or data.frame (see Details).
+#' @param err,err1,err2 Error matrix or data.frame (see Details). For `forecast_interval()` and
+#'   `qte_interval()` also the path of a file too large for memory: a `.npy` file holding the
+#'   square matrix or a Parquet file holding the long table (`train`, `test`, `error`), read in chunks
+#'   by Python without passing through R. An R matrix or data frame is copied once on its way to
+#'   Python (reticulate cannot share R's memory: it is sent as one raw vector of doubles).
 #' @param coverage Nominal coverage in (0, 1); a vector gives one interval per level.
 #' @param side `"two"`, `"left"`/`"lower"` or `"right"`/`"upper"`.
 #' @param correction Inflate the coverage by (n + 1)/(n - r) so that Proposition 1 guarantees it.
@@ -134,6 +138,12 @@ NULL
 # domains), with its domain labels as they are (numbers, strings or factors). Python's
 # `pooled=True` then pools the errors given, as transferUQ does.
 .err_arg <- function(err, name, call) {
+  if (is.character(err) && length(err) == 1L && !is.na(err)) {
+    # a table larger than memory, in a file: forecast_interval() and qte_interval() read it in chunks
+    # (a .npy file holding the square matrix, or a Parquet file holding the long table); R never holds it
+    if (!file.exists(err)) .abort(sprintf("argument `%s`: no file %s", name, err), call)
+    return(normalizePath(err))
+  }
   if (is.matrix(err) || (is.data.frame(err) && nrow(err) == ncol(err) && !("test" %in% names(err)) &&
                          ncol(err) > 3)) {
     m <- as.matrix(err)

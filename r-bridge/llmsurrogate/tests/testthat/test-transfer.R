@@ -72,3 +72,25 @@ test_that("a missing domain in a long error table is named, not sent as -2147483
   expect_error(check_everywhere_dominance(long, long, 0.9), "column `test` has a missing domain \\(NA\\) in row 2",
                class = "llmsurrogate_error")
 })
+
+test_that("a table in a file is read in chunks by forecast_interval() and qte_interval()", {
+  skip_if_no_llmsurrogate()
+  cpt <- as.matrix(load_transfer_errors("abdg"))
+  path <- tempfile(fileext = ".npy")
+  on.exit(unlink(path))
+  # a .npy file as a batch job would write it (NumPy's format 1.0; R's column-major order is Fortran order)
+  header <- sprintf("{'descr': '<f8', 'fortran_order': True, 'shape': (%d, %d), }", nrow(cpt), ncol(cpt))
+  header <- paste0(header, strrep(" ", 63 - (10 + nchar(header)) %% 64), "\n")
+  con <- file(path, "wb")
+  writeBin(c(as.raw(0x93), charToRaw("NUMPY"), as.raw(c(1, 0))), con)
+  writeBin(nchar(header), con, size = 2L, endian = "little")
+  writeBin(charToRaw(header), con)
+  writeBin(as.vector(cpt, "double"), con, size = 8L, endian = "little")
+  close(con)
+  expect_identical(forecast_interval(path, 0.9), forecast_interval(cpt, 0.9))
+  expect_identical(qte_interval(path, 0.8, betas = c(0.5, 0.6)), qte_interval(cpt, 0.8, betas = c(0.5, 0.6)))
+  expect_error(forecast_interval(file.path(tempdir(), "no-such-table.npy"), 0.9), "no file",
+               class = "llmsurrogate_error")
+  expect_error(worst_case_interval(path, 0.9, Gamma = 2), "read in chunks by forecast_interval and qte_interval only",
+               class = "llmsurrogate_error")
+})
