@@ -26,7 +26,7 @@ SECOND_RUN = RESULTS / "reproducibility" / "second_run"  # a second full run, co
 README = HERE.parent / "README.md"
 BEGIN, END = "<!-- speed:begin -->", "<!-- speed:end -->"
 ORDER = ["transfer", "quantiles", "ess", "risk_scores", "llm_cpu", "llm_http", "transfer_build", "transfer_nls",
-         "lookahead", "llm_gpu"]  # llm_gpu: old format (needs a GPU), listed as not regenerated
+         "lookahead", "scale", "llm_gpu"]  # llm_gpu: old format (needs a GPU), listed as not regenerated
 
 
 def _fmt_s(s: float) -> str:
@@ -84,9 +84,35 @@ def table_per_row_peer(d: dict) -> list[str]:
     return out
 
 
+def table_scale(d: dict) -> list[str]:
+    """scale.json: time and peak resident memory per error above the input, by size, and the growth
+    exponents (slopes of log time and log peak on log N)."""
+    head = "| case | ours (min) | np.partition (min) | ours / np.partition: min | peak above the input, B/error: ours (np.partition) | rounds | load before |"
+    out = [head, "|" + "---|" * (head.count("|") - 1)]
+    for r in d.get("comparisons", []):
+        ours, peer = r["sides"]["ours"], r["sides"].get("np.partition")
+        peak = r.get("peak_bytes_per_error") or {}
+        if "peak_rss_bytes" in r:
+            mem = f"{r['peak_rss_bytes'] / 1e6:.0f} MB peak RSS in all ({r['file_bytes'] / 1e9:.1f} GB file)"
+        else:
+            mem = f"{peak.get('ours', float('nan')):.1f}" + (f" ({peak['np.partition']:.1f})" if "np.partition" in peak else "")
+        out.append("| " + " | ".join([
+            r["case"], _fmt_s(ours["min_s"]), _fmt_s(peer["min_s"]) if peer else "-",
+            _fmt_x(ours["min_s"] / peer["min_s"]) if peer else "-", mem, str(r.get("rounds", 1)),
+            _load(r.get("load_before"))]) + " |")
+    growth = d.get("growth_exponents") or {}
+    if growth:
+        out += ["", "Growth exponents (log time and log peak on log N, smallest to largest size): " + "; ".join(
+            f"{case}: " + ", ".join(f"{side} time {g['time']:.2f}, peak {g['peak']:.2f}" for side, g in sides.items())
+            for case, sides in growth.items() if sides) + "."]
+    return out
+
+
 def table(d: dict) -> list[str]:
     if d.get("table_style") == "per_row_peer":
         return table_per_row_peer(d)
+    if d.get("table_style") == "scale":
+        return table_scale(d)
     rows = d.get("comparisons", [])
     sides: list[str] = []
     for r in rows:
