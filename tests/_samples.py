@@ -65,3 +65,17 @@ def hard_panel(n_firms=1587, n_dates=3000, window=58, seed=7):
     lap = rng.normal(0, 1, n) + 0.3 * a[firm] + 0.001 * date
     y = a[firm] + b[date] + 0.2 * llm - 0.3 * lap + 0.1 * llm * lap + rng.normal(0, 1, n)
     return pd.DataFrame(dict(y=y, llm=llm, lap=lap, firm=firm, date=date))
+
+
+def error_matrices():
+    """(name, square error matrix) pairs with what order statistics must get right: ties across
+    test domains and signed zeros, a smooth distribution, heavy tails (transfer selection tests)."""
+    rng = np.random.default_rng(37)
+    yield "ties and signed zeros", rng.choice([0.0, -0.0, 1.0, -1.0, 2.5], size=(15, 15))
+    yield "gamma", np.round(rng.gamma(2.0, 1.0, size=(40, 40)), 3)
+    yield "heavy tails", rng.standard_cauchy(size=(23, 23))
+
+
+def float_bits(x) -> list[int]:
+    """The float64 bits of ``x``: equal lists mean equal to the bit (-0.0 and 0.0 differ)."""
+    return np.asarray(x, dtype=np.float64).view(np.int64).tolist()

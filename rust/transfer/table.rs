@@ -630,56 +630,22 @@ pub(super) mod tests {
         assert_eq!(p[5], 1.0);
     }
 
-    #[test]
-    fn the_sweep_gives_gamma_star_bit_for_bit() {
-        // Γ*_j from the window of the sweep against the O(n) scan over the sorted counts, at every
-        // step: random tables with ties, and sizes where θ = τ'K is (within rounding of) an integer
-        // (K = 100: every τ of the default grid), so that whole blocks are evaluated
-        for (n, k, seed) in [(5usize, 4usize, 1u64), (101, 100, 2), (40, 39, 3), (11, 30, 4), (3, 2, 5)] {
-            let mut rng = crate::common::rng::SplitMix64::new(seed);
-            let mut test: Vec<i64> = (0..n * k).map(|i| (i / k) as i64).collect();
-            for i in (1..test.len()).rev() {
-                test.swap(i, rng.below_rejection(i as u64 + 1) as usize);
-            }
-            let values: Vec<f64> = (0..n * k).map(|i| (i / 3) as f64).collect(); // sorted, with ties
-            let t = SortedTable::new(&values, &test, n).unwrap();
-            for tau in [0.5, 0.6, 0.75, 0.9, 0.95, 0.99, 1.0] {
-                let nn = t.len();
-                let big_c_base = (tau - LEVEL_TOL) * nn as f64;
-                let j0 = upper_rank(nn, tau).max(1);
-                let start = t.counts_before(&[j0]).remove(0);
-                let mut sweep = GammaSweep::new(&start, t.k, big_c_base);
-                let mut sc = SortedCounts::new(n, t.k);
-                for j in 1..j0 {
-                    sc.increment(t.test[j - 1] as usize);
-                }
-                for j in j0..=nn {
-                    sweep.increment(t.test[j - 1] as usize);
-                    sc.increment(t.test[j - 1] as usize);
-                    let c = (big_c_base - j as f64).min(0.0);
-                    let (new, old) = (sweep.gamma_star(j, c, n as f64), gamma_star(&sc, j, c, n as f64));
-                    assert_eq!(new.to_bits(), old.to_bits(), "n={n} k={k} tau={tau} j={j}: {new} vs {old}");
-                }
-                let many = t.gamma_steps_many(&[tau, 0.5], 3.0).unwrap();
-                assert_eq!(many[0], t.gamma_steps(tau, 3.0).unwrap());
-            }
-        }
-    }
-
-    #[test]
-    fn the_sweep_evaluates_a_whole_block_when_its_dens_tie_within_rounding() {
-        // n = 20,001 domains, K = 100, τ = 0.9: θ = τ'K lies 1e-10 below the integer 90, so each
-        // domain at count 90 changes den_k by n·90 − τ'N ≈ 2e-6, below the rounding of den (~1e-5):
-        // the smallest den_k in floating point can sit inside the block of count 90
-        let (n, k) = (20_001usize, 100usize);
-        let mut rng = crate::common::rng::SplitMix64::new(7);
+    /// A table of `n` domains with `k` errors each, their test domains shuffled (seeded), values
+    /// `value(position)`.
+    fn shuffled_table(n: usize, k: usize, seed: u64, value: impl Fn(usize) -> f64) -> SortedTable {
+        let mut rng = crate::common::rng::SplitMix64::new(seed);
         let mut test: Vec<i64> = (0..n * k).map(|i| (i / k) as i64).collect();
         for i in (1..test.len()).rev() {
             test.swap(i, rng.below_rejection(i as u64 + 1) as usize);
         }
-        let values: Vec<f64> = (0..n * k).map(|i| i as f64).collect();
-        let t = SortedTable::new(&values, &test, n).unwrap();
-        let (nn, tau) = (t.len(), 0.9);
+        let values: Vec<f64> = (0..n * k).map(value).collect();
+        SortedTable::new(&values, &test, n).unwrap()
+    }
+
+    /// Γ*_j of the sweep against the O(n) scan over the sorted counts, bit for bit, at every rank
+    /// `j` from ⌈τN⌉ where `check(j)`.
+    fn assert_sweep_is_scan(t: &SortedTable, tau: f64, check: impl Fn(usize) -> bool) {
+        let (n, nn) = (t.n, t.len());
         let big_c_base = (tau - LEVEL_TOL) * nn as f64;
         let j0 = upper_rank(nn, tau).max(1);
         let mut sweep = GammaSweep::new(&t.counts_before(&[j0]).remove(0), t.k, big_c_base);
@@ -691,12 +657,36 @@ pub(super) mod tests {
         for j in j0..=nn {
             sweep.increment(t.test[j - 1] as usize);
             sc.increment(t.test[j - 1] as usize);
-            if j % 97 == 0 || j < j0 + 50 {
+            if check(j) {
                 let c = (big_c_base - j as f64).min(0.0);
                 let (new, old) = (sweep.gamma_star(j, c, n as f64), gamma_star(&sc, j, c, n as f64));
-                assert_eq!(new.to_bits(), old.to_bits(), "j={j}: {new} vs {old}");
+                assert_eq!(new.to_bits(), old.to_bits(), "n={n} tau={tau} j={j}: {new} vs {old}");
             }
         }
+    }
+
+    #[test]
+    fn the_sweep_gives_gamma_star_bit_for_bit() {
+        // random tables with ties, and sizes where θ = τ'K is (within rounding of) an integer
+        // (K = 100: every τ of the default grid), so that whole blocks are evaluated
+        for (n, k, seed) in [(5usize, 4usize, 1u64), (101, 100, 2), (40, 39, 3), (11, 30, 4), (3, 2, 5)] {
+            let t = shuffled_table(n, k, seed, |i| (i / 3) as f64); // sorted, with ties
+            for tau in [0.5, 0.6, 0.75, 0.9, 0.95, 0.99, 1.0] {
+                assert_sweep_is_scan(&t, tau, |_| true);
+                let many = t.gamma_steps_many(&[tau, 0.5], 3.0).unwrap();
+                assert_eq!(many[0], t.gamma_steps(tau, 3.0).unwrap());
+            }
+        }
+    }
+
+    #[test]
+    fn the_sweep_evaluates_a_whole_block_when_its_dens_tie_within_rounding() {
+        // n = 20,001 domains, K = 100, τ = 0.9: θ = τ'K lies 1e-10 below the integer 90, so each
+        // domain at count 90 changes den_k by n·90 − τ'N ≈ 2e-6, below the rounding of den (~1e-5):
+        // the smallest den_k in floating point can sit inside the block of count 90
+        let t = shuffled_table(20_001, 100, 7, |i| i as f64);
+        let j0 = upper_rank(t.len(), 0.9);
+        assert_sweep_is_scan(&t, 0.9, |j| j % 97 == 0 || j < j0 + 50);
     }
 
     #[test]

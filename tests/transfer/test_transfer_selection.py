@@ -18,6 +18,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from _samples import error_matrices, float_bits
+
 import llmsurrogate.transfer as tr
 from llmsurrogate import _core
 from llmsurrogate.transfer import ErrorTable
@@ -30,16 +32,11 @@ def _sorted(t: ErrorTable) -> np.ndarray:
     return np.r_[-np.inf, _core.TransferTable(t.values, t.test, t.n).sorted_values(), np.inf]
 
 
-def _bits(x) -> list[int]:
-    return np.asarray(x, dtype=np.float64).view(np.int64).tolist()
+_bits = float_bits
 
 
 def _matrices():
-    rng = np.random.default_rng(37)
-    ties = rng.choice([0.0, -0.0, 1.0, -1.0, 2.5], size=(15, 15))
-    yield "ties and signed zeros", ties
-    yield "gamma", rng.gamma(2.0, 1.0, size=(40, 40))
-    yield "heavy tails", rng.standard_cauchy(size=(23, 23))
+    yield from error_matrices()
     yield "two domains", np.array([[np.nan, -0.0], [0.0, np.nan]])
     yield "parallel size", rng.normal(size=(300, 300))   # 89,700 errors: both halves of a split in parallel
 

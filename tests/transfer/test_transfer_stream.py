@@ -15,6 +15,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from _samples import error_matrices, float_bits
+
 import llmsurrogate.transfer as tr
 from llmsurrogate.exceptions import InvalidArgumentError, NonFiniteError, ShapeError
 from llmsurrogate.transfer import ErrorTable, _stream
@@ -31,17 +33,12 @@ def small_budget(monkeypatch):
     monkeypatch.setattr(_stream, "CHUNK", 300)
 
 
-def _bits(x) -> list[int]:
-    return np.asarray(x, dtype=np.float64).view(np.int64).tolist()
+_bits = float_bits
 
 
 def _matrices():
-    rng = np.random.default_rng(37)
-    ties = rng.choice([0.0, -0.0, 1.0, -1.0, 2.5], size=(15, 15))
-    yield "ties and signed zeros", ties
-    yield "gamma", np.round(rng.gamma(2.0, 1.0, size=(41, 41)), 3)
+    yield from error_matrices()
     yield "all equal", np.full((9, 9), 0.25)         # every refinement to the last bit
-    yield "heavy tails", rng.standard_cauchy(size=(23, 23))
 
 
 def _sources(m, tmp_path):
