@@ -37,6 +37,7 @@ _bits = float_bits
 
 def _matrices():
     yield from error_matrices()
+    rng = np.random.default_rng(37)
     yield "two domains", np.array([[np.nan, -0.0], [0.0, np.nan]])
     yield "parallel size", rng.normal(size=(300, 300))   # 89,700 errors: both halves of a split in parallel
 
