@@ -8,6 +8,8 @@ import hashlib
 import itertools
 import math
 import numbers
+import os
+import time
 import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -617,12 +619,10 @@ def tune_grid(prep: Prepared, learner: Learner, grid: list[int], tuning: str, se
     out: dict[int, dict] = {}
     if progress is not None:
         progress(0, len(grid))
-    prefer = worker_kind(learner)
     with _quiet_fit_warnings():
-        if len(grid) < 2 or effective_n_jobs(local_n_jobs(n_jobs, prefer=prefer)) == 1:
-            found = (tune_for_n(prep, learner, int(N), tuning, seed) for N in grid)
-        else:
-            found = _in_order((delayed(tune_for_n)(prep, learner, int(N), tuning, seed) for N in grid), n_jobs, prefer)
+        # the sizes grow, and so does the cost of tuning at each: the last one timed bounds the rest
+        found = run_tasks([delayed(tune_for_n)(prep, learner, int(N), tuning, seed) for N in grid], n_jobs,
+                          worker_kind(learner), growing=True)
         for N, params in zip(grid, found):
             out[int(N)] = params
             if progress is not None:
@@ -705,6 +705,110 @@ def _in_order(tasks, n_jobs, prefer):
             yield from par(chunk)
 
 
+#: The cost model of :func:`run_tasks` (measured on a 2-core machine, docs/methods/ess.md §11):
+#: starting local process workers that import scikit-learn took 2.5 s on an idle machine and
+#: 5 s under a load of 4 (counted unless joblib's loky pool is already running with enough
+#: workers), and a prediction a worker hands back costs the calling process 25-40 ns (pickled,
+#: piped, unpickled) against 1 ns in the calling thread; handing a task to a running pool and its
+#: result back took the calling process milliseconds more (its arguments pickled, the round trip).
+POOL_START_S = 3.0
+VALUE_TRANSFER_S = 30e-9
+TASK_TRANSFER_S = 0.02
+#: the pool must be estimated to take at most this share of the time the calling thread would
+POOL_MARGIN = 0.75
+
+
+def _free_workers(workers: int) -> int:
+    """``workers``, at most the cores left idle by other processes: the cores this process may use
+    less the 1-minute load average beyond this thread (on 2 cores under a load of 6 from other
+    processes, a pool of process workers was slower than one job even for fits it should have
+    shared well)."""
+    try:
+        load = os.getloadavg()[0]
+    except (OSError, AttributeError):  # not on this platform
+        return workers
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(workers, int(cores - max(0.0, load - 1.0) + 0.5)))
+
+
+def _pool_start_s(workers: int) -> float:
+    """:data:`POOL_START_S`, or 0 when joblib's reusable loky pool already runs ``workers`` or more
+    live processes (started by an earlier call or by the tuning of this one)."""
+    try:
+        from joblib.externals.loky import reusable_executor
+
+        ex = reusable_executor._executor
+        alive = sum(1 for proc in (ex._processes or {}).values() if proc.is_alive()) if ex is not None else 0
+        if alive >= workers and not getattr(ex._flags, "broken", None):
+            return 0.0
+    except Exception:  # a private detail of joblib: when it changes, assume a cold start
+        pass
+    return POOL_START_S
+
+
+def pool_pays(times: list[float], remaining: int, workers: int, values: int, growing: bool = False,
+              start_s: float = POOL_START_S) -> bool:
+    """Whether the ``remaining`` tasks are estimated to finish sooner on ``workers`` workers than in
+    the calling thread, ``times`` being the seconds each task run here so far took. A task's cost
+    is the fastest of those (``growing``: the faster of the last two, a lower bound when every task
+    costs more than the one before, whichever of them carried the imports). In the calling thread
+    the rest take ``remaining x cost``; on the workers ``start_s`` (starting them) plus the larger of
+    ``ceil(remaining / workers) x cost`` and ``remaining x (TASK_TRANSFER_S + values x
+    VALUE_TRANSFER_S)`` (``values``: the numbers a task hands back; the calling process sends the
+    tasks and receives their results one after another). The
+    pool is chosen only when that is at most :data:`POOL_MARGIN` of the calling thread's time, and
+    never on one timed task (the first carries the imports: scikit-learn's first fit under load
+    took longer than a pool's start).
+
+    >>> pool_pays([0.5, 0.01], remaining=100, workers=2, values=0)          # 1 s of work left: here
+    False
+    >>> pool_pays([0.5, 0.4], remaining=100, workers=2, values=0)           # 40 s: 23 s on 2 workers
+    True
+    >>> pool_pays([0.5, 0.06], remaining=100, workers=2, values=2_000_000)  # 6 s to hand 2e8 numbers back
+    False
+    """
+    if workers < 2 or remaining < 2 or len(times) < 2:
+        return False
+    cost = min(times[-2:] if growing else times)
+    here = remaining * cost
+    pool = start_s + max(math.ceil(remaining / workers) * cost,
+                         remaining * (TASK_TRANSFER_S + values * VALUE_TRANSFER_S))
+    return pool <= POOL_MARGIN * here
+
+
+def run_tasks(tasks: list, n_jobs: int | None, prefer: str, values: int = 0, growing: bool = False):
+    """The results of ``tasks`` (joblib ``delayed`` calls), in order: run in the calling thread
+    while that is estimated to be as fast (:func:`pool_pays`, after each task), the rest through
+    :func:`_in_order`'s pool once workers are estimated to pay for their start and for handing
+    ``values`` numbers a task back, counting only the workers that have idle cores
+    (:func:`_free_workers`). So the default ``n_jobs`` is never much slower than one job:
+    small fits, or few of them, never start a pool (on 2 cores a pool of process workers made
+    a lasso ESS at n = 5,000 twice as slow). Backends that are not local (Dask, Ray) get every task,
+    as before. No result depends on where a task runs."""
+    workers = effective_n_jobs(local_n_jobs(n_jobs, prefer=prefer))
+    local = _is_local_backend(prefer)
+    if workers > 1 and not local:
+        yield from _in_order(iter(tasks), n_jobs, prefer)
+        return
+    start_s = _pool_start_s(workers) if workers > 1 else POOL_START_S
+    free = _free_workers(workers)
+    times: list[float] = []
+    for i, (fn, args, kwargs) in enumerate(tasks):
+        t0 = time.perf_counter()
+        out = fn(*args, **kwargs)
+        times.append(time.perf_counter() - t0)
+        yield out
+        if pool_pays(times, len(tasks) - i - 1, free, values, growing, start_s):
+            yield from _in_order(iter(tasks[i + 1:]), n_jobs, prefer)
+            return
+
+
+def _is_local_backend(prefer: str) -> bool:
+    from .._workers import _active_backend, _is_local
+
+    return _is_local(_active_backend({"prefer": prefer})[0])
+
+
 def run_point(prep: Prepared, learner: Learner, N: int, tuning: str, seed: int | None, n_jobs: int | None,
               with_llm: bool, progress: Callable[[int, int], None] | None = None, params: dict | None = None) -> dict:
     """Block-out CV at one training size: a dict of variance pieces (plain and difference).
@@ -720,14 +824,15 @@ def run_point(prep: Prepared, learner: Learner, N: int, tuning: str, seed: int |
     if learner.name == "mean":
         per_task = int(max(1, (1 << 21) // max(width, 1)))
     starts = list(range(0, B, per_task))
-    tasks = (delayed(_fit_block_rows)(learner, prep.X, prep.y, N, n_used, s, min(B, s + per_task), params,
-                                      seed, tuning, prep.loss_fn) for s in starts)
+    tasks = [delayed(_fit_block_rows)(learner, prep.X, prep.y, N, n_used, s, min(B, s + per_task), params,
+                                      seed, tuning, prep.loss_fn) for s in starts]
     if learner.name in ("mean", "majority"):
         # the native learners' fits take microseconds: in this thread (a pool only adds hand-offs
         # under the GIL, 3.3 s against 1.5 s at n = 100,000); the Rust accumulation keeps its threads
         results = (f(*a, **k) for f, a, k in tasks)
     else:
-        results = _in_order(tasks, n_jobs, worker_kind(learner))
+        # here while that is as fast, then on workers: each task hands back per_task x width numbers
+        results = run_tasks(tasks, n_jobs, worker_kind(learner), values=per_task * width)
     shortcut = 0
     done = 0
     with _quiet_fit_warnings():
