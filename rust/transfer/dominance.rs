@@ -174,24 +174,57 @@ fn lp_violation(g: &[f64], h: &[f64], weak: bool) -> Option<Vec<(usize, f64)>> {
 
 /// Everywhere dominance of method 1 over method 2 at each τ (A6). Returns, per τ, `None` if
 /// method 1 dominates, or a witness of the violation.
+///
+/// The sweep over method 2's ranks j (the counts of both methods up to j and up to m(j), their
+/// minimum, maximum and number of violations) is the same for every τ: one sweep serves a group
+/// of τ, each checked at every j where its thresholds let a violation through (issue 37: 51 sweeps
+/// were 51 passes over the tables). The τ are split into one group per thread.
 pub fn everywhere_dominance(
     t1: &SortedTable, t2: &SortedTable, taus: &[f64], mode: EverywhereMode,
 ) -> CoreResult<Vec<Option<Witness>>> {
     check_pair(t1, t2, None, taus)?;
-    Ok(taus.par_iter().map(|&tau| everywhere_one(t1, t2, tau, mode)).collect())
+    if taus.is_empty() {
+        return Ok(Vec::new());
+    }
+    let per = taus.len().div_ceil(rayon::current_num_threads().max(1));
+    Ok(taus.par_chunks(per).flat_map_iter(|group| everywhere_group(t1, t2, group, mode)).collect())
 }
 
-fn everywhere_one(t1: &SortedTable, t2: &SortedTable, tau: f64, mode: EverywhereMode) -> Option<Witness> {
+/// One τ of a sweep: its thresholds, where it starts, and its answer once found.
+struct Level {
+    tau: f64,
+    jstart: usize,
+    need_a: f64,
+    need_b: f64,
+    open: bool,
+    found: Option<Witness>,
+}
+
+/// [`everywhere_dominance`] for a group of τ, in one sweep.
+fn everywhere_group(t1: &SortedTable, t2: &SortedTable, taus: &[f64], mode: EverywhereMode) -> Vec<Option<Witness>> {
     let (n, nn, kk) = (t1.n, t1.len(), t1.k as f64);
     let package = mode == EverywhereMode::TransferUq;
-    let tprime = tau - LEVEL_TOL;
-    let jstart = match mode {
-        EverywhereMode::Exact => 1,
-        EverywhereMode::Paper => upper_rank(nn, tau).max(1),
-        EverywhereMode::TransferUq => ((tau * nn as f64).ceil() as usize).max(1),
-    };
-    let need_b = if package { tau } else { tprime * kk }; // b-threshold in count units
-    let need_a = if package { tau * kk } else { tprime * kk }; // a-threshold in count units
+    let mut levels: Vec<Level> = taus
+        .iter()
+        .map(|&tau| {
+            let tprime = tau - LEVEL_TOL;
+            let jstart = match mode {
+                EverywhereMode::Exact => 1,
+                EverywhereMode::Paper => upper_rank(nn, tau).max(1),
+                EverywhereMode::TransferUq => ((tau * nn as f64).ceil() as usize).max(1),
+            };
+            let need_b = if package { tau } else { tprime * kk }; // b-threshold in count units
+            let need_a = if package { tau * kk } else { tprime * kk }; // a-threshold in count units
+            Level { tau, jstart, need_a, need_b, open: true, found: None }
+        })
+        .collect();
+    // outside transferUQ's mode need_a = need_b = τ'K rises with τ: at each j only the τ with
+    // min1 < τ'K ≤ max2 can fail, a range of the τ in this order
+    let mut order: Vec<usize> = (0..levels.len()).collect();
+    order.sort_by(|&a, &b| levels[a].need_a.total_cmp(&levels[b].need_a));
+    let needs: Vec<f64> = order.iter().map(|&i| levels[i].need_a).collect();
+    let first_start = levels.iter().map(|l| l.jstart).min().unwrap_or(1);
+    let mut open = levels.len();
     let mut c1 = vec![0u32; n];
     let mut c2 = vec![0u32; n];
     let mut hist1 = vec![0usize; t1.k + 2]; // hist1[c] = #domains with c1 == c
@@ -209,9 +242,10 @@ fn everywhere_one(t1: &SortedTable, t2: &SortedTable, tau: f64, mode: Everywhere
         }
         c2[d2] += 1;
         max2 = max2.max(c2[d2]);
-        if j < jstart {
+        if j < first_start {
             continue;
         }
+        // (m1 moves with the target only: where a τ starts later, it finds the same m1)
         let target = t2.values[j - 1];
         while m1 < nn && (if package { t1.values[m1] < target } else { t1.values[m1] <= target }) {
             let d1 = t1.test[m1] as usize;
@@ -227,44 +261,71 @@ fn everywhere_one(t1: &SortedTable, t2: &SortedTable, tau: f64, mode: Everywhere
             m1 += 1;
         }
         if m1 == nn {
-            return None; // no f1 above f2_(j): nothing further can violate
+            break; // no f1 above f2_(j): nothing further can violate, for any τ
         }
-        // transferUQ reads Ψ1 at index 0 as x[1:0] = x[1]: the first element's domain only.
-        let quirk = package && m1 == 0;
-        let a_of = |i: usize| -> f64 {
-            if quirk {
-                if i == t1.test[0] as usize { 1.0 } else { 0.0 }
-            } else {
-                c1[i] as f64
-            }
-        };
-        if package {
-            let all_le = if quirk { (0..n).all(|i| c2[i] as f64 <= a_of(i)) } else { nviol == 0 };
-            if all_le {
-                continue;
-            }
-            let mina = if quirk { (0..n).map(a_of).fold(f64::INFINITY, f64::min) } else { min1 as f64 };
-            if mina / kk > tau {
-                continue;
-            }
-            if (max2 as f64) < need_b {
-                // lpSolve reports an infeasible LP with objective 0 <= tau: a "violation".
-                return Some(Witness { j, m: m1 + 1, support: Vec::new() });
-            }
+        let range = if package {
+            0..order.len()
+        } else if nviol == 0 {
+            0..0
         } else {
-            if (max2 as f64) < need_b || nviol == 0 || min1 as f64 >= need_a {
+            let lo = needs.partition_point(|&x| x <= min1 as f64);
+            lo..needs.partition_point(|&x| x <= max2 as f64).max(lo)
+        };
+        for &i in &order[range] {
+            let level = &mut levels[i];
+            if !level.open || j < level.jstart {
                 continue;
             }
+            if let Some(w) = everywhere_at(t1, j, m1, level, package, (&c1, &c2, min1, max2, nviol), (&mut g, &mut h)) {
+                level.found = Some(w);
+                level.open = false;
+                open -= 1;
+            }
         }
-        for i in 0..n {
-            g[i] = c2[i] as f64 - need_b;
-            h[i] = need_a - a_of(i);
-        }
-        if let Some(support) = lp_violation(&g, &h, package) {
-            return Some(Witness { j, m: m1 + 1, support });
+        if open == 0 {
+            break;
         }
     }
-    None
+    levels.into_iter().map(|l| l.found).collect()
+}
+
+/// The check of one τ at rank j of the sweep (A6): a violation's witness, or None.
+fn everywhere_at(
+    t1: &SortedTable, j: usize, m1: usize, level: &Level, package: bool,
+    (c1, c2, min1, max2, nviol): (&[u32], &[u32], usize, u32, usize), (g, h): (&mut [f64], &mut [f64]),
+) -> Option<Witness> {
+    let (n, kk) = (t1.n, t1.k as f64);
+    let (tau, need_a, need_b) = (level.tau, level.need_a, level.need_b);
+    // transferUQ reads Ψ1 at index 0 as x[1:0] = x[1]: the first element's domain only.
+    let quirk = package && m1 == 0;
+    let a_of = |i: usize| -> f64 {
+        if quirk {
+            if i == t1.test[0] as usize { 1.0 } else { 0.0 }
+        } else {
+            c1[i] as f64
+        }
+    };
+    if package {
+        let all_le = if quirk { (0..n).all(|i| c2[i] as f64 <= a_of(i)) } else { nviol == 0 };
+        if all_le {
+            return None;
+        }
+        let mina = if quirk { (0..n).map(a_of).fold(f64::INFINITY, f64::min) } else { min1 as f64 };
+        if mina / kk > tau {
+            return None;
+        }
+        if (max2 as f64) < need_b {
+            // lpSolve reports an infeasible LP with objective 0 <= tau: a "violation".
+            return Some(Witness { j, m: m1 + 1, support: Vec::new() });
+        }
+    } else if (max2 as f64) < need_b || nviol == 0 || min1 as f64 >= need_a {
+        return None;
+    }
+    for i in 0..n {
+        g[i] = c2[i] as f64 - need_b;
+        h[i] = need_a - a_of(i);
+    }
+    lp_violation(g, h, package).map(|support| Witness { j, m: m1 + 1, support })
 }
 
 /// Is there w ∈ [1/Γ, Γ]^n with gᵀw ≥ 0 and hᵀw > 0? By Lagrangian duality this holds iff
@@ -399,6 +460,31 @@ mod tests {
         let (v, s) = lp2_simplex(&[0.0, 1.0], &[0.2, 1.0], 0.6).unwrap();
         assert!((v - 0.5).abs() < 1e-15, "{v} {s:?}");
         assert!(lp2_simplex(&[0.0, 1.0], &[0.1, 0.2], 0.5).unwrap().0.is_infinite());
+    }
+
+    #[test]
+    fn one_sweep_for_many_tau_equals_one_sweep_per_tau() {
+        // random tables with ties: every mode, the τ in any order, against each τ swept alone
+        for seed in 1..6u64 {
+            let mut rng = crate::common::rng::SplitMix64::new(seed);
+            let (n, k) = (6 + seed as usize, 5 + seed as usize);
+            let mut table = |shift: f64| {
+                let test: Vec<i64> = (0..n * k).map(|i| (i % n) as i64).collect();
+                let values: Vec<f64> = (0..n * k).map(|_| (rng.below_rejection(7) as f64) + shift).collect();
+                SortedTable::new(&values, &test, n).unwrap()
+            };
+            let (t1, t2) = (table(0.0), table(0.5));
+            let taus: Vec<f64> = vec![0.95, 0.5, 0.7, 1.0, 0.6, 0.8, 0.55, 0.9];
+            for mode in [EverywhereMode::Exact, EverywhereMode::Paper, EverywhereMode::TransferUq] {
+                for (a, b) in [(&t1, &t2), (&t2, &t1)] {
+                    let all = everywhere_group(a, b, &taus, mode);
+                    for (i, &tau) in taus.iter().enumerate() {
+                        assert_eq!(all[i], everywhere_group(a, b, &[tau], mode).remove(0), "seed {seed} {mode:?} tau {tau}");
+                    }
+                    assert_eq!(everywhere_dominance(a, b, &taus, mode).unwrap(), all);
+                }
+            }
+        }
     }
 
     #[test]

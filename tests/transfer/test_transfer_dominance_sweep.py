@@ -146,3 +146,21 @@ def test_dominance_of_two_matrices_takes_at_most_36_bytes_an_error():
     assert run.returncode == 0, run.stderr
     peak = pd.read_json(io.StringIO(run.stdout.strip().splitlines()[-1]), typ="series")["per_error"]
     assert peak <= 36.0, peak
+
+
+@pytest.mark.parametrize("mode", ["exact", "paper", "transferUQ"])
+def test_everywhere_dominance_in_one_sweep_equals_each_tau_alone(mode):
+    """All tau share one sweep over the ranks (issue 37): each tau's answer and witness are those
+    of a sweep for that tau alone."""
+    rng = np.random.default_rng(11)
+    m1 = np.round(rng.gamma(2.0, 1.0, size=(25, 25)), 1)
+    m2 = np.round(m1 * rng.uniform(0.9, 1.2, size=m1.shape), 1)
+    taus = [0.93, 0.5, 0.71, 1.0, 0.6, 0.85]
+    for a, b in ((m1, m2), (m2, m1), (m1, m1 + 0.05)):
+        together = tr.check_everywhere_dominance(a, b, taus, mode=mode)
+        alone = pd.concat([tr.check_everywhere_dominance(a, b, [t], mode=mode) for t in taus], ignore_index=True)
+        assert together.equals(alone)
+    if mode == "exact":
+        together = tr.everywhere_dominance(m1, m2, taus).table
+        alone = pd.concat([tr.everywhere_dominance(m1, m2, [t]).table for t in taus], ignore_index=True)
+        assert together.equals(alone)
