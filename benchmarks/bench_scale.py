@@ -14,7 +14,8 @@ Cases, at ``--sizes`` (matrix sides D; N = D(D - 1) errors):
 * ``qte_interval`` (0.9, the default 61 betas: 122 order statistics) against ``np.partition`` with
   those 122 kth;
 * ``check_worstcase_dominance`` of two matrices over the default 51 tau, Gamma up to infinity
-  (``--dominance-sizes``; ours only: the O(N n) scan it replaced took some 107 s per tau at 10^8);
+  (``--dominance-sizes``; ours only: the O(N n) scan it replaced took some 107 s per tau at 10^8),
+  and ``check_everywhere_dominance`` over the same 51 tau (one sweep per group of tau);
 * with ``--stream D``: ``forecast_interval`` and ``qte_interval`` on a ``.npy`` file of a D x D matrix
   (``--stream 31623``: 10^9 errors, 8 GB) under ``ulimit -v`` of ``--ulimit-gb`` (4), once each.
 
@@ -58,10 +59,11 @@ _ROUND = textwrap.dedent("""
     from llmsurrogate.transfer._common import DEFAULT_BETAS
     from llmsurrogate.transfer._ustat import _ci_ranks
     small = E[:40, :40]
-    if case == "dominance":
+    if case in ("dominance", "everywhere"):
         E2 = E * rng.uniform(0.9, 1.2, size=(D, D))
-        call = lambda: tr.check_worstcase_dominance(E, E2)
-        tr.check_worstcase_dominance(small, small * 1.1)
+        check = tr.check_worstcase_dominance if case == "dominance" else tr.check_everywhere_dominance
+        call = lambda: check(E, E2)
+        check(small, small * 1.1)
     elif side == "ours":
         call = (lambda: tr.forecast_interval(E, tau=0.95)) if case == "forecast" else (lambda: tr.qte_interval(E, 0.9))
         tr.forecast_interval(small, tau=0.95); tr.qte_interval(small, 0.9)
@@ -179,7 +181,8 @@ def main() -> None:
     growth = {}
     for case, label, peer, ds in (("forecast", "forecast_interval (tau = 0.95)", True, sizes),
                                   ("qte", "qte_interval (61 betas)", True, sizes),
-                                  ("dominance", "check_worstcase_dominance (51 tau, Gamma to inf)", False, dsizes)):
+                                  ("dominance", "check_worstcase_dominance (51 tau, Gamma to inf)", False, dsizes),
+                                  ("everywhere", "check_everywhere_dominance (51 tau)", False, dsizes)):
         rows = [_measure(run, case, label, d, rounds, peer) for d in ds]
         growth[label] = _growth(rows)
     if a.stream:
