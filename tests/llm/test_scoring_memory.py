@@ -167,3 +167,29 @@ def test_packed_token_ids_group_prefixes_as_the_lists_did():
     assert [packed[i] for i in range(len(seqs))] == seqs
     assert TransformersBackend._prefix_groups(packed) == groups_of_lists(seqs)
     assert TransformersBackend._prefix_groups(seqs) == groups_of_lists(seqs)
+
+
+def test_the_openai_backends_topk_records_take_under_120_bytes_a_prompt():
+    """OpenAIBackend keeps each scored prompt's top-k report for topk_report/topk_summary: in
+    numeric columns (16 bytes of the prompt's SHA-256 and 8 numbers), not a dict of dicts keyed by
+    a hex string (some 600 bytes a prompt for the backend's life; issue 37, item 4). The newest
+    record of a prompt scored twice is the one read, and it counts once."""
+    import tracemalloc
+
+    from llmsurrogate.llm.openai_backend import TopkRecords
+
+    rec = dict(requested=4, seen=3, keys=2, keys_unseen=1, seen_mass=0.5, topk_mass=0.75, unseen_bound=0.25, k=20)
+    records = TopkRecords()
+    records.add("warm", rec)
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    n = 40_000
+    for i in range(n):
+        records.add(f"prompt {i}", {**rec, "seen": i % 5})
+    per_prompt = (tracemalloc.get_traced_memory()[0] - before) / n
+    tracemalloc.stop()
+    assert per_prompt < 120, per_prompt
+    records.add("prompt 7", {**rec, "seen": 4, "unseen_bound": 0.5})   # scored again
+    assert records.get("prompt 7")["seen"] == 4 and records.get("prompt 8")["seen"] == 3
+    assert records.get("never") is None and len(records) == n + 1
+    assert records.values()[:, 6].max() == 0.5

@@ -147,6 +147,82 @@ def parse_probability(text: str, prefill: str = "") -> float | None:
     return v if 0.0 <= v <= 1.0 else None
 
 
+_TOPK_FIELDS = ("requested", "seen", "keys", "keys_unseen", "seen_mass", "topk_mass", "unseen_bound", "k")
+
+
+class TopkRecords:
+    """The top-k report of every prompt scored, in numeric columns (issue 37: a dict of dicts keyed by
+    a SHA-256 hex string took some 600 bytes a prompt for the backend's life; these take 80): the
+    first 16 bytes of each prompt's SHA-256 and its 8 numbers, appended in blocks. A prompt scored
+    again has its newest record read (:meth:`get`) and counted once (:meth:`summary`).
+
+    >>> r = TopkRecords()
+    >>> r.add("Q?", dict(requested=2, seen=1, keys=2, keys_unseen=1, seen_mass=0.5, topk_mass=0.9, unseen_bound=0.1, k=5))
+    >>> r.get("Q?")["unseen_bound"], r.get("other") is None, len(r)
+    (0.1, True, 1)
+    """
+
+    _BLOCK = 4096
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._digests: list[np.ndarray] = []
+        self._values: list[np.ndarray] = []
+        self._used = 0   # rows used in the last block
+        self._index: tuple[np.ndarray, np.ndarray] | None = None   # (sorted digests, their rows), built on demand
+
+    @staticmethod
+    def _digest(prompt: str) -> bytes:
+        return hashlib.sha256(prompt.encode("utf-8")).digest()[:16]
+
+    def add(self, prompt: str, rec: Mapping[str, float]) -> None:
+        with self._lock:
+            if not self._digests or self._used == self._BLOCK:
+                self._digests.append(np.zeros(self._BLOCK, dtype="S16"))
+                self._values.append(np.zeros((self._BLOCK, len(_TOPK_FIELDS)), dtype=np.float64))
+                self._used = 0
+            self._digests[-1][self._used] = self._digest(prompt)
+            self._values[-1][self._used] = [rec[f] for f in _TOPK_FIELDS]
+            self._used += 1
+            self._index = None
+
+    def _columns(self) -> tuple[np.ndarray, np.ndarray]:
+        """(digests, values) of every record in the order added."""
+        if not self._digests:
+            return np.zeros(0, dtype="S16"), np.zeros((0, len(_TOPK_FIELDS)))
+        d = np.concatenate(self._digests[:-1] + [self._digests[-1][:self._used]])
+        v = np.concatenate(self._values[:-1] + [self._values[-1][:self._used]])
+        return d, v
+
+    def _newest(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each prompt's newest record: (sorted distinct digests, their values)."""
+        with self._lock:
+            if self._index is None:
+                d, v = self._columns()
+                order = np.argsort(d[::-1], kind="stable")   # newest first among equal digests
+                d_sorted = d[::-1][order]
+                first = np.r_[True, d_sorted[1:] != d_sorted[:-1]] if d_sorted.size else np.zeros(0, bool)
+                self._index = (d_sorted[first], v[::-1][order][first])
+            return self._index
+
+    def get(self, prompt: str) -> dict[str, float] | None:
+        digests, values = self._newest()
+        key = np.array(self._digest(prompt), dtype="S16")
+        i = int(np.searchsorted(digests, key))
+        if i < digests.size and digests[i] == key:
+            row = values[i]
+            return {f: (int(x) if f in ("requested", "seen", "keys", "keys_unseen", "k") else float(x))
+                    for f, x in zip(_TOPK_FIELDS, row)}
+        return None
+
+    def __len__(self) -> int:
+        return int(self._newest()[0].size)
+
+    def values(self) -> np.ndarray:
+        """(prompts, 8) newest values, in the field order of ``_TOPK_FIELDS``."""
+        return self._newest()[1]
+
+
 class OpenAIBackend(HTTPTransport):
     """Score prompts with a model behind an OpenAI-compatible HTTP endpoint.
 
@@ -236,7 +312,7 @@ class OpenAIBackend(HTTPTransport):
         #: keyed by token id (True), by text (False), or not decided yet (None: :meth:`uses_token_ids`)
         self.token_ids = token_ids
         self._server_ids: dict[str, int | None] = {}
-        self._topk: dict[str, dict[str, Any]] = {}
+        self._topk = TopkRecords()
         self._connect(cache, api_key_env, url)
         self._identity = {"backend": "openai", "model": self.model, "base_url": self._scrub(self.base_url),
                           "endpoint": self.endpoint, "top_logprobs": self.top_logprobs, "system": self.system,
@@ -389,7 +465,7 @@ class OpenAIBackend(HTTPTransport):
             rec = {"requested": len(ids), "seen": len(seen), "keys": len(set(groups)), "keys_unseen": keys_unseen,
                    "seen_mass": float(sum(math.exp(v) for v in seen.values())), "topk_mass": min(top_mass, 1.0),
                    "unseen_bound": max(0.0, 1.0 - top_mass), "k": len(top)}
-            self._topk[hashlib.sha256(p.encode("utf-8")).hexdigest()] = rec
+            self._topk.add(p, rec)
             if keys_unseen and rec["unseen_bound"] > 0:
                 truncated += 1
         if truncated:
@@ -432,12 +508,11 @@ class OpenAIBackend(HTTPTransport):
         >>> list(report.columns), int(report.isna().all(axis=1).sum())
         (['requested', 'seen', 'keys', 'keys_unseen', 'seen_mass', 'topk_mass', 'unseen_bound', 'k'], 1)
         """
-        cols = ("requested", "seen", "keys", "keys_unseen", "seen_mass", "topk_mass", "unseen_bound", "k")
         rows = []
         for p in check_prompts(prompts):
-            rec = self._topk.get(hashlib.sha256(p.encode("utf-8")).hexdigest())
-            rows.append(rec or dict.fromkeys(cols, np.nan))
-        return pd.DataFrame(rows)
+            rec = self._topk.get(p)
+            rows.append(rec or dict.fromkeys(_TOPK_FIELDS, np.nan))
+        return pd.DataFrame(rows, columns=list(_TOPK_FIELDS))
 
     def topk_summary(self) -> dict[str, Any]:
         """The top-k report of every prompt scored through this object, in a few numbers (what the
@@ -455,12 +530,13 @@ class OpenAIBackend(HTTPTransport):
         decided = self.uses_token_ids(ask=False)
         out: dict[str, Any] = {"keyed_by": None if decided is None else ("token id" if decided else "token text"),
                                "top_logprobs": self.top_logprobs, "prompts": len(self._topk)}
-        recs = list(self._topk.values())
-        if recs:
-            bounds = [r["unseen_bound"] for r in recs]
-            out.update(unseen_bound_max=max(bounds), unseen_bound_mean=sum(bounds) / len(bounds),
-                       topk_mass_min=min(r["topk_mass"] for r in recs), k_min=min(r["k"] for r in recs),
-                       prompts_with_keys_unseen=sum(1 for r in recs if r["keys_unseen"]))
+        v = self._topk.values()
+        if len(v):
+            col = {f: v[:, i] for i, f in enumerate(_TOPK_FIELDS)}
+            bounds = col["unseen_bound"]
+            out.update(unseen_bound_max=float(bounds.max()), unseen_bound_mean=float(math.fsum(bounds) / len(bounds)),
+                       topk_mass_min=float(col["topk_mass"].min()), k_min=int(col["k"].min()),
+                       prompts_with_keys_unseen=int(np.count_nonzero(col["keys_unseen"])))
         return out
 
     def prompt_logprobs(self, prompts: Sequence[str]) -> RaggedLogprobs:
