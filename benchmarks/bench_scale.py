@@ -147,11 +147,17 @@ def _stream(run: Run, d: int, ulimit_gb: float, folder: Path) -> None:
             m[i:i + 512] = rng.gamma(2.0, 1.0, size=(min(512, d - i), d))
         m.flush()
         del m
-    limit = int(ulimit_gb * 1024 * 1024)
+    import resource
+
+    limit = int(ulimit_gb * 1024 ** 3)
+
+    def address_space_limit():   # what `ulimit -v` sets, in the child only
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
     for case, label in (("forecast", "forecast_interval"), ("qte", "qte_interval")):
-        cmd = f"ulimit -v {limit}; exec {sys.executable} -c {json.dumps(_STREAM)} {path} {case}"
         load = loadavg()
-        res = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=3600)
+        res = subprocess.run([sys.executable, "-c", _STREAM, str(path), case], capture_output=True, text=True,
+                             timeout=3600, preexec_fn=address_space_limit)
         if res.returncode:
             raise RuntimeError(f"streamed {case}: {res.stderr[-2000:]}")
         got = json.loads(res.stdout.strip().splitlines()[-1])
@@ -185,11 +191,13 @@ def main() -> None:
                                   ("everywhere", "check_everywhere_dominance (51 tau)", False, dsizes)):
         rows = [_measure(run, case, label, d, rounds, peer) for d in ds]
         growth[label] = _growth(rows)
-    if a.stream:
-        _stream(run, a.stream, a.ulimit_gb, Path(a.folder))
     run.extra["growth_exponents"] = growth
     run.extra["table_style"] = "scale"
-    run.write(result_path("scale", a.quick, a.out))
+    out = result_path("scale", a.quick, a.out)
+    run.write(out)   # (the in-memory cases are kept if the streamed run fails)
+    if a.stream:
+        _stream(run, a.stream, a.ulimit_gb, Path(a.folder))
+        run.write(out)
 
 
 if __name__ == "__main__":
