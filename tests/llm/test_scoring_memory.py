@@ -193,3 +193,147 @@ def test_the_openai_backends_topk_records_take_under_120_bytes_a_prompt():
     assert records.get("prompt 7")["seen"] == 4 and records.get("prompt 8")["seen"] == 3
     assert records.get("never") is None and len(records) == n + 1
     assert records.values()[:, 6].max() == 0.5
+
+
+# --- chain of thought (method="chain_of_thought") -------------------------------------------------
+
+
+def _cot_unstreamed(backend, task, rows, *, cache, max_new_tokens, user=None):
+    """cot_risk as it was before it streamed: every generation prompt, generated text and scoring
+    prompt made up front (generate_cached and option_probabilities on lists)."""
+    from llmsurrogate.llm.prompts import COT_PREFILL, multiple_choice_prompt, reasoning_of
+
+    questions = task.question.orderings()
+    user = user or (lambda row, q: multiple_choice_prompt(task, row, q, prefill=False))
+    pairs = [(row, q) for row in rows for q in questions]
+    prompts = [user(row, q) + "\n" + COT_PREFILL for row, q in pairs]
+    texts = scoring.generate_cached(backend, prompts, max_new_tokens=max_new_tokens, cache=cache)
+    cut = [reasoning_of(t, q) for t, (_, q) in zip(texts, pairs)]
+    final = [p + r + "\n" + q.prefill for p, (r, _), (_, q) in zip(prompts, cut, pairs)]
+    probs, mass = scoring.option_probabilities(backend, final, task.question.keys, cache=cache, progress=False)
+    n, k = len(rows), len(questions)
+    scores, masses, per = scoring._order_scores(probs, mass, questions, n)
+    stated = np.full((n, k), np.nan)
+    for i, ((_, key), (_, q)) in enumerate(zip(cut, pairs)):
+        if key is not None:
+            stated[i // k, i % k] = scoring._positive_weights(q)[q.keys.index(key)]
+    return scores, masses, per, [cut[i * k][0] for i in range(n)], stated, \
+        scoring._order_distribution(probs, questions, task.question, n)
+
+
+def _cot_peak_bytes(backend, rows, cache):
+    gc.collect()
+    tracemalloc.start()
+    try:
+        risk.risk_scores(rows, TASK, backend, "chain_of_thought", cache=cache, max_new_tokens=8, progress=False)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_chain_of_thought_memory_per_prompt_does_not_grow_with_the_prompts(backend, tmp_path, monkeypatch):
+    """Chain of thought at 150 and 450 rows (300 and 900 prompts), chunks of 64 prompts, scoring
+    windows of 128 (generation windows: 64): the generation prompts, the generated texts and the
+    scoring prompts are made a chunk at a time and dropped once scored, so what grows with the
+    prompts is the result (the table with its reasoning column, the answer keys'
+    log-probabilities and their copies) and 5 bytes a prompt of repeat bookkeeping: about 500
+    bytes a prompt, not every prompt and text (the old code: about 2,900)."""
+    monkeypatch.setattr(scoring, "PROMPT_CHUNK", 64, raising=False)
+    monkeypatch.setattr(scoring, "WINDOW", 128)
+    df = testing.synthetic_census(450, seed=5)
+    risk.risk_scores(df.head(10), TASK, backend, "chain_of_thought", max_new_tokens=8, progress=False)  # warm-up
+    small = _cot_peak_bytes(backend, df.head(150), tmp_path / "small")
+    large = _cot_peak_bytes(backend, df, tmp_path / "large")
+    per_prompt = (large - small) / (2 * (450 - 150))
+    assert per_prompt < COT_BOUND, \
+        f"{per_prompt:.0f} bytes held per prompt ({small / 1e6:.1f} MB -> {large / 1e6:.1f} MB)"
+
+
+COT_BOUND = 1000
+
+
+def test_chain_of_thought_equal_to_the_bit_whatever_the_chunks(backend, tmp_path, monkeypatch):
+    """Chain of thought streamed in one chunk, in chunks of 7 and of 64 prompts (generation windows
+    of 64, scoring windows of 64 and 8192 prompts), with repeated rows far apart and a cache holding
+    every third row: the same bytes and cache counts as the unstreamed path (every prompt and
+    text made up front), and as each other."""
+    df = testing.synthetic_census(150, seed=8)
+    df = pd.concat([df, df.iloc[:50], df.iloc[5:9]], ignore_index=True)  # repeated rows, far apart
+    rows = df[list(TASK.features)].to_dict("records")
+
+    def counts(c):
+        return c.hits, c.misses
+
+    refs = {}
+    for name, chunk, window in (("one chunk", 10**6, 8192), ("chunks of 7", 7, 64), ("chunks of 64", 64, 8192)):
+        monkeypatch.setattr(scoring, "PROMPT_CHUNK", chunk)
+        monkeypatch.setattr(scoring, "WINDOW", window)  # the scoring windows decide the batches: the same in both
+        if window not in refs:
+            ref_cache = Cache(tmp_path / f"ref_{window}")
+            _cot_unstreamed(backend, TASK, rows[::3], cache=ref_cache, max_new_tokens=6)
+            ref_cache.hits = ref_cache.misses = 0
+            refs[window] = ref_cache, _cot_unstreamed(backend, TASK, rows, cache=ref_cache, max_new_tokens=6)
+        ref_cache, ref = refs[window]
+        c = Cache(tmp_path / name.replace(" ", "_"))
+        scoring.cot_risk(backend, TASK, rows[::3], cache=c, max_new_tokens=6)
+        c.hits = c.misses = 0
+        got = scoring.cot_risk(backend, TASK, rows, cache=c, max_new_tokens=6, return_probabilities=True)
+        assert counts(c) == counts(ref_cache), name
+        assert got[3] == ref[3], name  # the reasoning
+        for a, b in zip(got[:3] + got[4:], ref[:3] + ref[4:]):
+            assert np.asarray(a).tobytes() == np.asarray(b).tobytes(), name
+        nocache = scoring.cot_risk(backend, TASK, rows[:40], max_new_tokens=6)
+        want = _cot_unstreamed(backend, TASK, rows[:40], cache=None, max_new_tokens=6)
+        assert nocache[3] == want[3]
+        for a, b in zip(nocache[:3] + nocache[4:], want[:3] + want[4:5]):
+            assert np.asarray(a).tobytes() == np.asarray(b).tobytes(), name
+
+
+def test_chain_of_thought_prompts_repeated_across_orders(tmp_path, monkeypatch):
+    """A user_fn that renders some rows' answer orders the other way round (and leaves out the age):
+    one row's first-order prompt is then another row's second-order prompt, first seen chunks
+    earlier. Generated once, its reasoning is the row's; the key it states has the value of the
+    option at that key in each position's own order; all as the unstreamed path gives them."""
+    from llmsurrogate.llm import CallableBackend
+    from llmsurrogate.llm.prompts import multiple_choice_prompt
+
+    task = testing.synthetic_income_task()
+    qs = task.question.orderings()
+
+    def user(row, q):
+        if row["AGEP"] >= 50:
+            q = qs[1 - qs.index(q)]
+        return multiple_choice_prompt(task, {**row, "AGEP": 30}, q, prefill=False)
+
+    def model(prompt):
+        if prompt.endswith("step by step."):
+            return {" Answer": 0.0}
+        if prompt.endswith(" Answer"):
+            return {" is": 0.0}
+        if prompt.endswith(" is"):
+            return {" A" if "A. Above" in prompt.split("Question:")[-1] else " B": 0.0}
+        if prompt.endswith("Answer:"):
+            return {" A": -0.2, " B": -1.7} if "Bachelor" in prompt else {" A": -1.1, " B": -0.4}
+        return {}
+
+    vocab = [" A", " B", "A", "B", " Answer", " is"]
+    rows = [{"AGEP": 40, "SCHL": 21, "WKHP": 40, "SEX": 1}, {"AGEP": 33, "SCHL": 16, "WKHP": 20, "SEX": 2}] * 3 + \
+        [{"AGEP": 60, "SCHL": 21, "WKHP": 40, "SEX": 1}, {"AGEP": 45, "SCHL": 16, "WKHP": 20, "SEX": 2}]
+    monkeypatch.setattr(scoring, "PROMPT_CHUNK", 4)
+    calls = []
+
+    def backend():
+        b = CallableBackend(model, vocab=vocab, name="swap")
+        generate = b.generate
+        b.generate = lambda ps, max_new_tokens=16: calls.append(list(ps)) or generate(ps, max_new_tokens)
+        return b
+
+    got = scoring.cot_risk(backend(), task, rows, max_new_tokens=3, user_fn=user, return_probabilities=True)
+    assert sum(len(c) for c in calls) == 4  # 16 prompts, 4 distinct
+    want = _cot_unstreamed(backend(), task, rows, cache=None, max_new_tokens=3, user=user)
+    assert got[3] == want[3]
+    for a, b in zip(got[:3] + got[4:], want[:3] + want[4:]):
+        assert np.asarray(a).tobytes() == np.asarray(b).tobytes()
+    # row 6's first order is row 0's second: its text, read in its own order (A is Below there)
+    assert (got[3][0], got[3][6]) == (" Answer is B", " Answer is A")
+    assert got[4][0].tolist() == [1.0, 1.0] and got[4][6].tolist() == [0.0, 0.0]

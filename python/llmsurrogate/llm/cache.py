@@ -33,6 +33,7 @@ renewed for :data:`CLAIM_LEASE` seconds).
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import copy
 import hashlib
@@ -53,8 +54,8 @@ from .._progress import progress_reporter
 from .._store import EntryFormat, canonical
 from ..exceptions import ComputationError, InvalidArgumentError, LLMSurrogateWarning
 
-__all__ = ["Cache", "NullCache", "as_cache", "using_cache", "cached_batches", "cached_rows", "CacheCorruptError",
-           "entry_producer"]
+__all__ = ["Cache", "NullCache", "as_cache", "using_cache", "cached_batches", "cached_rows", "cached_stream",
+           "CacheCorruptError", "entry_producer"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS outputs (
@@ -920,3 +921,133 @@ def _cached_rows(cache, chunks, n, width, make_keys, compute, *, window, kind, p
                           "or came from another llmsurrogate/torch/transformers/vllm version; recomputed",
                           LLMSurrogateWarning, stacklevel=3)
     return out
+
+
+def cached_stream(cache, chunks: Iterable[Sequence[str]], make_keys, compute, *, window: int, kind: str = "",
+                  commit_every: int | None = None) -> Iterator[tuple[str, np.ndarray]]:
+    """:func:`cached_rows` for results of any length, handed on instead of gathered: a generator of
+    ``(prompt, array)`` for every prompt of ``chunks``, in their order, each as soon as it and
+    every prompt before it are answered. It holds a chunk, the missing prompts waiting for their
+    window and the answered ones waiting for an earlier one, not every prompt or result (the
+    chain of thought's generated texts: :func:`~llmsurrogate.llm.scoring.cot_risk`).
+
+    Look-ups, windows (the distinct missing prompts in the order of their first occurrence, cut
+    every ``window``), claims and commits are those of :func:`cached_rows` and
+    :func:`cached_batches`. The prompts should be distinct: a prompt repeated while its first
+    occurrence waits shares its result, but one repeated after that is looked up (and, missing,
+    computed) again, as the stream keeps nothing of the prompts it has handed on. Close the
+    generator (or run it to its end) to release its claims.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> prompts = ["a", "bb", "ccc", "dddd"]
+    >>> def keys(ps):
+    ...     return Cache.keys(backend="demo", model="len", prompts=ps, template="t", params={})
+    >>> def compute(ps):
+    ...     print("computing", ps)
+    ...     return [np.arange(len(p), dtype=np.float32) for p in ps]
+    >>> chunks = lambda: (prompts[i: i + 2] for i in range(0, 4, 2))  # two prompts at a time
+    >>> with tempfile.TemporaryDirectory() as folder, using_cache(folder) as cache:
+    ...     print([len(a) for _, a in cached_stream(cache, chunks(), keys, compute, window=3)])
+    ...     print([p for p, _ in cached_stream(cache, chunks(), keys, compute, window=3)])  # all hits
+    computing ['a', 'bb', 'ccc']
+    computing ['dddd']
+    [1, 2, 3, 4]
+    ['a', 'bb', 'ccc', 'dddd']
+    """
+    cache = as_cache(cache)
+    window = max(1, int(window))
+    commit = window if commit_every is None else max(1, int(commit_every))
+    # [prompt, array or None] of every prompt not yet handed on, in order
+    queue: collections.deque[list] = collections.deque()
+    pending: dict[str, list] = {}  # missing distinct keys waiting for their window -> their queue cell
+    buf: list[tuple[str, list, np.ndarray]] = []
+    rejected = 0
+    claimed = False
+
+    def flush():
+        if not buf:
+            return
+        cache.put_many([(k, a) for k, _, a in buf], kind=kind)
+        for _, cell, a in buf:
+            cell[1] = np.asarray(a)
+        buf.clear()
+
+    def run(part):
+        res = compute([pending[k][0] for k in part])
+        if isinstance(res, Iterator):  # streamed: one backend batch at a time
+            got = 0
+            for pos, arrays in res:
+                for p, a in zip(pos, arrays):
+                    k = part[int(p)]
+                    buf.append((k, pending[k], a))
+                    got += 1
+                if len(buf) >= commit:
+                    flush()
+            if got != len(part):
+                raise RuntimeError(f"the backend returned {got} results for {len(part)} prompts")
+        else:
+            res = list(res)
+            if len(res) != len(part):
+                raise RuntimeError(f"the backend returned {len(res)} results for {len(part)} prompts")
+            buf.extend((k, pending[k], a) for k, a in zip(part, res))
+        flush()
+
+    def run_window(part):
+        nonlocal claimed
+        claimed = True
+        while part:
+            # what another process stored meanwhile is taken; what it is computing, waited for
+            found, mine, held = cache.claim(part)
+            for k, a in found.items():
+                pending[k][1] = np.asarray(a)
+            if mine:
+                ours = set(mine)
+                run([k for k in part if k in ours])
+            elif held:
+                time.sleep(_CLAIM_POLL)
+            waiting = set(held)
+            part = [k for k in part if k in waiting]
+
+    try:
+        for prompts in chunks:
+            prompts = list(prompts)
+            keys = make_keys(prompts)
+            new: dict[str, list] = {}
+            for p, k in zip(prompts, keys):
+                cell = pending.get(k) or new.get(k)
+                if cell is None:
+                    cell = new[k] = [p, None]
+                queue.append(cell)
+            r0 = cache.rejected
+            found = cache.get_many(list(new))
+            rejected += cache.rejected - r0
+            for k, cell in new.items():
+                if k in found:
+                    cell[1] = np.asarray(found[k])
+                else:
+                    pending[k] = cell
+            del prompts, keys, new, found
+            while len(pending) >= window:
+                part = list(itertools.islice(pending, window))
+                run_window(part)
+                for k in part:
+                    del pending[k]
+            while queue and queue[0][1] is not None:
+                cell = queue.popleft()
+                yield cell[0], cell[1]
+        if pending:
+            run_window(list(pending))
+            pending.clear()
+        while queue:
+            cell = queue.popleft()
+            yield cell[0], cell[1]
+    finally:
+        if claimed:
+            with contextlib.suppress(Exception):
+                cache.release()
+        if rejected:
+            warnings.warn(f"LLM cache {getattr(cache, 'path', '')}: {rejected} stored output(s) failed their checksum "
+                          "or came from another llmsurrogate/torch/transformers/vllm version; recomputed",
+                          LLMSurrogateWarning, stacklevel=3)

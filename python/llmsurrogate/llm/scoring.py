@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -25,7 +26,14 @@ import numpy as np
 from .._validation import check_choice, check_int
 from ..exceptions import InvalidArgumentError
 from .base import RaggedLogprobs, check_prompts
-from .cache import as_cache, cached_batches, cached_rows, using_cache
+from .cache import (
+    _SeenKeys,
+    as_cache,
+    cached_batches,
+    cached_rows,
+    cached_stream,
+    using_cache,
+)
 from .factory import as_backend
 from .prompts import (
     COT_CHAT_PREFILL,
@@ -263,10 +271,15 @@ def generate_cached(backend, prompts: Sequence[str], *, max_new_tokens: int = 16
 
     with using_cache(cache) as store:
         keys = store.keys(backend=name, model=model, prompts=prompts, template=TEMPLATE_VERSION,
-                          params={"kind": "generate", "max_new_tokens": int(max_new_tokens), "greedy": True})
+                          params=_generate_params(max_new_tokens))
         rows = cached_batches(store, keys, compute, batch_size=_window(backend, batch_size, COMMIT_EVERY, False),
                               kind="generate")
     return [bytes(r).decode("utf-8") for r in rows]
+
+
+def _generate_params(max_new_tokens: int) -> dict:
+    """The cache-key parameters of a greedy generation of ``max_new_tokens`` tokens."""
+    return {"kind": "generate", "max_new_tokens": int(max_new_tokens), "greedy": True}
 
 
 def prompt_logprob_moments_cached(backend, texts: Sequence[str], *, cache=None, batch_size: int = 16,
@@ -445,6 +458,22 @@ def option_probabilities(backend, prompts: Sequence[str], keys: Sequence[str], *
     ([[0.667, 0.333]], [0.6])
     """
     backend = as_backend(backend, model)
+    probs, total = _option_probabilities(backend, prompts, keys, cache=cache, batch_size=batch_size, spelling=spelling,
+                                         progress=progress, commit_every=commit_every)
+    _warn_low_mass(total)
+    return probs, total
+
+
+def _warn_low_mass(total: np.ndarray) -> None:
+    low = np.flatnonzero(total < 0.1)
+    if low.size:
+        log.warning("%d of %d prompts put less than 10%% of the next-token mass on the answer keys", low.size,
+                    len(total))
+
+
+def _option_probabilities(backend, prompts, keys, *, cache, batch_size, spelling, progress,
+                          commit_every: int = COMMIT_EVERY):
+    """:func:`option_probabilities` without the warning about prompts with little mass on the keys."""
     if spelling not in SPELLING_MODES:
         raise InvalidArgumentError(f"argument `spelling` must be one of {SPELLING_MODES}; got {spelling!r}")
     spell = _answer_ids(backend, keys)
@@ -472,9 +501,6 @@ def option_probabilities(backend, prompts: Sequence[str], keys: Sequence[str], *
     total = mass.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         probs = np.where(total[:, None] > 0, mass / total[:, None], 1.0 / K)
-    low = np.flatnonzero(total < 0.1)
-    if low.size:
-        log.warning("%d of %d prompts put less than 10%% of the next-token mass on the answer keys", low.size, n)
     return probs, total
 
 
@@ -697,6 +723,13 @@ def cot_risk(backend, task: Task, rows: Sequence[dict], *, cache=None, batch_siz
     reasoning and the question's prefill (``Answer:``), after which the answer keys' probabilities
     give the score as in :func:`mc_risk`. Both steps go through the cache.
 
+    In constant memory per prompt (issue 37): the prompts are made a chunk of rows at a time, twice
+    (first for their keys, which tell the repeated ones, then to be generated: ``user_fn`` must
+    give the same prompt for a row and order each time); the texts come a window at a time
+    (:func:`~llmsurrogate.llm.cache.cached_stream`, the windows of :func:`generate_cached`) and each
+    is dropped once its scoring prompt is made, scored as :func:`option_probabilities` streams. A
+    repeated prompt is generated and scored once and takes its first occurrence's results.
+
     Returns ``(scores, answer_mass, per_order_scores, reasoning, stated)``: ``reasoning`` the
     first order's reasoning per row, ``stated`` (n, orders) 1.0 / 0.0 where the generated text
     states the option with the larger value or another one, NaN where it states none.
@@ -741,25 +774,119 @@ def cot_risk(backend, task: Task, rows: Sequence[dict], *, cache=None, batch_siz
     else:
         def start(row, q):
             return user(row, q) + "\n" + COT_PREFILL
-    pairs = [(row, q) for row in rows for q in questions]
-    prompts = [start(row, q) for row, q in pairs]
     n, k = len(rows), len(questions)
+    name, model = backend_identity(backend)
+    # row-major, the orders of a row neighbours; made a chunk of rows at a time, twice: once for
+    # their keys (which prompts repeat), once to be generated
+    starts = _rows_chunks(rows, k, lambda row: [start(row, q) for q in questions])
     with using_cache(cache) as store:
-        texts = generate_cached(backend, prompts, max_new_tokens=max_new_tokens, cache=store, batch_size=batch_size)
-        cut = [reasoning_of(t, q) for t, (_, q) in zip(texts, pairs)]
-        final = [p + r + "\n" + q.prefill for p, (r, _), (_, q) in zip(prompts, cut, pairs)]
-        probs, mass = option_probabilities(backend, final, task.question.keys, cache=store, batch_size=batch_size,
-                                           spelling=spelling, progress=progress)
+        def start_keys(batch):
+            return store.keys(backend=name, model=model, prompts=batch, template=TEMPLATE_VERSION,
+                              params=_generate_params(max_new_tokens))
+
+        first, where = _first_occurrences(starts, start_keys)
+        n_distinct = len(where)
+        # the distinct prompts whose reasoning a row's first order shows
+        shown = np.zeros(n_distinct, dtype=bool)
+        shown[first[::k]] = True
+        is_first = np.zeros(len(first), dtype=bool)
+        is_first[where] = True
+
+        def distinct_starts():
+            a = 0
+            for chunk in starts:
+                b = a + len(chunk)
+                yield [p for p, f in zip(chunk, is_first[a:b]) if f]
+                a = b
+
+        def generate(batch):
+            texts = backend.generate(batch, max_new_tokens=max_new_tokens)
+            return [np.frombuffer(t.encode("utf-8"), dtype=np.uint8) for t in texts]
+
+        # generated texts in order, a window at a time, each dropped once its scoring prompt is made
+        generated = cached_stream(store, distinct_starts(), start_keys, generate,
+                                  window=_window(backend, batch_size, COMMIT_EVERY, False), kind="generate")
+        stated_key = np.full(n_distinct, -1, dtype=np.int8)  # the key the text states (index), -1: none
+        reasoning: list[str | None] = [None] * n
+        other: dict[int, str] = {}  # shown reasoning first generated at another order (a user_fn ignoring it)
+
+        def finals(a, b):  # the scoring prompts of distinct prompts a ... b - 1, asked for in order
+            out = []
+            for d, (prompt, text) in zip(range(a, b), generated):
+                pos = int(where[d])
+                q = questions[pos % k]
+                r, key = reasoning_of(bytes(text).decode("utf-8"), q)
+                if key is not None:
+                    stated_key[d] = q.keys.index(key)
+                if shown[d]:
+                    if pos % k == 0:
+                        reasoning[pos // k] = r
+                    else:
+                        other[d] = r
+                out.append(prompt + r + "\n" + q.prefill)
+            return out
+
+        with contextlib.closing(generated):
+            probs, mass = _option_probabilities(backend, PromptChunks(n_distinct, finals), task.question.keys,
+                                                cache=store, batch_size=batch_size, spelling=spelling,
+                                                progress=progress)
+    # a repeated prompt has its first occurrence's text, reasoning and scores (as the cache gave
+    # them before); only the value of the key it states depends on its order
+    probs, mass = probs[first], mass[first]
+    _warn_low_mass(mass)
     scores, masses, per = _order_scores(probs, mass, questions, n)
+    keys_stated = stated_key[first].reshape(n, k)
     stated = np.full((n, k), np.nan)
-    for i, ((_, key), (_, q)) in enumerate(zip(cut, pairs)):
-        if key is not None:
-            stated[i // k, i % k] = _positive_weights(q)[q.keys.index(key)] if len(q.options) == 2 else \
-                q.options[q.keys.index(key)].numeric_value
-    reasoning = [cut[i * k][0] for i in range(n)]
+    for a, q in enumerate(questions):
+        values = _positive_weights(q) if len(q.options) == 2 else \
+            np.array([o.numeric_value for o in q.options], dtype=np.float64)
+        has = keys_stated[:, a] >= 0
+        stated[has, a] = values[keys_stated[has, a]]
+    for r in range(n):
+        if reasoning[r] is None:  # the same prompt as an earlier one
+            d = int(first[r * k])
+            pos = int(where[d])
+            reasoning[r] = reasoning[pos // k] if pos % k == 0 else other[d]
     if return_probabilities:
         return scores, masses, per, reasoning, stated, _order_distribution(probs, questions, task.question, n)
     return scores, masses, per, reasoning, stated
+
+
+def _first_occurrences(chunks: PromptChunks, make_keys) -> tuple[np.ndarray, np.ndarray]:
+    """Which of the prompts repeat: ``(first, where)``, ``first[i]`` the number of prompt ``i``'s
+    distinct prompt (numbered in the order of their first occurrence) and ``where[d]`` the
+    position of distinct prompt ``d``'s first occurrence. The prompts are made and keyed a chunk
+    at a time and told apart by 128 bits of their keys (as :func:`~llmsurrogate.llm.cache.cached_rows`
+    does): 16 bytes a prompt while sorting, 4 (8 beyond 2^31 prompts) kept.
+
+    >>> from llmsurrogate.llm.cache import Cache
+    >>> chunks = PromptChunks(5, lambda a, b: ["x", "y", "x", "z", "y"][a:b], size=2)
+    >>> first, where = _first_occurrences(chunks, lambda ps: Cache.keys(backend="b", model="m", prompts=ps,
+    ...                                                                   template="t", params={}))
+    >>> first.tolist(), where.tolist()
+    ([0, 1, 0, 2, 1], [0, 1, 3])
+    """
+    n = len(chunks)
+    digests = np.empty(n, dtype="S16")
+    a = 0
+    for chunk in chunks:
+        digests[a: a + len(chunk)] = _SeenKeys.digests_of(make_keys(chunk))
+        a += len(chunk)
+    index = np.int32 if n < 2**31 else np.int64
+    order = np.argsort(digests, kind="stable").astype(index)
+    sorted_digests = digests[order]
+    del digests
+    starts = np.ones(n, dtype=bool)
+    starts[1:] = sorted_digests[1:] != sorted_digests[:-1]
+    del sorted_digests
+    group = (np.cumsum(starts, dtype=np.int64) - 1).astype(index)  # the group of each sorted prompt
+    where = order[starts]  # each group's first position (stable: the smallest)
+    by_position = np.argsort(where, kind="stable")
+    rank = np.empty(len(where), dtype=index)
+    rank[by_position] = np.arange(len(where), dtype=index)
+    first = np.empty(n, dtype=index)
+    first[order] = rank[group]
+    return first, where[by_position]
 
 
 def chat_prompt_fn(backend, task: Task, method: str = "multiple_choice", system: str | None = None, *,
