@@ -11,9 +11,25 @@ and the default ``n_jobs`` against ``n_jobs=1`` for scikit-learn models.
   (costly) on ``--sk-domains`` domains, default ``n_jobs`` against ``n_jobs=1``, each side's
   first call in a fresh process and a warm second call, ours and the old code.
 
+* **Backends** (``--backends``): ``error_table`` of scikit-learn models with ``n_jobs=1``, the default
+  ``n_jobs``, a Dask ``LocalCluster`` (2 worker processes x 1 thread) and a local Ray instance (2
+  CPUs), the last two as a user selects them: ``joblib.parallel_config(backend="dask")`` with a
+  ``distributed.Client``, ``joblib.parallel_config(backend="ray")`` after ``register_ray()``. A cheap
+  model (``LinearRegression``, ``--lr-domains`` domains, r = 1) and a costly one (a random forest of
+  ``--rf-trees`` trees, ``--rf-domains`` domains of ``--rf-rows`` rows, r = 1). Each configuration
+  runs in a fresh process, rounds interleaved (the configuration that goes first rotates); the
+  cluster's start-up (``LocalCluster`` + ``Client`` with both workers up; ``ray.init``) is timed
+  apart from the builds, and two builds follow it: the first on the fresh cluster (its workers
+  import scikit-learn and this package then; the default ``n_jobs``: loky's pool starts if used) and
+  a second one, what a user whose cluster already runs pays. A SHA-256 of each table's values must
+  be the same in every configuration. Writes ``results/scale_build_backends.json``
+  (``results/scale_build_backends_before.json``: the same run before a shipped task confined the
+  model's own joblib calls, when Dask's forest tables differed from build to build).
+
 Writes ``benchmarks/results/scale_build.json`` (``--quick``: 60 domains, ``benchmarks/quick/``).
 
     python benchmarks/bench_scale_build.py [--domains 500] [--old /tmp/oldbuild/python] [--quick]
+    python benchmarks/bench_scale_build.py --backends [--rounds 2] [--rf-trees 300] [--rf-domains 60]
 """
 
 from __future__ import annotations
@@ -91,6 +107,70 @@ print(json.dumps({"first_s": times[0], "warm_s": times[1], "sum": float(t.values
 '''
 
 
+_BACKEND = _DATA + '''
+import contextlib, hashlib, json, logging, os, sys, time, warnings
+config, model, n, m, trees = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+import joblib
+from sklearn.ensemble import RandomForestRegressor
+from sklearn.linear_model import LinearRegression
+from llmsurrogate import transfer as tr
+from llmsurrogate.transfer import _build
+df = data(n, m)
+make = {"lr": LinearRegression, "rf": lambda: RandomForestRegressor(n_estimators=trees, random_state=0)}[model]
+n_jobs, start_s, stop = (1 if config == "n_jobs=1" else None), None, lambda: None
+backend = None
+if config == "dask":
+    import dask, distributed
+    t0 = time.perf_counter()
+    with warnings.catch_warnings(), dask.config.set({"distributed.comm.timeouts.connect": "180s"}):
+        warnings.simplefilter("ignore")
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                           dashboard_address=None, silence_logs=logging.ERROR)
+        client = distributed.Client(cluster)
+        client.wait_for_workers(2)
+    start_s = time.perf_counter() - t0
+    assert len(set(client.run(os.getpid).values()) - {os.getpid()}) == 2
+    backend = "dask"
+    def stop():
+        client.close(); cluster.close()
+elif config == "ray":
+    import ray
+    from ray.util.joblib import register_ray
+    t0 = time.perf_counter()
+    ray.init(num_cpus=2, include_dashboard=False, object_store_memory=100 * 2**20, log_to_driver=False,
+             logging_level=logging.ERROR)
+    register_ray()
+    start_s = time.perf_counter() - t0
+    backend = "ray"
+    stop = ray.shutdown
+# where the fits ran: the fits of every task handed to joblib (the rest ran in this process)
+shipped = []
+def counting_delayed(f):
+    inner = joblib.delayed(f)
+    def make_task(*a, **k):
+        shipped.append(len(a[-1]))
+        return inner(*a, **k)
+    return make_task
+_build.delayed = counting_delayed
+builds, hashes, task_counts = [], [], []
+for _ in range(2):
+    shipped.clear()
+    ctx = joblib.parallel_config(backend=backend) if backend else contextlib.nullcontext()
+    with ctx:
+        t0 = time.perf_counter()
+        t = tr.error_table(df, make(), n_jobs=n_jobs, progress=False)
+        builds.append(time.perf_counter() - t0)
+    hashes.append(hashlib.sha256(t.values.tobytes()).hexdigest())
+    task_counts.append(list(shipped))
+t0 = time.perf_counter()
+stop()
+res = {"config": config, "model": model, "start_s": start_s, "first_build_s": builds[0], "warm_build_s": builds[1],
+       "stop_s": time.perf_counter() - t0, "sha256": hashes, "fits": n,
+       "fits_per_task": task_counts}
+print(json.dumps(res))
+'''
+
+
 def _child(code: str, args: list, pythonpath: str | None) -> dict:
     env = dict(os.environ)
     if pythonpath:
@@ -98,6 +178,76 @@ def _child(code: str, args: list, pythonpath: str | None) -> dict:
     out = subprocess.run([sys.executable, "-c", code, *map(str, args)], env=env, capture_output=True, text=True,
                          check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def backends(args) -> None:
+    """``--backends``: one build configuration per fresh process, rounds interleaved."""
+    import importlib.util
+    import statistics
+
+    from _harness import summarize
+
+    configs = ["n_jobs=1", "default"]
+    skipped = {}
+    for name, module in (("dask", "distributed"), ("ray", "ray")):
+        if importlib.util.find_spec(module) is None:
+            skipped[name] = f"{module} is not installed"
+        else:
+            configs.append(name)
+    rounds = args.rounds or (1 if args.quick else 2)
+    cases = {"lr": (args.lr_domains, 12, 0), "rf": (args.rf_domains, args.rf_rows, args.rf_trees)}
+    run = Run("scale_build_backends", quick=args.quick,
+              python_packages=["scikit-learn", "joblib", "dask", "distributed", "ray"],
+              notes=f"transfer.error_table, r = 1: LinearRegression on {cases['lr'][0]} domains of 12 rows; "
+                    f"RandomForestRegressor({args.rf_trees} trees, random_state=0) on {cases['rf'][0]} domains "
+                    f"of {cases['rf'][1]} rows. Configurations: n_jobs=1, the default n_jobs, Dask LocalCluster "
+                    "(processes, 2 workers x 1 thread, joblib.parallel_config(backend='dask')), Ray (ray.init("
+                    "num_cpus=2), register_ray, joblib.parallel_config(backend='ray')); each in a fresh process, "
+                    f"{rounds} interleaved rounds; start_s: the cluster's start, apart from the builds; first_build_s: "
+                    "the first build after it; warm_build_s: a second build (a cluster already running).")
+    raw: dict = {}
+    for model, (n, m, trees) in cases.items():
+        runs: dict = {c: [] for c in configs}
+        load = loadavg()
+        for r in range(rounds):
+            order = configs[r % len(configs):] + configs[:r % len(configs)]
+            for config in order:
+                before = loadavg()
+                try:
+                    res = _child(_BACKEND, [config, model, n, m, trees], None)
+                except subprocess.CalledProcessError as e:
+                    skipped[config] = (e.stderr or "")[-2000:]
+                    print(model, config, "failed:", skipped[config][-500:], flush=True)
+                    continue
+                res["load_before"], res["load_after"] = before, loadavg()
+                runs[config].append(res)
+                print(model, config, json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in res.items()
+                                                 if k not in ("sha256", "fits_per_task")}), flush=True)
+        runs = {c: v for c, v in runs.items() if v}
+        sides = {}
+        for config, rs in runs.items():
+            side = {"first_build": summarize([x["first_build_s"] for x in rs]),
+                    "warm_build": summarize([x["warm_build_s"] for x in rs])}
+            side.update(min_s=side["warm_build"]["min_s"], median_s=side["warm_build"]["median_s"],
+                        rounds_s=side["warm_build"]["rounds_s"])
+            if rs[0]["start_s"] is not None:
+                side["start"] = summarize([x["start_s"] for x in rs])
+                side["start_plus_first_build_median_s"] = statistics.median(x["start_s"] + x["first_build_s"]
+                                                                            for x in rs)
+            side["load"] = [[x["load_before"], x["load_after"]] for x in rs]
+            # per build: joblib tasks and the fits they carried (the rest ran in the calling process)
+            side["tasks_per_build"] = [[[len(b), sum(b)] for b in x["fits_per_task"]] for x in rs]
+            sides[config] = side
+        hashes = {h for rs in runs.values() for x in rs for h in x["sha256"]}
+        run.add(f"{model}: warm build (n_jobs=1 as 'ours')", {("ours" if c == "n_jobs=1" else c): v
+                                                              for c, v in sides.items()},
+                load_before=load, domains=n, rows_per_domain=m, trees=trees or None, same_table=len(hashes) == 1,
+                sha256=sorted(hashes))
+        raw[model] = runs
+        if len(hashes) != 1:
+            print(f"{model}: TABLES DIFFER across configurations: {sorted(hashes)}", flush=True)
+    run.extra = {"runs": raw, "skipped": skipped, "rounds": rounds}
+    run.write(result_path("scale_build_backends", args.quick, args.out))
 
 
 def main():
@@ -109,7 +259,16 @@ def main():
     parser.add_argument("--parquet", action="store_true", help="also write the table to Parquet")
     parser.add_argument("--sk-domains", type=int, default=200)
     parser.add_argument("--skip-sklearn", action="store_true")
+    parser.add_argument("--backends", action="store_true",
+                        help="n_jobs=1 / default / Dask / Ray builds instead (results/scale_build_backends.json)")
+    parser.add_argument("--lr-domains", type=int, default=200)
+    parser.add_argument("--rf-domains", type=int, default=60)
+    parser.add_argument("--rf-rows", type=int, default=12)
+    parser.add_argument("--rf-trees", type=int, default=300)
     args = parser.parse_args()
+    if args.backends:
+        backends(args)
+        return
     n = args.domains or (60 if args.quick else 500)
     run = Run("scale_build", quick=args.quick, python_packages=["scikit-learn", "joblib", "pyarrow"],
               notes=f"EU r = 2, every training set, {n} synthetic domains of {args.rows} lotteries; peak RSS "

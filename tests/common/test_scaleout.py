@@ -70,6 +70,21 @@ def _recording_tree(log_dir):
     return RecordingTree
 
 
+def _nested_jobs_forest(log_dir):
+    """A RandomForestRegressor that, at every fit, leaves a file named by the number of jobs a
+    joblib call with ``n_jobs=None`` inside it would get (``joblib.effective_n_jobs(None)``: 1 in this
+    process by default)."""
+    import joblib
+    from sklearn.ensemble import RandomForestRegressor
+
+    class NestedJobsForest(RandomForestRegressor):
+        def fit(self, X, y, sample_weight=None):
+            (log_dir / f"{os.getpid()}-{joblib.effective_n_jobs(None)}").touch()
+            return super().fit(X, y, sample_weight=sample_weight)
+
+    return NestedJobsForest
+
+
 def _pids(log_dir) -> set[int]:
     return {int(p.name) for p in log_dir.iterdir()}
 
@@ -164,6 +179,25 @@ class _OnEveryBackend:
         assert _pids(there) and os.getpid() not in _pids(there)
         backend.check_pids(_pids(there))
         backend.check_ran(minimum=2)
+
+    def test_transfer_table_forest(self, backend, tmp_path):
+        """A model that itself calls joblib (a forest's trees and predictions): inside a shipped
+        task those calls run as in this process (one job, in order), not as nested tasks of the
+        backend; on Dask they became cluster tasks and the forest's predictions were summed in the
+        order two threads finished, so the table changed from build to build."""
+        here, there = tmp_path / "one_job", tmp_path / "distributed"
+        here.mkdir()
+        there.mkdir()
+        forest = _nested_jobs_forest(there)
+        data = ds.load_certainty_equivalents(domains=list(range(1, 9)))
+        one_job = tr.error_table(data, _nested_jobs_forest(here)(n_estimators=40, random_state=0), n_jobs=1)
+        with backend.active():
+            distributed = tr.error_table(data, forest(n_estimators=40, random_state=0), n_jobs=N_JOBS)
+        np.testing.assert_array_equal(distributed.values, one_job.values)
+        runs = [p.name.split("-") for p in there.iterdir()]
+        assert runs and all(int(pid) != os.getpid() for pid, _ in runs)   # every fit ran in another process
+        assert {int(jobs) for _, jobs in runs} == {1}
+        assert {int(jobs) for _, jobs in (p.name.split("-") for p in here.iterdir())} == {1}
 
     def test_within_domain_cv(self, backend):
         one_job = _within_cv(1)
