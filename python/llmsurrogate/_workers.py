@@ -90,6 +90,17 @@ def _is_local(backend: Any) -> bool:
     return isinstance(backend, (LokyBackend, MultiprocessingBackend, ThreadingBackend))
 
 
+def runs_here(backend: Any) -> bool:
+    """Whether joblib's ``backend`` runs its tasks on this machine (threads, loky or
+    multiprocessing processes, or in sequence), so that a task may be timed in this process to
+    price a pool; Dask, Ray (whose backend subclasses joblib's multiprocessing one) and other
+    backends are the user's choice of where every task runs."""
+    from joblib._parallel_backends import LokyBackend, MultiprocessingBackend, SequentialBackend, ThreadingBackend
+
+    return isinstance(backend, (LokyBackend, ThreadingBackend, SequentialBackend)) or \
+        type(backend) is MultiprocessingBackend
+
+
 def local_n_jobs(n_jobs: int | None, **kwargs: Any) -> int | None:
     """The worker count :func:`parallel` gives joblib: for a local backend (threads or processes on
     this machine) the package's count :func:`resolve_n_jobs` (``None``: ``joblib.parallel_config``'s

@@ -804,9 +804,11 @@ def run_tasks(tasks: list, n_jobs: int | None, prefer: str, values: int = 0, gro
 
 
 def _is_local_backend(prefer: str) -> bool:
-    from .._workers import _active_backend, _is_local
+    """Whether the active joblib backend runs here (:func:`~llmsurrogate._workers.runs_here`: not
+    Dask or Ray, whose every task goes to the cluster)."""
+    from .._workers import _active_backend, runs_here
 
-    return _is_local(_active_backend({"prefer": prefer})[0])
+    return runs_here(_active_backend({"prefer": prefer})[0])
 
 
 def run_point(prep: Prepared, learner: Learner, N: int, tuning: str, seed: int | None, n_jobs: int | None,

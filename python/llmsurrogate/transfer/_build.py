@@ -301,16 +301,6 @@ def _pool_start_s(backend) -> float:
     return _COLD_POOL_S
 
 
-def _runs_here(backend) -> bool:
-    """Whether joblib's ``backend`` runs on this machine (threads, loky or multiprocessing
-    processes, or in sequence), so that a fit may be priced in this process first; Dask, Ray (a
-    multiprocessing subclass) and other backends get every fit."""
-    from joblib._parallel_backends import LokyBackend, MultiprocessingBackend, SequentialBackend, ThreadingBackend
-
-    return isinstance(backend, (LokyBackend, ThreadingBackend, SequentialBackend)) or \
-        type(backend) is MultiprocessingBackend
-
-
 def _fit_generic(model, data: _Samples, subsets, todo, n_jobs, finished) -> None:
     """Black-box fits (``fit``/``predict``) by cost: in this process when a pool would not pay
     (a few fits are timed here first to price them), else batches of fits per joblib task
@@ -318,11 +308,11 @@ def _fit_generic(model, data: _Samples, subsets, todo, n_jobs, finished) -> None
     batches."""
     from joblib import effective_n_jobs
 
-    from .._workers import _active_backend
+    from .._workers import _active_backend, runs_here
 
     jobs = check_n_jobs(n_jobs)
     backend = _active_backend({})[0]
-    here = _runs_here(backend)
+    here = runs_here(backend)
     rest = list(todo)
     if here:
         workers = resolve_n_jobs(jobs)
