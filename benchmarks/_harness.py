@@ -263,6 +263,20 @@ def _json_default(o: Any) -> Any:
     return str(o)
 
 
+def code_label(module_file: str) -> str:
+    """Which tree of the package a run imported, without a path of this machine: the file relative
+    to the repository when it is this checkout's, else ``"another tree on PYTHONPATH: <the path
+    from its 'python' folder>"`` (a comparison run of older code)."""
+    path = Path(module_file).resolve()
+    root = Path(__file__).resolve().parents[1]
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        parts = path.parts
+        tail = parts[parts.index("python"):] if "python" in parts else parts[-2:]
+        return "another tree on PYTHONPATH: " + "/".join(tail)
+
+
 def result_path(name: str, quick: bool, out: str | None = None) -> Path:
     """``results/<name>.json`` for full runs (the one canonical tree, committed, behind the README's
     numbers), ``quick/<name>.json`` for quick ones (git-ignored, so that a quick run never replaces

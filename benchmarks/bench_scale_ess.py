@@ -32,7 +32,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from _harness import loadavg, result_path, stamp  # noqa: E402
+from _harness import code_label, loadavg, result_path, stamp  # noqa: E402
 
 #: label, algorithm, n, features, grid (None: the default), tuning
 CASES = [
@@ -125,7 +125,7 @@ def child(spec: dict) -> dict:
     numbers = np.ascontiguousarray(res.table.select_dtypes("number").to_numpy(dtype=np.float64))
     return {"seconds": seconds, "rss_mb_before": before / 1024, "rss_mb_peak": peak["self"] / 1024,
             "rss_mb_peak_with_workers": peak["tree"] / 1024, "table_sha256": hashlib.sha256(numbers.tobytes()).hexdigest(),
-            "code": llmsurrogate.__file__}
+            "code": code_label(llmsurrogate.__file__)}
 
 
 def main():
@@ -169,7 +169,7 @@ def main():
                      "default_over_one_job": best["default"] / best["1"], "table_sha256": hashes.pop()})
     import llmsurrogate
 
-    result = {"benchmark": "scale_ess", "code": llmsurrogate.__file__, "rounds": a.rounds,
+    result = {"benchmark": "scale_ess", "code": code_label(llmsurrogate.__file__), "rounds": a.rounds,
               "measured_as": "a fresh process per run; peak VmRSS of the process and of its tree (workers "
                              "included) sampled every 50 ms; seconds of the equivalent_sample_size call",
               "cases": rows, **stamp(load, ["scikit-learn", "joblib"])}

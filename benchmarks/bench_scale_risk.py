@@ -32,7 +32,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from _harness import loadavg, result_path, stamp, threads  # noqa: E402
+from _harness import code_label, loadavg, result_path, stamp, threads  # noqa: E402
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -112,7 +112,7 @@ def main():
         else None
     result = {
         "benchmark": "scale_risk",
-        "code": llmsurrogate.__file__,
+        "code": code_label(llmsurrogate.__file__),
         "prompts": a.prompts, "rows": rows, "finished": finished, "prompts_done": int(state["done"]),
         "seconds": seconds, "prompts_per_second": state["done"] / seconds if seconds > 0 else None,
         "rss_mb_before": rss_before, "rss_mb_peak": float(rss.max()), "rss_mb_end": float(rss[-1]),

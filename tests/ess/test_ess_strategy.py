@@ -30,9 +30,9 @@ def _data(n=400, seed=3):
 
 
 def test_small_fits_open_no_pool(monkeypatch):
-    """A lasso ESS on 400 rows (tuning at 8 sizes, ~800 block fits of milliseconds) with two
-    workers allowed: no pool is opened (the old code opened one for the tuning and one per grid
-    point), and the numbers are those of ``n_jobs=1``."""
+    """A lasso ESS on 400 rows (tuning at 8 sizes, ~800 block fits of milliseconds) at the default
+    ``n_jobs`` with two workers allowed: no pool is opened (the old code opened one for the tuning
+    and one per grid point), and the numbers are those of ``n_jobs=1``."""
     df = _data()
     kw = dict(algorithm="lasso", seed=0, progress=False)
     one = ess.equivalent_sample_size(df, "y", "llm", n_jobs=1, **kw)
@@ -47,9 +47,16 @@ def test_small_fits_open_no_pool(monkeypatch):
     # as on an idle machine with no pool running yet (an earlier test's pool would start for free)
     monkeypatch.setattr(_engine, "_pool_start_s", lambda workers: _engine.POOL_START_S)
     monkeypatch.setattr(_engine, "_free_workers", lambda workers: workers)
-    two = ess.equivalent_sample_size(df, "y", "llm", n_jobs=2, **kw)
+    monkeypatch.setenv("LLMSURROGATE_NUM_THREADS", "2")   # the default n_jobs: two workers
+    two = ess.equivalent_sample_size(df, "y", "llm", **kw)
     assert opened == []
     pd.testing.assert_frame_equal(one.table, two.table, check_exact=True)
+
+
+@pytest.fixture(autouse=True)
+def _two_workers(monkeypatch):
+    """The default n_jobs resolves to two workers in these tests (as on a 2-core machine)."""
+    monkeypatch.setenv("LLMSURROGATE_NUM_THREADS", "2")
 
 
 def _where(i, wait):
@@ -64,7 +71,7 @@ def test_costly_tasks_go_to_the_workers(monkeypatch):
     monkeypatch.setattr(_engine, "_free_workers", lambda workers: workers)
     me = threading.get_ident()
     with parallel_config(backend="threading"):
-        got = list(_engine.run_tasks([delayed(_where)(i, 0.05) for i in range(20)], 2, "threads"))
+        got = list(_engine.run_tasks([delayed(_where)(i, 0.05) for i in range(20)], None, "threads"))
     assert [i for i, _ in got] == list(range(20))
     assert [t == me for _, t in got] == [True] * 2 + [False] * 18
 
@@ -78,7 +85,7 @@ def test_busy_cores_keep_the_tasks_here(monkeypatch):
     assert _engine._free_workers(2) == 1
     me = threading.get_ident()
     with parallel_config(backend="threading"):
-        got = list(_engine.run_tasks([delayed(_where)(i, 0.05) for i in range(8)], 2, "threads"))
+        got = list(_engine.run_tasks([delayed(_where)(i, 0.05) for i in range(8)], None, "threads"))
     assert [i for i, _ in got] == list(range(8))
     assert all(t == me for _, t in got)
 
@@ -89,10 +96,21 @@ def test_tasks_whose_results_cost_more_to_hand_back_stay_here(monkeypatch):
     monkeypatch.setattr(_engine, "POOL_START_S", 0.0)
     me = threading.get_ident()
     with parallel_config(backend="threading"):
-        got = list(_engine.run_tasks([delayed(_where)(i, 0.05) for i in range(8)], 2, "threads",
+        got = list(_engine.run_tasks([delayed(_where)(i, 0.05) for i in range(8)], None, "threads",
                                      values=10 ** 8))
     assert [i for i, _ in got] == list(range(8))
     assert all(t == me for _, t in got)
+
+
+def test_workers_asked_for_by_number_get_every_task(monkeypatch):
+    """``n_jobs=2`` given: the tasks go to the workers at once, even where the cost rule would
+    keep them here (busy cores); the choice by cost is the default's."""
+    monkeypatch.setattr(_engine, "_free_workers", lambda workers: 1)
+    me = threading.get_ident()
+    with parallel_config(backend="threading"):
+        got = list(_engine.run_tasks([delayed(_where)(i, 0.01) for i in range(6)], 2, "threads"))
+    assert [i for i, _ in got] == list(range(6))
+    assert all(t != me for _, t in got)
 
 
 def test_one_job_never_opens_a_pool(monkeypatch):

@@ -781,13 +781,16 @@ def run_tasks(tasks: list, n_jobs: int | None, prefer: str, values: int = 0, gro
     while that is estimated to be as fast (:func:`pool_pays`, after each task), the rest through
     :func:`_in_order`'s pool once workers are estimated to pay for their start and for handing
     ``values`` numbers a task back, counting only the workers that have idle cores
-    (:func:`_free_workers`). So the default ``n_jobs`` is never much slower than one job:
+    (:func:`_free_workers`), when ``n_jobs`` is the default (None); a number of workers asked for
+    gets them. So the default ``n_jobs`` is never much slower than one job:
     small fits, or few of them, never start a pool (on 2 cores a pool of process workers made
     a lasso ESS at n = 5,000 twice as slow). Backends that are not local (Dask, Ray) get every task,
     as before. No result depends on where a task runs."""
     workers = effective_n_jobs(local_n_jobs(n_jobs, prefer=prefer))
     local = _is_local_backend(prefer)
-    if workers > 1 and not local:
+    if workers > 1 and (not local or n_jobs is not None):
+        # Dask or Ray, or workers asked for by number (``n_jobs=2``, ``--n-jobs 2``): every task
+        # goes to them, as asked; the choice by cost is the default's (``n_jobs=None``)
         yield from _in_order(iter(tasks), n_jobs, prefer)
         return
     start_s = _pool_start_s(workers) if workers > 1 else POOL_START_S
