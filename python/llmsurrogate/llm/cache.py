@@ -605,6 +605,47 @@ def using_cache(cache) -> Iterator[Cache | NullCache]:
             c.close()
 
 
+def _compute_into(compute, prompts: list, items: list, buf: list, commit: int, flush) -> None:
+    """Compute ``prompts`` (one per entry of ``items``) and append ``(item, result)`` to ``buf`` as
+    results come: a backend that streams yields ``(positions, arrays)`` a batch at a time, and
+    ``flush`` runs every ``commit`` results; then ``flush``. The backend must return one result a
+    prompt. The one compute step of :func:`cached_batches`, :func:`cached_rows` and
+    :func:`cached_stream`."""
+    res = compute(prompts)
+    if isinstance(res, Iterator):  # streamed: one backend batch at a time
+        got = 0
+        for pos, arrays in res:
+            for p, a in zip(pos, arrays):
+                buf.append((items[int(p)], a))
+                got += 1
+            if len(buf) >= commit:
+                flush()
+    else:
+        res = list(res)
+        got = len(res)
+        buf.extend(zip(items, res))
+    if got != len(items):
+        raise RuntimeError(f"the backend returned {got} results for {len(items)} prompts")
+    flush()
+
+
+def _claimed_window(cache, part: list, take, run) -> None:
+    """Compute the missing keys ``part`` under the cache's claims: what another process stored
+    meanwhile is handed to ``take(found)``; what it is computing is waited for; the rest is
+    ``run(keys)`` here. The window step of :func:`cached_rows` and :func:`cached_stream`."""
+    while part:
+        found, mine, held = cache.claim(part)
+        if found:
+            take(found)
+        if mine:
+            ours = set(mine)
+            run([k for k in part if k in ours])
+        elif held:
+            time.sleep(_CLAIM_POLL)
+        waiting = set(held)
+        part = [k for k in part if k in waiting]
+
+
 def cached_batches(cache, keys: Sequence[str], compute, *, batch_size: int | None, kind: str = "",
                    progress=None, commit_every: int | None = None) -> list[np.ndarray]:
     """Look ``keys`` up, compute the misses and store them as they finish. Returns the arrays in key
@@ -678,20 +719,7 @@ def _cached_batches(cache, keys, compute, *, batch_size, kind, progress, commit_
             progress("prompts", done, len(keys))
 
     def run(part):
-        res = compute([idx[0] for _, idx in part])
-        if isinstance(res, Iterator):  # streamed: one backend batch at a time
-            seen = 0
-            for pos, arrays in res:
-                for p, a in zip(pos, arrays):
-                    buf.append((part[int(p)], a))
-                    seen += 1
-                if len(buf) >= commit:
-                    flush()
-            if seen != len(part):
-                raise RuntimeError(f"the backend returned {seen} results for {len(part)} prompts")
-        else:
-            buf.extend(zip(part, res))
-        flush()
+        _compute_into(compute, [idx[0] for _, idx in part], part, buf, commit, flush)
 
     def take(found):
         nonlocal done
@@ -813,7 +841,7 @@ def _cached_rows(cache, chunks, n, width, make_keys, compute, *, window, kind, p
     done = 0
     rejected = 0
     claimed = False
-    buf: list[tuple[str, list[int], np.ndarray]] = []
+    buf: list[tuple[tuple[str, list[int]], np.ndarray]] = []
 
     def report():
         if progress is not None:
@@ -828,49 +856,24 @@ def _cached_rows(cache, chunks, n, width, make_keys, compute, *, window, kind, p
     def flush():
         if not buf:
             return
-        cache.put_many([(k, a) for k, _, a in buf], kind=kind)
-        for k, positions, a in buf:
+        cache.put_many([(k, a) for (k, _), a in buf], kind=kind)
+        for (k, positions), a in buf:
             answer(k, positions, a)
         buf.clear()
         report()
 
     def run(part):
-        res = compute([pending[k][0] for k in part])
-        if isinstance(res, Iterator):  # streamed: one backend batch at a time
-            got = 0
-            for pos, arrays in res:
-                for p, a in zip(pos, arrays):
-                    k = part[int(p)]
-                    buf.append((k, pending[k][1], a))
-                    got += 1
-                if len(buf) >= commit:
-                    flush()
-            if got != len(part):
-                raise RuntimeError(f"the backend returned {got} results for {len(part)} prompts")
-        else:
-            res = list(res)
-            if len(res) != len(part):
-                raise RuntimeError(f"the backend returned {len(res)} results for {len(part)} prompts")
-            buf.extend((k, pending[k][1], a) for k, a in zip(part, res))
-        flush()
+        _compute_into(compute, [pending[k][0] for k in part], [(k, pending[k][1]) for k in part], buf, commit, flush)
+
+    def take(found):
+        for k, a in found.items():
+            answer(k, pending[k][1], a)
+        report()
 
     def run_window(part):
         nonlocal claimed
         claimed = True
-        while part:
-            # what another process stored meanwhile is taken; what it is computing, waited for
-            found, mine, held = cache.claim(part)
-            for k, a in found.items():
-                answer(k, pending[k][1], a)
-            if found:
-                report()
-            if mine:
-                ours = set(mine)
-                run([k for k in part if k in ours])
-            elif held:
-                time.sleep(_CLAIM_POLL)
-            waiting = set(held)
-            part = [k for k in part if k in waiting]
+        _claimed_window(cache, part, take, run)
 
     try:
         start = 0
@@ -962,53 +965,29 @@ def cached_stream(cache, chunks: Iterable[Sequence[str]], make_keys, compute, *,
     # [prompt, array or None] of every prompt not yet handed on, in order
     queue: collections.deque[list] = collections.deque()
     pending: dict[str, list] = {}  # missing distinct keys waiting for their window -> their queue cell
-    buf: list[tuple[str, list, np.ndarray]] = []
+    buf: list[tuple[tuple[str, list], np.ndarray]] = []
     rejected = 0
     claimed = False
 
     def flush():
         if not buf:
             return
-        cache.put_many([(k, a) for k, _, a in buf], kind=kind)
-        for _, cell, a in buf:
+        cache.put_many([(k, a) for (k, _), a in buf], kind=kind)
+        for (_, cell), a in buf:
             cell[1] = np.asarray(a)
         buf.clear()
 
     def run(part):
-        res = compute([pending[k][0] for k in part])
-        if isinstance(res, Iterator):  # streamed: one backend batch at a time
-            got = 0
-            for pos, arrays in res:
-                for p, a in zip(pos, arrays):
-                    k = part[int(p)]
-                    buf.append((k, pending[k], a))
-                    got += 1
-                if len(buf) >= commit:
-                    flush()
-            if got != len(part):
-                raise RuntimeError(f"the backend returned {got} results for {len(part)} prompts")
-        else:
-            res = list(res)
-            if len(res) != len(part):
-                raise RuntimeError(f"the backend returned {len(res)} results for {len(part)} prompts")
-            buf.extend((k, pending[k], a) for k, a in zip(part, res))
-        flush()
+        _compute_into(compute, [pending[k][0] for k in part], [(k, pending[k]) for k in part], buf, commit, flush)
+
+    def take(found):
+        for k, a in found.items():
+            pending[k][1] = np.asarray(a)
 
     def run_window(part):
         nonlocal claimed
         claimed = True
-        while part:
-            # what another process stored meanwhile is taken; what it is computing, waited for
-            found, mine, held = cache.claim(part)
-            for k, a in found.items():
-                pending[k][1] = np.asarray(a)
-            if mine:
-                ours = set(mine)
-                run([k for k in part if k in ours])
-            elif held:
-                time.sleep(_CLAIM_POLL)
-            waiting = set(held)
-            part = [k for k in part if k in waiting]
+        _claimed_window(cache, part, take, run)
 
     try:
         for prompts in chunks:
