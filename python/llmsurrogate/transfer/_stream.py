@@ -236,18 +236,21 @@ class LongParquet(Streamed):
         for batch in self.file.iter_batches(columns=[*self.train, "test"]):
             yield batch.to_pandas()
 
+    def _errors(self):
+        """The error column, a batch of float64 values at a time."""
+        for batch in self.file.iter_batches(columns=[self.error], batch_size=CHUNK):
+            yield np.ascontiguousarray(batch.column(0).to_numpy(zero_copy_only=False), dtype=np.float64)
+
     def reduce(self, per_chunk, combine):
         out = None
-        for batch in self.file.iter_batches(columns=[self.error], batch_size=CHUNK):
-            values = batch.column(0).to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
-            part = per_chunk(np.ascontiguousarray(values))
+        for values in self._errors():
+            part = per_chunk(values)
             out = part if out is None else combine(out, part)
         return out
 
     def first_bad(self):
         row = 0
-        for batch in self.file.iter_batches(columns=[self.error], batch_size=CHUNK):
-            values = batch.column(0).to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+        for values in self._errors():
             bad = np.flatnonzero(~np.isfinite(values))
             if bad.size:
                 return f"the error in row {row + int(bad[0]) + 1} is {_what(values[bad[0]])}"
