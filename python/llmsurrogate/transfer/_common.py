@@ -135,6 +135,12 @@ class SquareMatrix(NamedTuple):
     def N(self) -> int:  # noqa: N802 - the paper's symbol
         return self.n * (self.n - 1)
 
+    def raise_missing_cell(self) -> None:
+        """Raise the table's error for the matrix's first missing or infinite cell off the diagonal
+        (what a kernel that found one leaves to the table to name)."""
+        ErrorTable.from_matrix(self.matrix, arg=self.arg)
+        raise AssertionError("unreachable: from_matrix accepts only finite off-diagonal cells")
+
 
 def _ordered(err: Any, arg: str = "err", pooled: bool = False, r: Any = None) -> "ErrorTable | SquareMatrix | Streamed":
     """``err`` as :func:`_table` reads it, for a computation that needs only order statistics of the
@@ -171,8 +177,7 @@ def _order_statistics(t: "ErrorTable | SquareMatrix", ranks: Any) -> np.ndarray:
             m = m.T if m.flags.f_contiguous else np.ascontiguousarray(m)
         out = _core.transfer_matrix_order_statistics(m, ranks)
         if out is None:  # a cell off the diagonal is missing or infinite: the table's error names it
-            ErrorTable.from_matrix(t.matrix, arg=t.arg)
-            raise AssertionError("unreachable: from_matrix accepts only finite off-diagonal cells")
+            t.raise_missing_cell()
         return out
     if isinstance(t, PooledErrors) and not t.balanced:
         f = np.sort(t.values)
@@ -189,8 +194,7 @@ def _core_table(t: "ErrorTable | SquareMatrix", negate: bool = False):
         m = np.ascontiguousarray(-t.matrix if negate else t.matrix)
         core = _core.TransferTable.from_matrix(m)
         if core is None:  # a cell off the diagonal is missing or infinite: the table's error names it
-            ErrorTable.from_matrix(t.matrix, arg=t.arg)
-            raise AssertionError("unreachable: from_matrix accepts only finite off-diagonal cells")
+            t.raise_missing_cell()
         return core
     key = "_llms_core_neg" if negate else "_llms_core"
     core = t.__dict__.get(key)
