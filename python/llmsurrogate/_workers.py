@@ -101,6 +101,41 @@ def runs_here(backend: Any) -> bool:
         type(backend) is MultiprocessingBackend
 
 
+#: What sending a batch job's tasks to a cluster costs beyond the tasks themselves, measured in
+#: ``benchmarks/results/scale_build_backends.json`` (a transfer table of 200 LinearRegression fits on
+#: 2 workers; one job 0.23 s): Dask's first job on a running cluster took 2.4 s (its workers import
+#: the package and receive the data), a later one 0.29 s; Ray 3.4-3.8 s every job (each joblib call
+#: starts a pool of actors).
+DASK_COLD_S = 2.0
+DASK_WARM_S = 0.1
+RAY_S = 3.0
+#: The Dask schedulers this process has sent tasks to (:func:`used_cluster`).
+_warm_dask: set = set()
+
+
+def cluster_start_s(backend: Any) -> float | None:
+    """What a job on joblib's cluster ``backend`` costs to start beyond its tasks: Dask
+    :data:`DASK_COLD_S` on a cluster this process has not sent tasks to yet, else
+    :data:`DASK_WARM_S`; Ray :data:`RAY_S`; None for another backend (unknown)."""
+    kind = type(backend).__name__
+    if kind == "DaskDistributedBackend":
+        return DASK_WARM_S if _dask_key(backend) in _warm_dask else DASK_COLD_S
+    if kind == "RayBackend":
+        return RAY_S
+    return None
+
+
+def used_cluster(backend: Any) -> None:
+    """Record that tasks ran on ``backend``: a Dask cluster's next job is priced warm."""
+    if type(backend).__name__ == "DaskDistributedBackend":
+        _warm_dask.add(_dask_key(backend))
+
+
+def _dask_key(backend: Any) -> Any:
+    client = getattr(backend, "client", None)
+    return getattr(getattr(client, "scheduler", None), "address", None) or id(client)
+
+
 def local_n_jobs(n_jobs: int | None, **kwargs: Any) -> int | None:
     """The worker count :func:`parallel` gives joblib: for a local backend (threads or processes on
     this machine) the package's count :func:`resolve_n_jobs` (``None``: ``joblib.parallel_config``'s

@@ -199,6 +199,55 @@ class _OnEveryBackend:
         assert {int(jobs) for _, jobs in runs} == {1}
         assert {int(jobs) for _, jobs in (p.name.split("-") for p in here.iterdir())} == {1}
 
+    def test_transfer_table_default_keeps_cheap_fits_here(self, backend, tmp_path):
+        """The default ``n_jobs`` on a cluster: a few fits are timed here first, and 132 tree fits
+        of milliseconds each save less than reaching the cluster costs, so every fit runs in this
+        process (issue 37: Dask and Ray only when they pay; a Dask build of 200 such fits took
+        2.4 s against 0.23 s in one job). The same table."""
+        from sklearn.tree import DecisionTreeRegressor
+
+        log = tmp_path / "fits"
+        log.mkdir()
+        data = ds.load_certainty_equivalents(domains=list(range(1, 13)))
+        one_job = tr.error_table(data, DecisionTreeRegressor(max_depth=3, random_state=0), r=2, n_jobs=1)
+        with backend.active():
+            default = tr.error_table(data, _recording_tree(log)(max_depth=3, random_state=0), r=2)
+        np.testing.assert_array_equal(default.values, one_job.values)
+        assert _pids(log) == {os.getpid()}
+        backend.check_ran_none()
+
+    def test_transfer_table_default_sends_costly_fits(self, backend, tmp_path, monkeypatch):
+        """Fits that take longer than the cluster's start price go to the cluster under the default
+        ``n_jobs``: the first two are timed here in a thread, and once they have outlasted the price
+        the rest go out while they finish. The price is set to 0.3 s (the real ones, 2-3 s, would
+        make the test slow); each fit sleeps 0.4 s. The same table as one job."""
+        import time as _time
+
+        from sklearn.tree import DecisionTreeRegressor
+
+        from llmsurrogate import _workers
+
+        for name in ("DASK_COLD_S", "DASK_WARM_S", "RAY_S"):
+            monkeypatch.setattr(_workers, name, 0.3)
+        log = tmp_path / "fits"
+        log.mkdir()
+
+        class SlowTree(DecisionTreeRegressor):
+            def fit(self, X, y, sample_weight=None, check_input=True):
+                _time.sleep(0.4)
+                (log / str(os.getpid())).touch()
+                return super().fit(X, y, sample_weight=sample_weight, check_input=check_input)
+
+        data = ds.load_certainty_equivalents(domains=list(range(1, 11)))
+        one_job = tr.error_table(data, DecisionTreeRegressor(max_depth=3, random_state=0), n_jobs=1)
+        with backend.active():
+            default = tr.error_table(data, SlowTree(max_depth=3, random_state=0))
+        np.testing.assert_array_equal(default.values, one_job.values)
+        there = _pids(log) - {os.getpid()}
+        assert os.getpid() in _pids(log)   # the two timed fits
+        assert there                       # the rest on the cluster
+        backend.check_pids(there)
+
     def test_within_domain_cv(self, backend):
         one_job = _within_cv(1)
         with backend.active():
@@ -235,6 +284,10 @@ class _Dask:
         """At least ``minimum`` tasks ran, all on the cluster's workers."""
         assert len(self._stream) >= minimum
         assert {d["worker"] for d in self._stream} <= set(self.client.scheduler_info()["workers"])
+
+    def check_ran_none(self):
+        """No task reached the cluster."""
+        assert self._stream == []
 
 
 @pytest.fixture(scope="class")
@@ -286,6 +339,9 @@ class _Ray:
 
     def check_ran(self, minimum):
         """Ray keeps no per-task record here; placement is checked with the recording estimator."""
+
+    def check_ran_none(self):
+        """As :meth:`check_ran`: the recording estimator's process ids tell."""
 
 
 @pytest.fixture(scope="class")

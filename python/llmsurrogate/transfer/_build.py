@@ -256,10 +256,11 @@ _TASKS_PER_WORKER = 4
 
 def _plan(count: int, workers: int, seconds_per_fit: float | None, start_s: float) -> tuple[int, int]:
     """How to run ``count`` fits: ``(jobs, batch)``, ``jobs == 1`` in this process, else ``jobs``
-    workers with ``batch`` fits per task. ``seconds_per_fit`` (None: unknown, as on Dask or Ray,
-    where nothing is fitted here first) prices the work; parallel only when it saves more than
-    ``start_s`` (starting the pool) -- never slower than one job by the estimate. Tasks carry at
-    least ``_TASK_S`` of work each, about ``_TASKS_PER_WORKER`` per worker when there is enough.
+    workers with ``batch`` fits per task. ``seconds_per_fit`` (None: unknown, as when fits are sent
+    to a cluster by request and nothing is fitted here first) prices the work; parallel only when
+    it saves more than ``start_s`` (starting the pool, or reaching the cluster) -- never slower than
+    one job by the estimate. Tasks carry at least ``_TASK_S`` of work each, about
+    ``_TASKS_PER_WORKER`` per worker when there is enough.
 
     >>> _plan(200, 2, 0.002, 5.0)          # 0.4 s of fits: not worth a pool
     (1, 2)
@@ -267,7 +268,7 @@ def _plan(count: int, workers: int, seconds_per_fit: float | None, start_s: floa
     (2, 25)
     >>> _plan(2000, 4, 0.01, 0.05)         # tasks of >= 0.2 s: 20 fits each
     (4, 125)
-    >>> _plan(10, 2, None, 0.0)            # unpriced (Dask, Ray): every worker busy, small tasks
+    >>> _plan(10, 2, None, 0.0)            # unpriced (workers asked for): every worker busy, small tasks
     (2, 2)
     """
     if count <= 0:
@@ -282,9 +283,11 @@ def _plan(count: int, workers: int, seconds_per_fit: float | None, start_s: floa
     return workers, batch
 
 
-def _pool_start_s(backend) -> float:
-    """What opening a local pool on ``backend`` costs now (threads: nothing; loky: a running pool
-    is reused, else it starts cold)."""
+def _pool_start_s(backend) -> float | None:
+    """What running a build's fits on joblib's ``backend`` costs beyond the fits: threads nothing;
+    loky a running pool's reuse, else a cold start; Dask a cluster this process has not used yet
+    (its workers import the package) or one it has; Ray a pool of actors every time. None for
+    another backend, whose cost is unknown."""
     from joblib._parallel_backends import LokyBackend, ThreadingBackend
 
     if isinstance(backend, ThreadingBackend):
@@ -298,44 +301,105 @@ def _pool_start_s(backend) -> float:
                 return _WARM_POOL_S
         except Exception:  # noqa: BLE001 - loky internals: price it as a cold start
             pass
-    return _COLD_POOL_S
+        return _COLD_POOL_S
+    from .._workers import cluster_start_s, runs_here
+
+    return _COLD_POOL_S if runs_here(backend) else cluster_start_s(backend)
+
+
+def _probe(model, data: _Samples, subsets, rest: list, wait_s: float | None):
+    """Fit the first of ``rest`` here, timed, to price a fit: at least one and two when the first
+    is quick, then more while they take under ``_PROBE_S`` in all (at most 8); the indices fitted
+    are taken off ``rest``. Returns ``(idx, rows, seconds per fit, late)``. ``wait_s`` (the cluster's
+    price): the first two fits run in a thread, and when they have not finished within ``wait_s``
+    the fits are costly enough for the cluster to pay; ``late`` is then that thread's future (the
+    rest may go out while it finishes) and ``idx``/``rows`` are empty."""
+    idx, rows, took = [], [], []
+
+    def fit(i):
+        t0 = time.perf_counter()
+        with _model_jobs():
+            out = _fit_eval_generic(model, data.X, data.y, data.offsets, data.rows(subsets[i]))
+        return i, out, time.perf_counter() - t0
+
+    if wait_s is not None:
+        from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
+
+        first = [rest.pop(0) for _ in range(min(2, len(rest)))]
+        pool = ThreadPoolExecutor(1, thread_name_prefix="llmsurrogate-probe")
+        future = pool.submit(lambda: [fit(i) for i in first])
+        pool.shutdown(wait=False)
+        try:
+            done = future.result(timeout=wait_s)
+        except FutureTimeout:
+            return [], [], wait_s / len(first), (first, future)
+        for i, out, s in done:
+            idx.append(i)
+            rows.append(out)
+            took.append(s)
+    while rest and len(idx) < 8 and (sum(took) < _PROBE_S or len(idx) < 2):
+        i, out, s = fit(rest.pop(0))
+        idx.append(i)
+        rows.append(out)
+        took.append(s)
+    cost = float(np.mean(took[1:])) if len(took) > 1 else took[0]  # the first pays one-off costs
+    return idx, rows, cost, None
 
 
 def _fit_generic(model, data: _Samples, subsets, todo, n_jobs, finished) -> None:
-    """Black-box fits (``fit``/``predict``) by cost: in this process when a pool would not pay
-    (a few fits are timed here first to price them), else batches of fits per joblib task
-    (:func:`_plan`); on Dask, Ray or another backend off this machine every fit runs there, in
-    batches."""
+    """Black-box fits (``fit``/``predict``) by cost: a few are fitted here first to price a fit,
+    and the rest run in this process unless the workers of the active joblib backend (a local
+    pool, a Dask cluster, Ray) are estimated to finish them sooner, their start included
+    (:func:`_plan`, :func:`_pool_start_s`); then they go out in batches of fits per task. On a
+    cluster the first fits are timed in a thread while the cluster's start price runs out, so that
+    costly fits are not held back by the timing. A number of workers asked for on a cluster
+    (``n_jobs=2``) gets every fit, as does a backend whose cost is unknown. No result depends on
+    where a fit runs."""
     from joblib import effective_n_jobs
 
-    from .._workers import _active_backend, runs_here
+    from .._workers import _active_backend, runs_here, used_cluster
 
     jobs = check_n_jobs(n_jobs)
     backend = _active_backend({})[0]
     here = runs_here(backend)
     rest = list(todo)
     if here:
-        workers = resolve_n_jobs(jobs)
-        probe, took = [], []
-        while rest and len(probe) < 8 and sum(took) < _PROBE_S:
-            i = rest.pop(0)
-            t0 = time.perf_counter()
-            probe.append(_fit_eval_generic(model, data.X, data.y, data.offsets, data.rows(subsets[i])))
-            took.append(time.perf_counter() - t0)
-        finished(todo[:len(probe)], np.vstack(probe))
-        if not rest:
-            return
-        cost = float(np.mean(took[1:])) if len(took) > 1 else took[0]  # the first pays one-off costs
-        jobs_now, batch = _plan(len(rest), workers, cost, _pool_start_s(backend))
-        if jobs_now == 1:
-            for start in range(0, len(rest), batch):
-                idx = rest[start:start + batch]
-                finished(idx, _fit_eval_batch(model, data.X, data.y, data.offsets,
-                                              [data.rows(subsets[i]) for i in idx]))
-            return
+        workers, start_s = resolve_n_jobs(jobs), _pool_start_s(backend)
     else:
         jobs_now = _joblib_n_jobs(jobs)
-        _, batch = _plan(len(rest), max(1, int(effective_n_jobs(jobs_now))), None, 0.0)
+        workers = max(1, int(effective_n_jobs(jobs_now)))
+        start_s = _pool_start_s(backend) if jobs is None else None
+    late = None
+    if start_s is None:  # the cluster by request: every fit, in small tasks
+        _, batch = _plan(len(rest), workers, None, 0.0)
+    else:
+        idx, rows, cost, late = _probe(model, data, subsets, rest, None if here else start_s)
+        if idx:
+            finished(idx, np.vstack(rows))
+        plan_jobs, batch = _plan(len(rest), workers, cost, start_s)
+        if plan_jobs == 1:
+            for start in range(0, len(rest), batch):
+                idx = rest[start:start + batch]
+                with _model_jobs():
+                    finished(idx, _fit_eval_batch(model, data.X, data.y, data.offsets,
+                                                  [data.rows(subsets[i]) for i in idx]))
+            rest = []
+        elif here:
+            jobs_now = plan_jobs
+    if rest:
+        _fit_out(model, data, subsets, rest, batch, jobs_now, backend, finished)
+        used_cluster(backend)
+    if late is not None:
+        first, future = late
+        done = future.result()
+        finished(first, np.vstack([out for _, out, _ in done]))
+
+
+def _fit_out(model, data: _Samples, subsets, rest, batch, jobs_now, backend, finished) -> None:
+    """The fits ``rest`` on joblib's workers, ``batch`` fits per task, each batch handed to
+    ``finished`` as it comes back."""
+    from joblib import effective_n_jobs
+
     batches = [rest[start:start + batch] for start in range(0, len(rest), batch)]
 
     def tasks(group):
@@ -357,16 +421,22 @@ def _fit_generic(model, data: _Samples, subsets, todo, n_jobs, finished) -> None
 
 
 def _fit_eval_task(model, X, y, offsets, batch) -> np.ndarray:
-    """:func:`_fit_eval_batch` as a joblib task: joblib calls inside the model (a random forest's
-    trees and predictions) run in the task's own process, on threads with the model's own
-    ``n_jobs`` (None: one, in order), as they do in this process -- not as nested tasks of the
-    backend. On Dask the nested backend is Dask itself: a forest's trees became cluster tasks and
-    its predictions were summed by two threads in the order they finished, so the table changed
-    from build to build, and slower (60 trees, 12 domains: 2.7-4.7 s against 0.8-1.0 s)."""
+    """:func:`_fit_eval_batch` as a joblib task, the model's own joblib calls run as
+    :func:`_model_jobs` says."""
+    with _model_jobs():
+        return _fit_eval_batch(model, X, y, offsets, batch)
+
+
+def _model_jobs():
+    """The joblib context every fit runs in, here or in a worker: joblib calls inside the model (a
+    random forest's trees and predictions) run on threads with the model's own ``n_jobs`` (None:
+    one, in order), wherever the fit runs -- not as nested tasks of the active backend. On Dask the
+    nested backend is Dask itself: a forest's trees became cluster tasks and its predictions were
+    summed by two threads in the order they finished, so the table changed from build to build,
+    and slower (60 trees, 12 domains: 2.7-4.7 s against 0.8-1.0 s)."""
     from joblib import parallel_config
 
-    with parallel_config(backend="threading", n_jobs=1):
-        return _fit_eval_batch(model, X, y, offsets, batch)
+    return parallel_config(backend="threading", n_jobs=1)
 
 
 def _joblib_n_jobs(n_jobs: int | None) -> int:
@@ -727,7 +797,9 @@ def error_table(samples: Any, model: Any, *, r: int = 1, metric: str = "mse", no
         :class:`ErrorTable` needs every training set.
     n_jobs : int, optional
         Workers/threads (None: see :func:`llmsurrogate.num_threads`): threads for EU/CPT (Rust) or
-        joblib workers for other models. The active joblib backend is used (e.g. Dask).
+        joblib workers for other models, on the active joblib backend. Other models' fits go to
+        workers only when that is estimated to be faster than one job, a few fits timed here first
+        (also on a Dask or Ray cluster); a number (``n_jobs=2``) on a cluster sends every fit there.
     shortfall_models : sequence or mapping, optional
         The other models of the shortfall's model set; each a model or an array of its ``n``
         in-sample errors (on the ``metric`` scale, domains in table order).
