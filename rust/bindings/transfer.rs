@@ -118,6 +118,24 @@ pub fn transfer_worst_case_dominance(py: Python<'_>, t1: &TransferTable, t2: &Tr
     run_detached(py, n_jobs, usize::MAX, || k::worst_case_dominance_many(&t1.inner, &t2.inner, t, gamma_max))
 }
 
+/// [`transfer_worst_case_dominance`] of two square float64 matrices (`E[train, test]`, the
+/// diagonal ignored) without their whole sorted tables: `(results, 0)`, or `([], i)` when an
+/// off-diagonal cell of matrix `i` (1 or 2) is not finite (the caller names it).
+#[pyfunction]
+#[pyo3(signature = (m1, m2, taus, gamma_max, n_jobs=None))]
+pub fn transfer_worst_case_dominance_matrices(py: Python<'_>, m1: PyReadonlyArray2<'_, f64>, m2: PyReadonlyArray2<'_, f64>, taus: PyReadonlyArray1<'_, f64>, gamma_max: f64, n_jobs: Option<i64>) -> PyResult<(Vec<(bool, f64)>, usize)> {
+    let n = m1.shape()[0];
+    if m1.shape() != [n, n] || m2.shape() != [n, n] {
+        return Err(CoreError::invalid("matrix", format!("need two square matrices of one size; got {:?} and {:?}", m1.shape(), m2.shape())).into());
+    }
+    let (a, b, t) = (slice(&m1)?, slice(&m2)?, slice(&taus)?);
+    let out = run_detached(py, n_jobs, a.len(), || k::worst_case_dominance_matrices(a, b, n, t, gamma_max))?;
+    Ok(match out {
+        Ok(res) => (res, 0),
+        Err(which) => (Vec::new(), which),
+    })
+}
+
 /// Γ-bounded everywhere dominance per τ.
 #[pyfunction]
 #[pyo3(signature = (t1, t2, taus, gamma, n_jobs=None))]
@@ -319,6 +337,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<TransferTable>()?;
     m.add_function(wrap_pyfunction!(transfer_everywhere_dominance, m)?)?;
     m.add_function(wrap_pyfunction!(transfer_worst_case_dominance, m)?)?;
+    m.add_function(wrap_pyfunction!(transfer_worst_case_dominance_matrices, m)?)?;
     m.add_function(wrap_pyfunction!(transfer_box_dominance, m)?)?;
     m.add_function(wrap_pyfunction!(transfer_critical_gamma_box, m)?)?;
     m.add_function(wrap_pyfunction!(transfer_lp2_simplex, m)?)?;

@@ -4,7 +4,7 @@
 //! LP closed form (A7), and Γ-bounded everywhere dominance with its critical Γ*
 //! (docs/methods/transfer.md §4.3, an extension).
 
-use super::table::{check_gamma, check_tau_open, SortedTable};
+use super::table::{check_gamma, check_tau_open, gamma_steps_from, starts, sweep_start, Ranked, SortedTable, SortedTail};
 use crate::common::errors::{check, CoreError, CoreResult};
 use crate::common::quantiles::{upper_rank, LEVEL_TOL};
 use rayon::prelude::*;
@@ -46,16 +46,39 @@ pub fn worst_case_dominance_many(t1: &SortedTable, t2: &SortedTable, taus: &[f64
     for &tau in taus {
         check_tau_open(tau)?;
     }
-    let (s1, s2) = (t1.starts(taus), t2.starts(taus));
-    Ok(taus
-        .par_iter()
+    Ok(worst_case_sweeps(t1, t2, taus, gamma_max))
+}
+
+/// [`worst_case_dominance_many`] of two square matrices' r = 1 tables (row-major `n × n`,
+/// `E[train, test]`, the diagonal ignored), each held only from the lowest rank a τ's sweep reads
+/// ([`SortedTail`]: over the default τ ≥ 0.5, half of each table), built one after the other.
+/// `Ok(None)` with the matrix (1 or 2) one of whose off-diagonal cells is not finite.
+pub fn worst_case_dominance_matrices(m1: &[f64], m2: &[f64], n: usize, taus: &[f64], gamma_max: f64) -> CoreResult<Result<Vec<(bool, f64)>, usize>> {
+    check_gamma(gamma_max)?;
+    for &tau in taus {
+        check_tau_open(tau)?;
+    }
+    let total = n.saturating_mul(n.saturating_sub(1));
+    let first = taus.iter().map(|&tau| sweep_start(total, tau)).min().unwrap_or(total.max(1));
+    let Some(t1) = SortedTail::from_matrix(m1, n, first)? else {
+        return Ok(Err(1));
+    };
+    let Some(t2) = SortedTail::from_matrix(m2, n, first)? else {
+        return Ok(Err(2));
+    };
+    Ok(Ok(worst_case_sweeps(&t1, &t2, taus, gamma_max)))
+}
+
+fn worst_case_sweeps<T: Ranked>(t1: &T, t2: &T, taus: &[f64], gamma_max: f64) -> Vec<(bool, f64)> {
+    let (s1, s2) = (starts(t1, taus), starts(t2, taus));
+    taus.par_iter()
         .zip(s1.par_iter().zip(s2.par_iter()))
         .map(|(&tau, (a, b))| {
-            let (g1, v1) = t1.gamma_steps_from(tau, gamma_max, a);
-            let (g2, v2) = t2.gamma_steps_from(tau, gamma_max, b);
+            let (g1, v1) = gamma_steps_from(t1, tau, gamma_max, a);
+            let (g2, v2) = gamma_steps_from(t2, tau, gamma_max, b);
             merge_steps(&g1, &v1, &g2, &v2, gamma_max)
         })
-        .collect())
+        .collect()
 }
 
 /// Compare two step functions Γ ↦ ē(Γ) at the union of their breakpoints (and gamma_max).
@@ -533,6 +556,53 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn tails_of_two_matrices_give_the_full_tables_answers() {
+        // random matrices with many ties (and signed zeros), every first rank: the tail holds the
+        // full table's ranks from `first` up, bit for bit, and the counts below them; worst-case
+        // dominance from the tails equals that of the whole sorted tables, τ in any order
+        for seed in 1..7u64 {
+            let mut rng = crate::common::rng::SplitMix64::new(seed);
+            let n = 3 + 2 * seed as usize;
+            let mut matrix = |shift: f64| -> Vec<f64> {
+                (0..n * n).map(|_| [0.0, -0.0, 1.0, 2.5, 3.0][rng.below_rejection(5) as usize] + shift * rng.below_rejection(2) as f64).collect()
+            };
+            let (m1, m2) = (matrix(0.5), matrix(0.25));
+            let full = SortedTable::from_matrix(&m1, n).unwrap().unwrap();
+            let nn = n * (n - 1);
+            for first in 1..=nn {
+                let tail = SortedTail::from_matrix(&m1, n, first).unwrap().unwrap();
+                for j in first..=nn {
+                    assert_eq!((tail.value_at(j).to_bits(), tail.test_at(j)), (full.value_at(j).to_bits(), full.test_at(j)), "seed {seed} first {first} j {j}");
+                }
+                let ends: Vec<usize> = (first..=nn).rev().collect();
+                assert_eq!(tail.counts_before(&ends), full.counts_before(&ends), "seed {seed} first {first}");
+            }
+            let (f1, f2) = (full, SortedTable::from_matrix(&m2, n).unwrap().unwrap());
+            for taus in [vec![0.95, 0.5, 0.7, 1.0, 0.6], vec![0.3, 0.999], vec![1e-9, 0.5]] {
+                for gamma in [f64::INFINITY, 2.0, 1.0] {
+                    let want = worst_case_dominance_many(&f1, &f2, &taus, gamma).unwrap();
+                    let got = worst_case_dominance_matrices(&m1, &m2, n, &taus, gamma).unwrap().unwrap();
+                    assert_eq!(format!("{got:?}"), format!("{want:?}"), "seed {seed} taus {taus:?} gamma {gamma}");
+                }
+            }
+        }
+        // one value everywhere: the threshold's ties split by position
+        let m = vec![1.0; 36];
+        let full = SortedTable::from_matrix(&m, 6).unwrap().unwrap();
+        let tail = SortedTail::from_matrix(&m, 6, 17).unwrap().unwrap();
+        assert!((17..=30).all(|j| tail.test_at(j) == full.test_at(j)));
+        assert_eq!(tail.counts_before(&[17]), full.counts_before(&[17]));
+        // a missing cell off the diagonal names its matrix; the diagonal is ignored
+        let mut bad = vec![1.0; 9];
+        bad[4] = f64::NAN;
+        assert!(worst_case_dominance_matrices(&bad, &bad, 3, &[0.5], 2.0).unwrap().is_ok());
+        bad[5] = f64::NAN;
+        assert_eq!(worst_case_dominance_matrices(&m[..9], &bad, 3, &[0.5], 2.0).unwrap(), Err(2));
+        assert_eq!(worst_case_dominance_matrices(&bad, &m[..9], 3, &[0.5], 2.0).unwrap(), Err(1));
+        assert!(worst_case_dominance_matrices(&m[..9], &m[..9], 3, &[0.0], 2.0).is_err());
     }
 
     #[test]

@@ -26,8 +26,8 @@ pub mod ustat;
 
 pub use dominance::{
     box_dominance, box_dominance_one, critical_gamma_box, everywhere_dominance, lp2_simplex, worst_case_dominance,
-    worst_case_dominance_many,
+    worst_case_dominance_many, worst_case_dominance_matrices,
     EverywhereMode, Witness,
 };
 pub use select::{key_collect, key_histogram, matrix_order_statistics, table_order_statistics};
-pub use table::{step_value, SortedTable};
+pub use table::{step_value, SortedTable, SortedTail};

@@ -297,64 +297,247 @@ impl SortedTable {
 
     /// The per-domain counts of the first ⌈τN⌉ − 1 sorted errors, for each τ (checked).
     pub(super) fn starts(&self, taus: &[f64]) -> Vec<Vec<u32>> {
-        let j0: Vec<usize> = taus.iter().map(|&tau| upper_rank(self.len(), tau).max(1)).collect();
-        self.counts_before(&j0)
-    }
-
-    /// The per-domain counts of the first `j − 1` sorted errors, for each `j` in `ends` (any
-    /// order): one pass over the table up to the largest.
-    fn counts_before(&self, ends: &[usize]) -> Vec<Vec<u32>> {
-        let mut order: Vec<usize> = (0..ends.len()).collect();
-        order.sort_by_key(|&i| ends[i]);
-        let mut out = vec![Vec::new(); ends.len()];
-        let mut counts = vec![0u32; self.n];
-        let mut j = 1usize;
-        for i in order {
-            while j < ends[i] {
-                counts[self.test[j - 1] as usize] += 1;
-                j += 1;
-            }
-            out[i] = counts.clone();
-        }
-        out
+        starts(self, taus)
     }
 
     /// The step function of one τ, from the counts of the first ⌈τN⌉ − 1 sorted errors.
     pub(super) fn gamma_steps_from(&self, tau: f64, gamma_max: f64, start: &[u32]) -> (Vec<f64>, Vec<f64>) {
-        let nn = self.len();
-        let t = tau - LEVEL_TOL;
-        let j0 = upper_rank(nn, tau).max(1);
-        let n = self.n as f64;
-        let big_c_base = t * nn as f64; // τ'N
-        let mut sweep = GammaSweep::new(start, self.k, big_c_base);
-        let (mut gs, mut vs): (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
-        let mut best = 0.0f64; // running max of Γ*_j (Γ* ≥ 1 for j ≥ τ'N)
-        for j in j0..=nn {
-            sweep.increment(self.test[j - 1] as usize);
-            let g = sweep.gamma_star(j, (big_c_base - j as f64).min(0.0), n);
-            if g > best {
-                let v = self.values[j - 1];
-                match gs.last_mut() {
-                    // same value as the last piece: that piece extends to g
-                    Some(last) if vs.last() == Some(&v) => *last = g,
-                    _ => {
-                        gs.push(g);
-                        vs.push(v);
-                    }
-                }
-                best = g;
-                if g >= gamma_max {
-                    break;
-                }
-            }
-        }
-        (gs, vs)
+        gamma_steps_from(self, tau, gamma_max, start)
     }
 
     /// ē_τ(Γ) by the scan from ⌈τN⌉ (docs/methods/transfer.md A4, one τ).
     pub fn worst_case_upper(&self, tau: f64, gamma: f64) -> CoreResult<f64> {
         let (gs, vs) = self.gamma_steps(tau, gamma)?;
         Ok(step_value(&gs, &vs, gamma))
+    }
+}
+
+/// What a worst-case sweep reads of a sorted table (docs/methods/transfer.md A4): its size, and
+/// from the ranks where the sweeps start up, each rank's error and test domain; below those ranks
+/// only the per-domain counts. [`SortedTable`] holds every rank; [`SortedTail`] only the ranks
+/// from the lowest start up.
+pub(super) trait Ranked: Sync {
+    /// N.
+    fn total(&self) -> usize;
+    /// n.
+    fn domains(&self) -> usize;
+    /// K.
+    fn per_domain(&self) -> usize;
+    /// f_(j), 1-based.
+    fn value_at(&self, j: usize) -> f64;
+    /// d^(j), 1-based.
+    fn test_at(&self, j: usize) -> usize;
+    /// The per-domain counts of the first `j − 1` sorted errors, for each `j` in `ends` (any
+    /// order): one pass over the table up to the largest.
+    fn counts_before(&self, ends: &[usize]) -> Vec<Vec<u32>>;
+}
+
+impl Ranked for SortedTable {
+    fn total(&self) -> usize {
+        self.len()
+    }
+    fn domains(&self) -> usize {
+        self.n
+    }
+    fn per_domain(&self) -> usize {
+        self.k
+    }
+    fn value_at(&self, j: usize) -> f64 {
+        self.values[j - 1]
+    }
+    fn test_at(&self, j: usize) -> usize {
+        self.test[j - 1] as usize
+    }
+    fn counts_before(&self, ends: &[usize]) -> Vec<Vec<u32>> {
+        counts_from(vec![0u32; self.n], 1, ends, |j| self.test[j - 1] as usize)
+    }
+}
+
+/// Per-domain counts before each of `ends`, from `counts` (those before rank `first`) and the
+/// test domain of each rank from `first` up.
+fn counts_from(mut counts: Vec<u32>, first: usize, ends: &[usize], test_at: impl Fn(usize) -> usize) -> Vec<Vec<u32>> {
+    let mut order: Vec<usize> = (0..ends.len()).collect();
+    order.sort_by_key(|&i| ends[i]);
+    let mut out = vec![Vec::new(); ends.len()];
+    let mut j = first;
+    for i in order {
+        while j < ends[i] {
+            counts[test_at(j)] += 1;
+            j += 1;
+        }
+        out[i] = counts.clone();
+    }
+    out
+}
+
+/// The first rank of the sweep at τ: ⌈τN⌉ (at least 1).
+pub(super) fn sweep_start(total: usize, tau: f64) -> usize {
+    upper_rank(total, tau).max(1)
+}
+
+/// The per-domain counts of the first ⌈τN⌉ − 1 sorted errors, for each τ (checked).
+pub(super) fn starts<T: Ranked>(t: &T, taus: &[f64]) -> Vec<Vec<u32>> {
+    let j0: Vec<usize> = taus.iter().map(|&tau| sweep_start(t.total(), tau)).collect();
+    t.counts_before(&j0)
+}
+
+/// The step function Γ ↦ ē_τ(Γ) of one τ ([`SortedTable::gamma_steps`]), from the counts of the
+/// first ⌈τN⌉ − 1 sorted errors.
+pub(super) fn gamma_steps_from<T: Ranked>(t: &T, tau: f64, gamma_max: f64, start: &[u32]) -> (Vec<f64>, Vec<f64>) {
+    let nn = t.total();
+    let tl = tau - LEVEL_TOL;
+    let j0 = sweep_start(nn, tau);
+    let n = t.domains() as f64;
+    let big_c_base = tl * nn as f64; // τ'N
+    let mut sweep = GammaSweep::new(start, t.per_domain(), big_c_base);
+    let (mut gs, mut vs): (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
+    let mut best = 0.0f64; // running max of Γ*_j (Γ* ≥ 1 for j ≥ τ'N)
+    for j in j0..=nn {
+        sweep.increment(t.test_at(j));
+        let g = sweep.gamma_star(j, (big_c_base - j as f64).min(0.0), n);
+        if g > best {
+            let v = t.value_at(j);
+            match gs.last_mut() {
+                // same value as the last piece: that piece extends to g
+                Some(last) if vs.last() == Some(&v) => *last = g,
+                _ => {
+                    gs.push(g);
+                    vs.push(v);
+                }
+            }
+            best = g;
+            if g >= gamma_max {
+                break;
+            }
+        }
+    }
+    (gs, vs)
+}
+
+/// The sorted errors of a square matrix's r = 1 table from rank `first` up (those a worst-case
+/// sweep from ⌈τN⌉ ≥ `first` reads), with the per-domain counts of the ranks below: the same ranks
+/// of the same order as [`SortedTable::from_matrix`] (by value under `f64::total_cmp`, ties by
+/// position in the table), bit for bit, in 12 bytes for each rank held and 16 while it is built
+/// (half the table over the default τ ≥ 0.5), instead of 12 and 20 for every rank
+/// (docs/methods/transfer.md A5).
+pub struct SortedTail {
+    values: Vec<f64>,
+    test: Vec<u32>,
+    below: Vec<u32>,
+    first: usize,
+    /// Number of domains.
+    pub n: usize,
+    /// Errors per test domain.
+    pub k: usize,
+}
+
+impl SortedTail {
+    /// The ranks from `first` (clamped to 1..=N) up of `matrix`'s table (row-major `n × n`,
+    /// `E[train, test]`, the diagonal ignored). The rank `first − 1` is found by selection (a copy
+    /// of the errors, 8 bytes each, freed before the tail is built); the ranks above it are
+    /// collected and sorted. `None` when an off-diagonal cell is not finite.
+    pub fn from_matrix(matrix: &[f64], n: usize, first: usize) -> CoreResult<Option<Self>> {
+        if n < 2 || matrix.len() != n * n {
+            return Err(CoreError::invalid("matrix", format!("need a square matrix of at least 2 x 2; got {} cells for n = {n}", matrix.len())));
+        }
+        let k = n - 1;
+        let nn = n * k;
+        let first = first.clamp(1, nn);
+        if first == 1 {
+            return Ok(SortedTable::from_matrix(matrix, n)?.map(|t| Self { values: t.values, test: t.test, below: vec![0; n], first, n, k }));
+        }
+        let below_n = first - 1;
+        let Some(v) = crate::transfer::matrix_order_statistics(matrix, n, &[below_n])? else {
+            return Ok(None);
+        };
+        let kstar = total_order_key(v[0]);
+        let pos_of = |i: usize, j: usize| (j * k + if i < j { i } else { i - 1 }) as u32;
+        // per test domain (column): errors ordered below the threshold's key; the positions of
+        // the threshold's ties; per training row: errors above
+        let (mut below, mut ties) = matrix
+            .par_chunks(n)
+            .enumerate()
+            .fold(
+                || (vec![0u32; n], Vec::new()),
+                |(mut counts, mut ties), (i, row)| {
+                    for (j, &x) in row.iter().enumerate() {
+                        if j == i {
+                            continue;
+                        }
+                        let key = total_order_key(x);
+                        if key < kstar {
+                            counts[j] += 1;
+                        } else if key == kstar {
+                            ties.push(pos_of(i, j));
+                        }
+                    }
+                    (counts, ties)
+                },
+            )
+            .reduce(
+                || (vec![0u32; n], Vec::new()),
+                |(mut a, mut ta), (b, tb)| {
+                    a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
+                    ta.extend(tb);
+                    (a, ta)
+                },
+            );
+        ties.sort_unstable();
+        let less: usize = below.iter().map(|&c| c as usize).sum();
+        let m = below_n - less; // ties below the threshold: 1..=ties.len()
+        for &pos in &ties[..m] {
+            below[pos as usize / k] += 1;
+        }
+        let pstar = ties[m - 1];
+        drop(ties);
+        let above = |i: usize, j: usize, x: f64| {
+            let key = total_order_key(x);
+            key > kstar || (key == kstar && pos_of(i, j) > pstar)
+        };
+        let per_row: Vec<usize> = matrix
+            .par_chunks(n)
+            .enumerate()
+            .map(|(i, row)| row.iter().enumerate().filter(|&(j, &x)| j != i && above(i, j, x)).count())
+            .collect();
+        let mut order: Vec<(u64, u32)> = vec![(0, 0); nn - below_n];
+        let mut slots: Vec<&mut [(u64, u32)]> = Vec::with_capacity(n);
+        let mut rest = order.as_mut_slice();
+        for &c in &per_row {
+            let (head, tail) = rest.split_at_mut(c);
+            slots.push(head);
+            rest = tail;
+        }
+        slots.into_par_iter().zip(matrix.par_chunks(n)).enumerate().for_each(|(i, (dst, row))| {
+            let cells = row.iter().enumerate().filter(|&(j, &x)| j != i && above(i, j, x));
+            for (slot, (j, &x)) in dst.iter_mut().zip(cells) {
+                *slot = (total_order_key(x), pos_of(i, j));
+            }
+        });
+        sort_pairs(&mut order);
+        let test = order.par_iter().map(|&(_, pos)| pos / k as u32).collect();
+        Ok(Some(Self { values: into_values(order), test, below, first, n, k }))
+    }
+}
+
+impl Ranked for SortedTail {
+    fn total(&self) -> usize {
+        self.n * self.k
+    }
+    fn domains(&self) -> usize {
+        self.n
+    }
+    fn per_domain(&self) -> usize {
+        self.k
+    }
+    fn value_at(&self, j: usize) -> f64 {
+        self.values[j - self.first]
+    }
+    fn test_at(&self, j: usize) -> usize {
+        self.test[j - self.first] as usize
+    }
+    fn counts_before(&self, ends: &[usize]) -> Vec<Vec<u32>> {
+        debug_assert!(ends.iter().all(|&e| e >= self.first));
+        counts_from(self.below.clone(), self.first, ends, |j| self.test[j - self.first] as usize)
     }
 }
 

@@ -137,15 +137,18 @@ _PEAK = textwrap.dedent("""
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the peak resident size from /proc")
-def test_dominance_of_two_matrices_takes_at_most_36_bytes_an_error():
-    """Peak above the two matrices: two sorted tables of 12 bytes an error and one table's sort (20
-    more while it is built), 32 in all; reading the matrices as ErrorTables first took 87."""
+def test_dominance_of_two_matrices_takes_at_most_24_bytes_an_error():
+    """Peak above the two matrices: over the default τ ≥ 0.5 each table is held from its median
+    rank up (``SortedTail``: 6 bytes an error of the whole table), the second built while the first
+    is held (a selection copy of 8 bytes an error, then pairs of 8 and test domains of 2), and the
+    sweeps' step functions: 16 at 10^8 errors, 21 here (measured). Whole sorted tables took 32;
+    reading the matrices as ErrorTables first took 87."""
     if not os.access("/proc/self/clear_refs", os.W_OK):
         pytest.skip("cannot reset the peak resident size (/proc/self/clear_refs)")
     run = subprocess.run([sys.executable, "-c", _PEAK, "1500"], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     peak = pd.read_json(io.StringIO(run.stdout.strip().splitlines()[-1]), typ="series")["per_error"]
-    assert peak <= 36.0, peak
+    assert peak <= 24.0, peak
 
 
 @pytest.mark.parametrize("mode", ["exact", "paper", "transferUQ"])

@@ -39,7 +39,7 @@ from .._validation import (
     check_real,
 )
 from ..exceptions import ShapeError
-from ._common import DEFAULT_TAULIST, _core_table, _same, _taulist
+from ._common import DEFAULT_TAULIST, SquareMatrix, _core_table, _same, _taulist
 from ._results import EverywhereDominance
 from ._table import ErrorTable
 
@@ -50,7 +50,15 @@ __all__ = [
 
 
 def _worstcase_exact(t1: ErrorTable, t2: ErrorTable, taus: np.ndarray, g: float):
-    """Per τ: (dominates on all of [1, g], largest Γ* up to which it dominates; NaN: fails at Γ = 1)."""
+    """Per τ: (dominates on all of [1, g], largest Γ* up to which it dominates; NaN: fails at Γ = 1).
+    Two plain matrices: each table held only from the lowest rank a τ's sweep reads (half of it
+    over the default τ ≥ 0.5; docs/methods/transfer.md A5), the same answers."""
+    if isinstance(t1, SquareMatrix) and isinstance(t2, SquareMatrix):
+        res, bad = _core.transfer_worst_case_dominance_matrices(np.ascontiguousarray(t1.matrix),
+                                                                np.ascontiguousarray(t2.matrix), taus, g)
+        if bad:
+            (t1, t2)[bad - 1].raise_missing_cell()
+        return res
     return _core.transfer_worst_case_dominance(_core_table(t1), _core_table(t2), taus, g)
 
 
