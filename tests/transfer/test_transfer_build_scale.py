@@ -27,7 +27,7 @@ from click.testing import CliRunner
 from llmsurrogate import transfer as tr
 from llmsurrogate.cli import cli
 from llmsurrogate.exceptions import ComputationError
-from llmsurrogate.transfer import _build
+from llmsurrogate.transfer import _build, _write
 from llmsurrogate.transfer._table import combinations_array, lex_layout
 
 
@@ -168,7 +168,7 @@ def test_cli_build_to_parquet_peak_memory_per_error(tmp_path, monkeypatch):
     warm = runner.invoke(cli, ["transfer", "build", "--data", str(tmp_path / "small.parquet"), "--model", "eu",
                                "-r", "2", "--out", str(tmp_path / "small_out.parquet")])
     assert warm.exit_code == 0, warm.output
-    monkeypatch.setattr(_build, "_OUT_ROWS", 4096, raising=False)
+    monkeypatch.setattr(_write, "_OUT_ROWS", 4096)
     gc.collect()
     tracemalloc.start()
     try:

@@ -18,8 +18,9 @@ Modules by role, the inference ones mirroring ``rust/transfer/``: ``_table`` (:c
 ``_common`` (what the inference modules share), ``_intervals`` (forecast intervals and coverage;
 ``table.rs``), ``_dominance`` (worst-case and everywhere dominance, critical Γ; ``dominance.rs``),
 ``_ustat`` (U-statistic confidence intervals; ``ustat.rs``), ``_build`` (fitting tables: orchestration),
-``_fit_cache`` (its cache of finished fits), ``_models`` (EU, CPT; ``nls.rs``), ``_dispatch`` (models by
-name, DomainCV, how any model is cloned and fitted), ``_results``, ``_cli`` (``llmsurrogate transfer``), ``demo``.
+``_fit_cache`` (its cache of finished fits), ``_write`` (tables written to files as the fits finish),
+``_models`` (EU, CPT; ``nls.rs``), ``_dispatch`` (models by name, DomainCV, how any model is cloned and
+fitted), ``_results``, ``_cli`` (``llmsurrogate transfer``), ``demo``.
 """
 
 from ._dominance import (

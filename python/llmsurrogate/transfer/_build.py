@@ -16,7 +16,8 @@ fitted in the Rust core, many subsets per call, in parallel. Any other object wi
 ``fit(X, y)``/``predict(X)`` (scikit-learn estimators included) is fitted through joblib, so
 ``joblib.parallel_backend("dask")`` (or ``"ray"``) distributes the fits. With ``cache=<directory>``
 every finished subset is written to disk at once and a rerun (after an interruption) only fits
-what is missing.
+what is missing. With ``out=<path>`` the table goes to a Parquet or CSV file as the fits finish
+(``_write``), in the fits' order, and is never held in memory.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ from ._dispatch import (  # noqa: F401 - make_model, MODEL_NAMES, DomainCV: impo
 from ._fit_cache import CacheStats, _Cache, _count, collect_cache_stats  # noqa: F401 - re-exported
 from ._models import CPT, _NLSModel  # noqa: F401 - CPT for the docstring example
 from ._table import ErrorTable, _labels, combinations_array, lex_layout
+from ._write import WrittenTable, _FitOrderSink, _TidyFile, write_tidy  # noqa: F401 - write_tidy: as before
 
 __all__ = ["error_table", "error_tables", "in_sample_errors", "within_domain_cv", "cv_ratio"]
 
@@ -650,63 +652,6 @@ def _assemble(data: _Samples, combos, complete: bool, values: np.ndarray, *, nam
     return out
 
 
-#: Rows per block when a table is written: a Parquet row group (pyarrow's default size, so the file
-#: is laid out as ``DataFrame.to_parquet`` lays it out) or a block of CSV lines.
-_OUT_ROWS = 1 << 20
-
-
-def write_tidy(table: ErrorTable, path: Any, *, rows: int | None = None) -> None:
-    """Write ``table.tidy()`` (``train``/``train_1..train_r``, ``test``, ``error``; domain labels)
-    to ``path`` -- Parquet for ``.parquet``/``.pq``, else CSV -- atomically, ``rows`` rows at a time
-    (default :data:`_OUT_ROWS`)
-    (a Parquet row group each), so that the long frame with its label columns is never held whole
-    (at 62 million errors it is larger than the table). The file equals ``write_frame(path,
-    table.tidy())``'s; a compressed CSV (``.gz``, ...) is written that way, whole."""
-    from pathlib import Path
-
-    from .._atomic import atomic_target, write_frame
-
-    path = Path(path)
-    rows = _OUT_ROWS if rows is None else max(1, int(rows))
-    suffix = path.suffix.lower()
-    parquet = suffix in {".parquet", ".pq"}
-    if not parquet and suffix in {".gz", ".bz2", ".zip", ".xz", ".zst"}:
-        write_frame(path, table.tidy())
-        return
-    labels = np.asarray(table.domains, dtype=object)
-
-    def block(lo: int, hi: int) -> pd.DataFrame:
-        train = table.train[lo:hi]
-        cols = {"train": labels[train[:, 0]]} if table.r == 1 else \
-            {f"train_{k + 1}": labels[train[:, k]] for k in range(table.r)}
-        cols["test"] = labels[table.test[lo:hi]]
-        cols["error"] = table.values[lo:hi]
-        return pd.DataFrame(cols)
-
-    starts = range(0, table.N, rows)
-    with atomic_target(path, what="output") as tmp:
-        if not parquet:
-            with open(tmp, "w", newline="", encoding="utf-8") as fh:
-                for lo in starts:
-                    block(lo, lo + rows).to_csv(fh, index=False, header=lo == 0)
-            return
-        try:
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-        except ImportError as err:
-            raise InvalidArgumentError(f"writing {path.name} needs pyarrow: pip install pyarrow ({err})") from err
-        writer = None
-        try:
-            for lo in starts:
-                part = pa.Table.from_pandas(block(lo, lo + rows), preserve_index=False)
-                if writer is None:
-                    writer = pq.ParquetWriter(tmp, part.schema, compression="snappy")
-                writer.write_table(part, row_group_size=rows)
-        finally:
-            if writer is not None:
-                writer.close()
-
-
 def _metric_label(metric: str, kind: str) -> str:
     scale = "RMSE" if metric == "rmse" else "MSE"
     return {"raw": f"raw transfer error ({scale})", "deterioration": f"transfer deterioration ({scale} ratio)",
@@ -772,7 +717,8 @@ def error_tables(samples: Any, models: Any, *, r: int = 1, metric: str = "mse", 
 def error_table(samples: Any, model: Any, *, r: int = 1, metric: str = "mse", normalize: str | None = None,
                 subsets: Any = "all", n_jobs: int | None = None, shortfall_models: Any = None,
                 domain: str = "domain", features: Sequence[str] = _FEATURES, target: str = "ce",
-                cache: Any = None, progress: Any = None, seed: Any = 0, name: str | None = None):
+                cache: Any = None, progress: Any = None, seed: Any = 0, name: str | None = None,
+                out: Any = None):
     """Fit ``model`` on every ``r``-subset of domains and tabulate its transfer errors.
 
     Parameters
@@ -815,10 +761,29 @@ def error_table(samples: Any, model: Any, *, r: int = 1, metric: str = "mse", no
         Seed of the sampled training sets (``subsets=<int>``) and of models given by name (``"rf"``).
     name : str, optional
         The table's name (default: the model's name or class).
+    out : path, optional
+        Write the table to this file as the fits finish instead of returning it: Parquet for
+        ``.parquet``/``.pq`` (row groups of 2^20 rows), else CSV in blocks of as many lines
+        (``.gz``, ``.bz2``, ``.xz``, ``.zip``, ``.zst``: compressed as it goes). The columns of
+        :meth:`ErrorTable.tidy` (``train`` or ``train_1..train_r``, ``test``, ``error``; domain
+        labels), one row per error **in the fits' order**: training set by training set (the
+        complete design in ``itertools.combinations`` order, a sample in its order), the test domains
+        outside each in ascending order -- the order of a sample's long frame.
+        ``ErrorTable.from_long(pd.read_parquet(out))`` equals the table returned without ``out``,
+        bit for bit (its domains sorted: where the table's are not, a categorical ``domain``
+        column's or a mapping's order, the same errors by label). Only the batches of fits that finished before an earlier one (cache hits,
+        parallel workers) and one block of rows are held, so a table larger than memory can be
+        built. Normalised tables need each test domain's in-sample error before any row is written:
+        for ``r >= 2`` (and a sample) those fits (and the ``shortfall_models``') run first; for
+        ``r = 1`` they are fits of the table itself, so its ``n (n - 1)`` errors are held until the
+        last fit is in. Written atomically: an error (a non-finite error, an interruption) leaves no
+        file and no temporary file.
 
     Returns
     -------
-    ErrorTable (or a long DataFrame for a sample of training sets).
+    ErrorTable (or a long DataFrame for a sample of training sets); with ``out``, a
+    ``WrittenTable`` (``path``, ``rows``, ``domains``, ``r``, ``training_sets``, ``complete``,
+    ``name``, ``metric``) describing the file.
 
     Examples
     --------
@@ -827,6 +792,19 @@ def error_table(samples: Any, model: Any, *, r: int = 1, metric: str = "mse", no
     >>> t = error_table(ce, CPT("g"), metric="rmse")
     >>> t.n, t.N, round(float(t.values.max()), 3)
     (3, 6, 16174.577)
+
+    Straight to a file (here in a temporary folder; the domains by their ids), rows in the fits'
+    order, read back as the table:
+
+    >>> import tempfile, pathlib, pandas as pd
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     f = error_table(ce, CPT("g"), metric="rmse", domain="domain_id", out=pathlib.Path(folder) / "t.parquet")
+    ...     long = pd.read_parquet(f.path)
+    >>> f.rows, f.path.name, long.columns.tolist(), long[["train", "test"]].values.tolist()
+    (6, 't.parquet', ['train', 'test', 'error'], [[3, 10], [3, 12], [10, 3], [10, 12], [12, 3], [12, 10]])
+    >>> same = error_table(ce, CPT("g"), metric="rmse", domain="domain_id")
+    >>> ErrorTable.from_long(long).values.tolist() == same.values.tolist()
+    True
     """
     if normalize is not None:
         check_choice(normalize, "normalize", list(_NORMALIZE))
@@ -855,6 +833,10 @@ def error_table(samples: Any, model: Any, *, r: int = 1, metric: str = "mse", no
                 if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
                     raise InvalidArgumentError(f"shortfall model {key!r}: in-sample errors must be finite and > 0")
                 given[key] = arr
+    if out is not None:
+        return _table_to_file(out, data, model, name=name, r=r, metric=metric, normalize=normalize,
+                              subsets=subsets, n_jobs=n_jobs, cache=cache, progress=progress, seed=seed,
+                              others=others, given=given)
     combos, complete, raw, ins = _build(data, {name: model}, r, metric, subsets, n_jobs, cache, progress,
                                         seed, need_in_sample=normalize is not None)
     e = _metric_of(raw.pop(name), metric, complete)
@@ -868,6 +850,41 @@ def error_table(samples: Any, model: Any, *, r: int = 1, metric: str = "mse", no
         cands.extend(given.values())
         e = _divided(e, np.min(np.vstack(cands), axis=0), data.n, complete, in_place=True)
     return _assemble(data, combos, complete, e, name=name, metric=_metric_label(metric, kind))
+
+
+def _table_to_file(out: Any, data: _Samples, model: Any, *, name: str, r: int, metric: str, normalize,
+                   subsets: Any, n_jobs, cache, progress, seed, others: dict, given: dict) -> WrittenTable:
+    """:func:`error_table` with ``out``: the rows written in the fits' order as the fits finish
+    (:class:`~._write._FitOrderSink` into a :class:`~._write._TidyFile`). The in-sample errors a
+    normalisation divides by are fitted first (the shortfall models' too), except for a complete
+    ``r = 1`` design, whose rows are held until its own fits (the in-sample ones among them) are in."""
+    file = _TidyFile(out, data.labels, r)  # the format (and pyarrow) checked before any fit
+    combos, complete = _subset_list(data.n, r, subsets, seed)
+    hold = normalize is not None and complete and r == 1
+
+    def divisor(own_mse, other_mse):
+        if normalize is None:
+            return None
+        own = _apply_metric(own_mse, metric)
+        if normalize == "deterioration":
+            return own
+        return np.min(np.vstack([own, *(_apply_metric(v, metric) for v in other_mse), *given.values()]), axis=0)
+
+    with file:
+        other_mse = [_in_sample(m, data, n_jobs, cache, progress, f"{key}: in-sample")
+                     for key, m in others.items()] if normalize == "shortfall" else []
+        by = None
+        if normalize is not None and not hold:
+            by = divisor(_in_sample(model, data, n_jobs, cache, progress, f"{name}: in-sample fits"), other_mse)
+        sink = _FitOrderSink(file, combinations_array(data.n, r) if complete else np.array(combos, dtype=np.int64),
+                             data.n, metric=metric, divisor=by, hold=hold,
+                             non_finite=lambda value, train, test: _non_finite(data, name, value, train, test))
+        _fit_subsets(model, data, combos, n_jobs, cache, progress, f"{name}: fits", sink=sink)
+        if hold:
+            sink.release(divisor(sink.diagonal(), other_mse))
+        rows = sink.finish()
+    return WrittenTable(path=file.path, rows=rows, domains=list(data.labels), r=r, training_sets=len(combos),
+                        complete=complete, name=name, metric=_metric_label(metric, normalize or "raw"))
 
 
 @deprecated_arguments(positional=2)
