@@ -176,7 +176,8 @@ def transfer_intervals(data, level, side, correction, gamma, compare, taus, out_
 @click.option("--model", "model_name", required=True,
               help="eu, eu-authors, eu-cara, cpt, cpt:<letters of alpha/beta/delta/gamma free, e.g. g, ab, dg>, rf or kr.")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="Output table (.csv or .parquet): train (or train_1..train_r), test, error; its run record "
+              help="Output table (.csv or .parquet): train (or train_1..train_r), test, error, one row per error "
+              "in the fits' order (training set by training set), written as the fits finish; its run record "
               "(versions, input SHA-256, seed, command line) goes to <out>.run.json beside it.")
 @click.option("-r", "--r", "r", type=click.IntRange(min=1), default=1, show_default=True,
               help="Training domains per fit.")
@@ -204,7 +205,7 @@ def transfer_build(data_path, model_name, out_path, r, metric, normalize, shortf
     from .._atomic import check_output_dir, write_frame
     from ..exceptions import LLMSurrogateWarning
     from . import error_table, make_model
-    from ._build import collect_cache_stats, write_tidy
+    from ._build import collect_cache_stats
 
     record = check_output_and_record(out_path, [data_path])
     if cache is not None:
@@ -229,27 +230,26 @@ def transfer_build(data_path, model_name, out_path, r, metric, normalize, shortf
     data = f"--data {data_path.name}"
     names = cli_names(samples=data, data=data, domain=data_column(domain, data_path),
                       target=data_column(target, data_path), features="--features", r="-r", subsets="--subsets",
-                      shortfall_models="--shortfall-model", model="--model")
+                      shortfall_models="--shortfall-model", model="--model", out="--out")
     with collect_cache_stats() as stats, warnings.catch_warnings(), names:
         # rejected cache entries are counted and reported below, once
         warnings.filterwarnings("ignore", message=".*cached fit", category=LLMSurrogateWarning)
+        # the long table goes to --out as the fits finish (row groups / blocks of lines, in the fits'
+        # order): neither the table nor its long frame is held; --matrix needs the table
         table = error_table(frame, model, r=r, metric=metric, normalize=normalize, subsets=n_sub, n_jobs=n_jobs,
                             shortfall_models=others, domain=domain, features=feature_list,
-                            target=target, cache=cache, progress=True, seed=seed, name=model_name)
+                            target=target, cache=cache, progress=True, seed=seed, name=model_name,
+                            out=None if matrix else out_path)
     if cache is not None:
         click.echo(f"cache: {stats.hits} fits reused, {stats.computed} computed, {stats.rejected} rejected "
                    "(damaged or from another version)", err=True)
     import pandas as pd
 
-    if isinstance(table, pd.DataFrame):
-        out = table
-    elif matrix:
-        out = table.to_matrix().reset_index()
-    else:  # a block of rows at a time (a Parquet row group each): the long frame is never held whole
-        out = None
-        write_tidy(table, out_path)
-    rows = table.N if out is None else len(out)
-    if out is not None:
+    if not matrix:
+        rows = table.rows
+    else:
+        out = table if isinstance(table, pd.DataFrame) else table.to_matrix().reset_index()
+        rows = len(out)
         write_frame(out_path, out)
     write_run_json(record, manifest)
     click.echo(f"wrote {rows} rows to {out_path}" + (f" and the run record to {record.name}" if record else ""))
