@@ -242,7 +242,12 @@ class _OnEveryBackend:
         one_job = tr.error_table(data, DecisionTreeRegressor(max_depth=3, random_state=0), n_jobs=1)
         with backend.active():
             default = tr.error_table(data, SlowTree(max_depth=3, random_state=0))
+            # written as the fits finish: the timed fits' rows come in while the rest run
+            written = tr.error_table(data, SlowTree(max_depth=3, random_state=0), out=tmp_path / "t.parquet")
         np.testing.assert_array_equal(default.values, one_job.values)
+        back = tr.ErrorTable.from_long(pd.read_parquet(written.path))   # domains sorted by label
+        pd.testing.assert_frame_equal(back.to_matrix(), one_job.to_matrix().loc[back.domains, back.domains],
+                                      check_exact=True, check_names=False)
         there = _pids(log) - {os.getpid()}
         assert os.getpid() in _pids(log)   # the two timed fits
         assert there                       # the rest on the cluster

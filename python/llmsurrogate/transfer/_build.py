@@ -379,6 +379,8 @@ def _fit_generic(model, data: _Samples, subsets, todo, n_jobs, finished) -> None
         if idx:
             finished(idx, np.vstack(rows))
         plan_jobs, batch = _plan(len(rest), workers, cost, start_s)
+        if late is not None:
+            finished = _LateFirst(finished, *late)
         if plan_jobs == 1:
             for start in range(0, len(rest), batch):
                 idx = rest[start:start + batch]
@@ -392,9 +394,27 @@ def _fit_generic(model, data: _Samples, subsets, todo, n_jobs, finished) -> None
         _fit_out(model, data, subsets, rest, batch, jobs_now, backend, finished)
         used_cluster(backend)
     if late is not None:
-        first, future = late
-        done = future.result()
-        finished(first, np.vstack([out for _, out, _ in done]))
+        finished.flush()
+
+
+class _LateFirst:
+    """``finished`` that hands on the fits timed in a thread (``first``, ``future``) as soon as
+    they are in, before the next batch, so that a sink writing in the fits' order
+    (``error_table(out=...)``) is not kept holding every later row until the end."""
+
+    def __init__(self, finished, first, future):
+        self.finished, self.first, self.future = finished, first, future
+
+    def __call__(self, idx, rows) -> None:
+        if self.future is not None and self.future.done():
+            self.flush()
+        self.finished(idx, rows)
+
+    def flush(self) -> None:
+        """Wait for the timed fits, if not handed on yet, and hand them on."""
+        if self.future is not None:
+            future, self.future = self.future, None
+            self.finished(self.first, np.vstack([out for _, out, _ in future.result()]))
 
 
 def _fit_out(model, data: _Samples, subsets, rest, batch, jobs_now, backend, finished) -> None:
