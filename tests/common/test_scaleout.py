@@ -331,6 +331,33 @@ class TestDaskProcesses(_OnEveryBackend):
         backend.check_ran(minimum=3)  # tuning + a task per grid point, at least
 
 
+    def test_streamed_intervals_on_the_cluster(self, backend):
+        """A Dask array and a Dask dataframe on a cluster of worker processes (the streamed
+        selection's passes run as cluster computations: the histograms are counted in the workers
+        and folded there): the same forecast interval and qte bounds, bit for bit, as the matrix
+        in memory; tasks ran on the workers."""
+        import dask.array as da
+        import dask.dataframe as dd
+        import distributed
+
+        rng = np.random.default_rng(11)
+        m = rng.gamma(2.0, 1.0, size=(60, 60))
+        long = tr.ErrorTable.from_matrix(m).tidy()
+        with warnings.catch_warnings():   # (the coverage warning of 60 domains)
+            warnings.simplefilter("ignore")
+            want_f = tr.forecast_interval(m, tau=0.9)
+            want_q = tr.qte_interval(m, 0.9)
+        for streamed in (da.from_array(m, chunks=(23, 31)), dd.from_pandas(long, npartitions=4)):
+            with distributed.get_task_stream(backend.client) as ts, warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                got_f = tr.forecast_interval(streamed, tau=0.9)
+                got_q = tr.qte_interval(streamed, 0.9)
+            assert tuple(got_f) == tuple(want_f)
+            pd.testing.assert_frame_equal(got_q, want_q, check_exact=True)
+            workers = {d["worker"] for d in ts.data}
+            assert ts.data and workers <= set(backend.client.scheduler_info()["workers"])
+
+
 # ---- Ray: a local Ray instance, joblib's Ray backend --------------------------------------------
 class _Ray:
     def active(self):

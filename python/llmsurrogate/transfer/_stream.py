@@ -352,6 +352,13 @@ def _from_keys(keys: np.ndarray) -> np.ndarray:
     return bits.view(np.float64)
 
 
+def _aligned(a: np.ndarray, dtype) -> np.ndarray:
+    """``a`` as a C-contiguous, aligned array of ``dtype`` (what the Rust kernels take), copied only
+    when it is not: on a Dask cluster the arrays a task carries arrive unpickled from a buffer and
+    may be misaligned (a 60 x 60 matrix's pass failed with "not contiguous or misaligned")."""
+    return np.require(a, dtype=dtype, requirements=["C", "A"])
+
+
 def _keys(values: np.ndarray) -> np.ndarray:
     bits = np.ascontiguousarray(values, dtype=np.float64).view(np.uint64)
     top = np.uint64(1 << 63)
@@ -378,7 +385,9 @@ def order_statistics(src: Streamed, ranks: Any) -> np.ndarray:
                 for shift, p in sorted(groups.items())]
 
         def count(chunk, plan=plan):
-            return [_core.transfer_key_histogram(chunk, prefixes, shift, bits) for shift, prefixes, bits in plan]
+            chunk = _aligned(chunk, np.float64)
+            return [_core.transfer_key_histogram(chunk, _aligned(prefixes, np.uint64), shift, bits)
+                    for shift, prefixes, bits in plan]
 
         def add(a, b):
             return [(x[0] + y[0], x[1] + y[1], x[2] + y[2]) for x, y in zip(a, b)]
@@ -403,7 +412,9 @@ def order_statistics(src: Streamed, ranks: Any) -> np.ndarray:
     if ranges:
         lo = np.array([a for a, _ in ranges], dtype=np.uint64)
         hi = np.array([b for _, b in ranges], dtype=np.uint64)
-        kept = src.reduce(lambda chunk: _core.transfer_key_collect(chunk, lo, hi), lambda a, b: np.concatenate([a, b]))
+        kept = src.reduce(lambda chunk: _core.transfer_key_collect(_aligned(chunk, np.float64), _aligned(lo, np.uint64),
+                                                                   _aligned(hi, np.uint64)),
+                          lambda a, b: np.concatenate([a, b]))
         keys = np.sort(_keys(kept))
     for r in wanted:
         p, s, within, _ = state[r]
