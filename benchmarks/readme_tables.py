@@ -96,6 +96,8 @@ def table_scale(d: dict) -> list[str]:
             mem = f"{r['peak_rss_bytes'] / 1e6:.0f} MB peak RSS in all ({r['file_bytes'] / 1e9:.1f} GB file)"
         else:
             mem = f"{peak.get('ours', float('nan')):.1f}" + (f" ({peak['np.partition']:.1f})" if "np.partition" in peak else "")
+            if "np.partition" not in peak and (r.get("peak_process_bytes") or {}).get("ours"):
+                mem += f"; whole process {r['peak_process_bytes']['ours'] / 1e9:.2f} GB"
         out.append("| " + " | ".join([
             r["case"], _fmt_s(ours["min_s"]), _fmt_s(peer["min_s"]) if peer else "-",
             _fmt_x(ours["min_s"] / peer["min_s"]) if peer else "-", mem, str(r.get("rounds", 1)),
