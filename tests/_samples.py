@@ -79,3 +79,14 @@ def error_matrices():
 def float_bits(x) -> list[int]:
     """The float64 bits of ``x``: equal lists mean equal to the bit (-0.0 and 0.0 differ)."""
     return np.asarray(x, dtype=np.float64).view(np.int64).tolist()
+
+
+def lotteries(n, m=10, seed=1):
+    """n domains of m expected-value lotteries with noise (quick EU fits; transfer table builds)."""
+    rng = np.random.default_rng(seed)
+    z1 = rng.choice([10.0, 20.0, 50.0], size=(n, m))
+    z2 = z1 * rng.choice([0.0, 0.2, 0.5], size=(n, m))
+    p = rng.choice([0.05, 0.25, 0.5, 0.75, 0.95], size=(n, m))
+    ce = p * z1 + (1 - p) * z2 + rng.normal(0, 1 + 0.01 * np.arange(n)[:, None], size=(n, m))
+    return pd.DataFrame({"domain": np.repeat([f"D{d:03d}" for d in range(n)], m), "z1": z1.ravel(),
+                         "z2": z2.ravel(), "p1": p.ravel(), "ce": ce.ravel()})

@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -336,16 +337,9 @@ _PEAK = textwrap.dedent("""
         with open("/proc/self/status") as f:
             return next(int(line.split()[1]) * 1024 for line in f if line.startswith(key))
 
-    def lotteries(n, m=10):
-        rng = np.random.default_rng(1)
-        z1 = rng.choice([10.0, 20.0, 50.0], size=(n, m))
-        z2 = z1 * rng.choice([0.0, 0.2, 0.5], size=(n, m))
-        p = rng.choice([0.05, 0.25, 0.5, 0.75, 0.95], size=(n, m))
-        ce = p * z1 + (1 - p) * z2 + rng.normal(0, 1 + 0.01 * np.arange(n)[:, None], size=(n, m))
-        return pd.DataFrame({"domain": np.repeat([f"D{d:03d}" for d in range(n)], m), "z1": z1.ravel(),
-                             "z2": z2.ravel(), "p1": p.ravel(), "ce": ce.ravel()})
-
     n, out, stream = int(sys.argv[1]), sys.argv[2], sys.argv[3] == "stream"
+    sys.path.insert(0, sys.argv[4])
+    from _samples import lotteries
     _write._OUT_ROWS = 1 << 14
     data = lotteries(n)
     small = lotteries(8)
@@ -367,7 +361,8 @@ _PEAK = textwrap.dedent("""
 
 def _peak(tmp_path, n, stream):
     run = subprocess.run([sys.executable, "-c", _PEAK, str(n), str(tmp_path / f"{n}.parquet"),
-                          "stream" if stream else "memory"], capture_output=True, text=True, timeout=300)
+                          "stream" if stream else "memory", str(Path(__file__).resolve().parents[1])],
+                         capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     res = json.loads(run.stdout.strip().splitlines()[-1])
     assert res["rows"] == n * math.comb(n - 1, 2)

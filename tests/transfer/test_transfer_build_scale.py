@@ -23,6 +23,7 @@ import tracemalloc
 import numpy as np
 import pandas as pd
 import pytest
+from _samples import lotteries as _lotteries
 from _samples import synthetic
 from click.testing import CliRunner
 from llmsurrogate import transfer as tr
@@ -30,17 +31,6 @@ from llmsurrogate.cli import cli
 from llmsurrogate.exceptions import ComputationError
 from llmsurrogate.transfer import _build, _write
 from llmsurrogate.transfer._table import combinations_array, lex_layout
-
-
-def _lotteries(n, m=10, seed=1):
-    """n domains of m expected-value lotteries with noise (quick EU fits)."""
-    rng = np.random.default_rng(seed)
-    z1 = rng.choice([10.0, 20.0, 50.0], size=(n, m))
-    z2 = z1 * rng.choice([0.0, 0.2, 0.5], size=(n, m))
-    p = rng.choice([0.05, 0.25, 0.5, 0.75, 0.95], size=(n, m))
-    ce = p * z1 + (1 - p) * z2 + rng.normal(0, 1 + 0.01 * np.arange(n)[:, None], size=(n, m))
-    return pd.DataFrame({"domain": np.repeat([f"D{d:03d}" for d in range(n)], m), "z1": z1.ravel(),
-                         "z2": z2.ravel(), "p1": p.ravel(), "ce": ce.ravel()})
 
 
 def _sorted_reference(mse, n, r):
