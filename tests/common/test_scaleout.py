@@ -18,8 +18,11 @@ import ``test_scaleout``.
 
 from __future__ import annotations
 
+import collections
 import logging
 import os
+import time
+import uuid
 import warnings
 
 import numpy as np
@@ -68,6 +71,20 @@ def _recording_tree(log_dir):
             return super().fit(X, y, sample_weight=sample_weight, check_input=check_input)
 
     return RecordingTree
+
+
+def _slow_tree(log_dir, sleep_s):
+    """A DecisionTreeRegressor whose every fit sleeps ``sleep_s`` and leaves a file named by its
+    process id and a fresh uuid in ``log_dir`` (one file a fit)."""
+    from sklearn.tree import DecisionTreeRegressor
+
+    class SlowTree(DecisionTreeRegressor):
+        def fit(self, X, y, sample_weight=None, check_input=True):
+            time.sleep(sleep_s)
+            (log_dir / f"{os.getpid()}-{uuid.uuid4().hex}").touch()
+            return super().fit(X, y, sample_weight=sample_weight, check_input=check_input)
+
+    return SlowTree
 
 
 def _nested_jobs_forest(log_dir):
@@ -124,6 +141,21 @@ def _ess_user(n_jobs, log_dir):
                                       seed=5, tuning="none", n_jobs=n_jobs)
 
 
+def _here_and_on(backend, workload, n_jobs, tmp_path):
+    """``workload(n_jobs, log_dir)`` with one job here and with ``n_jobs`` on ``backend``: the two
+    results equal bit for bit, the one job's fits in this process. Returns the other result and
+    the process ids of its fits."""
+    here, there = tmp_path / "one_job", tmp_path / "on_backend"
+    here.mkdir()
+    there.mkdir()
+    one_job = workload(1, here)
+    with backend.active():
+        other = workload(n_jobs, there)
+    _same(other, one_job)
+    assert _pids(here) == {os.getpid()}
+    return other, _pids(there)
+
+
 def _table(n_jobs, log_dir):
     """Transfer-error table of a tuned black box on every pair of domains: DomainCV (grid search by
     domain cross-validation inside each training set) around a user's estimator, RMSE,
@@ -155,29 +187,61 @@ class _OnEveryBackend:
         backend.check_ran(minimum=3)  # tuning + a task per grid point, at least
 
     def test_ess_user_estimator_and_loss(self, backend, tmp_path):
-        here, there = tmp_path / "one_job", tmp_path / "distributed"
-        here.mkdir()
-        there.mkdir()
-        one_job = _ess_user(1, here)
+        there = _here_and_on(backend, _ess_user, N_JOBS, tmp_path)[1]
+        assert there and os.getpid() not in there   # every fit ran in another process
+        backend.check_pids(there)
+
+    def test_ess_default_keeps_cheap_tasks_here(self, backend, tmp_path, monkeypatch):
+        """The default ``n_jobs`` on a cluster: ESS tasks of milliseconds (a depth-3 tree on 400
+        rows) save less than reaching the cluster costs (priced here at 2 s, Dask's first-use
+        price, so that a cluster warmed by the tests before does not change the answer): every
+        task runs in this process, the result one job's bit for bit."""
+        from llmsurrogate import _workers
+
+        for name in ("DASK_COLD_S", "DASK_WARM_S", "RAY_S"):
+            monkeypatch.setattr(_workers, name, 2.0)
+        assert _here_and_on(backend, _ess_user, None, tmp_path)[1] == {os.getpid()}
+        backend.check_ran_none()
+
+    @pytest.mark.parametrize("price, fits_here", [(0.05, "first task of each size"), (0.3, "until the cluster pays")])
+    def test_ess_default_sends_costly_tasks(self, backend, tmp_path, monkeypatch, price, fits_here):
+        """ESS tasks that outlast what the cluster saves go to it under the default ``n_jobs``. Each
+        fit sleeps 0.1 s: 20 tasks of 2 fits at size 10, 10 of 1 fit at size 40. A price of 0.05 s
+        (the first task still running when it has run out) sends the rest of each size out at
+        once, while the first finishes here: 3 fits here. A price of 0.3 s: the first tasks are
+        timed here until :func:`pool_pays` says the cluster saves more than that (at size 10,
+        after two tasks, 4 fits). The result is one job's bit for bit."""
+        from llmsurrogate import _workers
+
+        for name in ("DASK_COLD_S", "DASK_WARM_S", "RAY_S"):
+            monkeypatch.setattr(_workers, name, price)
+        log = tmp_path / "fits"
+        log.mkdir()
+
+        def run(n_jobs, sleep_s):
+            return ess.equivalent_sample_size(_reg(), "y", "llm", algorithm=_slow_tree(log, sleep_s)(max_depth=3),
+                                              grid=[10, 40], seed=5, tuning="none", n_jobs=n_jobs)
+
+        one_job = run(1, 0.0)
+        for f in log.iterdir():
+            f.unlink()
         with backend.active():
-            distributed = _ess_user(N_JOBS, there)
-        _same(distributed, one_job)
-        assert _pids(here) == {os.getpid()}
-        assert _pids(there) and os.getpid() not in _pids(there)   # every fit ran in another process
-        backend.check_pids(_pids(there))
+            default = run(None, 0.1)
+        _same(default, one_job)
+        per_process = collections.Counter(int(f.name.split("-")[0]) for f in log.iterdir())
+        here = per_process.pop(os.getpid(), 0)
+        assert sum(per_process.values()) + here == 50
+        if fits_here == "first task of each size":
+            assert here == 3
+        else:
+            assert 4 <= here < 50
+        assert per_process   # the rest on the cluster
+        backend.check_pids(set(per_process))
 
     def test_transfer_table(self, backend, tmp_path):
-        here, there = tmp_path / "one_job", tmp_path / "distributed"
-        here.mkdir()
-        there.mkdir()
-        one_job = _table(1, here)
-        with backend.active():
-            distributed = _table(N_JOBS, there)
-        _same(distributed, one_job)
-        np.testing.assert_array_equal(distributed.values, one_job.values)
-        assert _pids(here) == {os.getpid()}
-        assert _pids(there) and os.getpid() not in _pids(there)
-        backend.check_pids(_pids(there))
+        there = _here_and_on(backend, _table, N_JOBS, tmp_path)[1]
+        assert there and os.getpid() not in there
+        backend.check_pids(there)
         backend.check_ran(minimum=2)
 
     def test_transfer_table_forest(self, backend, tmp_path):

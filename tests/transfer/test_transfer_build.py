@@ -598,11 +598,13 @@ def test_n_jobs_none_follows_an_enclosing_parallel_config():
     import joblib
     from sklearn.tree import DecisionTreeRegressor
 
+    from llmsurrogate._workers import joblib_n_jobs
+
     data = synthetic(n=4, m=20, seed=2)
     model = DecisionTreeRegressor(max_depth=2, random_state=0)
     ref = tr.error_table(data, model, n_jobs=1)
     with joblib.parallel_config(backend="threading", n_jobs=2):
-        assert tr._build._joblib_n_jobs(None) == 2
+        assert joblib_n_jobs(None) == 2
         got = tr.error_table(data, model)
     np.testing.assert_array_equal(got.values, ref.values)
-    assert tr._build._joblib_n_jobs(None) == -1 and tr._build._joblib_n_jobs(3) == 3
+    assert joblib_n_jobs(None) == -1 and joblib_n_jobs(3) == 3

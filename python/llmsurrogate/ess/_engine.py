@@ -784,13 +784,23 @@ def run_tasks(tasks: list, n_jobs: int | None, prefer: str, values: int = 0, gro
     (:func:`_free_workers`), when ``n_jobs`` is the default (None); a number of workers asked for
     gets them. So the default ``n_jobs`` is never much slower than one job:
     small fits, or few of them, never start a pool (on 2 cores a pool of process workers made
-    a lasso ESS at n = 5,000 twice as slow). Backends that are not local (Dask, Ray) get every task,
-    as before. No result depends on where a task runs."""
+    a lasso ESS at n = 5,000 twice as slow). A Dask or Ray backend is priced the same way under
+    the default ``n_jobs`` (:func:`_on_cluster`); another backend off this machine gets every
+    task. No result depends on where a task runs."""
+    from .._workers import _active_backend, cluster_start_s, joblib_n_jobs
+
     workers = effective_n_jobs(local_n_jobs(n_jobs, prefer=prefer))
     local = _is_local_backend(prefer)
+    if not local and n_jobs is None:
+        backend = _active_backend({"prefer": prefer})[0]
+        price = cluster_start_s(backend)
+        jobs = joblib_n_jobs(None)   # every worker of the cluster
+        if price is not None and effective_n_jobs(jobs) > 1:
+            yield from _on_cluster(tasks, jobs, prefer, backend, effective_n_jobs(jobs), price, values, growing)
+            return
     if workers > 1 and (not local or n_jobs is not None):
-        # Dask or Ray, or workers asked for by number (``n_jobs=2``, ``--n-jobs 2``): every task
-        # goes to them, as asked; the choice by cost is the default's (``n_jobs=None``)
+        # workers asked for by number (``n_jobs=2``, ``--n-jobs 2``), or a backend of unknown
+        # cost: every task goes to them, as asked; the choice by cost is the default's
         yield from _in_order(iter(tasks), n_jobs, prefer)
         return
     start_s = _pool_start_s(workers) if workers > 1 else POOL_START_S
@@ -804,6 +814,59 @@ def run_tasks(tasks: list, n_jobs: int | None, prefer: str, values: int = 0, gro
         if pool_pays(times, len(tasks) - i - 1, free, values, growing, start_s):
             yield from _in_order(iter(tasks[i + 1:]), n_jobs, prefer)
             return
+
+
+_NOTHING = object()
+
+
+def _on_cluster(tasks: list, jobs: int, prefer: str, backend: Any, workers: int, price: float, values: int,
+                growing: bool):
+    """:func:`run_tasks` on a Dask or Ray cluster under the default ``n_jobs`` (``jobs``: every worker
+    of the cluster, or ``joblib.parallel_config``'s n_jobs, :func:`~llmsurrogate._workers.joblib_n_jobs`;
+    ``workers`` of them): the tasks run here (in :func:`~llmsurrogate._workers.in_task`'s context,
+    as in a worker) while :func:`pool_pays`
+    says the cluster, whose start costs ``price`` (:func:`~llmsurrogate._workers.cluster_start_s`),
+    would not finish the rest sooner; then the rest go to it. The first task runs in a thread:
+    when it has not finished within ``price`` the tasks are costly enough for the cluster to pay,
+    and the rest go out at once while it finishes (its result still comes first), so that timing
+    never holds a costly job back by more than the price."""
+    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import TimeoutError as FutureTimeout
+
+    from .._workers import in_task, used_cluster
+
+    def timed(fn, args, kwargs):
+        with in_task():
+            t0 = time.perf_counter()
+            out = fn(*args, **kwargs)
+        return out, time.perf_counter() - t0
+
+    if not tasks:
+        return
+    pool = ThreadPoolExecutor(1, thread_name_prefix="llmsurrogate-timed-task")
+    first = pool.submit(timed, *tasks[0])
+    pool.shutdown(wait=False)
+    try:
+        out, took = first.result(timeout=price)
+    except FutureTimeout:
+        rest = _in_order(iter(tasks[1:]), jobs, prefer)
+        second = next(rest, _NOTHING)   # the cluster at work (its first window sent) while the first finishes
+        yield first.result()[0]
+        if second is not _NOTHING:
+            yield second
+        yield from rest
+        used_cluster(backend)
+        return
+    times = [took]
+    yield out
+    for i in range(1, len(tasks)):
+        if pool_pays(times, len(tasks) - i, workers, values, growing, price):
+            yield from _in_order(iter(tasks[i:]), jobs, prefer)
+            used_cluster(backend)
+            return
+        out, took = timed(*tasks[i])
+        times.append(took)
+        yield out
 
 
 def _is_local_backend(prefer: str) -> bool:

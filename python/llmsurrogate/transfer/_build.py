@@ -33,7 +33,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from joblib import delayed
-from joblib.parallel import get_active_backend
 
 from .._deprecation import deprecated_arguments
 from .._positions import at, located
@@ -45,7 +44,7 @@ from .._validation import (
     check_n_jobs,
     require_columns,
 )
-from .._workers import parallel, resolve_n_jobs
+from .._workers import in_task, joblib_n_jobs, parallel, resolve_n_jobs
 from ..exceptions import (
     ComputationError,
     EmptyInputError,
@@ -320,7 +319,7 @@ def _probe(model, data: _Samples, subsets, rest: list, wait_s: float | None):
 
     def fit(i):
         t0 = time.perf_counter()
-        with _model_jobs():
+        with in_task():
             out = _fit_eval_generic(model, data.X, data.y, data.offsets, data.rows(subsets[i]))
         return i, out, time.perf_counter() - t0
 
@@ -368,7 +367,7 @@ def _fit_generic(model, data: _Samples, subsets, todo, n_jobs, finished) -> None
     if here:
         workers, start_s = resolve_n_jobs(jobs), _pool_start_s(backend)
     else:
-        jobs_now = _joblib_n_jobs(jobs)
+        jobs_now = joblib_n_jobs(jobs)
         workers = max(1, int(effective_n_jobs(jobs_now)))
         start_s = _pool_start_s(backend) if jobs is None else None
     late = None
@@ -384,7 +383,7 @@ def _fit_generic(model, data: _Samples, subsets, todo, n_jobs, finished) -> None
         if plan_jobs == 1:
             for start in range(0, len(rest), batch):
                 idx = rest[start:start + batch]
-                with _model_jobs():
+                with in_task():
                     finished(idx, _fit_eval_batch(model, data.X, data.y, data.offsets,
                                                   [data.rows(subsets[i]) for i in idx]))
             rest = []
@@ -444,31 +443,9 @@ def _fit_out(model, data: _Samples, subsets, rest, batch, jobs_now, backend, fin
 
 def _fit_eval_task(model, X, y, offsets, batch) -> np.ndarray:
     """:func:`_fit_eval_batch` as a joblib task, the model's own joblib calls run as
-    :func:`_model_jobs` says."""
-    with _model_jobs():
+    :func:`~llmsurrogate._workers.in_task` says."""
+    with in_task():
         return _fit_eval_batch(model, X, y, offsets, batch)
-
-
-def _model_jobs():
-    """The joblib context every fit runs in, here or in a worker: joblib calls inside the model (a
-    random forest's trees and predictions) run on threads with the model's own ``n_jobs`` (None:
-    one, in order), wherever the fit runs -- not as nested tasks of the active backend. On Dask the
-    nested backend is Dask itself: a forest's trees became cluster tasks and its predictions were
-    summed by two threads in the order they finished, so the table changed from build to build,
-    and slower (60 trees, 12 domains: 2.7-4.7 s against 0.8-1.0 s)."""
-    from joblib import parallel_config
-
-    return parallel_config(backend="threading", n_jobs=1)
-
-
-def _joblib_n_jobs(n_jobs: int | None) -> int:
-    """``n_jobs`` for ``joblib.Parallel``: ``None`` is the enclosing ``joblib.parallel_config``'s
-    n_jobs, else every core (-1; on Dask or Ray: every worker), as :func:`~llmsurrogate._workers.resolve_n_jobs`
-    reads it."""
-    if n_jobs is not None:
-        return n_jobs
-    configured = get_active_backend()[1]
-    return configured if configured is not None else -1
 
 
 def _apply_metric(mse: np.ndarray, metric: str) -> np.ndarray:
@@ -1006,7 +983,7 @@ def _within_cv(model, X, y, offsets, subsets, held, data, k, n_jobs) -> np.ndarr
             te = slice(int(offsets[g]), int(offsets[g + 1]))
             return float(np.mean((np.asarray(est.predict(X[te]), dtype=np.float64).reshape(-1) - y[te]) ** 2))
 
-        fold = np.array(parallel(_joblib_n_jobs(jobs))(
+        fold = np.array(parallel(joblib_n_jobs(jobs))(
             delayed(one)(s, g) for s, g in zip(subsets, held)))
     return fold.reshape(data.n, k).mean(axis=1)
 
