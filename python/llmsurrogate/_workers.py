@@ -113,13 +113,14 @@ RAY_S = 3.0
 _warm_dask: set = set()
 
 
-def cluster_start_s(backend: Any) -> float | None:
+def cluster_start_s(backend: Any, used: bool = False) -> float | None:
     """What a job on joblib's cluster ``backend`` costs to start beyond its tasks: Dask
     :data:`DASK_COLD_S` on a cluster this process has not sent tasks to yet, else
-    :data:`DASK_WARM_S`; Ray :data:`RAY_S`; None for another backend (unknown)."""
+    :data:`DASK_WARM_S`; Ray :data:`RAY_S`; None for another backend (unknown). ``used``: the
+    price of a job after this process has sent tasks to it (Dask's warm price; Ray's every job)."""
     kind = type(backend).__name__
     if kind == "DaskDistributedBackend":
-        return DASK_WARM_S if _dask_key(backend) in _warm_dask else DASK_COLD_S
+        return DASK_WARM_S if used or _dask_key(backend) in _warm_dask else DASK_COLD_S
     if kind == "RayBackend":
         return RAY_S
     return None

@@ -156,6 +156,27 @@ def _here_and_on(backend, workload, n_jobs, tmp_path):
     return other, _pids(there)
 
 
+def _slow_fits_on(backend, tmp_path, grid, sleep_s):
+    """An ESS of :func:`_slow_tree` fits (each sleeping ``sleep_s``) at the sizes ``grid`` under the
+    default ``n_jobs`` on ``backend``, equal bit for bit to one job's (fits that do not sleep): the
+    number of fits in this process, and a Counter of the others by process id."""
+    log = tmp_path / "fits"
+    log.mkdir()
+
+    def run(n_jobs, sleep):
+        return ess.equivalent_sample_size(_reg(), "y", "llm", algorithm=_slow_tree(log, sleep)(max_depth=3),
+                                          grid=grid, seed=5, tuning="none", n_jobs=n_jobs)
+
+    one_job = run(1, 0.0)
+    for f in log.iterdir():
+        f.unlink()
+    with backend.active():
+        default = run(None, sleep_s)
+    _same(default, one_job)
+    there = collections.Counter(int(f.name.split("-")[0]) for f in log.iterdir())
+    return there.pop(os.getpid(), 0), there
+
+
 def _table(n_jobs, log_dir):
     """Transfer-error table of a tuned black box on every pair of domains: DomainCV (grid search by
     domain cross-validation inside each training set) around a user's estimator, RMSE,
@@ -215,28 +236,37 @@ class _OnEveryBackend:
 
         for name in ("DASK_COLD_S", "DASK_WARM_S", "RAY_S"):
             monkeypatch.setattr(_workers, name, price)
-        log = tmp_path / "fits"
-        log.mkdir()
-
-        def run(n_jobs, sleep_s):
-            return ess.equivalent_sample_size(_reg(), "y", "llm", algorithm=_slow_tree(log, sleep_s)(max_depth=3),
-                                              grid=[10, 40], seed=5, tuning="none", n_jobs=n_jobs)
-
-        one_job = run(1, 0.0)
-        for f in log.iterdir():
-            f.unlink()
-        with backend.active():
-            default = run(None, 0.1)
-        _same(default, one_job)
-        per_process = collections.Counter(int(f.name.split("-")[0]) for f in log.iterdir())
-        here = per_process.pop(os.getpid(), 0)
-        assert sum(per_process.values()) + here == 50
+        here, there = _slow_fits_on(backend, tmp_path, [10, 40], 0.1)
+        assert sum(there.values()) + here == 50
         if fits_here == "first task of each size":
             assert here == 3
         else:
             assert 4 <= here < 50
-        assert per_process   # the rest on the cluster
-        backend.check_pids(set(per_process))
+        assert there   # the rest on the cluster
+        backend.check_pids(set(there))
+
+    def test_ess_default_spreads_a_one_off_start_over_the_job(self, backend, tmp_path, monkeypatch):
+        """A cluster whose start is paid once (Dask: 1 s priced here until this process has used it,
+        then 0.01 s) is priced against the whole job, not one size at a time. Sizes 10, 20, 40 on
+        400 rows; each fit sleeps 0.08 s: at size 10, 20 chunks of 2 fits (0.16 s each). Those 18
+        chunks alone would not pay for the start (1 + 9 x 0.16 s against 0.75 x 18 x 0.16 s); with
+        the 15 chunks' worth of fits of the larger sizes they do. So on Dask 2 chunks run here, then
+        the rest, and the larger sizes (now warm) keep their first chunk only: 6 fits here of 70.
+        Ray's start is paid by every call, so each size is priced alone and every fit runs here.
+        The result is one job's bit for bit either way."""
+        from llmsurrogate import _workers
+
+        monkeypatch.setattr(_workers, "DASK_COLD_S", 1.0)
+        monkeypatch.setattr(_workers, "DASK_WARM_S", 0.01)
+        monkeypatch.setattr(_workers, "RAY_S", 1.0)
+        monkeypatch.setattr(_workers, "_warm_dask", set())   # unused so far, whatever tests ran before
+        here, there = _slow_fits_on(backend, tmp_path, [10, 20, 40], 0.08)
+        assert sum(there.values()) + here == 70
+        if isinstance(backend, _Dask):
+            assert here == 6
+            backend.check_pids(set(there))
+        else:
+            assert here == 70
 
     def test_transfer_table(self, backend, tmp_path):
         there = _here_and_on(backend, _table, N_JOBS, tmp_path)[1]

@@ -776,7 +776,8 @@ def pool_pays(times: list[float], remaining: int, workers: int, values: int, gro
     return pool <= POOL_MARGIN * here
 
 
-def run_tasks(tasks: list, n_jobs: int | None, prefer: str, values: int = 0, growing: bool = False):
+def run_tasks(tasks: list, n_jobs: int | None, prefer: str, values: int = 0, growing: bool = False,
+              later: int = 0):
     """The results of ``tasks`` (joblib ``delayed`` calls), in order: run in the calling thread
     while that is estimated to be as fast (:func:`pool_pays`, after each task), the rest through
     :func:`_in_order`'s pool once workers are estimated to pay for their start and for handing
@@ -785,8 +786,9 @@ def run_tasks(tasks: list, n_jobs: int | None, prefer: str, values: int = 0, gro
     gets them. So the default ``n_jobs`` is never much slower than one job:
     small fits, or few of them, never start a pool (on 2 cores a pool of process workers made
     a lasso ESS at n = 5,000 twice as slow). A Dask or Ray backend is priced the same way under
-    the default ``n_jobs`` (:func:`_on_cluster`); another backend off this machine gets every
-    task. No result depends on where a task runs."""
+    the default ``n_jobs`` (:func:`_on_cluster`; ``later``: how many tasks of at least this cost
+    the same job's later calls will run, which a cluster's one-off start is spread over); another
+    backend off this machine gets every task. No result depends on where a task runs."""
     from .._workers import _active_backend, cluster_start_s, joblib_n_jobs
 
     workers = effective_n_jobs(local_n_jobs(n_jobs, prefer=prefer))
@@ -796,7 +798,11 @@ def run_tasks(tasks: list, n_jobs: int | None, prefer: str, values: int = 0, gro
         price = cluster_start_s(backend)
         jobs = joblib_n_jobs(None)   # every worker of the cluster
         if price is not None and effective_n_jobs(jobs) > 1:
-            yield from _on_cluster(tasks, jobs, prefer, backend, effective_n_jobs(jobs), price, values, growing)
+            # a start paid once (Dask's) is spread over the later calls' tasks too; one paid by every
+            # call (Ray's) over this call's
+            later = later if (cluster_start_s(backend, used=True) or 0.0) < price else 0
+            yield from _on_cluster(tasks, jobs, prefer, backend, effective_n_jobs(jobs), price, values, growing,
+                                   later)
             return
     if workers > 1 and (not local or n_jobs is not None):
         # workers asked for by number (``n_jobs=2``, ``--n-jobs 2``), or a backend of unknown
@@ -820,13 +826,15 @@ _NOTHING = object()
 
 
 def _on_cluster(tasks: list, jobs: int, prefer: str, backend: Any, workers: int, price: float, values: int,
-                growing: bool):
+                growing: bool, later: int = 0):
     """:func:`run_tasks` on a Dask or Ray cluster under the default ``n_jobs`` (``jobs``: every worker
     of the cluster, or ``joblib.parallel_config``'s n_jobs, :func:`~llmsurrogate._workers.joblib_n_jobs`;
     ``workers`` of them): the tasks run here (in :func:`~llmsurrogate._workers.in_task`'s context,
     as in a worker) while :func:`pool_pays`
     says the cluster, whose start costs ``price`` (:func:`~llmsurrogate._workers.cluster_start_s`),
-    would not finish the rest sooner; then the rest go to it. The first task runs in a thread:
+    would not finish the rest sooner, counting ``later`` tasks of at least this cost that later
+    calls of the job will send to the cluster once it has started; then the rest go to it.
+    The first task runs in a thread:
     when it has not finished within ``price`` the tasks are costly enough for the cluster to pay,
     and the rest go out at once while it finishes (its result still comes first), so that timing
     never holds a costly job back by more than the price."""
@@ -849,20 +857,22 @@ def _on_cluster(tasks: list, jobs: int, prefer: str, backend: Any, workers: int,
     try:
         out, took = first.result(timeout=price)
     except FutureTimeout:
+        # (used_cluster before the results: a caller that zips them with its own list stops this
+        # generator at the last one, and code after it never runs)
+        used_cluster(backend)
         rest = _in_order(iter(tasks[1:]), jobs, prefer)
         second = next(rest, _NOTHING)   # the cluster at work (its first window sent) while the first finishes
         yield first.result()[0]
         if second is not _NOTHING:
             yield second
         yield from rest
-        used_cluster(backend)
         return
     times = [took]
     yield out
     for i in range(1, len(tasks)):
-        if pool_pays(times, len(tasks) - i, workers, values, growing, price):
-            yield from _in_order(iter(tasks[i:]), jobs, prefer)
+        if pool_pays(times, len(tasks) - i + later, workers, values, growing, price):
             used_cluster(backend)
+            yield from _in_order(iter(tasks[i:]), jobs, prefer)
             return
         out, took = timed(*tasks[i])
         times.append(took)
@@ -878,10 +888,14 @@ def _is_local_backend(prefer: str) -> bool:
 
 
 def run_point(prep: Prepared, learner: Learner, N: int, tuning: str, seed: int | None, n_jobs: int | None,
-              with_llm: bool, progress: Callable[[int, int], None] | None = None, params: dict | None = None) -> dict:
+              with_llm: bool, progress: Callable[[int, int], None] | None = None, params: dict | None = None,
+              later_fits: int = 0) -> dict:
     """Block-out CV at one training size: a dict of variance pieces (plain and difference).
     ``params``: hyperparameters already tuned for this size (default: tune here). ``n_jobs`` sizes the
-    block fits' joblib pool and the Rust accumulation's threads (see :func:`llmsurrogate.num_threads`)."""
+    block fits' joblib pool and the Rust accumulation's threads (see :func:`llmsurrogate.num_threads`).
+    ``later_fits``: the block fits of the larger sizes still to come, each taken to cost at least
+    one of this size's (more training rows, and predictions on at least half the rows), which a
+    cluster's one-off start is spread over (:func:`run_tasks`)."""
     threads = resolve_n_jobs(n_jobs)
     if params is None:
         params = tune_for_n(prep, learner, N, tuning, seed)
@@ -900,7 +914,8 @@ def run_point(prep: Prepared, learner: Learner, N: int, tuning: str, seed: int |
         results = (f(*a, **k) for f, a, k in tasks)
     else:
         # here while that is as fast, then on workers: each task hands back per_task x width numbers
-        results = run_tasks(tasks, n_jobs, worker_kind(learner), values=per_task * width)
+        results = run_tasks(tasks, n_jobs, worker_kind(learner), values=per_task * width,
+                            later=later_fits // per_task)
     shortcut = 0
     done = 0
     with _quiet_fit_warnings():

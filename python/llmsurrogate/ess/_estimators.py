@@ -138,12 +138,18 @@ def _run_points(prep, learner, grid, tuning, seed, n_jobs, with_llm, progress, p
                 label = f"N = {key}: blocks"
                 pt = _engine.run_point(prep, learner, key, tuning, seed, n_jobs, with_llm,
                                        lambda done, total, _label=label: report(_label, done, total),
-                                       params=tuned.get(key))
+                                       params=tuned.get(key), later_fits=_later_fits(prep.n, key, pending))
                 if plumbing.on_point is not None:
                     plumbing.on_point(pt)
             points.append(pt)
             report("grid points", len(points), len(grid))
     return points
+
+
+def _later_fits(n: int, N: int, pending: list[int]) -> int:
+    """The block fits (``n // M`` at a size M) of the sizes in ``pending`` larger than ``N``, which
+    run after it."""
+    return sum(n // M for M in pending if M > N)
 
 
 def _perm_field(prep):
