@@ -11,10 +11,19 @@ the L1 logit with per-size tuning, a LinearRegression, a depth-3 tree), learners
 large (random forests of 300 trees on a few hundred rows), and the issue's own case, the block
 mean at n = 10^5 with N = 10 and n = 10^6 with N = 100 (10^9 and 10^10 predictions; ``--full`` adds 10^6).
 
+``--backends``: the scikit-learn cases (not the block mean, which never leaves this process) under
+four settings: ``n_jobs=1``, the default ``n_jobs``, and the default on a Dask ``LocalCluster`` (2
+worker processes x 1 thread, ``joblib.parallel_config(backend="dask")`` with a ``distributed.Client``)
+and on a local Ray instance (``ray.init(num_cpus=2)``, ``register_ray()``), as a user selects them.
+The cluster starts before the timed call (its start recorded apart) and the call is its first use;
+``chunks_sent`` counts the chunks handed to joblib (the rest ran in this process). Writes
+``results/scale_ess_backends.json``.
+
 Compare two trees of the package by running this file with each on ``PYTHONPATH`` (the record names
 the code imported)::
 
     python benchmarks/bench_scale_ess.py --full
+    python benchmarks/bench_scale_ess.py --backends --rounds 2
     PYTHONPATH=/tmp/old/python python benchmarks/bench_scale_ess.py --out /tmp/old.json
 """
 
@@ -24,6 +33,7 @@ import argparse
 import hashlib
 import json
 import os
+import statistics
 import subprocess
 import sys
 import threading
@@ -44,6 +54,8 @@ CASES = [
     ("block mean, the issue's case", "mean", 100_000, 2, [10], "none"),
 ]
 FULL_CASES = [("block mean, the issue's case", "mean", 1_000_000, 2, [100], "none")]
+#: ``--backends`` only: fits of a second or more, where a cluster of 2 workers should pay
+BACKEND_CASES = [("random forest (300 trees), costly fits", "rf", 10_000, 5, [1000, 2000], "none")]
 
 
 def _rss_kb(pid: int) -> int:
@@ -102,6 +114,12 @@ def child(spec: dict) -> dict:
         algorithm = DecisionTreeRegressor(max_depth=3)
     elif algo == "rf":
         options = {"n_estimators": 300}
+    start_s, stop_cluster, config = None, (lambda: None), _no_backend()
+    if spec.get("backend"):
+        t0 = time.perf_counter()
+        stop_cluster, config = _start_cluster(spec["backend"])
+        start_s = time.perf_counter() - t0
+    sent = _count_sent()
     peak = {"self": 0, "tree": 0}
     stop = threading.Event()
 
@@ -116,16 +134,76 @@ def child(spec: dict) -> dict:
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     t0 = time.perf_counter()
-    res = ess.equivalent_sample_size(df, "y", "llm", algorithm=algorithm, grid=spec["grid"],
-                                     loss="brier" if classifier else "squared", seed=0, n_jobs=spec["n_jobs"],
-                                     tuning=spec["tuning"], algorithm_options=options, progress=False)
+    with config:
+        res = ess.equivalent_sample_size(df, "y", "llm", algorithm=algorithm, grid=spec["grid"],
+                                         loss="brier" if classifier else "squared", seed=0, n_jobs=spec["n_jobs"],
+                                         tuning=spec["tuning"], algorithm_options=options, progress=False)
     seconds = time.perf_counter() - t0
     stop.set()
     sampler.join()
+    stop_cluster()
     numbers = np.ascontiguousarray(res.table.select_dtypes("number").to_numpy(dtype=np.float64))
     return {"seconds": seconds, "rss_mb_before": before / 1024, "rss_mb_peak": peak["self"] / 1024,
             "rss_mb_peak_with_workers": peak["tree"] / 1024, "table_sha256": hashlib.sha256(numbers.tobytes()).hexdigest(),
-            "code": code_label(llmsurrogate.__file__)}
+            "code": code_label(llmsurrogate.__file__), "cluster_start_s": start_s, "chunks_sent": sent[0]}
+
+
+def _no_backend():
+    import contextlib
+
+    return contextlib.nullcontext()
+
+
+def _start_cluster(name: str):
+    """A Dask ``LocalCluster`` (2 worker processes x 1 thread) or a local Ray instance (2 CPUs), both
+    workers up: a function that stops it, and the joblib context a user selects it with."""
+    import logging
+    import warnings
+
+    import joblib
+
+    if name == "dask":
+        import distributed
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                               dashboard_address=None, silence_logs=logging.ERROR)
+            client = distributed.Client(cluster)
+            client.wait_for_workers(2)
+
+        def stop():
+            client.close()
+            cluster.close()
+    else:
+        import ray
+        from ray.util.joblib import register_ray
+
+        ray.init(num_cpus=2, include_dashboard=False, object_store_memory=100 * 2**20, log_to_driver=False,
+                 logging_level=logging.ERROR)
+        register_ray()
+        stop = ray.shutdown
+    return stop, joblib.parallel_config(backend=name)
+
+
+def _count_sent() -> list:
+    """A one-item list counting the chunks ``run_tasks`` hands to joblib (``_engine._in_order``)."""
+    from llmsurrogate.ess import _engine
+
+    sent = [0]
+    inner = getattr(_engine, "_in_order", None)
+    if inner is None:
+        return [None]
+
+    def counting(tasks, *args, **kwargs):
+        def each():
+            for task in tasks:
+                sent[0] += 1
+                yield task
+        return inner(each(), *args, **kwargs)
+
+    _engine._in_order = counting
+    return sent
 
 
 def main():
@@ -134,6 +212,9 @@ def main():
     ap.add_argument("--only-full", action="store_true", help="the n = 10^6 case only")
     ap.add_argument("--rounds", type=int, default=1, help="rounds per case (each runs both settings)")
     ap.add_argument("--quick", action="store_true", help="the two cheapest cases; writes quick/ (git-ignored)")
+    ap.add_argument("--backends", action="store_true",
+                    help="the scikit-learn cases on n_jobs=1, the default, Dask and Ray (scale_ess_backends.json)")
+    ap.add_argument("--only-costly", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--out", default=None)
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -144,36 +225,48 @@ def main():
     cases = FULL_CASES if a.only_full else CASES + (FULL_CASES if a.full else [])
     if a.quick:
         cases = [CASES[0], CASES[-1]]
+    sides = ["default", "1"]
+    if a.backends:
+        cases = [c for c in cases if c[1] != "mean"] + BACKEND_CASES
+        if a.only_costly:
+            cases = BACKEND_CASES
+        sides += ["dask", "ray"]
     rows = []
     for label, algo, n, d, grid, tuning in cases:
-        runs = {"default": [], "1": []}
+        runs = {side: [] for side in sides}
         for r in range(a.rounds):
-            order = ["default", "1"] if r % 2 == 0 else ["1", "default"]
+            order = sides[r % len(sides):] + sides[:r % len(sides)]
             for side in order:
                 spec = {"algo": algo, "n": n, "d": d, "grid": grid, "tuning": tuning,
-                        "n_jobs": None if side == "default" else 1}
+                        "n_jobs": 1 if side == "1" else None, "backend": side if side in ("dask", "ray") else None}
                 out = subprocess.run([sys.executable, __file__, "--child", json.dumps(spec)], capture_output=True,
                                      text=True, check=True)
                 res = json.loads(out.stdout.strip().splitlines()[-1])
                 res["load"] = loadavg()
                 runs[side].append(res)
+                sent = "" if res["chunks_sent"] is None else f"  {res['chunks_sent']} chunks sent"
                 print(f"{label:40s} n={n:>9,} n_jobs={side:7s} {res['seconds']:8.2f} s  peak "
-                      f"{res['rss_mb_peak']:7.0f} MB (with workers {res['rss_mb_peak_with_workers']:7.0f} MB)",
+                      f"{res['rss_mb_peak']:7.0f} MB (with workers {res['rss_mb_peak_with_workers']:7.0f} MB){sent}",
                       flush=True)
         hashes = {r["table_sha256"] for rs in runs.values() for r in rs}
         if len(hashes) != 1:
-            raise SystemExit(f"{label}: the default n_jobs and n_jobs=1 gave different numbers")
+            raise SystemExit(f"{label}: the settings {sides} gave different numbers")
         best = {side: min(r["seconds"] for r in rs) for side, rs in runs.items()}
+        median = {side: statistics.median(r["seconds"] for r in rs) for side, rs in runs.items()}
         rows.append({"case": label, "algorithm": algo, "n": n, "features": d, "grid": grid or "default",
-                     "tuning": tuning, "runs": runs, "min_s": best,
+                     "tuning": tuning, "runs": runs, "min_s": best, "median_s": median,
                      "default_over_one_job": best["default"] / best["1"], "table_sha256": hashes.pop()})
     import llmsurrogate
 
-    result = {"benchmark": "scale_ess", "code": code_label(llmsurrogate.__file__), "rounds": a.rounds,
+    name = "scale_ess_backends" if a.backends else "scale_ess"
+    result = {"benchmark": name, "code": code_label(llmsurrogate.__file__), "rounds": a.rounds,
               "measured_as": "a fresh process per run; peak VmRSS of the process and of its tree (workers "
-                             "included) sampled every 50 ms; seconds of the equivalent_sample_size call",
-              "cases": rows, **stamp(load, ["scikit-learn", "joblib"])}
-    out = result_path("scale_ess", a.quick, a.out)
+                             "included) sampled every 50 ms; seconds of the equivalent_sample_size call"
+                             + ("; the cluster started before it (cluster_start_s), the call its first use"
+                                if a.backends else ""),
+              "cases": rows, **stamp(load, ["scikit-learn", "joblib"] + (["dask", "distributed", "ray"]
+                                                                         if a.backends else []))}
+    out = result_path(name, a.quick, a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1) + "\n")
     print(f"wrote {out}")

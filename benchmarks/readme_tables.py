@@ -237,9 +237,37 @@ def _scale_ess(name: str) -> list[str]:
     return out + [""]
 
 
+def _scale_ess_backends(name: str) -> list[str]:
+    """scale_ess_backends.json (and ``scale_ess_backends_every_chunk.json``, the code before the cost
+    rule, when present): ESS under one job, the default n_jobs, and the default on Dask and Ray."""
+    d = json.loads((RESULTS / f"{name}.json").read_text())
+    before_path = RESULTS / f"{name}_every_chunk.json"
+    before = {c["case"]: c for c in json.loads(before_path.read_text())["cases"]} if before_path.exists() else {}
+    out = [f"**ESS on a cluster** — `benchmarks/results/{name}.json` (`benchmarks/bench_scale_ess.py --backends`: "
+           f"{d.get('measured_as', '')}; Dask LocalCluster of 2 worker processes, Ray with 2 CPUs, the default "
+           f"n_jobs on both; {d.get('rounds', '?')} rounds, min; load {_load(d.get('load_before'))} before)"
+           + (f"; before: `{before_path.name}`, the code that sent every chunk to the cluster" if before else "")
+           + ". Chunks sent: the chunks of block fits handed to the cluster, of all.", "",
+           "| case | n_jobs = 1 | default | Dask | Ray | chunks sent (Dask / Ray) | before: Dask / Ray |",
+           "|---|---|---|---|---|---|---|"]
+    for c in d.get("cases", []):
+        ms, runs = c.get("min_s", {}), c.get("runs", {})
+
+        def sent(side, case=c):
+            rs = case.get("runs", {}).get(side) or [{}]
+            return "/".join(sorted({str(r.get("chunks_sent")) for r in rs}))
+
+        old = before.get(c["case"], {}).get("min_s", {})
+        was = f"{_fmt_s(old['dask'])} / {_fmt_s(old['ray'])}" if "dask" in old and "ray" in old else "—"
+        out.append(f"| {c['case']} (n = {c.get('n', '?'):,}) | {_fmt_s(ms.get('1', float('nan')))} | "
+                   f"{_fmt_s(ms.get('default', float('nan')))} | {_fmt_s(ms.get('dask', float('nan')))} | "
+                   f"{_fmt_s(ms.get('ray', float('nan')))} | {sent('dask')} / {sent('ray')} | {was} |")
+    return out + [""]
+
+
 #: result files of memory runs (no interleaved peer), each with its own table
-_MEMORY_RUNS = {"scale_risk": _scale_risk, "scale_ess": _scale_ess}
-_SHOWN_WITH = {"scale_risk_before"}   # shown in scale_risk's table
+_MEMORY_RUNS = {"scale_risk": _scale_risk, "scale_ess": _scale_ess, "scale_ess_backends": _scale_ess_backends}
+_SHOWN_WITH = {"scale_risk_before", "scale_ess_backends_every_chunk"}   # shown in their run's table
 
 
 def section() -> str:
