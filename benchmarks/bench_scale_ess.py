@@ -30,6 +30,7 @@ the code imported)::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -114,7 +115,7 @@ def child(spec: dict) -> dict:
         algorithm = DecisionTreeRegressor(max_depth=3)
     elif algo == "rf":
         options = {"n_estimators": 300}
-    start_s, stop_cluster, config = None, (lambda: None), _no_backend()
+    start_s, stop_cluster, config = None, (lambda: None), contextlib.nullcontext()
     if spec.get("backend"):
         t0 = time.perf_counter()
         stop_cluster, config = _start_cluster(spec["backend"])
@@ -146,12 +147,6 @@ def child(spec: dict) -> dict:
     return {"seconds": seconds, "rss_mb_before": before / 1024, "rss_mb_peak": peak["self"] / 1024,
             "rss_mb_peak_with_workers": peak["tree"] / 1024, "table_sha256": hashlib.sha256(numbers.tobytes()).hexdigest(),
             "code": code_label(llmsurrogate.__file__), "cluster_start_s": start_s, "chunks_sent": sent[0]}
-
-
-def _no_backend():
-    import contextlib
-
-    return contextlib.nullcontext()
 
 
 def _start_cluster(name: str):

@@ -251,7 +251,7 @@ def _scale_ess_backends(name: str) -> list[str]:
            "| case | n_jobs = 1 | default | Dask | Ray | chunks sent (Dask / Ray) | before: Dask / Ray |",
            "|---|---|---|---|---|---|---|"]
     for c in d.get("cases", []):
-        ms, runs = c.get("min_s", {}), c.get("runs", {})
+        ms = c.get("min_s", {})
 
         def sent(side, case=c):
             rs = case.get("runs", {}).get(side) or [{}]

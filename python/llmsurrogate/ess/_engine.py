@@ -789,20 +789,20 @@ def run_tasks(tasks: list, n_jobs: int | None, prefer: str, values: int = 0, gro
     the default ``n_jobs`` (:func:`_on_cluster`; ``later``: how many tasks of at least this cost
     the same job's later calls will run, which a cluster's one-off start is spread over); another
     backend off this machine gets every task. No result depends on where a task runs."""
-    from .._workers import _active_backend, cluster_start_s, joblib_n_jobs
+    from .._workers import _active_backend, cluster_start_s, joblib_n_jobs, runs_here
 
     workers = effective_n_jobs(local_n_jobs(n_jobs, prefer=prefer))
-    local = _is_local_backend(prefer)
+    backend = _active_backend({"prefer": prefer})[0]
+    local = runs_here(backend)   # not Dask or Ray
     if not local and n_jobs is None:
-        backend = _active_backend({"prefer": prefer})[0]
         price = cluster_start_s(backend)
         jobs = joblib_n_jobs(None)   # every worker of the cluster
-        if price is not None and effective_n_jobs(jobs) > 1:
+        cluster_workers = effective_n_jobs(jobs)
+        if price is not None and cluster_workers > 1:
             # a start paid once (Dask's) is spread over the later calls' tasks too; one paid by every
             # call (Ray's) over this call's
             later = later if (cluster_start_s(backend, used=True) or 0.0) < price else 0
-            yield from _on_cluster(tasks, jobs, prefer, backend, effective_n_jobs(jobs), price, values, growing,
-                                   later)
+            yield from _on_cluster(tasks, jobs, prefer, backend, cluster_workers, price, values, growing, later)
             return
     if workers > 1 and (not local or n_jobs is not None):
         # workers asked for by number (``n_jobs=2``, ``--n-jobs 2``), or a backend of unknown
@@ -877,14 +877,6 @@ def _on_cluster(tasks: list, jobs: int, prefer: str, backend: Any, workers: int,
         out, took = timed(*tasks[i])
         times.append(took)
         yield out
-
-
-def _is_local_backend(prefer: str) -> bool:
-    """Whether the active joblib backend runs here (:func:`~llmsurrogate._workers.runs_here`: not
-    Dask or Ray, whose every task goes to the cluster)."""
-    from .._workers import _active_backend, runs_here
-
-    return runs_here(_active_backend({"prefer": prefer})[0])
 
 
 def run_point(prep: Prepared, learner: Learner, N: int, tuning: str, seed: int | None, n_jobs: int | None,
